@@ -1,0 +1,9 @@
+module github.com/agentmcp/agentmcp
+
+go 1.26.8
+
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+)
