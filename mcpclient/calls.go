@@ -1,0 +1,112 @@
+package mcpclient
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CallOptions configures one call.
+type CallOptions struct {
+	// Progress, if set, receives the server's progress notifications for
+	// this call.
+	Progress func(*mcp.ProgressNotificationParams)
+}
+
+// CallTool calls a tool on a server. Cancelling ctx cancels the request on
+// the server.
+//
+// A tool failure is a result with IsError set, not an error; an error means
+// the call did not complete. If the session expires during the call, it is
+// re-initialised once and the call repeated when the tool is annotated
+// readOnlyHint or idempotentHint; otherwise the error is an
+// [*InterruptedCallError].
+func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
+	c, err := m.lookup(serverID)
+	if err != nil {
+		return nil, err
+	}
+	tool := c.tool(name)
+	repeatable := tool != nil && tool.Annotations != nil &&
+		(tool.Annotations.ReadOnlyHint || tool.Annotations.IdempotentHint)
+	ctx = withCallInfo(ctx, &callInfo{name: name, tool: tool})
+	if args == nil {
+		args = map[string]any{}
+	}
+	return doCall(ctx, c, "tools/call", name, repeatable, opts, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.CallToolResult, error) {
+		return s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
+	})
+}
+
+// ReadResource reads a resource from a server. It is repeated once after a
+// session expiry.
+func (m *Manager) ReadResource(ctx context.Context, serverID, uri string) (*mcp.ReadResourceResult, error) {
+	c, err := m.lookup(serverID)
+	if err != nil {
+		return nil, err
+	}
+	ctx = withCallInfo(ctx, &callInfo{name: uri})
+	return doCall(ctx, c, "resources/read", uri, true, nil, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.ReadResourceResult, error) {
+		return s.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: uri})
+	})
+}
+
+// GetPrompt gets a prompt from a server. It is repeated once after a
+// session expiry.
+func (m *Manager) GetPrompt(ctx context.Context, serverID, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	c, err := m.lookup(serverID)
+	if err != nil {
+		return nil, err
+	}
+	ctx = withCallInfo(ctx, &callInfo{name: name})
+	return doCall(ctx, c, "prompts/get", name, true, nil, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.GetPromptResult, error) {
+		return s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: name, Arguments: args})
+	})
+}
+
+// doCall runs fn on the server's session. When the session turns out to be
+// lost, it renews the session once and repeats fn if repeatable.
+func doCall[T any](ctx context.Context, c *conn, method, name string, repeatable bool, opts *CallOptions,
+	fn func(context.Context, *session, mcp.Meta) (T, error)) (T, error) {
+	var zero T
+	var meta mcp.Meta
+	if opts != nil && opts.Progress != nil {
+		token := fmt.Sprintf("agentmcp-%d", c.m.progressSeq.Add(1))
+		c.progress.Store(token, opts.Progress)
+		defer c.progress.Delete(token)
+		meta = mcp.Meta{"progressToken": token}
+	}
+	s, err := c.liveSession(ctx)
+	if err != nil {
+		return zero, err
+	}
+	res, err := fn(ctx, s, meta)
+	if err == nil || ctx.Err() != nil {
+		return res, err
+	}
+	if !isSessionLost(err) {
+		c.noteCallError(s, err)
+		return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.id, err)
+	}
+	op := c.startRenew(s, false)
+	select {
+	case <-op.done:
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+	if op.err != nil {
+		return zero, fmt.Errorf("%s %q on server %q: %w; reconnecting failed: %w", method, name, c.id, err, op.err)
+	}
+	if !repeatable {
+		return zero, &InterruptedCallError{ServerID: c.id, Method: method, Name: name, Err: err}
+	}
+	if s, err = c.liveSession(ctx); err != nil {
+		return zero, err
+	}
+	res, err = fn(ctx, s, meta)
+	if err != nil {
+		return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.id, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,124 @@
+package mcpclient
+
+import (
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Filter selects servers. Each criterion lists the values it accepts;
+// an empty criterion accepts everything, and criteria are ANDed. The zero
+// Filter selects every server.
+type Filter struct {
+	ServerID   []string
+	ServerName []string
+	State      []State
+}
+
+func (f Filter) match(c *conn, state State) bool {
+	return (len(f.ServerID) == 0 || slices.Contains(f.ServerID, c.id)) &&
+		(len(f.ServerName) == 0 || slices.Contains(f.ServerName, c.opts.Name)) &&
+		(len(f.State) == 0 || slices.Contains(f.State, state))
+}
+
+// Tool is a tool of one server. The embedded definition is a copy; its
+// schemas are shared and must not be modified.
+type Tool struct {
+	mcp.Tool
+	ServerID string `json:"serverId"`
+}
+
+// Prompt is a prompt of one server.
+type Prompt struct {
+	mcp.Prompt
+	ServerID string `json:"serverId"`
+}
+
+// Resource is a resource of one server.
+type Resource struct {
+	mcp.Resource
+	ServerID string `json:"serverId"`
+}
+
+// ResourceTemplate is a resource template of one server.
+type ResourceTemplate struct {
+	mcp.ResourceTemplate
+	ServerID string `json:"serverId"`
+}
+
+// catalogs returns the catalog of every server f selects, with its id.
+func (m *Manager) catalogs(f Filter) (ids []string, cats []*catalog) {
+	for _, c := range m.snapshot() {
+		c.mu.Lock()
+		state, cat := c.state, c.cat
+		c.mu.Unlock()
+		if f.match(c, state) {
+			ids = append(ids, c.id)
+			cats = append(cats, cat)
+		}
+	}
+	return ids, cats
+}
+
+// ListTools returns the tools of the servers f selects, each tagged with
+// its server id, in registration order.
+func (m *Manager) ListTools(f Filter) []Tool {
+	ids, cats := m.catalogs(f)
+	var out []Tool
+	for i, cat := range cats {
+		for _, t := range cat.tools {
+			out = append(out, Tool{Tool: *t, ServerID: ids[i]})
+		}
+	}
+	return out
+}
+
+// ListPrompts returns the prompts of the servers f selects.
+func (m *Manager) ListPrompts(f Filter) []Prompt {
+	ids, cats := m.catalogs(f)
+	var out []Prompt
+	for i, cat := range cats {
+		for _, p := range cat.prompts {
+			out = append(out, Prompt{Prompt: *p, ServerID: ids[i]})
+		}
+	}
+	return out
+}
+
+// ListResources returns the resources of the servers f selects.
+func (m *Manager) ListResources(f Filter) []Resource {
+	ids, cats := m.catalogs(f)
+	var out []Resource
+	for i, cat := range cats {
+		for _, r := range cat.resources {
+			out = append(out, Resource{Resource: *r, ServerID: ids[i]})
+		}
+	}
+	return out
+}
+
+// ListResourceTemplates returns the resource templates of the servers f
+// selects.
+func (m *Manager) ListResourceTemplates(f Filter) []ResourceTemplate {
+	ids, cats := m.catalogs(f)
+	var out []ResourceTemplate
+	for i, cat := range cats {
+		for _, t := range cat.templates {
+			out = append(out, ResourceTemplate{ResourceTemplate: *t, ServerID: ids[i]})
+		}
+	}
+	return out
+}
+
+// tool returns the definition of a tool in the server's catalog, or nil.
+func (c *conn) tool(name string) *mcp.Tool {
+	c.mu.Lock()
+	cat := c.cat
+	c.mu.Unlock()
+	for _, t := range cat.tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}

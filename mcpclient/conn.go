@@ -1,0 +1,531 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// conn is one registered server: its options, its state machine, its
+// current session and its catalog.
+type conn struct {
+	m     *Manager
+	id    string
+	opts  ServerOptions
+	retry RetryOptions
+
+	// dial serialises handshakes (a one-slot semaphore, so that waiting for
+	// it honours contexts).
+	dial chan struct{}
+
+	// progress maps progress tokens of calls in flight to their callbacks.
+	progress sync.Map // string -> func(*mcp.ProgressNotificationParams)
+
+	// mu guards the fields below. It is never held across I/O or callbacks.
+	mu             sync.Mutex
+	state          State
+	err            error
+	sess           *session
+	cat            *catalog // replaced, never mutated
+	authURL        string
+	removed        bool
+	renewing       *renewOp
+	discoverGen    uint64
+	discoverCancel context.CancelFunc
+	latched        TransportType // under TransportAuto, the transport that last worked
+	last           sessionInfo   // of the current or last session
+	refresh        [3]refreshState
+}
+
+// session is one live MCP session.
+type session struct {
+	cs        *mcp.ClientSession
+	ss        *mcp.ServerSession // the server side, for in-process servers
+	stderr    *stderrTail        // for stdio servers
+	transport TransportType
+}
+
+// sessionInfo describes the current or last session.
+type sessionInfo struct {
+	transport       TransportType
+	protocolVersion string
+	sessionID       string
+	init            *mcp.InitializeResult
+}
+
+// catalog is what a discovery found.
+type catalog struct {
+	tools     []*mcp.Tool
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+}
+
+// renewOp is a session renewal in flight, shared by everyone who needs it.
+type renewOp struct {
+	done chan struct{}
+	err  error
+}
+
+func newConn(m *Manager, id string, opts ServerOptions) *conn {
+	retry, _ := opts.Retry.withDefaults() // validated by RegisterServer
+	return &conn{
+		m:     m,
+		id:    id,
+		opts:  opts,
+		retry: retry,
+		dial:  make(chan struct{}, 1),
+		state: StateConnecting,
+		cat:   &catalog{},
+	}
+}
+
+// setState moves to state with err and publishes the change.
+func (c *conn) setState(state State, err error) {
+	c.mu.Lock()
+	if c.removed {
+		c.mu.Unlock()
+		return
+	}
+	c.state, c.err = state, err
+	c.mu.Unlock()
+	c.m.publish(Event{Kind: EventStateChanged, ServerID: c.id, State: state, Err: err})
+}
+
+// connectOnce makes one handshake, replacing any current session.
+func (c *conn) connectOnce(ctx context.Context) ConnectResult {
+	select {
+	case c.dial <- struct{}{}:
+	case <-ctx.Done():
+		return ConnectResult{State: StateFailed, Err: ctx.Err()}
+	}
+	defer func() { <-c.dial }()
+
+	c.mu.Lock()
+	if c.removed {
+		c.mu.Unlock()
+		return ConnectResult{State: StateFailed, Err: ErrNotRegistered}
+	}
+	old := c.sess
+	c.sess = nil
+	c.mu.Unlock()
+	if old != nil {
+		old.close()
+	}
+
+	s, err := c.handshake(ctx)
+	if err != nil {
+		if IsUnauthorized(err) {
+			c.mu.Lock()
+			authURL := c.authURL
+			c.mu.Unlock()
+			c.setState(StateAuthenticating, err)
+			return ConnectResult{State: StateAuthenticating, AuthURL: authURL, Err: err}
+		}
+		c.setState(StateFailed, err)
+		return ConnectResult{State: StateFailed, Err: err}
+	}
+
+	c.mu.Lock()
+	if c.removed {
+		c.mu.Unlock()
+		s.close()
+		return ConnectResult{State: StateFailed, Err: ErrNotRegistered}
+	}
+	c.sess = s
+	init := s.cs.InitializeResult()
+	c.last = sessionInfo{transport: s.transport, protocolVersion: init.ProtocolVersion, sessionID: s.cs.ID(), init: init}
+	if c.opts.transportType() == TransportAuto {
+		c.latched = s.transport
+	}
+	c.authURL = ""
+	c.mu.Unlock()
+	c.setState(StateConnected, nil)
+
+	c.m.wg.Add(1)
+	go func() {
+		defer c.m.wg.Done()
+		err := s.cs.Wait()
+		c.sessionEnded(s, err)
+	}()
+	return ConnectResult{State: StateConnected}
+}
+
+// sessionEnded is called when a session's connection closes. If it was
+// still the current session, the connection dropped: reconnect.
+func (c *conn) sessionEnded(s *session, err error) {
+	c.mu.Lock()
+	current := c.sess == s && !c.removed
+	c.mu.Unlock()
+	if !current {
+		return
+	}
+	c.m.logger.Info("mcp connection dropped; reconnecting", "server", c.id, "error", err)
+	c.startRenew(s, true)
+}
+
+// startRenew replaces the session old with a new one, in the background.
+// Concurrent callers share one renewal. withRetry follows the server's
+// RetryOptions; without it, one attempt is made.
+func (c *conn) startRenew(old *session, withRetry bool) *renewOp {
+	c.mu.Lock()
+	if op := c.renewing; op != nil {
+		c.mu.Unlock()
+		return op
+	}
+	op := &renewOp{done: make(chan struct{})}
+	switch {
+	case c.removed || c.m.ctx.Err() != nil:
+		op.err = ErrClosed
+	case c.sess != nil && c.sess != old:
+		// Someone already replaced it.
+	case c.sess == nil && old != nil && c.state != StateConnecting:
+		// Closed on purpose, or a renewal already failed.
+		op.err = fmt.Errorf("%w: %q is %s", ErrNotConnected, c.id, c.state)
+	default:
+		c.renewing = op
+		c.sess = nil
+		c.mu.Unlock()
+		if old != nil {
+			old.close()
+		}
+		c.setState(StateConnecting, nil)
+		c.m.goTracked(func(ctx context.Context) {
+			err := c.reconnect(ctx, withRetry)
+			c.mu.Lock()
+			c.renewing = nil
+			c.mu.Unlock()
+			op.err = err
+			close(op.done)
+		})
+		return op
+	}
+	c.mu.Unlock()
+	close(op.done)
+	return op
+}
+
+// reconnect connects with retry and discovers. It is the seed's
+// "connect with retry, then discover" used for restores and drops.
+func (c *conn) reconnect(ctx context.Context, withRetry bool) error {
+	attempts := 1
+	if withRetry {
+		attempts = c.retry.MaxAttempts
+	}
+	var res ConnectResult
+	for k := 1; ; k++ {
+		res = c.connectOnce(ctx)
+		if res.State == StateConnected {
+			// A failed discovery leaves the server connected, and usable;
+			// its own state and error report it.
+			c.discover(ctx, c.m.opts.DiscoverTimeout)
+			return nil
+		}
+		if res.State == StateAuthenticating || k >= attempts || ctx.Err() != nil {
+			return res.Err
+		}
+		select {
+		case <-c.m.clock.After(backoff(c.retry, k)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		c.mu.Lock()
+		stop := c.removed || c.state != StateFailed
+		c.mu.Unlock()
+		if stop {
+			return res.Err // closed or replaced meanwhile
+		}
+		c.setState(StateConnecting, res.Err)
+	}
+}
+
+// liveSession returns the current session, waiting for a renewal in
+// flight to finish.
+func (c *conn) liveSession(ctx context.Context) (*session, error) {
+	c.mu.Lock()
+	s, op, state, err := c.sess, c.renewing, c.state, c.err
+	c.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	if op != nil {
+		select {
+		case <-op.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		c.mu.Lock()
+		s, state, err = c.sess, c.state, c.err
+		c.mu.Unlock()
+		if s != nil {
+			return s, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q is %s: %w", ErrNotConnected, c.id, state, err)
+	}
+	return nil, fmt.Errorf("%w: %q is %s", ErrNotConnected, c.id, state)
+}
+
+// noteCallError starts a reconnection when a call failed because the
+// server could not be reached: a 2026-07-28 connection has no stream that
+// would notice otherwise.
+func (c *conn) noteCallError(s *session, err error) {
+	var uerr *url.Error
+	var nerr *net.OpError
+	if errors.As(err, &uerr) || errors.As(err, &nerr) {
+		c.startRenew(s, true)
+	}
+}
+
+// close ends the session. With state "" the server is being removed;
+// otherwise it stays registered in that state.
+func (c *conn) close(ctx context.Context, state State) error {
+	c.mu.Lock()
+	s := c.sess
+	c.sess = nil
+	if c.discoverCancel != nil {
+		c.discoverCancel()
+		c.discoverCancel = nil
+	}
+	c.discoverGen++
+	if state == "" {
+		c.removed = true
+	}
+	c.cat = &catalog{}
+	c.mu.Unlock()
+	if state != "" {
+		c.setState(state, nil)
+	}
+	if s == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *session) close() error {
+	err := s.cs.Close()
+	if s.ss != nil {
+		s.ss.Close()
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// info returns a snapshot of the server.
+func (c *conn) info() ServerInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	si := ServerInfo{
+		ID:              c.id,
+		Name:            c.opts.Name,
+		URL:             redactRawURLKeepQuery(c.opts.URL),
+		State:           c.state,
+		Error:           c.err,
+		Transport:       c.last.transport,
+		ProtocolVersion: c.last.protocolVersion,
+		SessionID:       c.last.sessionID,
+		AuthURL:         c.authURL,
+	}
+	if init := c.last.init; init != nil && c.sess != nil {
+		si.ServerInfo = init.ServerInfo
+		si.Capabilities = init.Capabilities
+		si.Instructions = init.Instructions
+	}
+	return si
+}
+
+// redactRawURLKeepQuery drops only userinfo: the URL is the server's
+// identity, and a query may be part of it.
+func redactRawURLKeepQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.User = nil
+	return u.String()
+}
+
+// handshake connects a new session over the server's transport.
+func (c *conn) handshake(ctx context.Context) (*session, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.m.opts.ConnectTimeout)
+	defer cancel()
+	defer context.AfterFunc(c.m.ctx, cancel)()
+
+	switch t := c.opts.transportType(); t {
+	case TransportAuto:
+		c.mu.Lock()
+		first, second := TransportStreamableHTTP, TransportSSE
+		if c.latched == TransportSSE {
+			first, second = second, first
+		}
+		c.mu.Unlock()
+		s, err := c.handshakeOver(ctx, first)
+		if err == nil || !IsTransportNotImplemented(err) {
+			return s, err
+		}
+		c.m.logger.Info("mcp server does not implement the transport; trying the other", "server", c.id, "tried", first, "next", second)
+		s, err2 := c.handshakeOver(ctx, second)
+		if err2 != nil {
+			return nil, fmt.Errorf("%s: %v; %s: %w", first, err, second, err2)
+		}
+		return s, nil
+	default:
+		return c.handshakeOver(ctx, t)
+	}
+}
+
+// handshakeOver connects over transport t.
+func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, error) {
+	version := c.opts.Client.ProtocolVersion
+	s := &session{transport: t}
+	var transport mcp.Transport
+	switch t {
+	case TransportStreamableHTTP:
+		transport = &streamableTransport{
+			endpoint:       c.opts.URL,
+			client:         c.m.httpClient,
+			header:         c.opts.Transport.Headers,
+			maxMessageSize: c.m.opts.MaxMessageSize,
+			timing:         defaultStreamTiming,
+			logger:         c.m.logger.With("server", c.id),
+		}
+	case TransportSSE:
+		if version >= protocolModern {
+			return nil, fmt.Errorf("the SSE transport cannot speak protocol version %s", version)
+		}
+		if version == "" {
+			version = protocolLegacy // no 2026-07-28 probe on a 2024-11-05 transport
+		}
+		transport = &sseTransport{
+			endpoint:       c.opts.URL,
+			client:         c.m.httpClient,
+			header:         c.opts.Transport.Headers,
+			maxMessageSize: c.m.opts.MaxMessageSize,
+			logger:         c.m.logger.With("server", c.id),
+		}
+	case TransportStdio:
+		return c.handshakeStdio(ctx, version)
+	case TransportInProcess:
+		srv, err := c.opts.InProcess(ctx, c.opts.Props)
+		if err != nil {
+			return nil, fmt.Errorf("building in-process server: %w", err)
+		}
+		ct, st := mcp.NewInMemoryTransports()
+		if s.ss, err = srv.Connect(ctx, st, nil); err != nil {
+			return nil, fmt.Errorf("starting in-process server: %w", err)
+		}
+		transport = ct
+	}
+	cs, err := c.newClient().Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		if s.ss != nil {
+			s.ss.Close()
+		}
+		return nil, err
+	}
+	s.cs = cs
+	if st, ok := transport.(*streamableTransport); ok {
+		st.conn.negotiated(cs.InitializeResult().ProtocolVersion)
+	}
+	if err := checkPinned(cs, c.opts.Client.ProtocolVersion); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// handshakeStdio starts the command and connects. When the 2026-07-28
+// probe kills the server (some legacy servers exit on any first message but
+// initialize), it starts it again and goes straight to the legacy
+// handshake.
+func (c *conn) handshakeStdio(ctx context.Context, version string) (*session, error) {
+	s, err := c.startStdio(ctx, version)
+	if err == nil || version != "" || ctx.Err() != nil {
+		return s, err
+	}
+	c.m.logger.Info("mcp stdio server failed the 2026-07-28 probe; restarting it for the legacy handshake", "server", c.id, "error", err)
+	return c.startStdio(ctx, protocolLegacy)
+}
+
+func (c *conn) startStdio(ctx context.Context, version string) (*session, error) {
+	co := c.opts.Command
+	cmd := exec.Command(co.Path, co.Args...)
+	cmd.Env = append(os.Environ(), co.Env...)
+	cmd.Dir = co.Dir
+	tail := newStderrTail(c.m.logger.With("server", c.id))
+	cmd.Stderr = tail
+	t := &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	cs, err := c.newClient().Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		if out := tail.String(); out != "" {
+			err = fmt.Errorf("%w; server stderr: %s", err, out)
+		}
+		return nil, err
+	}
+	if err := checkPinned(cs, c.opts.Client.ProtocolVersion); err != nil {
+		cs.Close()
+		return nil, err
+	}
+	return &session{cs: cs, stderr: tail, transport: TransportStdio}, nil
+}
+
+// checkPinned fails a session that did not negotiate a pinned 2026-07-28.
+func checkPinned(cs *mcp.ClientSession, pinned string) error {
+	got := cs.InitializeResult().ProtocolVersion
+	if pinned >= protocolModern && got != pinned {
+		return fmt.Errorf("the server does not speak protocol version %s (it offered %s)", pinned, got)
+	}
+	return nil
+}
+
+// newClient returns the go-sdk client for one session, with this
+// connection's handlers.
+func (c *conn) newClient() *mcp.Client {
+	caps := &mcp.ClientCapabilities{}
+	if x := c.opts.Client.Capabilities; x != nil {
+		caps.Experimental = x.Experimental
+		caps.Extensions = x.Extensions
+	}
+	return mcp.NewClient(c.m.clientInfo, &mcp.ClientOptions{
+		Logger:       c.m.logger.With("server", c.id),
+		Capabilities: caps,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			c.listChanged(kindTools)
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			c.listChanged(kindPrompts)
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			c.listChanged(kindResources)
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if fn, ok := c.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
+				fn.(func(*mcp.ProgressNotificationParams))(req.Params)
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			c.m.logger.Debug("mcp server log", "server", c.id, "level", req.Params.Level, "logger", req.Params.Logger)
+		},
+	})
+}

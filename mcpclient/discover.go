@@ -1,0 +1,265 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// discover fetches the catalog of a connected or ready server.
+func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResult {
+	c.mu.Lock()
+	s, state := c.sess, c.state
+	if s == nil || (state != StateConnected && state != StateReady && state != StateDiscovering) {
+		c.mu.Unlock()
+		return DiscoverResult{State: state, Err: fmt.Errorf("discovery skipped: connection in %s state", state)}
+	}
+	if c.discoverCancel != nil {
+		c.discoverCancel() // a new discovery replaces one in flight
+	}
+	c.discoverGen++
+	gen := c.discoverGen
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	stop := context.AfterFunc(c.m.ctx, cancel)
+	c.discoverCancel = cancel
+	c.mu.Unlock()
+	defer stop()
+	defer cancel()
+	c.setState(StateDiscovering, nil)
+
+	cat, err := c.fetchCatalog(dctx, s)
+	if err != nil && dctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		err = fmt.Errorf("discovery timed out after %v: %w", timeout, err)
+	}
+
+	c.mu.Lock()
+	if c.discoverGen != gen || c.sess != s {
+		state := c.state
+		c.mu.Unlock()
+		return DiscoverResult{State: state, Err: errors.New("discovery was cancelled")}
+	}
+	c.discoverCancel = nil
+	if err == nil {
+		c.cat = cat
+	}
+	c.mu.Unlock()
+
+	switch {
+	case err == nil:
+		c.setState(StateReady, nil)
+		return DiscoverResult{Success: true, State: StateReady}
+	case IsUnauthorized(err):
+		c.setState(StateAuthenticating, err)
+		return DiscoverResult{State: StateAuthenticating, Err: err}
+	default:
+		c.m.logger.Warn("mcp discovery failed", "server", c.id, "error", err)
+		c.setState(StateConnected, err)
+		if isSessionLost(err) {
+			c.startRenew(s, true)
+		}
+		return DiscoverResult{State: StateConnected, Err: err}
+	}
+}
+
+// fetchCatalog lists every catalog the server advertises, in parallel.
+func (c *conn) fetchCatalog(ctx context.Context, s *session) (*catalog, error) {
+	caps := s.cs.InitializeResult().Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{}
+	}
+	cat := &catalog{}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	run := func(kind string, fn func() error) {
+		wg.Go(func() {
+			if err := fn(); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("listing %s: %w", kind, err))
+				mu.Unlock()
+			}
+		})
+	}
+	if caps.Tools != nil {
+		run("tools", func() (err error) { cat.tools, err = c.listTools(ctx, s); return })
+	}
+	if caps.Prompts != nil {
+		run("prompts", func() (err error) { cat.prompts, err = c.listPrompts(ctx, s); return })
+	}
+	if caps.Resources != nil {
+		run("resources", func() (err error) { cat.resources, err = c.listResources(ctx, s); return })
+		run("resource templates", func() (err error) { cat.templates, err = c.listTemplates(ctx, s); return })
+	}
+	wg.Wait()
+	return cat, errors.Join(errs...)
+}
+
+func (c *conn) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error) {
+	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+		r, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return r.Tools, r.NextCursor, nil
+	})
+}
+
+func (c *conn) listPrompts(ctx context.Context, s *session) ([]*mcp.Prompt, error) {
+	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+		r, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return r.Prompts, r.NextCursor, nil
+	})
+}
+
+func (c *conn) listResources(ctx context.Context, s *session) ([]*mcp.Resource, error) {
+	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+		r, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return r.Resources, r.NextCursor, nil
+	})
+}
+
+func (c *conn) listTemplates(ctx context.Context, s *session) ([]*mcp.ResourceTemplate, error) {
+	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		r, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return r.ResourceTemplates, r.NextCursor, nil
+	})
+}
+
+// listAll follows every page of a list, up to maxPages, failing on a cursor
+// that repeats. A server that does not implement the method (-32601) has an
+// empty list.
+func listAll[T any](ctx context.Context, maxPages int, page func(context.Context, string) ([]T, string, error)) ([]T, error) {
+	var (
+		out    []T
+		cursor string
+		seen   = map[string]bool{}
+	)
+	for n := 0; ; n++ {
+		if n == maxPages {
+			return nil, protocolError("the list has more than %d pages", maxPages)
+		}
+		items, next, err := page(ctx, cursor)
+		if err != nil {
+			if n == 0 && isMethodNotFound(err) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		out = append(out, items...)
+		if next == "" {
+			return out, nil
+		}
+		if seen[next] {
+			return nil, protocolError("the server repeated the cursor %q", sanitize(next, 64))
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+// Kinds of catalog a list_changed notification refreshes.
+const (
+	kindTools = iota
+	kindPrompts
+	kindResources
+)
+
+// refreshState debounces the refreshes of one kind of list.
+type refreshState struct {
+	running bool
+	again   bool // another notification arrived while running
+}
+
+// listChanged refreshes one list after the server said it changed. It runs
+// in the background (notification handlers must not block) and coalesces
+// notifications that arrive while a refresh runs.
+func (c *conn) listChanged(kind int) {
+	c.mu.Lock()
+	r := &c.refresh[kind]
+	if r.running {
+		r.again = true
+		c.mu.Unlock()
+		return
+	}
+	r.running = true
+	c.mu.Unlock()
+	c.m.goTracked(func(ctx context.Context) {
+		for {
+			c.refreshList(ctx, kind)
+			c.mu.Lock()
+			if !r.again || c.removed {
+				r.running, r.again = false, false
+				c.mu.Unlock()
+				return
+			}
+			r.again = false
+			c.mu.Unlock()
+		}
+	})
+}
+
+// refreshList fetches one list again and replaces it in the catalog.
+func (c *conn) refreshList(ctx context.Context, kind int) {
+	c.mu.Lock()
+	s := c.sess
+	c.mu.Unlock()
+	if s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.m.opts.DiscoverTimeout)
+	defer cancel()
+	var (
+		err  error
+		next = func(cat catalog) catalog { return cat }
+		ev   EventKind
+	)
+	switch kind {
+	case kindTools:
+		var tools []*mcp.Tool
+		tools, err = c.listTools(ctx, s)
+		next = func(cat catalog) catalog { cat.tools = tools; return cat }
+		ev = EventToolsChanged
+	case kindPrompts:
+		var prompts []*mcp.Prompt
+		prompts, err = c.listPrompts(ctx, s)
+		next = func(cat catalog) catalog { cat.prompts = prompts; return cat }
+		ev = EventPromptsChanged
+	case kindResources:
+		var res []*mcp.Resource
+		var tmpl []*mcp.ResourceTemplate
+		if res, err = c.listResources(ctx, s); err == nil {
+			tmpl, err = c.listTemplates(ctx, s)
+		}
+		next = func(cat catalog) catalog { cat.resources, cat.templates = res, tmpl; return cat }
+		ev = EventResourcesChanged
+	}
+	if err != nil {
+		c.m.logger.Warn("mcp list refresh failed", "server", c.id, "error", err)
+		return
+	}
+	c.mu.Lock()
+	if c.sess != s {
+		c.mu.Unlock()
+		return
+	}
+	cat := next(*c.cat)
+	c.cat = &cat
+	state := c.state
+	c.mu.Unlock()
+	c.m.publish(Event{Kind: ev, ServerID: c.id, State: state})
+}

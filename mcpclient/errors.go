@@ -1,0 +1,176 @@
+package mcpclient
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Sentinel errors. Match them with errors.Is.
+var (
+	// ErrNotRegistered is returned for a server id the Manager does not know.
+	ErrNotRegistered = errors.New("mcp server is not registered")
+
+	// ErrNotConnected is returned by calls on a server that has no live
+	// session (it is connecting, authenticating, failed, or closed).
+	ErrNotConnected = errors.New("mcp server is not connected")
+
+	// ErrClosed is returned by every method of a Manager after Close.
+	ErrClosed = errors.New("mcp client manager is closed")
+
+	// ErrUnauthorized is wrapped by every error that means the server
+	// refused the request for lack of (valid) credentials: HTTP 401, or 403
+	// with an OAuth error.
+	ErrUnauthorized = errors.New("unauthorized")
+
+	// ErrTransportNotImplemented is wrapped by every error that means the
+	// endpoint does not implement the transport that was tried (HTTP 404 or
+	// 405 on the handshake). Under TransportAuto it triggers the fallback
+	// from streamable HTTP to SSE.
+	ErrTransportNotImplemented = errors.New("transport not implemented")
+
+	// ErrSessionExpired is wrapped when the server no longer knows the
+	// session (HTTP 404 with a session id). The Manager re-initialises the
+	// session once, transparently, and repeats the request if that is safe.
+	ErrSessionExpired = errors.New("mcp session expired")
+
+	// ErrCallInterrupted is wrapped by [*InterruptedCallError].
+	ErrCallInterrupted = errors.New("mcp call interrupted; it may or may not have run")
+
+	// ErrProtocol is wrapped by errors caused by a peer that broke the
+	// protocol: malformed JSON, a message over the size limit, an SSE stream
+	// without an endpoint event, too many pages.
+	ErrProtocol = errors.New("mcp protocol error")
+)
+
+// HTTPError is an HTTP response with a status the client could not use.
+type HTTPError struct {
+	// Method and URL describe the request. URL carries no query or userinfo.
+	Method string
+	URL    string
+	// StatusCode is the HTTP status code, Status its text.
+	StatusCode int
+	Status     string
+	// WWWAuthenticate holds the WWW-Authenticate header values of a 401 or
+	// 403, which an OAuth provider needs to start discovery.
+	WWWAuthenticate []string
+	// JSONRPC is the JSON-RPC error the body carried, if any. A 404 or 405
+	// with a JSON-RPC error comes from a server that does implement the
+	// transport (a 2026-07-28 server answers an unknown method that way).
+	JSONRPC *jsonrpc.Error
+	// Body is the start of the response body, sanitised for display, when
+	// it is not a JSON-RPC error.
+	Body string
+}
+
+func (e *HTTPError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %d %s", e.Method, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+	switch {
+	case e.JSONRPC != nil:
+		fmt.Fprintf(&b, ": %s (%d)", sanitize(e.JSONRPC.Message, 200), e.JSONRPC.Code)
+	case e.Body != "":
+		fmt.Fprintf(&b, ": %s", e.Body)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrUnauthorized) and
+// errors.Is(err, ErrTransportNotImplemented) true for the matching statuses.
+func (e *HTTPError) Is(target error) bool {
+	switch target {
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized ||
+			(e.StatusCode == http.StatusForbidden && bearerError(e.WWWAuthenticate) != "")
+	case ErrTransportNotImplemented:
+		return e.JSONRPC == nil &&
+			(e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusMethodNotAllowed)
+	}
+	return false
+}
+
+// bearerError returns the error parameter of a Bearer challenge, if any:
+// a 403 only means "authorise again" when it carries one
+// (insufficient_scope, invalid_token).
+func bearerError(challenges []string) string {
+	for _, c := range challenges {
+		lc := strings.ToLower(c)
+		i := strings.Index(lc, "error=")
+		if !strings.HasPrefix(strings.TrimSpace(lc), "bearer") || i < 0 {
+			continue
+		}
+		v := c[i+len("error="):]
+		v = strings.TrimPrefix(v, `"`)
+		if j := strings.IndexAny(v, `",`); j >= 0 {
+			v = v[:j]
+		}
+		return v
+	}
+	return ""
+}
+
+// InterruptedCallError reports a request that was in flight, or sent, while
+// the session was lost, and that was not repeated because repeating it might
+// have an effect twice: a tool call whose tool is not annotated
+// readOnlyHint or idempotentHint. The call may or may not have run.
+type InterruptedCallError struct {
+	ServerID string
+	Method   string // "tools/call"
+	Name     string // the tool name
+	Err      error  // what interrupted it
+}
+
+func (e *InterruptedCallError) Error() string {
+	return fmt.Sprintf("%s %q on server %q was interrupted (%v); it may or may not have run, and it was not repeated because it is not marked read-only or idempotent",
+		e.Method, e.Name, e.ServerID, e.Err)
+}
+
+func (e *InterruptedCallError) Unwrap() []error { return []error{ErrCallInterrupted, e.Err} }
+
+// IsUnauthorized reports whether err means the server wants (new)
+// credentials. It is the Go counterpart of the seed's isUnauthorized, but it
+// matches typed errors only, never substrings of messages.
+func IsUnauthorized(err error) bool { return errors.Is(err, ErrUnauthorized) }
+
+// IsTransportNotImplemented reports whether err means the endpoint does not
+// implement the transport that was tried (HTTP 404 or 405).
+func IsTransportNotImplemented(err error) bool {
+	return errors.Is(err, ErrTransportNotImplemented)
+}
+
+// isMethodNotFound reports whether err is a JSON-RPC -32601 from the peer.
+func isMethodNotFound(err error) bool {
+	var werr *jsonrpc.Error
+	return errors.As(err, &werr) && werr.Code == jsonrpc.CodeMethodNotFound
+}
+
+// isSessionLost reports whether err means the session is gone and a new
+// handshake is needed.
+func isSessionLost(err error) bool {
+	return errors.Is(err, ErrSessionExpired) || errors.Is(err, mcp.ErrSessionMissing) ||
+		errors.Is(err, mcp.ErrConnectionClosed)
+}
+
+// errRejected marks a Write error as concerning one request only. go-sdk's
+// JSON-RPC layer breaks the whole connection on any other Write error; its
+// sentinel for "rejected by transport" is internal, but JSON-RPC errors
+// compare by code, so an error with the same code matches it.
+var errRejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
+
+// rejected wraps err so that it fails one request without breaking the
+// connection. The message is err's own.
+func rejected(err error) error { return rejectedError{err} }
+
+type rejectedError struct{ err error }
+
+func (e rejectedError) Error() string   { return e.err.Error() }
+func (e rejectedError) Unwrap() []error { return []error{e.err, errRejected} }
+
+// protocolError wraps err with ErrProtocol.
+func protocolError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,400 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Manager keeps connections to many MCP servers: it connects them over
+// any transport and protocol era, discovers their catalogs, keeps those
+// catalogs current, reconnects when a connection drops, and routes calls.
+//
+// It is the Go counterpart of the seed's MCPClientManager. A Manager is safe
+// for concurrent use.
+type Manager struct {
+	opts       Options // defaults applied
+	clientInfo *mcp.Implementation
+	httpClient *http.Client
+	logger     *slog.Logger
+	clock      Clock
+
+	ctx    context.Context // background work; cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // background goroutines
+
+	events      *dispatcher
+	progressSeq atomic.Uint64
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	conns    map[string]*conn
+	order    []string // registration order
+	closed   bool
+	inflight int           // tracked connect and discover operations
+	idle     chan struct{} // closed when inflight drops to zero
+}
+
+// New returns a Manager. It does no I/O.
+func New(opts *Options) *Manager {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 30 * time.Second
+	}
+	if o.DiscoverTimeout <= 0 {
+		o.DiscoverTimeout = 15 * time.Second
+	}
+	if o.MaxPages <= 0 {
+		o.MaxPages = 100
+	}
+	switch {
+	case o.MaxMessageSize == 0:
+		o.MaxMessageSize = 16 << 20
+	case o.MaxMessageSize < 0:
+		o.MaxMessageSize = 0 // no cap
+	}
+	m := &Manager{
+		opts:       o,
+		clientInfo: o.ClientInfo,
+		httpClient: o.HTTPClient,
+		logger:     o.Logger,
+		clock:      o.Clock,
+		events:     newDispatcher(),
+		conns:      map[string]*conn{},
+		idle:       make(chan struct{}),
+	}
+	close(m.idle)
+	if m.clientInfo == nil {
+		m.clientInfo = &mcp.Implementation{Name: "agentmcp", Version: Version}
+	}
+	if m.httpClient == nil {
+		m.httpClient = &http.Client{Transport: defaultHTTPTransport(o.ConnectTimeout)}
+	}
+	if m.logger == nil {
+		m.logger = slog.New(slog.DiscardHandler)
+	}
+	if m.clock == nil {
+		m.clock = realClock{}
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	return m
+}
+
+// defaultHTTPTransport is http.DefaultTransport with the dial bounded.
+func defaultHTTPTransport(connectTimeout time.Duration) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	t.MaxIdleConnsPerHost = 16
+	return t
+}
+
+// RegisterServer registers a server under id without connecting to it.
+// Registering an id that is already registered keeps the existing
+// connection and its options. It returns id.
+func (m *Manager) RegisterServer(ctx context.Context, id string, opts ServerOptions) (string, error) {
+	if id == "" {
+		return "", errors.New("register mcp server: empty id")
+	}
+	if err := opts.validate(); err != nil {
+		return "", fmt.Errorf("register mcp server %q: %w", id, err)
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return "", ErrClosed
+	}
+	if _, ok := m.conns[id]; ok {
+		m.mu.Unlock()
+		return id, nil
+	}
+	c := newConn(m, id, opts.clone())
+	m.conns[id] = c
+	m.order = append(m.order, id)
+	m.mu.Unlock()
+	m.publish(Event{Kind: EventRegistered, ServerID: id, State: StateConnecting})
+	return id, nil
+}
+
+// ConnectResult is the outcome of one connection attempt.
+type ConnectResult struct {
+	// State is StateConnected, StateAuthenticating or StateFailed.
+	State State
+	// AuthURL is where the user must go to authorise, when State is
+	// StateAuthenticating and an OAuth provider produced one.
+	AuthURL string
+	// Err is why the attempt failed (or why authorisation is needed).
+	Err error
+}
+
+// ConnectToServer makes one connection attempt to a registered server:
+// transport, protocol negotiation and handshake, without retry and without
+// discovery. An existing session is replaced.
+func (m *Manager) ConnectToServer(ctx context.Context, id string) (ConnectResult, error) {
+	c, err := m.lookup(id)
+	if err != nil {
+		return ConnectResult{}, err
+	}
+	defer m.track()()
+	return c.connectOnce(ctx), nil
+}
+
+// DiscoverOptions configures DiscoverIfConnected.
+type DiscoverOptions struct {
+	// Timeout bounds the whole discovery. Zero means Options.DiscoverTimeout
+	// (15 s by default).
+	Timeout time.Duration
+}
+
+// DiscoverResult is the outcome of a discovery.
+type DiscoverResult struct {
+	Success bool
+	State   State
+	Err     error
+}
+
+// DiscoverIfConnected fetches the server's catalog when it is connected or
+// ready (a manual refresh), moving it to ready. A failed discovery leaves it
+// connected (or authenticating on 401), never failed, so it can be retried.
+// A new discovery cancels one in flight for the same server.
+func (m *Manager) DiscoverIfConnected(ctx context.Context, id string, opts *DiscoverOptions) (DiscoverResult, error) {
+	c, err := m.lookup(id)
+	if err != nil {
+		return DiscoverResult{}, err
+	}
+	timeout := m.opts.DiscoverTimeout
+	if opts != nil && opts.Timeout > 0 {
+		timeout = opts.Timeout
+	}
+	defer m.track()()
+	return c.discover(ctx, timeout), nil
+}
+
+// WaitForConnections waits until no connection or discovery work is in
+// flight (including background reconnection and catalog refreshes), or
+// until ctx is done. It returns at once when nothing is pending.
+func (m *Manager) WaitForConnections(ctx context.Context) {
+	for {
+		m.mu.Lock()
+		if m.inflight == 0 {
+			m.mu.Unlock()
+			return
+		}
+		idle := m.idle
+		m.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// track counts one operation for WaitForConnections; call the result when
+// it ends.
+func (m *Manager) track() (done func()) {
+	m.mu.Lock()
+	if m.inflight == 0 {
+		m.idle = make(chan struct{})
+	}
+	m.inflight++
+	m.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			m.inflight--
+			if m.inflight == 0 {
+				close(m.idle)
+			}
+			m.mu.Unlock()
+		})
+	}
+}
+
+// goTracked runs fn in the background, counted by WaitForConnections and
+// stopped by Close.
+func (m *Manager) goTracked(fn func(ctx context.Context)) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	done := m.track()
+	go func() {
+		defer m.wg.Done()
+		defer done()
+		fn(m.ctx)
+	}()
+}
+
+// CloseConnection closes the server's session and keeps it registered, in
+// state not-connected. ConnectToServer connects it again.
+func (m *Manager) CloseConnection(ctx context.Context, id string) error {
+	c, err := m.lookup(id)
+	if err != nil {
+		return err
+	}
+	return c.close(ctx, StateNotConnected)
+}
+
+// CloseAllConnections closes every session, keeping the registrations. It
+// closes them all even when some fail, and returns the failures joined.
+func (m *Manager) CloseAllConnections(ctx context.Context) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, c := range m.snapshot() {
+		wg.Go(func() {
+			if err := c.close(ctx, StateNotConnected); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("closing mcp server %q: %w", c.id, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// RemoveServer closes the server's session and forgets it. An unknown id
+// is not an error.
+func (m *Manager) RemoveServer(ctx context.Context, id string) error {
+	m.mu.Lock()
+	c, ok := m.conns[id]
+	if ok {
+		delete(m.conns, id)
+		m.order = slices.DeleteFunc(m.order, func(s string) bool { return s == id })
+	}
+	m.mu.Unlock()
+	var err error
+	if ok {
+		err = c.close(ctx, "")
+	}
+	m.publish(Event{Kind: EventRemoved, ServerID: id})
+	return err
+}
+
+// Close closes every connection, stops background work and event delivery,
+// and waits for them, at most until ctx is done. Close is idempotent; after
+// it, methods return ErrClosed.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	already := m.closed
+	m.closed = true
+	m.mu.Unlock()
+	if already {
+		return nil
+	}
+	m.cancel()
+	err := m.CloseAllConnections(ctx)
+	done := make(chan struct{})
+	go func() {
+		m.wg.Wait()
+		m.events.stop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return errors.Join(err, fmt.Errorf("closing mcp client manager: %w", ctx.Err()))
+	}
+	return err
+}
+
+// OnServerStateChanged calls fn after every change to any server: state,
+// catalog, registration, removal. Calls are made in order on a goroutine of
+// the Manager's; fn should return quickly. The result removes fn.
+func (m *Manager) OnServerStateChanged(fn func()) (dispose func()) {
+	return m.events.subscribe(func(Event) { fn() })
+}
+
+// Subscribe is OnServerStateChanged with the details of each change.
+func (m *Manager) Subscribe(fn func(Event)) (dispose func()) {
+	return m.events.subscribe(fn)
+}
+
+func (m *Manager) publish(ev Event) { m.events.publish(ev) }
+
+// lookup returns the connection registered under id.
+func (m *Manager) lookup(id string) (*conn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	c, ok := m.conns[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNotRegistered, id)
+	}
+	return c, nil
+}
+
+// snapshot returns the registered connections in registration order.
+func (m *Manager) snapshot() []*conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*conn, 0, len(m.order))
+	for _, id := range m.order {
+		out = append(out, m.conns[id])
+	}
+	return out
+}
+
+// ServerInfo is a snapshot of one registered server.
+type ServerInfo struct {
+	ID    string
+	Name  string
+	URL   string // the URL, for HTTP servers; no query or userinfo
+	State State
+	// Error is the last handshake or discovery error, nil when the last
+	// attempt succeeded.
+	Error error
+	// Transport is the transport of the current (or last) session.
+	Transport TransportType
+	// ProtocolVersion is the negotiated protocol version.
+	ProtocolVersion string
+	// SessionID is the legacy streamable HTTP session id, if any.
+	SessionID string
+	// AuthURL is the pending authorisation URL, in state authenticating.
+	AuthURL string
+	// ServerInfo, Capabilities and Instructions come from the handshake.
+	ServerInfo   *mcp.Implementation
+	Capabilities *mcp.ServerCapabilities
+	Instructions string
+}
+
+// Server returns a snapshot of the server registered under id.
+func (m *Manager) Server(id string) (ServerInfo, bool) {
+	c, err := m.lookup(id)
+	if err != nil {
+		return ServerInfo{}, false
+	}
+	return c.info(), true
+}
+
+// Servers returns snapshots of every registered server, in registration
+// order.
+func (m *Manager) Servers() []ServerInfo {
+	conns := m.snapshot()
+	out := make([]ServerInfo, 0, len(conns))
+	for _, c := range conns {
+		out = append(out, c.info())
+	}
+	return out
+}

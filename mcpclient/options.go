@@ -1,0 +1,274 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures a Manager. The zero value, or nil, gives the defaults
+// each field documents.
+type Options struct {
+	// ClientInfo identifies this client to servers.
+	// Zero value: {Name: "agentmcp", Version: Version}.
+	ClientInfo *mcp.Implementation
+
+	// HTTPClient carries every HTTP request of the streamable HTTP and SSE
+	// transports. Nil means a client with no overall timeout (streams are
+	// long-lived) whose dialer applies ConnectTimeout.
+	HTTPClient *http.Client
+
+	// Logger receives the Manager's logs. Nil discards them. Header values,
+	// tokens and URL queries are never logged.
+	Logger *slog.Logger
+
+	// ConnectTimeout bounds one handshake (transport connection, protocol
+	// negotiation, initialisation). Zero means 30 seconds.
+	ConnectTimeout time.Duration
+
+	// DiscoverTimeout bounds one discovery when DiscoverOptions gives none.
+	// Zero means 15 seconds.
+	DiscoverTimeout time.Duration
+
+	// MaxPages caps the pages followed when listing one catalog. Zero means
+	// 100.
+	MaxPages int
+
+	// MaxMessageSize caps one JSON-RPC message or server-sent event, in
+	// bytes. Zero means 16 MiB; negative means no cap.
+	MaxMessageSize int
+
+	// Clock is used for retry backoff. Nil means real time. Tests inject a
+	// fake one.
+	Clock Clock
+}
+
+// Version is the version of agentmcp, reported in ClientInfo by default.
+const Version = "0.1.0"
+
+// TransportType selects how the Manager reaches a server.
+type TransportType string
+
+const (
+	// TransportAuto tries streamable HTTP first and falls back to SSE only
+	// when the endpoint does not implement streamable HTTP (HTTP 404 or 405
+	// on the handshake), never on 401 or 5xx. It is the default for URLs.
+	TransportAuto TransportType = "auto"
+	// TransportStreamableHTTP is the streamable HTTP transport, in both
+	// protocol eras. It never falls back.
+	TransportStreamableHTTP TransportType = "streamable-http"
+	// TransportSSE is the deprecated HTTP+SSE transport of 2024-11-05. It
+	// never falls back.
+	TransportSSE TransportType = "sse"
+	// TransportStdio runs a command and speaks newline-delimited JSON-RPC on
+	// its stdin and stdout. It is the default when ServerOptions.Command is
+	// set.
+	TransportStdio TransportType = "stdio"
+	// TransportInProcess connects to an MCP server in the same process, with
+	// no HTTP (the counterpart of the seed's RPC transport). It is the
+	// default when ServerOptions.InProcess is set.
+	TransportInProcess TransportType = "in-process"
+)
+
+// ServerOptions describes one server. Exactly one of URL, Command and
+// InProcess must be set.
+type ServerOptions struct {
+	// Name is the display name. It need not be unique.
+	Name string
+
+	// URL is the MCP endpoint of an HTTP server.
+	URL string
+
+	// Command runs a server over stdio.
+	Command *CommandOptions
+
+	// InProcess builds the in-process server for each new connection. It
+	// is given Props, the seed's initialisation data.
+	InProcess InProcessFactory
+	// Props is passed to InProcess.
+	Props map[string]any
+
+	// CallbackURL is the OAuth redirect URI for this server, if it may need
+	// OAuth.
+	CallbackURL string
+
+	// Client configures the MCP client side of the connection.
+	Client ClientOptions
+
+	// Transport selects and configures the transport.
+	Transport TransportOptions
+
+	// Retry configures background reconnection. Nil means 3 attempts,
+	// 500 ms base delay, 5 s maximum delay, full jitter.
+	Retry *RetryOptions
+}
+
+// CommandOptions describes a server run as a child process over stdio.
+type CommandOptions struct {
+	// Path is the program to run, looked up in PATH when it has no slash.
+	Path string
+	// Args are its arguments, without the program name.
+	Args []string
+	// Env is added to this process's environment (KEY=VALUE entries).
+	Env []string
+	// Dir is its working directory. Empty means the current directory.
+	Dir string
+}
+
+// InProcessFactory returns the server for one in-process connection.
+type InProcessFactory func(ctx context.Context, props map[string]any) (*mcp.Server, error)
+
+// ClientOptions configures the MCP client of one server.
+type ClientOptions struct {
+	// ProtocolVersion pins the protocol version offered. Empty means
+	// negotiate: 2026-07-28 first, then the legacy handshake. Pinning
+	// "2026-07-28" fails against servers that do not speak it; pinning a
+	// legacy version skips the 2026-07-28 probe (the server may still
+	// answer with an older legacy version).
+	ProtocolVersion string
+
+	// Capabilities are advertised in addition to those the Manager derives
+	// from its handlers (only Experimental and Extensions are used here).
+	Capabilities *mcp.ClientCapabilities
+}
+
+// TransportOptions selects and configures the transport.
+type TransportOptions struct {
+	// Type is the transport. Zero means TransportAuto for a URL,
+	// TransportStdio for a Command and TransportInProcess for InProcess.
+	Type TransportType
+
+	// Headers are sent on every HTTP request of the transport, the SSE GET
+	// included. Their values are secrets: they never appear in logs, errors
+	// or state snapshots.
+	Headers http.Header
+}
+
+// RetryOptions configures reconnection with exponential backoff and full
+// jitter: before attempt k+1 the Manager waits a random duration in
+// [0, min(2^k × BaseDelay, MaxDelay)).
+type RetryOptions struct {
+	// MaxAttempts counts attempts, the first included. Zero means 3.
+	MaxAttempts int
+	// BaseDelay is the backoff unit. Zero means 500 ms.
+	BaseDelay time.Duration
+	// MaxDelay caps one wait. Zero means 5 s.
+	MaxDelay time.Duration
+}
+
+// withDefaults validates r and fills in its zero fields.
+func (r *RetryOptions) withDefaults() (RetryOptions, error) {
+	out := RetryOptions{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 5 * time.Second}
+	if r == nil {
+		return out, nil
+	}
+	switch {
+	case r.MaxAttempts < 0:
+		return out, errors.New("retry.MaxAttempts must be >= 1")
+	case r.BaseDelay < 0:
+		return out, errors.New("retry.BaseDelay must be > 0")
+	case r.MaxDelay < 0:
+		return out, errors.New("retry.MaxDelay must be > 0")
+	}
+	if r.MaxAttempts > 0 {
+		out.MaxAttempts = r.MaxAttempts
+	}
+	if r.BaseDelay > 0 {
+		out.BaseDelay = r.BaseDelay
+	}
+	if r.MaxDelay > 0 {
+		out.MaxDelay = r.MaxDelay
+	}
+	if out.BaseDelay > out.MaxDelay {
+		return out, errors.New("retry.BaseDelay must be <= retry.MaxDelay")
+	}
+	return out, nil
+}
+
+// transportType returns the effective transport type of o.
+func (o *ServerOptions) transportType() TransportType {
+	if o.Transport.Type != "" {
+		return o.Transport.Type
+	}
+	switch {
+	case o.Command != nil:
+		return TransportStdio
+	case o.InProcess != nil:
+		return TransportInProcess
+	}
+	return TransportAuto
+}
+
+// validate checks o for RegisterServer.
+func (o *ServerOptions) validate() error {
+	n := 0
+	if o.URL != "" {
+		n++
+	}
+	if o.Command != nil {
+		n++
+	}
+	if o.InProcess != nil {
+		n++
+	}
+	if n != 1 {
+		return errors.New("exactly one of URL, Command and InProcess must be set")
+	}
+	t := o.transportType()
+	switch t {
+	case TransportAuto, TransportStreamableHTTP, TransportSSE:
+		if o.URL == "" {
+			return fmt.Errorf("transport %q needs a URL", t)
+		}
+	case TransportStdio:
+		if o.Command == nil || o.Command.Path == "" {
+			return fmt.Errorf("transport %q needs a Command with a Path", t)
+		}
+	case TransportInProcess:
+		if o.InProcess == nil {
+			return fmt.Errorf("transport %q needs an InProcess factory", t)
+		}
+	default:
+		return fmt.Errorf("unknown transport type %q", t)
+	}
+	if _, err := o.Retry.withDefaults(); err != nil {
+		return err
+	}
+	if v := o.Client.ProtocolVersion; v != "" && !supportedVersion(v) {
+		return fmt.Errorf("unsupported protocol version %q", v)
+	}
+	return nil
+}
+
+// supportedProtocolVersions are the versions agentmcp speaks, newest first.
+var supportedProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+func supportedVersion(v string) bool {
+	for _, s := range supportedProtocolVersions {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// clone returns a copy of o that shares nothing mutable with it.
+func (o ServerOptions) clone() ServerOptions {
+	if o.Command != nil {
+		c := *o.Command
+		c.Args = append([]string(nil), c.Args...)
+		c.Env = append([]string(nil), c.Env...)
+		o.Command = &c
+	}
+	o.Transport.Headers = o.Transport.Headers.Clone()
+	if o.Retry != nil {
+		r := *o.Retry
+		o.Retry = &r
+	}
+	return o
+}

@@ -1,0 +1,254 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sseTransport is an mcp.Transport for the deprecated HTTP+SSE transport of
+// protocol version 2024-11-05: a GET event stream whose first event names
+// the endpoint that messages are POSTed to.
+//
+// Unlike go-sdk's SSEClientTransport, the stream outlives the context given
+// to Connect (that context only bounds the wait for the endpoint event),
+// custom headers go on the GET as well as on every POST, HTTP failures are
+// typed, events are size-capped, and the endpoint must be on the same origin
+// as the stream.
+type sseTransport struct {
+	endpoint       string
+	client         *http.Client
+	header         http.Header
+	maxMessageSize int
+	logger         *slog.Logger
+	authorize      func(*http.Request) error
+}
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	base, err := url.Parse(t.endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("invalid SSE endpoint: %w", err)
+	}
+	life, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(life, http.MethodGet, t.endpoint, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	for k, vs := range t.header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if t.authorize != nil {
+		if err := t.authorize(req); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	// ctx bounds the handshake only: the stream's request uses life.
+	stop := context.AfterFunc(ctx, cancel)
+	resp, err := t.client.Do(req)
+	if err != nil {
+		stop()
+		cancel()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	fail := func(err error) (mcp.Connection, error) {
+		stop()
+		resp.Body.Close()
+		cancel()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("waiting for the SSE endpoint event: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return fail(newHTTPError(req, resp))
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		// A streamable-only server answering GET with JSON, say: this
+		// endpoint does not implement the SSE transport.
+		return fail(&HTTPError{Method: req.Method, URL: redactURL(req.URL), StatusCode: http.StatusNotFound,
+			Status: "not an event stream: " + resp.Header.Get("Content-Type")})
+	}
+	sr := newSSEReader(resp.Body, t.maxMessageSize)
+	ev, err := sr.Next()
+	if err != nil {
+		return fail(protocolError("SSE stream ended before the endpoint event: %v", err))
+	}
+	if ev.Name != "endpoint" {
+		return fail(protocolError("first SSE event is %q, want \"endpoint\"", ev.Name))
+	}
+	post, err := base.Parse(string(bytes.TrimSpace(ev.Data)))
+	if err != nil {
+		return fail(protocolError("invalid SSE endpoint %q: %v", ev.Data, err))
+	}
+	if post.Scheme != base.Scheme || post.Host != base.Host {
+		return fail(protocolError("the SSE endpoint event names another origin (%s)", redactURL(post)))
+	}
+	if !stop() {
+		// ctx ended while we were reading: the stream is already cancelled.
+		return fail(ctx.Err())
+	}
+	c := &sseConn{
+		t:        t,
+		post:     post.String(),
+		ctx:      life,
+		cancel:   cancel,
+		incoming: make(chan jsonrpc.Message, 16),
+		done:     make(chan struct{}),
+	}
+	c.wg.Add(1)
+	go c.read(sr, resp.Body)
+	return c, nil
+}
+
+type sseConn struct {
+	t        *sseTransport
+	post     string // where messages go; carries the session in its query
+	ctx      context.Context
+	cancel   context.CancelFunc
+	incoming chan jsonrpc.Message
+	wg       sync.WaitGroup
+
+	closeOnce sync.Once
+	done      chan struct{}
+
+	errMu sync.Mutex
+	err   error // why the stream ended
+}
+
+func (c *sseConn) SessionID() string { return "" }
+
+// read delivers the messages of the event stream until it ends; the end of
+// the stream is the end of the session.
+func (c *sseConn) read(sr *sseReader, body io.ReadCloser) {
+	defer c.wg.Done()
+	defer body.Close()
+	var err error
+	for {
+		var ev sseEvent
+		if ev, err = sr.Next(); err != nil {
+			break
+		}
+		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
+			continue
+		}
+		var msg jsonrpc.Message
+		if msg, err = jsonrpc.DecodeMessage(ev.Data); err != nil {
+			err = protocolError("malformed message in SSE stream: %v", err)
+			break
+		}
+		select {
+		case c.incoming <- msg:
+		case <-c.done:
+			return
+		}
+	}
+	if errors.Is(err, errEventTooLarge) {
+		err = protocolError("%v (limit %d bytes)", err, c.t.maxMessageSize)
+	}
+	if err == io.EOF || err == nil {
+		err = errors.New("the server closed the SSE stream")
+	}
+	c.errMu.Lock()
+	c.err = fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, err)
+	c.errMu.Unlock()
+	c.shutdown()
+}
+
+func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg := <-c.incoming:
+		return msg, nil
+	case <-c.done:
+		c.errMu.Lock()
+		defer c.errMu.Unlock()
+		if c.err != nil {
+			return nil, c.err
+		}
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case <-c.done:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	reqCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(c.ctx, cancel)()
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.post, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	for k, vs := range c.t.header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.t.authorize != nil {
+		if err := c.t.authorize(req); err != nil {
+			return rejected(err)
+		}
+	}
+	resp, err := c.t.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return rejected(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		herr := newHTTPError(req, resp)
+		if resp.StatusCode == http.StatusNotFound {
+			// The session in the endpoint URL is gone.
+			c.errMu.Lock()
+			c.err = fmt.Errorf("%w (%w): %w", ErrSessionExpired, mcp.ErrSessionMissing, herr)
+			err := c.err
+			c.errMu.Unlock()
+			c.shutdown()
+			return err
+		}
+		return rejected(herr)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	return nil
+}
+
+// Close stops the event stream and waits for its reader.
+func (c *sseConn) Close() error {
+	c.shutdown()
+	c.wg.Wait()
+	return nil
+}
+
+// shutdown stops the event stream without waiting; the reader calls it when
+// the stream ends.
+func (c *sseConn) shutdown() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.cancel()
+	})
+}

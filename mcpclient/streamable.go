@@ -1,0 +1,644 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Header names of the streamable HTTP transport.
+const (
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerSessionID       = "Mcp-Session-Id"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+	headerParamPrefix     = "Mcp-Param-"
+	headerLastEventID     = "Last-Event-ID"
+
+	protocolModern = "2026-07-28"
+	protocolLegacy = "2025-11-25"
+)
+
+// streamTiming bounds the reconnection of SSE streams (the legacy standalone
+// GET stream and resumed response streams).
+type streamTiming struct {
+	baseDelay  time.Duration // first reconnect delay, before jitter
+	maxDelay   time.Duration
+	maxRetries int // consecutive attempts without progress before giving up
+}
+
+var defaultStreamTiming = streamTiming{baseDelay: 250 * time.Millisecond, maxDelay: 4 * time.Second, maxRetries: 3}
+
+// streamableTransport is an mcp.Transport for the streamable HTTP transport,
+// in both protocol eras: 2026-07-28 (no sessions, Mcp-Method and Mcp-Name
+// headers, no GET stream) and 2025-03-26 to 2025-11-25 (sessions, a
+// standalone GET stream, resumption with Last-Event-ID).
+//
+// It differs from go-sdk's StreamableClientTransport in what agentmcp needs:
+// HTTP failures are typed ([*HTTPError]), custom headers go on every
+// request, messages and events are size-capped, a response that is too large
+// or malformed fails its own call rather than the connection, and Close is
+// bounded.
+type streamableTransport struct {
+	endpoint       string
+	client         *http.Client
+	header         http.Header // custom headers; never logged
+	maxMessageSize int
+	timing         streamTiming
+	logger         *slog.Logger
+	// authorize, if set, adds credentials to each request.
+	authorize func(*http.Request) error
+	// observe, if set, is told about the session id and the negotiated
+	// protocol version once they are known.
+	observe func(sessionID, protocolVersion string)
+
+	// conn is the connection Connect made (a transport is used once).
+	conn *streamableConn
+}
+
+func (t *streamableTransport) Connect(context.Context) (mcp.Connection, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.conn = &streamableConn{
+		t:        t,
+		ctx:      ctx,
+		cancel:   cancel,
+		incoming: make(chan jsonrpc.Message, 16),
+		done:     make(chan struct{}),
+		failed:   make(chan struct{}),
+	}
+	return t.conn, nil
+}
+
+type streamableConn struct {
+	t        *streamableTransport
+	ctx      context.Context // lifetime of the connection; cancelled by Close
+	cancel   context.CancelFunc
+	incoming chan jsonrpc.Message
+	wg       sync.WaitGroup // stream readers
+
+	closeOnce sync.Once
+	closeErr  error
+	done      chan struct{} // closed by Close
+
+	failOnce sync.Once
+	failErr  error
+	failed   chan struct{} // closed when the connection is broken
+
+	// mu guards the fields below.
+	mu              sync.Mutex
+	sessionID       string
+	protocolVersion string     // negotiated, once known
+	initID          jsonrpc.ID // id of the pending initialize call
+	standalone      bool       // whether the GET stream was started
+}
+
+func (c *streamableConn) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// negotiated records the protocol version the handshake settled on. The
+// legacy handshake's version is also read off the initialize response; a
+// 2026-07-28 session has no handshake response to read it from.
+func (c *streamableConn) negotiated(version string) {
+	c.mu.Lock()
+	c.protocolVersion = version
+	c.mu.Unlock()
+}
+
+// modern reports whether the connection speaks 2026-07-28 or later.
+func (c *streamableConn) modern() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.protocolVersion >= protocolModern
+}
+
+func (c *streamableConn) fail(err error) {
+	c.failOnce.Do(func() {
+		c.failErr = err
+		close(c.failed)
+	})
+}
+
+func (c *streamableConn) failure() error {
+	select {
+	case <-c.failed:
+		return c.failErr
+	default:
+		return nil
+	}
+}
+
+func (c *streamableConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := c.failure(); err != nil {
+		return nil, err
+	}
+	select {
+	case msg := <-c.incoming:
+		return msg, nil
+	case <-c.failed:
+		return nil, c.failErr
+	case <-c.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// deliver hands msg to the reader, noting the negotiated version when msg
+// answers initialize.
+func (c *streamableConn) deliver(msg jsonrpc.Message) {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		isInit := c.initID.IsValid() && resp.ID == c.initID
+		c.mu.Unlock()
+		if isInit && resp.Error == nil {
+			var res struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = json.Unmarshal(resp.Result, &res)
+			c.mu.Lock()
+			c.protocolVersion = res.ProtocolVersion
+			c.initID = jsonrpc.ID{}
+			sid := c.sessionID
+			c.mu.Unlock()
+			if c.t.observe != nil {
+				c.t.observe(sid, res.ProtocolVersion)
+			}
+		}
+	}
+	select {
+	case c.incoming <- msg:
+	case <-c.done:
+	}
+}
+
+func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := c.failure(); err != nil {
+		return err
+	}
+	var (
+		summary string
+		call    *jsonrpc.Request // set when msg expects a response
+		method  string
+	)
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		method = m.Method
+		summary = m.Method
+		if m.IsCall() {
+			call = m
+			if m.Method == "initialize" {
+				c.mu.Lock()
+				c.initID = m.ID
+				c.mu.Unlock()
+			}
+		} else if c.modern() {
+			// 2026-07-28 defines no client-to-server notifications over
+			// HTTP; cancellation is closing the response stream.
+			return nil
+		}
+	case *jsonrpc.Response:
+		summary = "response"
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", summary, err)
+	}
+
+	// The request lives until the caller gives up or the connection closes.
+	reqCtx, cancelReq := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.ctx, cancelReq)
+	release := func() { stop(); cancelReq() }
+
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.t.endpoint, bytes.NewReader(data))
+	if err != nil {
+		release()
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	c.setHeaders(req, metaProtocolVersion(msg))
+	if call != nil {
+		setModernHeaders(ctx, req.Header, call)
+	}
+	if c.t.authorize != nil {
+		if err := c.t.authorize(req); err != nil {
+			release()
+			return rejected(fmt.Errorf("%s: %w", summary, err))
+		}
+	}
+	resp, err := c.t.client.Do(req)
+	if err != nil {
+		release()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return rejected(fmt.Errorf("%s: %w", summary, err))
+	}
+	if err := c.checkResponse(req, resp); err != nil {
+		resp.Body.Close()
+		release()
+		return err
+	}
+	if sid := resp.Header.Get(headerSessionID); sid != "" {
+		c.mu.Lock()
+		if c.sessionID == "" {
+			c.sessionID = sid
+		}
+		c.mu.Unlock()
+	}
+	if call == nil {
+		resp.Body.Close()
+		release()
+		if method == "notifications/initialized" {
+			c.startStandalone()
+		}
+		return nil
+	}
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch mediaType {
+	case "application/json":
+		defer release()
+		defer resp.Body.Close()
+		body, err := readLimited(resp.Body, c.t.maxMessageSize)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return rejected(fmt.Errorf("%s: reading response: %w", summary, err))
+		}
+		reply, err := jsonrpc.DecodeMessage(body)
+		if err != nil {
+			return rejected(protocolError("%s: malformed response: %v", summary, err))
+		}
+		c.deliver(reply)
+		return nil
+	case "text/event-stream":
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			defer release()
+			c.readCallStream(reqCtx, resp, call)
+		}()
+		return nil
+	default:
+		resp.Body.Close()
+		release()
+		return rejected(protocolError("%s: unexpected content type %q", summary, resp.Header.Get("Content-Type")))
+	}
+}
+
+// setHeaders sets the custom headers, the protocol version and the session
+// id on req.
+func (c *streamableConn) setHeaders(req *http.Request, protocolVersion string) {
+	for k, vs := range c.t.header {
+		req.Header[k] = vs
+	}
+	c.mu.Lock()
+	if protocolVersion == "" {
+		protocolVersion = c.protocolVersion
+	}
+	sid := c.sessionID
+	c.mu.Unlock()
+	if protocolVersion != "" {
+		req.Header.Set(headerProtocolVersion, protocolVersion)
+	}
+	if sid != "" && protocolVersion < protocolModern {
+		req.Header.Set(headerSessionID, sid)
+	}
+}
+
+// checkResponse turns an unusable response into an error. The body is left
+// for the caller to close.
+func (c *streamableConn) checkResponse(req *http.Request, resp *http.Response) error {
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return nil
+	}
+	herr := newHTTPError(req, resp)
+	if resp.StatusCode == http.StatusNotFound && req.Header.Get(headerSessionID) != "" {
+		// The server forgot the session (spec: 404 for an unknown
+		// session id). The connection is over; the Manager starts a new one.
+		err := fmt.Errorf("%w (%w): %w", ErrSessionExpired, mcp.ErrSessionMissing, herr)
+		c.fail(err)
+		return err
+	}
+	if herr.JSONRPC != nil {
+		return rejected(fmt.Errorf("%w: %w", herr.JSONRPC, herr))
+	}
+	return rejected(herr)
+}
+
+// newHTTPError reads the start of resp's body into an HTTPError.
+func newHTTPError(req *http.Request, resp *http.Response) *HTTPError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	herr := &HTTPError{
+		Method:          req.Method,
+		URL:             redactURL(req.URL),
+		StatusCode:      resp.StatusCode,
+		Status:          resp.Status,
+		WWWAuthenticate: resp.Header.Values("WWW-Authenticate"),
+	}
+	if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+		if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
+			var werr *jsonrpc.Error
+			if errors.As(r.Error, &werr) {
+				herr.JSONRPC = werr
+			}
+		}
+	}
+	if herr.JSONRPC == nil {
+		herr.Body = sanitize(string(body), 200)
+	}
+	return herr
+}
+
+// readCallStream reads the SSE response stream of call, resuming it with a
+// GET and Last-Event-ID (legacy era only) when the server ends it before the
+// response, as the 2025-11-25 spec allows.
+func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response, call *jsonrpc.Request) {
+	lastID := ""
+	retries := 0
+	for {
+		r := c.processStream(ctx, resp.Body, call.ID)
+		resp.Body.Close()
+		switch {
+		case r.answered || ctx.Err() != nil:
+			return
+		case r.err != nil && !isStreamBreak(r.err):
+			c.deliver(&jsonrpc.Response{ID: call.ID, Error: r.err})
+			return
+		}
+		if r.lastID != "" && r.lastID != lastID {
+			lastID, retries = r.lastID, 0
+		} else {
+			retries++
+		}
+		if lastID == "" || c.modern() || retries > c.t.timing.maxRetries {
+			c.deliver(&jsonrpc.Response{ID: call.ID, Error: fmt.Errorf("%s: the server ended the response stream without a response", call.Method)})
+			return
+		}
+		if !c.wait(ctx, c.t.timing.delay(retries, r.retry)) {
+			return
+		}
+		next, err := c.get(ctx, lastID)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.deliver(&jsonrpc.Response{ID: call.ID, Error: fmt.Errorf("%s: resuming the response stream: %w", call.Method, err)})
+			}
+			return
+		}
+		resp = next
+	}
+}
+
+// startStandalone starts the legacy GET stream for server-initiated
+// messages, once.
+func (c *streamableConn) startStandalone() {
+	c.mu.Lock()
+	start := !c.standalone && c.protocolVersion < protocolModern
+	c.standalone = true
+	c.mu.Unlock()
+	if !start {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.standaloneLoop()
+	}()
+}
+
+// standaloneLoop keeps the legacy GET stream open, reconnecting with
+// backoff. A server that does not offer the stream (405, or any other 4xx)
+// is left alone; one that forgot the session, or that cannot be reached
+// after several attempts, breaks the connection so the Manager reconnects.
+func (c *streamableConn) standaloneLoop() {
+	lastID := ""
+	retries := 0
+	for {
+		resp, err := c.get(c.ctx, lastID)
+		if c.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			var herr *HTTPError
+			switch {
+			case errors.Is(err, ErrSessionExpired):
+				return // the connection already failed
+			case errors.As(err, &herr) && herr.StatusCode < 500 && herr.StatusCode != http.StatusTooManyRequests:
+				c.t.logger.Debug("mcp server offers no standalone SSE stream", "status", herr.StatusCode)
+				return
+			}
+			retries++
+			if retries > c.t.timing.maxRetries {
+				c.fail(fmt.Errorf("standalone SSE stream: %w", err))
+				return
+			}
+			if !c.wait(c.ctx, c.t.timing.delay(retries, 0)) {
+				return
+			}
+			continue
+		}
+		r := c.processStream(c.ctx, resp.Body, jsonrpc.ID{})
+		resp.Body.Close()
+		if c.ctx.Err() != nil {
+			return
+		}
+		if r.err != nil && !isStreamBreak(r.err) {
+			c.fail(fmt.Errorf("standalone SSE stream: %w", r.err))
+			return
+		}
+		if r.events > 0 {
+			retries = 0
+		}
+		if r.lastID != "" {
+			lastID = r.lastID
+		}
+		retries++
+		if retries > c.t.timing.maxRetries {
+			c.fail(errors.New("standalone SSE stream: the server keeps closing it"))
+			return
+		}
+		if !c.wait(c.ctx, c.t.timing.delay(retries, r.retry)) {
+			return
+		}
+	}
+}
+
+// get opens a GET event stream, resuming after lastID if set.
+func (c *streamableConn) get(ctx context.Context, lastID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.t.endpoint, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	c.setHeaders(req, "")
+	if lastID != "" {
+		req.Header.Set(headerLastEventID, lastID)
+	}
+	if c.t.authorize != nil {
+		if err := c.t.authorize(req); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := c.t.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkResponse(req, resp); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		resp.Body.Close()
+		return nil, &HTTPError{Method: req.Method, URL: redactURL(req.URL), StatusCode: http.StatusNotAcceptable,
+			Status: "unexpected content type " + resp.Header.Get("Content-Type")}
+	}
+	return resp, nil
+}
+
+// streamResult is what processStream saw.
+type streamResult struct {
+	answered bool          // the response to the call arrived
+	events   int           // events read
+	lastID   string        // last event id seen
+	retry    time.Duration // server-requested reconnection delay
+	err      error         // why the stream ended (nil: clean EOF)
+}
+
+// processStream delivers the messages of one event stream until it ends or
+// the response to call (if valid) arrives.
+func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call jsonrpc.ID) streamResult {
+	var r streamResult
+	sr := newSSEReader(body, c.t.maxMessageSize)
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			if err != io.EOF {
+				if errors.Is(err, errEventTooLarge) {
+					err = protocolError("%v (limit %d bytes)", err, c.t.maxMessageSize)
+				}
+				r.err = err
+			}
+			return r
+		}
+		r.events++
+		if ev.ID != "" {
+			r.lastID = ev.ID
+		}
+		if ev.Retry != "" {
+			if ms, err := strconv.Atoi(ev.Retry); err == nil && ms >= 0 {
+				r.retry = time.Duration(ms) * time.Millisecond
+			}
+		}
+		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
+			continue // priming event, or one we do not know
+		}
+		msg, err := jsonrpc.DecodeMessage(ev.Data)
+		if err != nil {
+			r.err = protocolError("malformed message in event stream: %v", err)
+			return r
+		}
+		c.deliver(msg)
+		if resp, ok := msg.(*jsonrpc.Response); ok && call.IsValid() && resp.ID == call {
+			r.answered = true
+			return r
+		}
+		if ctx.Err() != nil {
+			return r
+		}
+	}
+}
+
+// isStreamBreak reports whether err is a broken stream (worth resuming)
+// rather than a protocol violation.
+func isStreamBreak(err error) bool { return !errors.Is(err, ErrProtocol) }
+
+// wait waits for d, or until ctx is done or the connection closes.
+func (c *streamableConn) wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-c.done:
+		return false
+	}
+}
+
+// delay is the wait before reconnect attempt n (1-based): the server's
+// retry field when given, else exponential backoff with full jitter.
+func (s streamTiming) delay(n int, serverRetry time.Duration) time.Duration {
+	if serverRetry > 0 {
+		return serverRetry
+	}
+	d := s.baseDelay << min(n-1, 16)
+	if d > s.maxDelay || d <= 0 {
+		d = s.maxDelay
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// Close ends the session (DELETE, bounded to two seconds), stops every
+// stream, and waits for their readers.
+func (c *streamableConn) Close() error {
+	c.closeOnce.Do(func() {
+		sid := c.SessionID()
+		if sid != "" && !errors.Is(c.failure(), ErrSessionExpired) && !c.modern() {
+			ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
+			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.t.endpoint, nil)
+			if err == nil {
+				c.setHeaders(req, "")
+				if c.t.authorize != nil {
+					err = c.t.authorize(req)
+				}
+			}
+			if err == nil {
+				var resp *http.Response
+				if resp, err = c.t.client.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+			cancel()
+			if err != nil {
+				c.t.logger.Debug("ending mcp session", "error", err)
+			}
+		}
+		c.cancel()
+		close(c.done)
+		c.wg.Wait()
+	})
+	return c.closeErr
+}
+
+// readLimited reads all of r, failing with ErrProtocol past limit bytes.
+func readLimited(r io.Reader, limit int) ([]byte, error) {
+	if limit <= 0 {
+		return io.ReadAll(r)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, protocolError("message larger than the limit of %d bytes", limit)
+	}
+	return b, nil
+}

@@ -1,0 +1,51 @@
+package mcpclient
+
+import (
+	"net/url"
+	"strings"
+	"unicode"
+)
+
+// sanitize prepares text that came from a server for logs and UIs: control
+// characters other than tab and newline are dropped and the result is cut
+// to max runes, with "..." appended when cut.
+func sanitize(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return r
+		}
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if n := 0; len(s) > max {
+		for i := range s {
+			if n == max {
+				return s[:i] + "..."
+			}
+			n++
+		}
+	}
+	return s
+}
+
+// redactURL renders u without userinfo, query or fragment, for errors and
+// logs.
+func redactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	r := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	return r.String()
+}
+
+// redactRawURL is redactURL for a URL string.
+func redactRawURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<invalid URL>"
+	}
+	return redactURL(u)
+}
