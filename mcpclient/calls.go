@@ -10,7 +10,8 @@ import (
 // CallOptions configures one call.
 type CallOptions struct {
 	// Progress, if set, receives the server's progress notifications for
-	// this call.
+	// this call, in order, before the call returns. It is called on the
+	// connection's reading goroutine and must not block.
 	Progress func(*mcp.ProgressNotificationParams)
 }
 

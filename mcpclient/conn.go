@@ -437,7 +437,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		}
 		transport = ct
 	}
-	cs, err := c.newClient().Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := c.newClient().Connect(ctx, progressTransport{transport, c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if s.ss != nil {
 			s.ss.Close()
@@ -476,7 +476,7 @@ func (c *conn) startStdio(ctx context.Context, version string) (*session, error)
 	tail := newStderrTail(c.m.logger.With("server", c.id))
 	cmd.Stderr = tail
 	t := &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
-	cs, err := c.newClient().Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := c.newClient().Connect(ctx, progressTransport{t, c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if out := tail.String(); out != "" {
 			err = fmt.Errorf("%w; server stderr: %s", err, out)
@@ -518,11 +518,6 @@ func (c *conn) newClient() *mcp.Client {
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			c.listChanged(kindResources)
-		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			if fn, ok := c.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
-				fn.(func(*mcp.ProgressNotificationParams))(req.Params)
-			}
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			c.m.logger.Debug("mcp server log", "server", c.id, "level", req.Params.Level, "logger", req.Params.Logger)

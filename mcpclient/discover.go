@@ -59,7 +59,9 @@ func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResu
 		c.m.logger.Warn("mcp discovery failed", "server", c.id, "error", err)
 		c.setState(StateConnected, err)
 		if isSessionLost(err) {
-			c.startRenew(s, true)
+			// The server forgot the session: re-initialise once, which
+			// discovers again.
+			c.startRenew(s, false)
 		}
 		return DiscoverResult{State: StateConnected, Err: err}
 	}

@@ -71,9 +71,9 @@ type listener struct {
 
 func newDispatcher() *dispatcher {
 	d := &dispatcher{
-		wake:      make(chan struct{}, 1),
-		done:      make(chan struct{}),
-		stopped:   make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
 	}
 	go d.run()
 	return d

@@ -178,7 +178,24 @@ func (m *Manager) DiscoverIfConnected(ctx context.Context, id string, opts *Disc
 		timeout = opts.Timeout
 	}
 	defer m.track()()
-	return c.discover(ctx, timeout), nil
+	res := c.discover(ctx, timeout)
+	if res.Success || !isSessionLost(res.Err) {
+		return res, nil
+	}
+	// The session had expired; discover started a renewal, which discovers
+	// again. Report that discovery.
+	c.mu.Lock()
+	op := c.renewing
+	c.mu.Unlock()
+	if op != nil {
+		select {
+		case <-op.done:
+		case <-ctx.Done():
+			return DiscoverResult{State: c.info().State, Err: ctx.Err()}, nil
+		}
+	}
+	info := c.info()
+	return DiscoverResult{Success: info.State == StateReady, State: info.State, Err: info.Error}, nil
 }
 
 // WaitForConnections waits until no connection or discovery work is in

@@ -113,11 +113,11 @@ func TestTransports(t *testing.T) {
 // types never do.
 func TestTransportRules(t *testing.T) {
 	tests := []struct {
-		name      string
-		mode      mcptest.Mode
-		fault     int
-		transport mcpclient.TransportType
-		want      mcpclient.State
+		name       string
+		mode       mcptest.Mode
+		fault      int
+		transport  mcpclient.TransportType
+		want       mcpclient.State
 		wantNotSSE bool // the SSE transport must not have been tried
 	}{
 		{name: "500 fails without fallback", mode: mcptest.Stateful, fault: http.StatusInternalServerError, want: mcpclient.StateFailed, wantNotSSE: true},

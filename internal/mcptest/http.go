@@ -134,7 +134,7 @@ func Handler(mode Mode, newServer func() *mcp.Server) http.Handler {
 	get := func(*http.Request) *mcp.Server { return newServer() }
 	switch mode {
 	case Stateless:
-		return mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
+		return mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
 	case SSE:
 		sse := mcp.NewSSEHandler(get, nil)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

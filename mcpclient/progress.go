@@ -1,0 +1,53 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// progressTransport routes notifications/progress to the callbacks of the
+// calls in flight, as they are read. go-sdk hands notifications to a queue
+// that may run after the response has been delivered; reading them here,
+// in wire order, means a call's progress callbacks have all run when the
+// call returns.
+type progressTransport struct {
+	mcp.Transport
+	c *conn
+}
+
+func (t progressTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &progressConn{Connection: conn, c: t.c}, nil
+}
+
+type progressConn struct {
+	mcp.Connection
+	c *conn
+}
+
+func (p *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := p.Connection.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || req.IsCall() || req.Method != "notifications/progress" {
+			return msg, nil
+		}
+		var params mcp.ProgressNotificationParams
+		if json.Unmarshal(req.Params, &params) != nil {
+			return msg, nil // let go-sdk report it
+		}
+		if fn, ok := p.c.progress.Load(fmt.Sprint(params.ProgressToken)); ok {
+			fn.(func(*mcp.ProgressNotificationParams))(&params)
+		}
+	}
+}
