@@ -43,14 +43,24 @@ type conn struct {
 	latched        TransportType // under TransportAuto, the transport that last worked
 	last           sessionInfo   // of the current or last session
 	refresh        [3]refreshState
+	// listGen counts list_changed notifications, per kind; catGen is the
+	// listGen at the start of the fetch that produced each current list.
+	// A fetch that started later saw a newer server state, so a list is
+	// only replaced by one fetched no earlier.
+	listGen [3]uint64
+	catGen  [3]uint64
 }
 
-// session is one live MCP session.
+// session is one MCP session.
 type session struct {
 	cs        *mcp.ClientSession
 	ss        *mcp.ServerSession // the server side, for in-process servers
 	stderr    *stderrTail        // for stdio servers
 	transport TransportType
+
+	// Guarded by the conn's mu:
+	installed bool    // it became the conn's session
+	pending   [3]bool // lists the server changed before it was installed
 }
 
 // sessionInfo describes the current or last session.
@@ -141,6 +151,8 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 		return ConnectResult{State: StateFailed, Err: ErrNotRegistered}
 	}
 	c.sess = s
+	s.installed = true
+	pending := s.pending
 	init := s.cs.InitializeResult()
 	c.last = sessionInfo{transport: s.transport, protocolVersion: init.ProtocolVersion, sessionID: s.cs.ID(), init: init}
 	if c.opts.transportType() == TransportAuto {
@@ -149,6 +161,11 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 	c.authURL = ""
 	c.mu.Unlock()
 	c.setState(StateConnected, nil)
+	for kind, changed := range pending {
+		if changed {
+			c.listChanged(s, kind)
+		}
+	}
 
 	c.m.wg.Add(1)
 	go func() {
@@ -437,7 +454,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		}
 		transport = ct
 	}
-	cs, err := c.newClient().Connect(ctx, progressTransport{transport, c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := c.newClient(s).Connect(ctx, progressTransport{transport, c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if s.ss != nil {
 			s.ss.Close()
@@ -476,7 +493,8 @@ func (c *conn) startStdio(ctx context.Context, version string) (*session, error)
 	tail := newStderrTail(c.m.logger.With("server", c.id))
 	cmd.Stderr = tail
 	t := &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
-	cs, err := c.newClient().Connect(ctx, progressTransport{t, c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	s := &session{stderr: tail, transport: TransportStdio}
+	cs, err := c.newClient(s).Connect(ctx, progressTransport{t, c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if out := tail.String(); out != "" {
 			err = fmt.Errorf("%w; server stderr: %s", err, out)
@@ -487,7 +505,8 @@ func (c *conn) startStdio(ctx context.Context, version string) (*session, error)
 		cs.Close()
 		return nil, err
 	}
-	return &session{cs: cs, stderr: tail, transport: TransportStdio}, nil
+	s.cs = cs
+	return s, nil
 }
 
 // checkPinned fails a session that did not negotiate a pinned 2026-07-28.
@@ -501,7 +520,7 @@ func checkPinned(cs *mcp.ClientSession, pinned string) error {
 
 // newClient returns the go-sdk client for one session, with this
 // connection's handlers.
-func (c *conn) newClient() *mcp.Client {
+func (c *conn) newClient(s *session) *mcp.Client {
 	caps := &mcp.ClientCapabilities{}
 	if x := c.opts.Client.Capabilities; x != nil {
 		caps.Experimental = x.Experimental
@@ -511,13 +530,13 @@ func (c *conn) newClient() *mcp.Client {
 		Logger:       c.m.logger.With("server", c.id),
 		Capabilities: caps,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			c.listChanged(kindTools)
+			c.listChanged(s, kindTools)
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			c.listChanged(kindPrompts)
+			c.listChanged(s, kindPrompts)
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			c.listChanged(kindResources)
+			c.listChanged(s, kindResources)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			c.m.logger.Debug("mcp server log", "server", c.id, "level", req.Params.Level, "logger", req.Params.Logger)

@@ -22,7 +22,7 @@ func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResu
 		c.discoverCancel() // a new discovery replaces one in flight
 	}
 	c.discoverGen++
-	gen := c.discoverGen
+	gen, listGen := c.discoverGen, c.listGen
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	stop := context.AfterFunc(c.m.ctx, cancel)
 	c.discoverCancel = cancel
@@ -38,12 +38,31 @@ func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResu
 
 	c.mu.Lock()
 	if c.discoverGen != gen || c.sess != s {
+		// Replaced by a newer discovery, or the session went away (and a
+		// renewal, which discovers again, is under way).
 		state := c.state
 		c.mu.Unlock()
-		return DiscoverResult{State: state, Err: errors.New("discovery was cancelled")}
+		if !isSessionLost(err) {
+			err = errors.New("discovery was cancelled")
+		}
+		return DiscoverResult{State: state, Err: err}
 	}
 	c.discoverCancel = nil
 	if err == nil {
+		// Keep any list that a list_changed refresh fetched after this
+		// discovery started: it is newer.
+		if c.catGen[kindTools] > listGen[kindTools] {
+			cat.tools = c.cat.tools
+		}
+		if c.catGen[kindPrompts] > listGen[kindPrompts] {
+			cat.prompts = c.cat.prompts
+		}
+		if c.catGen[kindResources] > listGen[kindResources] {
+			cat.resources, cat.templates = c.cat.resources, c.cat.templates
+		}
+		for k := range c.catGen {
+			c.catGen[k] = max(c.catGen[k], listGen[k])
+		}
 		c.cat = cat
 	}
 	c.mu.Unlock()
@@ -190,8 +209,18 @@ type refreshState struct {
 // listChanged refreshes one list after the server said it changed. It runs
 // in the background (notification handlers must not block) and coalesces
 // notifications that arrive while a refresh runs.
-func (c *conn) listChanged(kind int) {
+func (c *conn) listChanged(s *session, kind int) {
 	c.mu.Lock()
+	if c.sess != s {
+		// Not installed yet: the handshake is still running. Refresh once
+		// it is.
+		if !s.installed {
+			s.pending[kind] = true
+		}
+		c.mu.Unlock()
+		return
+	}
+	c.listGen[kind]++
 	r := &c.refresh[kind]
 	if r.running {
 		r.again = true
@@ -202,7 +231,7 @@ func (c *conn) listChanged(kind int) {
 	c.mu.Unlock()
 	c.m.goTracked(func(ctx context.Context) {
 		for {
-			c.refreshList(ctx, kind)
+			c.refreshList(ctx, s, kind)
 			c.mu.Lock()
 			if !r.again || c.removed {
 				r.running, r.again = false, false
@@ -216,13 +245,10 @@ func (c *conn) listChanged(kind int) {
 }
 
 // refreshList fetches one list again and replaces it in the catalog.
-func (c *conn) refreshList(ctx context.Context, kind int) {
+func (c *conn) refreshList(ctx context.Context, s *session, kind int) {
 	c.mu.Lock()
-	s := c.sess
+	gen := c.listGen[kind]
 	c.mu.Unlock()
-	if s == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, c.m.opts.DiscoverTimeout)
 	defer cancel()
 	var (
@@ -255,10 +281,11 @@ func (c *conn) refreshList(ctx context.Context, kind int) {
 		return
 	}
 	c.mu.Lock()
-	if c.sess != s {
+	if c.sess != s || c.catGen[kind] > gen {
 		c.mu.Unlock()
 		return
 	}
+	c.catGen[kind] = gen
 	cat := next(*c.cat)
 	c.cat = &cat
 	state := c.state

@@ -49,6 +49,7 @@ func (c *fakeClock) fire() {
 type recorder struct {
 	mu     sync.Mutex
 	events []mcpclient.Event
+	pos    int // waitFor looks at events from here on
 	notify chan struct{}
 }
 
@@ -76,21 +77,21 @@ func (r *recorder) states(id string) []mcpclient.State {
 	return out
 }
 
-// waitFor waits until an event satisfies ok.
+// waitFor waits until an event after the one the previous waitFor
+// matched satisfies ok.
 func (r *recorder) waitFor(t *testing.T, what string, ok func(mcpclient.Event) bool) mcpclient.Event {
 	t.Helper()
 	timeout := time.After(20 * time.Second) // safety net only
-	seen := 0
 	for {
 		r.mu.Lock()
-		evs := r.events[seen:]
-		seen = len(r.events)
-		r.mu.Unlock()
-		for _, ev := range evs {
-			if ok(ev) {
+		for ; r.pos < len(r.events); r.pos++ {
+			if ev := r.events[r.pos]; ok(ev) {
+				r.pos++
+				r.mu.Unlock()
 				return ev
 			}
 		}
+		r.mu.Unlock()
 		select {
 		case <-r.notify:
 		case <-timeout:

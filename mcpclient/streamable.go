@@ -103,6 +103,8 @@ type streamableConn struct {
 	protocolVersion string     // negotiated, once known
 	initID          jsonrpc.ID // id of the pending initialize call
 	standalone      bool       // whether the GET stream was started
+	// standaloneUp is closed when the first GET attempt has an outcome.
+	standaloneUp chan struct{}
 }
 
 func (c *streamableConn) SessionID() string {
@@ -179,6 +181,10 @@ func (c *streamableConn) deliver(msg jsonrpc.Message) {
 			if c.t.observe != nil {
 				c.t.observe(sid, res.ProtocolVersion)
 			}
+			// Open the GET stream before the client sends initialized:
+			// servers send their first notifications (a tools/list_changed
+			// for tools registered on initialized, say) on it.
+			c.startStandalone()
 		}
 	}
 	select {
@@ -194,11 +200,9 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	var (
 		summary string
 		call    *jsonrpc.Request // set when msg expects a response
-		method  string
 	)
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
-		method = m.Method
 		summary = m.Method
 		if m.IsCall() {
 			call = m
@@ -211,6 +215,8 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			// 2026-07-28 defines no client-to-server notifications over
 			// HTTP; cancellation is closing the response stream.
 			return nil
+		} else if m.Method == "notifications/initialized" {
+			c.awaitStandalone(ctx)
 		}
 	case *jsonrpc.Response:
 		summary = "response"
@@ -265,9 +271,6 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if call == nil {
 		resp.Body.Close()
 		release()
-		if method == "notifications/initialized" {
-			c.startStandalone()
-		}
 		return nil
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -411,7 +414,11 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 func (c *streamableConn) startStandalone() {
 	c.mu.Lock()
 	start := !c.standalone && c.protocolVersion < protocolModern
-	c.standalone = true
+	if start {
+		c.standalone = true
+		c.standaloneUp = make(chan struct{})
+	}
+	up := c.standaloneUp
 	c.mu.Unlock()
 	if !start {
 		return
@@ -419,19 +426,40 @@ func (c *streamableConn) startStandalone() {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.standaloneLoop()
+		var once sync.Once
+		c.standaloneLoop(func() { once.Do(func() { close(up) }) })
 	}()
+}
+
+// awaitStandalone waits, briefly, for the GET stream to open (or fail), so
+// that what the server sends on it right after initialized is not lost.
+func (c *streamableConn) awaitStandalone(ctx context.Context) {
+	c.mu.Lock()
+	up := c.standaloneUp
+	c.mu.Unlock()
+	if up == nil {
+		return
+	}
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-up:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // standaloneLoop keeps the legacy GET stream open, reconnecting with
 // backoff. A server that does not offer the stream (405, or any other 4xx)
 // is left alone; one that forgot the session, or that cannot be reached
 // after several attempts, breaks the connection so the Manager reconnects.
-func (c *streamableConn) standaloneLoop() {
+func (c *streamableConn) standaloneLoop(opened func()) {
+	defer opened()
 	lastID := ""
 	retries := 0
 	for {
 		resp, err := c.get(c.ctx, lastID)
+		opened()
 		if c.ctx.Err() != nil {
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,9 +39,14 @@ type HTTPServer struct {
 	// Requests counts every HTTP request received.
 	Requests atomic.Int64
 
-	mu    sync.Mutex
-	srv   *http.Server
-	fault int // status to answer every request with, or 0
+	// newHandler builds the handler of a restarted server, for Serve.
+	newHandler func() http.Handler
+
+	mu       sync.Mutex
+	servers  []*mcp.Server // every server handed to the handler, for Stop
+	srv      *http.Server
+	fault    int             // status to answer every request with, or 0
+	sessions map[string]bool // session ids handed out; true once expired
 }
 
 // Serve hosts the server returned by newServer (called for each request
@@ -48,7 +54,19 @@ type HTTPServer struct {
 // stops it when the test ends.
 func Serve(t testing.TB, mode Mode, newServer func() *mcp.Server) *HTTPServer {
 	t.Helper()
-	return ServeHandler(t, Handler(mode, newServer))
+	var s *HTTPServer
+	record := func() *mcp.Server {
+		srv := newServer()
+		s.mu.Lock()
+		if !slices.Contains(s.servers, srv) {
+			s.servers = append(s.servers, srv)
+		}
+		s.mu.Unlock()
+		return srv
+	}
+	s = ServeHandler(t, Handler(mode, record))
+	s.newHandler = func() http.Handler { return Handler(mode, record) }
+	return s
 }
 
 // ServeHandler hosts h on a fresh 127.0.0.1 port, at path /mcp.
@@ -94,7 +112,65 @@ func (s *HTTPServer) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	s.handler.ServeHTTP(w, r)
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+		s.mu.Lock()
+		expired := s.sessions[id]
+		s.mu.Unlock()
+		if expired {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+	}
+	s.handler.ServeHTTP(&sessionRecorder{ResponseWriter: w, s: s}, r)
+}
+
+// sessionRecorder notes the session ids the handler hands out.
+type sessionRecorder struct {
+	http.ResponseWriter
+	s *HTTPServer
+}
+
+func (r *sessionRecorder) WriteHeader(code int) {
+	r.note()
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *sessionRecorder) Write(b []byte) (int, error) {
+	r.note()
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *sessionRecorder) note() {
+	if id := r.Header().Get("Mcp-Session-Id"); id != "" {
+		r.s.mu.Lock()
+		if r.s.sessions == nil {
+			r.s.sessions = map[string]bool{}
+		}
+		if _, ok := r.s.sessions[id]; !ok {
+			r.s.sessions[id] = false
+		}
+		r.s.mu.Unlock()
+	}
+}
+
+func (r *sessionRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *sessionRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// ExpireSessions makes every session handed out so far unknown: requests
+// that carry one get 404, as from a replica that never knew it or a server
+// that expired it. Streams already open stay open.
+func (s *HTTPServer) ExpireSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id := range s.sessions {
+		s.sessions[id] = true
+	}
+	return len(s.sessions)
 }
 
 // SetFault makes every request get status (0 restores normal service).
@@ -104,21 +180,33 @@ func (s *HTTPServer) SetFault(status int) {
 	s.mu.Unlock()
 }
 
-// Stop closes the listener and every connection, as a killed process
-// would. It is idempotent.
+// Stop closes the listener, every connection and every session, as a
+// killed process would. It is idempotent.
 func (s *HTTPServer) Stop() {
 	s.mu.Lock()
-	srv := s.srv
-	s.srv = nil
+	srv, servers := s.srv, s.servers
+	s.srv, s.servers = nil, nil
 	s.mu.Unlock()
 	if srv != nil {
 		srv.Close()
 	}
+	for _, m := range servers {
+		for ss := range m.Sessions() {
+			ss.Close()
+		}
+	}
 }
 
 // Restart stops the server if needed and serves again on the same port,
-// with handler h (a new server process knows no old sessions).
-func (s *HTTPServer) Restart(h http.Handler) {
+// with a new handler that knows none of the old sessions, as a restarted
+// process would. Only servers made by Serve can restart.
+func (s *HTTPServer) Restart() {
+	s.t.Helper()
+	s.RestartWith(s.newHandler())
+}
+
+// RestartWith is Restart with handler h.
+func (s *HTTPServer) RestartWith(h http.Handler) {
 	s.t.Helper()
 	s.Stop()
 	l, err := net.Listen("tcp", s.addr)
