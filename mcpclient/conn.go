@@ -54,6 +54,7 @@ type conn struct {
 // session is one MCP session.
 type session struct {
 	cs        *mcp.ClientSession
+	conn      mcp.Connection     // the transport's connection under cs
 	ss        *mcp.ServerSession // the server side, for in-process servers
 	stderr    *stderrTail        // for stdio servers
 	transport TransportType
@@ -335,8 +336,13 @@ func (c *conn) close(ctx context.Context, state State) error {
 	}
 }
 
+// close ends the session. The transport goes first, which fails the calls
+// in flight; go-sdk's ClientSession.Close would otherwise wait for them.
 func (s *session) close() error {
-	err := s.cs.Close()
+	err := s.conn.Close()
+	if cerr := s.cs.Close(); err == nil {
+		err = cerr
+	}
 	if s.ss != nil {
 		s.ss.Close()
 	}
@@ -353,7 +359,7 @@ func (c *conn) info() ServerInfo {
 	si := ServerInfo{
 		ID:              c.id,
 		Name:            c.opts.Name,
-		URL:             redactRawURLKeepQuery(c.opts.URL),
+		URL:             redactRawURL(c.opts.URL),
 		State:           c.state,
 		Error:           c.err,
 		Transport:       c.last.transport,
@@ -367,20 +373,6 @@ func (c *conn) info() ServerInfo {
 		si.Instructions = init.Instructions
 	}
 	return si
-}
-
-// redactRawURLKeepQuery drops only userinfo: the URL is the server's
-// identity, and a query may be part of it.
-func redactRawURLKeepQuery(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	u.User = nil
-	return u.String()
 }
 
 // handshake connects a new session over the server's transport.
@@ -425,6 +417,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 			header:         c.opts.Transport.Headers,
 			maxMessageSize: c.m.opts.MaxMessageSize,
 			timing:         defaultStreamTiming,
+			idleTimeout:    c.m.opts.StreamIdleTimeout,
 			logger:         c.m.logger.With("server", c.id),
 		}
 	case TransportSSE:
@@ -454,7 +447,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		}
 		transport = ct
 	}
-	cs, err := c.newClient(s).Connect(ctx, progressTransport{transport, c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := c.newClient(s).Connect(ctx, progressTransport{transport, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if s.ss != nil {
 			s.ss.Close()
@@ -494,7 +487,7 @@ func (c *conn) startStdio(ctx context.Context, version string) (*session, error)
 	cmd.Stderr = tail
 	t := &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	s := &session{stderr: tail, transport: TransportStdio}
-	cs, err := c.newClient(s).Connect(ctx, progressTransport{t, c}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := c.newClient(s).Connect(ctx, progressTransport{t, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if out := tail.String(); out != "" {
 			err = fmt.Errorf("%w; server stderr: %s", err, out)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,7 +25,8 @@ import (
 type Manager struct {
 	opts       Options // defaults applied
 	clientInfo *mcp.Implementation
-	httpClient *http.Client
+	guard      *netguard.Guard
+	httpClient *http.Client // guarded
 	logger     *slog.Logger
 	clock      Clock
 
@@ -34,6 +36,7 @@ type Manager struct {
 
 	events      *dispatcher
 	progressSeq atomic.Uint64
+	aiTools     *aiToolsCache // schemas and keys for AITools; safe for concurrent use
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -60,6 +63,12 @@ func New(opts *Options) *Manager {
 		o.MaxPages = 100
 	}
 	switch {
+	case o.StreamIdleTimeout == 0:
+		o.StreamIdleTimeout = 5 * time.Minute
+	case o.StreamIdleTimeout < 0:
+		o.StreamIdleTimeout = 0 // never
+	}
+	switch {
 	case o.MaxMessageSize == 0:
 		o.MaxMessageSize = 16 << 20
 	case o.MaxMessageSize < 0:
@@ -79,15 +88,22 @@ func New(opts *Options) *Manager {
 	if m.clientInfo == nil {
 		m.clientInfo = &mcp.Implementation{Name: "agentmcp", Version: Version}
 	}
-	if m.httpClient == nil {
-		m.httpClient = &http.Client{Transport: defaultHTTPTransport(o.ConnectTimeout)}
+	m.guard = o.Guard
+	if m.guard == nil {
+		m.guard, _ = netguard.New(nil, nil) // the default policy always compiles
 	}
+	base := o.HTTPClient
+	if base == nil {
+		base = &http.Client{Transport: defaultHTTPTransport(o.ConnectTimeout)}
+	}
+	m.httpClient = m.guard.HTTPClient(base)
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
 	}
 	if m.clock == nil {
 		m.clock = realClock{}
 	}
+	m.aiTools = newAIToolsCache(m)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
@@ -109,6 +125,11 @@ func (m *Manager) RegisterServer(ctx context.Context, id string, opts ServerOpti
 	}
 	if err := opts.validate(); err != nil {
 		return "", fmt.Errorf("register mcp server %q: %w", id, err)
+	}
+	if opts.URL != "" {
+		if err := m.guard.CheckURL(opts.URL); err != nil {
+			return "", err
+		}
 	}
 	m.mu.Lock()
 	if m.closed {
@@ -331,6 +352,8 @@ func (m *Manager) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return errors.Join(err, fmt.Errorf("closing mcp client manager: %w", ctx.Err()))
 	}
+	// The guard cloned the transport, so its idle connections are ours.
+	m.httpClient.CloseIdleConnections()
 	return err
 }
 
@@ -377,7 +400,7 @@ func (m *Manager) snapshot() []*conn {
 type ServerInfo struct {
 	ID    string
 	Name  string
-	URL   string // the URL, for HTTP servers; no query or userinfo
+	URL   string // the URL, for HTTP servers, without query or userinfo
 	State State
 	// Error is the last handshake or discovery error, nil when the last
 	// attempt succeeded.

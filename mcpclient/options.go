@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
+	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,8 +23,15 @@ type Options struct {
 
 	// HTTPClient carries every HTTP request of the streamable HTTP and SSE
 	// transports. Nil means a client with no overall timeout (streams are
-	// long-lived) whose dialer applies ConnectTimeout.
+	// long-lived). Whatever it is, the Manager sends its requests through
+	// Guard.
 	HTTPClient *http.Client
+
+	// Guard is the SSRF policy applied to server URLs when they are
+	// registered, to every redirect hop, and to the resolved address of
+	// every connection. Nil means netguard's defaults: private, link-local
+	// and metadata addresses are refused; loopback is allowed.
+	Guard *netguard.Guard
 
 	// Logger receives the Manager's logs. Nil discards them. Header values,
 	// tokens and URL queries are never logged.
@@ -42,6 +52,11 @@ type Options struct {
 	// MaxMessageSize caps one JSON-RPC message or server-sent event, in
 	// bytes. Zero means 16 MiB; negative means no cap.
 	MaxMessageSize int
+
+	// StreamIdleTimeout is how long the legacy standalone event stream may
+	// stay silent (not even a keep-alive comment) before it is reopened.
+	// Zero means 5 minutes; negative means never.
+	StreamIdleTimeout time.Duration
 
 	// Clock is used for retry backoff. Nil means real time. Tests inject a
 	// fake one.
@@ -225,6 +240,13 @@ func (o *ServerOptions) validate() error {
 		if o.URL == "" {
 			return fmt.Errorf("transport %q needs a URL", t)
 		}
+		u, err := url.Parse(o.URL)
+		if err != nil {
+			return fmt.Errorf("invalid URL: %w", err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return fmt.Errorf("the URL must be http or https, not %q", u.Scheme)
+		}
 	case TransportStdio:
 		if o.Command == nil || o.Command.Path == "" {
 			return fmt.Errorf("transport %q needs a Command with a Path", t)
@@ -235,6 +257,11 @@ func (o *ServerOptions) validate() error {
 		}
 	default:
 		return fmt.Errorf("unknown transport type %q", t)
+	}
+	for k := range o.Transport.Headers {
+		if err := checkHeaderName(k); err != nil {
+			return err
+		}
 	}
 	if _, err := o.Retry.withDefaults(); err != nil {
 		return err
@@ -271,4 +298,20 @@ func (o ServerOptions) clone() ServerOptions {
 		o.Retry = &r
 	}
 	return o
+}
+
+// checkHeaderName refuses header names that are not HTTP tokens and those
+// the transports set themselves.
+func checkHeaderName(name string) error {
+	if name == "" || strings.IndexFunc(name, func(r rune) bool {
+		return r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
+	}) >= 0 {
+		return fmt.Errorf("invalid header name %q", name)
+	}
+	switch c := http.CanonicalHeaderKey(name); {
+	case c == "Accept", c == "Content-Type", c == "Content-Length", c == "Host", c == "Connection",
+		c == "Transfer-Encoding", c == "Last-Event-Id", strings.HasPrefix(c, "Mcp-"):
+		return fmt.Errorf("header %q is set by the transport and cannot be overridden", name)
+	}
+	return nil
 }

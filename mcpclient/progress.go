@@ -14,9 +14,14 @@ import (
 // that may run after the response has been delivered; reading them here,
 // in wire order, means a call's progress callbacks have all run when the
 // call returns.
+//
+// It also records the connection on the session, so that closing a session
+// can close its transport first: go-sdk's ClientSession.Close waits for
+// calls in flight, which a hostile or hung server may never answer.
 type progressTransport struct {
 	mcp.Transport
 	c *conn
+	s *session
 }
 
 func (t progressTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -24,6 +29,7 @@ func (t progressTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
+	t.s.conn = conn
 	return &progressConn{Connection: conn, c: t.c}, nil
 }
 

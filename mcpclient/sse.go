@@ -64,7 +64,7 @@ func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, err
+		return nil, redactErr(err)
 	}
 	fail := func(err error) (mcp.Connection, error) {
 		stop()
@@ -217,7 +217,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return rejected(err)
+		return rejected(redactErr(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {

@@ -58,6 +58,7 @@ type streamableTransport struct {
 	header         http.Header // custom headers; never logged
 	maxMessageSize int
 	timing         streamTiming
+	idleTimeout    time.Duration // for the standalone stream; 0 means none
 	logger         *slog.Logger
 	// authorize, if set, adds credentials to each request.
 	authorize func(*http.Request) error
@@ -254,7 +255,7 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return rejected(fmt.Errorf("%s: %w", summary, err))
+		return rejected(fmt.Errorf("%s: %w", summary, redactErr(err)))
 	}
 	if err := c.checkResponse(req, resp); err != nil {
 		resp.Body.Close()
@@ -458,12 +459,15 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 	lastID := ""
 	retries := 0
 	for {
-		resp, err := c.get(c.ctx, lastID)
+		ctx, cancel := context.WithCancel(c.ctx)
+		resp, err := c.get(ctx, lastID)
 		opened()
 		if c.ctx.Err() != nil {
+			cancel()
 			return
 		}
 		if err != nil {
+			cancel()
 			var herr *HTTPError
 			switch {
 			case errors.Is(err, ErrSessionExpired):
@@ -482,8 +486,22 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 			}
 			continue
 		}
-		r := c.processStream(c.ctx, resp.Body, jsonrpc.ID{})
+		body := io.Reader(resp.Body)
+		if c.t.idleTimeout > 0 {
+			body = newIdleReader(resp.Body, c.t.idleTimeout, cancel)
+		}
+		r := c.processStream(c.ctx, body, jsonrpc.ID{})
 		resp.Body.Close()
+		idle := ctx.Err() != nil && c.ctx.Err() == nil
+		cancel()
+		if idle {
+			// Silent for too long: reopen it at once, resuming.
+			c.t.logger.Debug("standalone SSE stream idle; reopening")
+			if r.lastID != "" {
+				lastID = r.lastID
+			}
+			continue
+		}
 		if c.ctx.Err() != nil {
 			return
 		}
@@ -526,7 +544,7 @@ func (c *streamableConn) get(ctx context.Context, lastID string) (*http.Response
 	}
 	resp, err := c.t.client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, redactErr(err)
 	}
 	if err := c.checkResponse(req, resp); err != nil {
 		resp.Body.Close()
@@ -669,4 +687,26 @@ func readLimited(r io.Reader, limit int) ([]byte, error) {
 		return nil, protocolError("message larger than the limit of %d bytes", limit)
 	}
 	return b, nil
+}
+
+// idleReader cancels a stream that stays silent for longer than timeout.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	d     time.Duration
+}
+
+func newIdleReader(r io.Reader, d time.Duration, cancel context.CancelFunc) *idleReader {
+	return &idleReader{r: r, d: d, timer: time.AfterFunc(d, cancel)}
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.timer.Reset(r.d)
+	}
+	if err != nil {
+		r.timer.Stop()
+	}
+	return n, err
 }

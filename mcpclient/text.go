@@ -1,20 +1,21 @@
 package mcpclient
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 	"unicode"
 )
 
-// sanitize prepares text that came from a server for logs and UIs: control
-// characters other than tab and newline are dropped and the result is cut
-// to max runes, with "..." appended when cut.
+// sanitize prepares text that came from a server for errors and logs: one
+// line, control characters dropped (tabs and line breaks become spaces),
+// cut to max runes with "..." appended when cut.
 func sanitize(s string, max int) string {
 	s = strings.Map(func(r rune) rune {
 		if r == '\t' || r == '\n' || r == '\r' {
-			return r
+			return ' '
 		}
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
 			return -1
 		}
 		return r
@@ -39,6 +40,18 @@ func redactURL(u *url.URL) string {
 	}
 	r := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
 	return r.String()
+}
+
+// redactErr removes the query and userinfo from the URL that net/http puts
+// in its errors: a query may carry a key.
+func redactErr(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		c := *uerr
+		c.URL = redactRawURL(uerr.URL)
+		return &c
+	}
+	return err
 }
 
 // redactRawURL is redactURL for a URL string.

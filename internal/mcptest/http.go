@@ -54,7 +54,7 @@ type HTTPServer struct {
 // stops it when the test ends.
 func Serve(t testing.TB, mode Mode, newServer func() *mcp.Server) *HTTPServer {
 	t.Helper()
-	var s *HTTPServer
+	s := &HTTPServer{t: t}
 	record := func() *mcp.Server {
 		srv := newServer()
 		s.mu.Lock()
@@ -64,8 +64,9 @@ func Serve(t testing.TB, mode Mode, newServer func() *mcp.Server) *HTTPServer {
 		s.mu.Unlock()
 		return srv
 	}
-	s = ServeHandler(t, Handler(mode, record))
+	s.handler = Handler(mode, record)
 	s.newHandler = func() http.Handler { return Handler(mode, record) }
+	s.listen()
 	return s
 }
 
@@ -73,15 +74,21 @@ func Serve(t testing.TB, mode Mode, newServer func() *mcp.Server) *HTTPServer {
 func ServeHandler(t testing.TB, h http.Handler) *HTTPServer {
 	t.Helper()
 	s := &HTTPServer{t: t, handler: h}
+	s.listen()
+	return s
+}
+
+// listen starts serving on a fresh port, until the test ends.
+func (s *HTTPServer) listen() {
+	s.t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
 	s.addr = l.Addr().String()
 	s.URL = "http://" + s.addr + "/mcp"
 	s.start(l)
-	t.Cleanup(s.Stop)
-	return s
+	s.t.Cleanup(s.Stop)
 }
 
 func (s *HTTPServer) start(l net.Listener) {

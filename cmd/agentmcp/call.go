@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+func callCommand() command {
+	return command{
+		name:    "call",
+		summary: "call a tool and print its result, as JSON",
+		usage:   callUsage,
+		run:     runCall,
+	}
+}
+
+const callUsage = `Usage:
+  agentmcp call [flags] URL TOOL
+  agentmcp call [flags] TOOL -- COMMAND [ARG...]
+  agentmcp call [flags] --tool TOOL (URL | -- COMMAND [ARG...])
+
+Calls TOOL on the MCP server at URL, or on the stdio server that COMMAND
+starts, and prints the tool's result (the whole CallToolResult) as JSON.
+Everything after -- is the server's command, so with a command, TOOL and
+all flags come before --.
+
+A result with "isError": true is printed too, and the exit status is 1.
+
+Flags:
+  --args JSON      the tool's arguments, a JSON object (default {})
+  --tool TOOL      the tool to call, instead of the TOOL argument
+
+Examples:
+  agentmcp call https://example.com/mcp echo --args '{"message":"hi"}'
+  agentmcp call echo --args '{"message":"hi"}' -- npx -y @modelcontextprotocol/server-everything
+  agentmcp call --tool echo --args '{"message":"hi"}' -- ./my-server --stdio
+
+` + connFlagsUsage
+
+func runCall(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlagSet("call")
+	var cf connFlags
+	cf.register(fs)
+	var toolFlag, argsFlag string
+	fs.StringVar(&toolFlag, "tool", "", "")
+	fs.StringVar(&argsFlag, "args", "", "")
+	positional, command, hasCommand, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	spec, rest, err := cf.server(positional, command, hasCommand)
+	if err != nil {
+		return err
+	}
+	tool, err := toolName(toolFlag, rest, hasCommand)
+	if err != nil {
+		return err
+	}
+	toolArgs, err := parseToolArgs(argsFlag)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	s, err := connect(ctx, spec, cf.timeout)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if err := s.checkTool(tool); err != nil {
+		return err
+	}
+	res, err := s.m.CallTool(ctx, s.id, tool, toolArgs, nil)
+	if err != nil {
+		if ierr := interrupted(ctx); ierr != nil {
+			return ierr
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("calling tool %q timed out after %v", tool, cf.timeout)
+		}
+		return spec.redact(err)
+	}
+	if err := writeJSON(stdout, res); err != nil {
+		return err
+	}
+	if res.IsError {
+		return fmt.Errorf("tool %q returned an error (isError); its result is on stdout", tool)
+	}
+	return nil
+}
+
+// toolName returns the tool to call: --tool, or the argument left after the
+// URL (or before --).
+func toolName(flagValue string, rest []string, hasCommand bool) (string, error) {
+	where := "after the URL"
+	if hasCommand {
+		where = "before --"
+	}
+	switch {
+	case flagValue != "" && len(rest) > 0:
+		return "", usageErrorf("the tool is given twice: --tool %q and %s", flagValue, quoteArg(rest[0]))
+	case flagValue != "":
+		return flagValue, nil
+	case len(rest) == 0:
+		return "", usageErrorf("missing tool name (give it %s, or with --tool)", where)
+	case len(rest) > 1 && hasCommand:
+		return "", usageErrorf("too many arguments before --: want only TOOL (give a URL or a command after --, not both)")
+	case len(rest) > 1:
+		return "", usageErrorf("unexpected argument %s after the tool name; pass arguments with --args", quoteArg(rest[1]))
+	}
+	return rest[0], nil
+}
+
+// parseToolArgs checks --args: a JSON object, passed on as it is.
+func parseToolArgs(s string) (json.RawMessage, error) {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}"), nil
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, usageErrorf("invalid JSON in --args: %v", err)
+	}
+	if dec.More() {
+		return nil, usageErrorf("invalid JSON in --args: more than one value")
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, usageErrorf("--args must be a JSON object, like '{\"name\": \"value\"}'")
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return nil, usageErrorf("invalid JSON in --args: %v", err)
+	}
+	return b.Bytes(), nil
+}
+
+// checkTool fails unless the server listed the tool.
+func (s *session) checkTool(name string) error {
+	tools := s.m.ListTools(mcpclient.Filter{ServerID: []string{s.id}})
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		if t.Name == name {
+			return nil
+		}
+		names = append(names, t.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("tool %q not found: %s lists no tools", name, s.spec.display)
+	}
+	const maxNames = 20
+	list := strings.Join(names[:min(len(names), maxNames)], ", ")
+	if len(names) > maxNames {
+		list += fmt.Sprintf(", and %d more", len(names)-maxNames)
+	}
+	return fmt.Errorf("tool %q not found on %s (it has: %s)", name, s.spec.display, list)
+}
