@@ -2,6 +2,9 @@ package mcpclient_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,7 +16,29 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The test binary doubles as a stdio MCP server for the stdio tests.
+	if mode := os.Getenv("AGENTMCP_TEST_STDIO_SERVER"); mode != "" {
+		os.Exit(stdioServer(mode))
+	}
 	goleak.VerifyTestMain(m)
+}
+
+// stdioServer serves mcptest's server over stdin and stdout, or, in mode
+// "fail", complains on stderr and exits as a misconfigured server would.
+func stdioServer(mode string) int {
+	if mode == "fail" {
+		fmt.Fprintln(os.Stderr, "fatal: bad configuration")
+		return 3
+	}
+	if f := os.Getenv("AGENTMCP_TEST_PID_FILE"); f != "" {
+		os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
+	fmt.Fprintln(os.Stderr, "stdio test server starting")
+	if err := mcptest.NewServer("stdio").Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // newManager returns a Manager closed when the test ends.

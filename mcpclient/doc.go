@@ -1,0 +1,70 @@
+// Package mcpclient connects to MCP servers and keeps those connections
+// alive: the Go counterpart of the seed's MCPClientManager.
+//
+// A Manager registers servers by id, connects them over streamable HTTP,
+// the 2024-11-05 HTTP+SSE transport, stdio or in-process, negotiates the
+// protocol era per server (2026-07-28 first, then the legacy handshake down
+// to 2024-11-05), discovers their catalogs (tools, prompts, resources and
+// resource templates, every page), keeps those catalogs current when servers
+// announce list_changed, reconnects in the background when a connection
+// drops, and routes calls.
+//
+// # Usage
+//
+//	m := mcpclient.New(nil)
+//	defer m.Close(ctx)
+//	m.RegisterServer(ctx, "docs", mcpclient.ServerOptions{Name: "Docs", URL: "https://mcp.example.com/mcp"})
+//	if res, _ := m.ConnectToServer(ctx, "docs"); res.State == mcpclient.StateConnected {
+//		m.DiscoverIfConnected(ctx, "docs", nil)
+//	}
+//	for _, t := range m.ListTools(mcpclient.Filter{}) {
+//		fmt.Println(t.ServerID, t.Name)
+//	}
+//	res, err := m.CallTool(ctx, "docs", "search", map[string]any{"q": "mcp"}, nil)
+//
+// Each server moves through the seed's states: connecting, authenticating
+// (on any 401), connected, discovering, ready, and failed (with its error);
+// a failed discovery returns to connected, never failed, so it can be
+// retried. Subscribe and OnServerStateChanged report every change.
+//
+// # Transports
+//
+// TransportAuto, the default for URLs, tries streamable HTTP and falls back
+// to SSE only when the endpoint answers 404 or 405 without a JSON-RPC error
+// (it does not implement streamable HTTP); a 401 or a 5xx never falls back,
+// and an explicit transport type never does. The HTTP transports are
+// agentmcp's own (go-sdk's session and protocol layers run on top of them):
+// their failures are typed ([*HTTPError]), custom headers go on every
+// request including the SSE GET, messages and events are size-capped, and
+// every request goes through a netguard SSRF guard.
+//
+// # Staying connected
+//
+// A legacy session that the server forgets (404) is re-initialised once,
+// transparently, and the request is repeated when that is safe: lists,
+// resource reads, prompts, and tools annotated readOnlyHint or
+// idempotentHint. Any other tool call caught by the loss returns an
+// [*InterruptedCallError]: it may or may not have run. A dropped connection
+// reconnects in the background following the server's RetryOptions (3
+// attempts, 500 ms base, 5 s cap, full jitter by default), and
+// WaitForConnections waits for that work to settle.
+//
+// # Concurrency
+//
+// A Manager is safe for concurrent use. Background work (reconnection,
+// catalog refreshes, event delivery) runs on goroutines the Manager owns;
+// Close stops and waits for them. Events are delivered in order on one
+// goroutine, so a listener should return quickly. Calls honour their
+// context: cancelling it cancels the request on the server.
+//
+// # Errors
+//
+// Errors wrap the sentinels in errors.go and are matched with errors.Is and
+// errors.As: [ErrNotRegistered], [ErrNotConnected], [ErrSessionExpired],
+// [ErrCallInterrupted], [ErrProtocol], [ErrUnauthorized] and
+// [ErrTransportNotImplemented] (also through [IsUnauthorized] and
+// [IsTransportNotImplemented], which never match on message text), and
+// netguard.ErrBlockedURL for refused addresses. A tool that fails returns a
+// result with IsError set, for the model to read, not a Go error. Errors
+// never contain header values, and URLs in them carry no query.
+package mcpclient
