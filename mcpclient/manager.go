@@ -36,7 +36,6 @@ type Manager struct {
 
 	events      *dispatcher
 	progressSeq atomic.Uint64
-	aiTools     *aiToolsCache // schemas and keys for AITools; safe for concurrent use
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -103,7 +102,6 @@ func New(opts *Options) *Manager {
 	if m.clock == nil {
 		m.clock = realClock{}
 	}
-	m.aiTools = newAIToolsCache(m)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
