@@ -38,6 +38,9 @@ func stdioServer(mode string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if mode == "exit-badly" {
+		return 7 // a server that fails on shutdown
+	}
 	return 0
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -157,3 +158,47 @@ func headerRecorder(t *testing.T, mode mcptest.Mode) (*mcptest.HTTPServer, func(
 }
 
 func fmtInfo(m *mcpclient.Manager) string { return fmt.Sprintf("%+v", m.Servers()) }
+
+// TestCloseAllConnections closes every server even when one fails to close,
+// and reports that failure.
+func TestCloseAllConnections(t *testing.T) {
+	m := newManager(t, nil)
+	connectReady(t, m, "good", mcpclient.ServerOptions{InProcess: inProcess(mcptest.NewServer("good"))})
+	connectReady(t, m, "bad", mcpclient.ServerOptions{Command: &mcpclient.CommandOptions{
+		Path: os.Args[0], Env: []string{"AGENTMCP_TEST_STDIO_SERVER=exit-badly"}}})
+	connectReady(t, m, "good2", mcpclient.ServerOptions{InProcess: inProcess(mcptest.NewServer("good2"))})
+
+	rec := record(m)
+	var afterDispose atomic.Int64
+	dispose := m.Subscribe(func(ev mcpclient.Event) {
+		if ev.Kind == mcpclient.EventRemoved {
+			afterDispose.Add(1)
+		}
+	})
+	err := m.CloseAllConnections(testCtx(t))
+	if err == nil || !strings.Contains(err.Error(), `"bad"`) {
+		t.Errorf("CloseAllConnections = %v; want the bad server's failure", err)
+	}
+	for _, info := range m.Servers() {
+		if info.State != mcpclient.StateNotConnected {
+			t.Errorf("%s is %s after CloseAllConnections", info.ID, info.State)
+		}
+	}
+	if len(m.Servers()) != 3 {
+		t.Errorf("registrations lost: %d left", len(m.Servers()))
+	}
+	for _, id := range []string{"good", "bad", "good2"} {
+		rec.waitFor(t, id+" not connected", stateIs(id, mcpclient.StateNotConnected))
+		rec.pos = 0
+	}
+	// A disposed listener hears nothing published after dispose.
+	dispose()
+	dispose() // idempotent
+	m.RemoveServer(testCtx(t), "good")
+	if err := m.Close(testCtx(t)); err != nil { // delivers what is queued
+		t.Fatal(err)
+	}
+	if n := afterDispose.Load(); n != 0 {
+		t.Errorf("%d events after dispose", n)
+	}
+}
