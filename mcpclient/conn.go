@@ -305,8 +305,9 @@ func (c *conn) noteCallError(s *session, err error) {
 }
 
 // close ends the session. With state "" the server is being removed;
-// otherwise it stays registered in that state.
-func (c *conn) close(ctx context.Context, state State) error {
+// otherwise it stays registered in that state. With keep, the server is not
+// told (no DELETE), so the session can be resumed later.
+func (c *conn) close(ctx context.Context, state State, keep bool) error {
 	c.mu.Lock()
 	s := c.sess
 	c.sess = nil
@@ -327,12 +328,26 @@ func (c *conn) close(ctx context.Context, state State) error {
 		return nil
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.close() }()
+	go func() {
+		if keep {
+			s.keep()
+		}
+		done <- s.close()
+	}()
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// keep makes close leave the server's session alive, for resumption.
+func (s *session) keep() {
+	if pc, ok := s.conn.(*progressConn); ok {
+		if sc, ok := pc.Connection.(*streamableConn); ok {
+			sc.keepSession()
+		}
 	}
 }
 
@@ -371,6 +386,9 @@ func (c *conn) info() ServerInfo {
 		si.ServerInfo = init.ServerInfo
 		si.Capabilities = init.Capabilities
 		si.Instructions = init.Instructions
+		if r := (&Resume{ProtocolVersion: init.ProtocolVersion, SessionID: c.last.sessionID, Result: init}); c.last.transport == TransportStreamableHTTP && r.valid() {
+			si.Resume = r
+		}
 	}
 	return si
 }
@@ -407,11 +425,28 @@ func (c *conn) handshake(ctx context.Context) (*session, error) {
 // handshakeOver connects over transport t.
 func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, error) {
 	version := c.opts.Client.ProtocolVersion
+	c.mu.Lock()
+	if last := c.last; version == "" && last.transport == t && last.protocolVersion != "" && last.protocolVersion < protocolModern {
+		// The era is a property of the server: once it spoke a legacy
+		// version, a new session skips the 2026-07-28 probe.
+		version = protocolLegacy
+	}
+	c.mu.Unlock()
 	s := &session{transport: t}
 	var transport mcp.Transport
 	switch t {
 	case TransportStreamableHTTP:
+		c.mu.Lock()
+		resume := c.opts.Resume
+		c.opts.Resume = nil // used once
+		c.mu.Unlock()
+		if resume.valid() {
+			version = resume.ProtocolVersion
+		} else {
+			resume = nil
+		}
 		transport = &streamableTransport{
+			resume:         resume,
 			endpoint:       c.opts.URL,
 			client:         c.m.httpClient,
 			header:         c.opts.Transport.Headers,

@@ -27,7 +27,7 @@ import (
 // the response.
 func intercept(t *testing.T, hook func(w http.ResponseWriter, method, name string, id json.RawMessage) bool) *mcptest.HTTPServer {
 	srv := mcptest.NewServer("s")
-	real := mcptest.Handler(mcptest.Stateful, func() *mcp.Server { return srv.Server })
+	real := mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
 	return mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -258,7 +258,7 @@ func TestIdleStream(t *testing.T) {
 	var gets atomic.Int64
 	reopened := make(chan struct{})
 	srv := mcptest.NewServer("s")
-	real := mcptest.Handler(mcptest.Stateful, func() *mcp.Server { return srv.Server })
+	real := mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
 	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && gets.Add(1) == 2 {
 			close(reopened)

@@ -284,12 +284,17 @@ func (m *Manager) CloseConnection(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return c.close(ctx, StateNotConnected)
+	return c.close(ctx, StateNotConnected, false)
 }
 
 // CloseAllConnections closes every session, keeping the registrations. It
 // closes them all even when some fail, and returns the failures joined.
 func (m *Manager) CloseAllConnections(ctx context.Context) error {
+	return m.closeAll(ctx, false)
+}
+
+// closeAll closes every session; keep leaves them alive on the servers.
+func (m *Manager) closeAll(ctx context.Context, keep bool) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -297,7 +302,7 @@ func (m *Manager) CloseAllConnections(ctx context.Context) error {
 	)
 	for _, c := range m.snapshot() {
 		wg.Go(func() {
-			if err := c.close(ctx, StateNotConnected); err != nil {
+			if err := c.close(ctx, StateNotConnected, keep); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("closing mcp server %q: %w", c.id, err))
 				mu.Unlock()
@@ -320,7 +325,7 @@ func (m *Manager) RemoveServer(ctx context.Context, id string) error {
 	m.mu.Unlock()
 	var err error
 	if ok {
-		err = c.close(ctx, "")
+		err = c.close(ctx, "", false)
 	}
 	m.publish(Event{Kind: EventRemoved, ServerID: id})
 	return err
@@ -329,6 +334,10 @@ func (m *Manager) RemoveServer(ctx context.Context, id string) error {
 // Close closes every connection, stops background work and event delivery,
 // and waits for them, at most until ctx is done. Close is idempotent; after
 // it, methods return ErrClosed.
+//
+// Unlike CloseAllConnections, Close does not end the servers' sessions, so
+// that a process that restarts can resume them (ServerInfo.Resume); servers
+// expire sessions that are never resumed.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	already := m.closed
@@ -338,7 +347,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		return nil
 	}
 	m.cancel()
-	err := m.CloseAllConnections(ctx)
+	err := m.closeAll(ctx, true)
 	done := make(chan struct{})
 	go func() {
 		m.wg.Wait()
@@ -415,6 +424,11 @@ type ServerInfo struct {
 	ServerInfo   *mcp.Implementation
 	Capabilities *mcp.ServerCapabilities
 	Instructions string
+
+	// Resume is what it takes to resume the current session after a
+	// restart (ServerOptions.Resume), or nil when it cannot be resumed
+	// (stdio, in-process and SSE sessions end with the process or stream).
+	Resume *Resume
 }
 
 // Server returns a snapshot of the server registered under id.

@@ -121,6 +121,28 @@ type ServerOptions struct {
 	// Retry configures background reconnection. Nil means 3 attempts,
 	// 500 ms base delay, 5 s maximum delay, full jitter.
 	Retry *RetryOptions
+
+	// Resume, if set, resumes a streamable HTTP session saved earlier (see
+	// ServerInfo.Resume) instead of starting one: the first connection skips
+	// the handshake. If the server no longer knows the session, the Manager
+	// starts a fresh one. It is used once.
+	Resume *Resume
+}
+
+// Resume is what it takes to resume a streamable HTTP session without a
+// handshake: the negotiated version, the legacy session id (none for
+// 2026-07-28, which has no sessions) and what the handshake returned.
+type Resume struct {
+	ProtocolVersion string                `json:"protocolVersion"`
+	SessionID       string                `json:"sessionId,omitempty"`
+	Result          *mcp.InitializeResult `json:"result"`
+}
+
+// valid applies the reference's decode rules: a session needs its protocol
+// version and handshake result, and a legacy one its session id.
+func (r *Resume) valid() bool {
+	return r != nil && r.Result != nil && supportedVersion(r.ProtocolVersion) &&
+		(r.ProtocolVersion >= protocolModern || r.SessionID != "")
 }
 
 // CommandOptions describes a server run as a child process over stdio.
@@ -296,6 +318,10 @@ func (o ServerOptions) clone() ServerOptions {
 	if o.Retry != nil {
 		r := *o.Retry
 		o.Retry = &r
+	}
+	if o.Resume != nil {
+		r := *o.Resume
+		o.Resume = &r
 	}
 	return o
 }

@@ -29,8 +29,9 @@ func (t progressTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	t.s.conn = conn
-	return &progressConn{Connection: conn, c: t.c}, nil
+	pc := &progressConn{Connection: conn, c: t.c}
+	t.s.conn = pc
+	return pc, nil
 }
 
 type progressConn struct {

@@ -141,7 +141,7 @@ type seenRequest struct{ method, tenant, auth string }
 
 func headerRecorder(t *testing.T, mode mcptest.Mode) (*mcptest.HTTPServer, func() []seenRequest) {
 	srv := mcptest.NewServer("s")
-	real := mcptest.Handler(mode, func() *mcp.Server { return srv.Server })
+	real := mcptest.Handler(t, mode, func() *mcp.Server { return srv.Server })
 	var mu sync.Mutex
 	var seen []seenRequest
 	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -66,6 +66,10 @@ type streamableTransport struct {
 	// protocol version once they are known.
 	observe func(sessionID, protocolVersion string)
 
+	// resume, if set, is a saved session to resume: the handshake is
+	// answered locally from it.
+	resume *Resume
+
 	// conn is the connection Connect made (a transport is used once).
 	conn *streamableConn
 }
@@ -79,6 +83,10 @@ func (t *streamableTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan jsonrpc.Message, 16),
 		done:     make(chan struct{}),
 		failed:   make(chan struct{}),
+		resume:   t.resume,
+	}
+	if t.resume != nil {
+		t.conn.sessionID = t.resume.SessionID
 	}
 	return t.conn, nil
 }
@@ -106,6 +114,17 @@ type streamableConn struct {
 	standalone      bool       // whether the GET stream was started
 	// standaloneUp is closed when the first GET attempt has an outcome.
 	standaloneUp chan struct{}
+	// resume is the saved session whose handshake is answered locally.
+	resume *Resume
+	// keep leaves the server's session alive on Close (no DELETE).
+	keep bool
+}
+
+// keepSession makes Close leave the server's session alive.
+func (c *streamableConn) keepSession() {
+	c.mu.Lock()
+	c.keep = true
+	c.mu.Unlock()
 }
 
 func (c *streamableConn) SessionID() string {
@@ -202,6 +221,9 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		summary string
 		call    *jsonrpc.Request // set when msg expects a response
 	)
+	if handled, err := c.resumeHandshake(msg); handled {
+		return err
+	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		summary = m.Method
@@ -305,6 +327,56 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		release()
 		return rejected(protocolError("%s: unexpected content type %q", summary, resp.Header.Get("Content-Type")))
 	}
+}
+
+// resumeHandshake answers the handshake of a resumed session locally:
+// initialize (legacy) or server/discover (2026-07-28) gets the saved result,
+// and the legacy initialized notification is not sent, since the server
+// already had it. Nothing else is handled.
+func (c *streamableConn) resumeHandshake(msg jsonrpc.Message) (handled bool, err error) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return false, nil
+	}
+	c.mu.Lock()
+	r := c.resume
+	c.mu.Unlock()
+	if r == nil {
+		return false, nil
+	}
+	var result any
+	switch req.Method {
+	case "initialize":
+		c.mu.Lock()
+		c.initID = req.ID
+		c.mu.Unlock()
+		result = r.Result
+	case "server/discover":
+		result = &mcp.DiscoverResult{
+			Meta:              mcp.Meta{"io.modelcontextprotocol/serverInfo": r.Result.ServerInfo},
+			SupportedVersions: []string{r.ProtocolVersion},
+			Capabilities:      r.Result.Capabilities,
+			Instructions:      r.Result.Instructions,
+		}
+	case "notifications/initialized":
+		c.mu.Lock()
+		c.resume = nil
+		c.mu.Unlock()
+		return true, nil
+	default:
+		return false, nil
+	}
+	data, err := json.Marshal(result)
+	if err != nil {
+		return true, err
+	}
+	if req.Method == "server/discover" {
+		c.mu.Lock()
+		c.resume = nil
+		c.mu.Unlock()
+	}
+	c.deliver(&jsonrpc.Response{ID: req.ID, Result: data})
+	return true, nil
 }
 
 // setHeaders sets the custom headers, the protocol version and the session
@@ -646,8 +718,10 @@ func (s streamTiming) delay(n int, serverRetry time.Duration) time.Duration {
 // stream, and waits for their readers.
 func (c *streamableConn) Close() error {
 	c.closeOnce.Do(func() {
-		sid := c.SessionID()
-		if sid != "" && !errors.Is(c.failure(), ErrSessionExpired) && !c.modern() {
+		c.mu.Lock()
+		sid, keep := c.sessionID, c.keep
+		c.mu.Unlock()
+		if sid != "" && !keep && !errors.Is(c.failure(), ErrSessionExpired) && !c.modern() {
 			ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
 			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.t.endpoint, nil)
 			if err == nil {

@@ -156,7 +156,7 @@ func TestInspectHeaders(t *testing.T) {
 		t.Run(modeName(mode), func(t *testing.T) {
 			t.Parallel()
 			srv := mcptest.NewServer("s")
-			rec := &headerRecorder{next: mcptest.Handler(mode, func() *mcp.Server { return srv.Server })}
+			rec := &headerRecorder{next: mcptest.Handler(t, mode, func() *mcp.Server { return srv.Server })}
 			hs := mcptest.ServeHandler(t, rec)
 			r := runCmd(t, "inspect",
 				"--header", "Authorization: Bearer "+secret,

@@ -79,7 +79,7 @@ func serve(t testing.TB, mode mcptest.Mode) (*mcptest.Server, *mcptest.HTTPServe
 // with requests from another process (TestBinary) under -race.
 func serveServer(t testing.TB, mode mcptest.Mode, srv *mcp.Server) *mcptest.HTTPServer {
 	t.Helper()
-	return mcptest.ServeHandler(t, mcptest.Handler(mode, func() *mcp.Server { return srv }))
+	return mcptest.ServeHandler(t, mcptest.Handler(t, mode, func() *mcp.Server { return srv }))
 }
 
 // headerRecorder records the headers of every request it passes on.

@@ -64,8 +64,8 @@ func Serve(t testing.TB, mode Mode, newServer func() *mcp.Server) *HTTPServer {
 		s.mu.Unlock()
 		return srv
 	}
-	s.handler = Handler(mode, record)
-	s.newHandler = func() http.Handler { return Handler(mode, record) }
+	s.handler = handler(mode, record)
+	s.newHandler = func() http.Handler { return handler(mode, record) }
 	s.listen()
 	return s
 }
@@ -225,7 +225,33 @@ func (s *HTTPServer) RestartWith(h http.Handler) {
 }
 
 // Handler returns a handler serving the servers newServer returns in mode.
-func Handler(mode Mode, newServer func() *mcp.Server) http.Handler {
+// When the test ends, it closes the sessions those servers still have.
+func Handler(t testing.TB, mode Mode, newServer func() *mcp.Server) http.Handler {
+	var (
+		mu      sync.Mutex
+		servers []*mcp.Server
+	)
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, srv := range servers {
+			for ss := range srv.Sessions() {
+				ss.Close()
+			}
+		}
+	})
+	return handler(mode, func() *mcp.Server {
+		srv := newServer()
+		mu.Lock()
+		if !slices.Contains(servers, srv) {
+			servers = append(servers, srv)
+		}
+		mu.Unlock()
+		return srv
+	})
+}
+
+func handler(mode Mode, newServer func() *mcp.Server) http.Handler {
 	get := func(*http.Request) *mcp.Server { return newServer() }
 	switch mode {
 	case Stateless:

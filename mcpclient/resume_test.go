@@ -1,0 +1,112 @@
+package mcpclient_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// countingServer hosts a go-sdk server in mode and counts its handshakes.
+func countingServer(t *testing.T, mode mcptest.Mode) (hs *mcptest.HTTPServer, handshakes *atomic.Int64) {
+	srv := mcptest.NewServer("s")
+	real := mcptest.Handler(t, mode, func() *mcp.Server { return srv.Server })
+	handshakes = new(atomic.Int64)
+	hs = mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct{ Method string }
+		json.Unmarshal(body, &msg)
+		if msg.Method == "initialize" || msg.Method == "server/discover" {
+			handshakes.Add(1)
+		}
+		real.ServeHTTP(w, r)
+	}))
+	return hs, handshakes
+}
+
+// saveResume round-trips a Resume through JSON, as storage would.
+func saveResume(t *testing.T, m *mcpclient.Manager, id string) *mcpclient.Resume {
+	t.Helper()
+	info, _ := m.Server(id)
+	if info.Resume == nil {
+		t.Fatalf("%s has no resumable session", id)
+	}
+	data, err := json.Marshal(info.Resume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r mcpclient.Resume
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// TestResume: a session saved before a restart is resumed without a
+// handshake, in both eras; a saved session the server no longer knows is
+// replaced after one fresh handshake.
+func TestResume(t *testing.T) {
+	for _, era := range []struct {
+		name string
+		mode mcptest.Mode
+	}{{"2025-11-25", mcptest.Stateful}, {"2026-07-28", mcptest.Stateless}} {
+		t.Run(era.name, func(t *testing.T) {
+			hs, handshakes := countingServer(t, era.mode)
+			ctx := testCtx(t)
+
+			m1 := mcpclient.New(nil)
+			connectReady(t, m1, "s1", mcpclient.ServerOptions{URL: hs.URL})
+			saved := saveResume(t, m1, "s1")
+			if err := m1.Close(ctx); err != nil { // a restart: the session stays alive
+				t.Fatal(err)
+			}
+			before := handshakes.Load()
+
+			m2 := newManager(t, nil)
+			connectReady(t, m2, "s1", mcpclient.ServerOptions{URL: hs.URL, Resume: saved})
+			if n := handshakes.Load() - before; n != 0 {
+				t.Errorf("resuming cost %d handshakes", n)
+			}
+			info, _ := m2.Server("s1")
+			if info.SessionID != saved.SessionID || info.ProtocolVersion != saved.ProtocolVersion {
+				t.Errorf("resumed %q/%s, saved %q/%s", info.SessionID, info.ProtocolVersion, saved.SessionID, saved.ProtocolVersion)
+			}
+			if _, err := m2.CallTool(ctx, "s1", "echo", map[string]any{"text": "resumed"}, nil); err != nil {
+				t.Errorf("call on the resumed session: %v", err)
+			}
+			if era.mode != mcptest.Stateful {
+				return
+			}
+
+			// The server forgets the session while we are away: one fresh
+			// handshake, then ready with a new session id.
+			stale := saveResume(t, m2, "s1")
+			hs.ExpireSessions()
+			before = handshakes.Load()
+			m3 := newManager(t, nil)
+			ctx3 := testCtx(t)
+			m3.RegisterServer(ctx3, "s1", mcpclient.ServerOptions{URL: hs.URL, Resume: stale})
+			if r, _ := m3.ConnectToServer(ctx3, "s1"); r.State != mcpclient.StateConnected {
+				t.Fatalf("connect with a stale session: %+v", r)
+			}
+			d, _ := m3.DiscoverIfConnected(ctx3, "s1", nil)
+			if !d.Success {
+				t.Fatalf("discovery with a stale session: %+v", d)
+			}
+			info, _ = m3.Server("s1")
+			if info.State != mcpclient.StateReady || info.SessionID == "" || info.SessionID == stale.SessionID {
+				t.Errorf("after the stale session: %s, session %q (stale %q)", info.State, info.SessionID, stale.SessionID)
+			}
+			if n := handshakes.Load() - before; n != 1 {
+				t.Errorf("%d handshakes to recover, want 1", n)
+			}
+		})
+	}
+}
