@@ -34,8 +34,10 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // background goroutines
 
-	events      *dispatcher
-	progressSeq atomic.Uint64
+	events       *dispatcher
+	progressSeq  atomic.Uint64
+	connectSlots chan struct{} // bounds background connections
+	aiTools      *aiToolsCache // schemas and keys for AITools; safe for concurrent use
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -61,6 +63,9 @@ func New(opts *Options) *Manager {
 	if o.MaxPages <= 0 {
 		o.MaxPages = 100
 	}
+	if o.MaxConcurrentConnects <= 0 {
+		o.MaxConcurrentConnects = 16
+	}
 	switch {
 	case o.StreamIdleTimeout == 0:
 		o.StreamIdleTimeout = 5 * time.Minute
@@ -74,14 +79,15 @@ func New(opts *Options) *Manager {
 		o.MaxMessageSize = 0 // no cap
 	}
 	m := &Manager{
-		opts:       o,
-		clientInfo: o.ClientInfo,
-		httpClient: o.HTTPClient,
-		logger:     o.Logger,
-		clock:      o.Clock,
-		events:     newDispatcher(),
-		conns:      map[string]*conn{},
-		idle:       make(chan struct{}),
+		opts:         o,
+		clientInfo:   o.ClientInfo,
+		httpClient:   o.HTTPClient,
+		logger:       o.Logger,
+		clock:        o.Clock,
+		events:       newDispatcher(),
+		conns:        map[string]*conn{},
+		idle:         make(chan struct{}),
+		connectSlots: make(chan struct{}, o.MaxConcurrentConnects),
 	}
 	close(m.idle)
 	if m.clientInfo == nil {
@@ -102,6 +108,7 @@ func New(opts *Options) *Manager {
 	if m.clock == nil {
 		m.clock = realClock{}
 	}
+	m.aiTools = newAIToolsCache(m)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
@@ -167,6 +174,62 @@ func (m *Manager) ConnectToServer(ctx context.Context, id string) (ConnectResult
 	}
 	defer m.track()()
 	return c.connectOnce(ctx), nil
+}
+
+// EstablishConnection connects a registered server in the background, with
+// its RetryOptions, then discovers it: what a restore or a finished
+// authorisation needs. At most Options.MaxConcurrentConnects such
+// connections run at once. WaitForConnections waits for it.
+func (m *Manager) EstablishConnection(id string) error {
+	c, err := m.lookup(id)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	s := c.sess
+	c.mu.Unlock()
+	c.startRenew(s, true)
+	return nil
+}
+
+// RenameServer moves a registered server, and its live connection, from
+// oldID to newID, with no reconnection. It fails when newID is taken.
+func (m *Manager) RenameServer(oldID, newID string) error {
+	if oldID == newID {
+		return nil
+	}
+	m.mu.Lock()
+	c, ok := m.conns[oldID]
+	_, taken := m.conns[newID]
+	switch {
+	case m.closed:
+		m.mu.Unlock()
+		return ErrClosed
+	case !ok:
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrNotRegistered, oldID)
+	case taken:
+		m.mu.Unlock()
+		return fmt.Errorf("rename mcp server %q: %q is already registered", oldID, newID)
+	}
+	delete(m.conns, oldID)
+	m.conns[newID] = c
+	m.order[slices.Index(m.order, oldID)] = newID
+	c.idp.Store(&newID)
+	m.mu.Unlock()
+	info := c.info()
+	m.publish(Event{Kind: EventRemoved, ServerID: oldID})
+	m.publish(Event{Kind: EventRegistered, ServerID: newID, State: info.State})
+	return nil
+}
+
+// CheckURL reports whether url may be registered: an http or https URL
+// that the SSRF guard accepts.
+func (m *Manager) CheckURL(url string) error {
+	if err := (&ServerOptions{URL: url}).validate(); err != nil {
+		return err
+	}
+	return m.guard.CheckURL(url)
 }
 
 // DiscoverOptions configures DiscoverIfConnected.
@@ -304,7 +367,7 @@ func (m *Manager) closeAll(ctx context.Context, keep bool) error {
 		wg.Go(func() {
 			if err := c.close(ctx, StateNotConnected, keep); err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("closing mcp server %q: %w", c.id, err))
+				errs = append(errs, fmt.Errorf("closing mcp server %q: %w", c.ID(), err))
 				mu.Unlock()
 			}
 		})
