@@ -88,7 +88,7 @@ func doCall[T any](ctx context.Context, c *conn, method, name string, repeatable
 	}
 	if !isSessionLost(err) {
 		c.noteCallError(s, err)
-		return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.id, err)
+		return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.ID(), err)
 	}
 	op := c.startRenew(s, false)
 	select {
@@ -97,17 +97,17 @@ func doCall[T any](ctx context.Context, c *conn, method, name string, repeatable
 		return zero, ctx.Err()
 	}
 	if op.err != nil {
-		return zero, fmt.Errorf("%s %q on server %q: %w; reconnecting failed: %w", method, name, c.id, err, op.err)
+		return zero, fmt.Errorf("%s %q on server %q: %w; reconnecting failed: %w", method, name, c.ID(), err, op.err)
 	}
 	if !repeatable {
-		return zero, &InterruptedCallError{ServerID: c.id, Method: method, Name: name, Err: err}
+		return zero, &InterruptedCallError{ServerID: c.ID(), Method: method, Name: name, Err: err}
 	}
 	if s, err = c.liveSession(ctx); err != nil {
 		return zero, err
 	}
 	res, err = fn(ctx, s, meta)
 	if err != nil {
-		return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.id, err)
+		return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.ID(), err)
 	}
 	return res, nil
 }

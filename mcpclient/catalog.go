@@ -16,7 +16,7 @@ type Filter struct {
 }
 
 func (f Filter) match(c *conn, state State) bool {
-	return (len(f.ServerID) == 0 || slices.Contains(f.ServerID, c.id)) &&
+	return (len(f.ServerID) == 0 || slices.Contains(f.ServerID, c.ID())) &&
 		(len(f.ServerName) == 0 || slices.Contains(f.ServerName, c.opts.Name)) &&
 		(len(f.State) == 0 || slices.Contains(f.State, state))
 }
@@ -53,7 +53,7 @@ func (m *Manager) catalogs(f Filter) (ids []string, cats []*catalog) {
 		state, cat := c.state, c.cat
 		c.mu.Unlock()
 		if f.match(c, state) {
-			ids = append(ids, c.id)
+			ids = append(ids, c.ID())
 			cats = append(cats, cat)
 		}
 	}

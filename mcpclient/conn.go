@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,7 +19,7 @@ import (
 // current session and its catalog.
 type conn struct {
 	m     *Manager
-	id    string
+	idp   atomic.Pointer[string] // the server id; RenameServer changes it
 	opts  ServerOptions
 	retry RetryOptions
 
@@ -88,16 +89,23 @@ type renewOp struct {
 
 func newConn(m *Manager, id string, opts ServerOptions) *conn {
 	retry, _ := opts.Retry.withDefaults() // validated by RegisterServer
-	return &conn{
+	c := &conn{
 		m:     m,
-		id:    id,
 		opts:  opts,
 		retry: retry,
 		dial:  make(chan struct{}, 1),
 		state: StateConnecting,
 		cat:   &catalog{},
 	}
+	if opts.PendingAuthURL != "" {
+		c.state, c.authURL = StateAuthenticating, opts.PendingAuthURL
+	}
+	c.idp.Store(&id)
+	return c
 }
+
+// ID returns the server's id.
+func (c *conn) ID() string { return *c.idp.Load() }
 
 // setState moves to state with err and publishes the change.
 func (c *conn) setState(state State, err error) {
@@ -108,7 +116,7 @@ func (c *conn) setState(state State, err error) {
 	}
 	c.state, c.err = state, err
 	c.mu.Unlock()
-	c.m.publish(Event{Kind: EventStateChanged, ServerID: c.id, State: state, Err: err})
+	c.m.publish(Event{Kind: EventStateChanged, ServerID: c.ID(), State: state, Err: err})
 }
 
 // connectOnce makes one handshake, replacing any current session.
@@ -186,7 +194,7 @@ func (c *conn) sessionEnded(s *session, err error) {
 	if !current {
 		return
 	}
-	c.m.logger.Info("mcp connection dropped; reconnecting", "server", c.id, "error", err)
+	c.m.logger.Info("mcp connection dropped; reconnecting", "server", c.ID(), "error", err)
 	c.startRenew(s, true)
 }
 
@@ -207,7 +215,7 @@ func (c *conn) startRenew(old *session, withRetry bool) *renewOp {
 		// Someone already replaced it.
 	case c.sess == nil && old != nil && c.state != StateConnecting:
 		// Closed on purpose, or a renewal already failed.
-		op.err = fmt.Errorf("%w: %q is %s", ErrNotConnected, c.id, c.state)
+		op.err = fmt.Errorf("%w: %q is %s", ErrNotConnected, c.ID(), c.state)
 	default:
 		c.renewing = op
 		c.sess = nil
@@ -240,11 +248,19 @@ func (c *conn) reconnect(ctx context.Context, withRetry bool) error {
 	}
 	var res ConnectResult
 	for k := 1; ; k++ {
+		select {
+		case c.m.connectSlots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		res = c.connectOnce(ctx)
+		if res.State == StateConnected {
+			c.discover(ctx, c.m.opts.DiscoverTimeout)
+		}
+		<-c.m.connectSlots
 		if res.State == StateConnected {
 			// A failed discovery leaves the server connected, and usable;
 			// its own state and error report it.
-			c.discover(ctx, c.m.opts.DiscoverTimeout)
 			return nil
 		}
 		if res.State == StateAuthenticating || k >= attempts || ctx.Err() != nil {
@@ -288,9 +304,9 @@ func (c *conn) liveSession(ctx context.Context) (*session, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q is %s: %w", ErrNotConnected, c.id, state, err)
+		return nil, fmt.Errorf("%w: %q is %s: %w", ErrNotConnected, c.ID(), state, err)
 	}
-	return nil, fmt.Errorf("%w: %q is %s", ErrNotConnected, c.id, state)
+	return nil, fmt.Errorf("%w: %q is %s", ErrNotConnected, c.ID(), state)
 }
 
 // noteCallError starts a reconnection when a call failed because the
@@ -372,7 +388,7 @@ func (c *conn) info() ServerInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	si := ServerInfo{
-		ID:              c.id,
+		ID:              c.ID(),
 		Name:            c.opts.Name,
 		URL:             redactRawURL(c.opts.URL),
 		State:           c.state,
@@ -411,7 +427,7 @@ func (c *conn) handshake(ctx context.Context) (*session, error) {
 		if err == nil || !IsTransportNotImplemented(err) {
 			return s, err
 		}
-		c.m.logger.Info("mcp server does not implement the transport; trying the other", "server", c.id, "tried", first, "next", second)
+		c.m.logger.Info("mcp server does not implement the transport; trying the other", "server", c.ID(), "tried", first, "next", second)
 		s, err2 := c.handshakeOver(ctx, second)
 		if err2 != nil {
 			return nil, fmt.Errorf("%s: %v; %s: %w", first, err, second, err2)
@@ -453,7 +469,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 			maxMessageSize: c.m.opts.MaxMessageSize,
 			timing:         defaultStreamTiming,
 			idleTimeout:    c.m.opts.StreamIdleTimeout,
-			logger:         c.m.logger.With("server", c.id),
+			logger:         c.m.logger.With("server", c.ID()),
 		}
 	case TransportSSE:
 		if version >= protocolModern {
@@ -467,7 +483,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 			client:         c.m.httpClient,
 			header:         c.opts.Transport.Headers,
 			maxMessageSize: c.m.opts.MaxMessageSize,
-			logger:         c.m.logger.With("server", c.id),
+			logger:         c.m.logger.With("server", c.ID()),
 		}
 	case TransportStdio:
 		return c.handshakeStdio(ctx, version)
@@ -509,7 +525,7 @@ func (c *conn) handshakeStdio(ctx context.Context, version string) (*session, er
 	if err == nil || version != "" || ctx.Err() != nil {
 		return s, err
 	}
-	c.m.logger.Info("mcp stdio server failed the 2026-07-28 probe; restarting it for the legacy handshake", "server", c.id, "error", err)
+	c.m.logger.Info("mcp stdio server failed the 2026-07-28 probe; restarting it for the legacy handshake", "server", c.ID(), "error", err)
 	return c.startStdio(ctx, protocolLegacy)
 }
 
@@ -518,7 +534,7 @@ func (c *conn) startStdio(ctx context.Context, version string) (*session, error)
 	cmd := exec.Command(co.Path, co.Args...)
 	cmd.Env = append(os.Environ(), co.Env...)
 	cmd.Dir = co.Dir
-	tail := newStderrTail(c.m.logger.With("server", c.id))
+	tail := newStderrTail(c.m.logger.With("server", c.ID()))
 	cmd.Stderr = tail
 	t := &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	s := &session{stderr: tail, transport: TransportStdio}
@@ -555,7 +571,7 @@ func (c *conn) newClient(s *session) *mcp.Client {
 		caps.Extensions = x.Extensions
 	}
 	return mcp.NewClient(c.m.clientInfo, &mcp.ClientOptions{
-		Logger:       c.m.logger.With("server", c.id),
+		Logger:       c.m.logger.With("server", c.ID()),
 		Capabilities: caps,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.listChanged(s, kindTools)
@@ -567,7 +583,7 @@ func (c *conn) newClient(s *session) *mcp.Client {
 			c.listChanged(s, kindResources)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.m.logger.Debug("mcp server log", "server", c.id, "level", req.Params.Level, "logger", req.Params.Logger)
+			c.m.logger.Debug("mcp server log", "server", c.ID(), "level", req.Params.Level, "logger", req.Params.Logger)
 		},
 	})
 }

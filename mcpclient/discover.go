@@ -75,7 +75,7 @@ func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResu
 		c.setState(StateAuthenticating, err)
 		return DiscoverResult{State: StateAuthenticating, Err: err}
 	default:
-		c.m.logger.Warn("mcp discovery failed", "server", c.id, "error", err)
+		c.m.logger.Warn("mcp discovery failed", "server", c.ID(), "error", err)
 		c.setState(StateConnected, err)
 		if isSessionLost(err) {
 			// The server forgot the session: re-initialise once, which
@@ -277,7 +277,7 @@ func (c *conn) refreshList(ctx context.Context, s *session, kind int) {
 		ev = EventResourcesChanged
 	}
 	if err != nil {
-		c.m.logger.Warn("mcp list refresh failed", "server", c.id, "error", err)
+		c.m.logger.Warn("mcp list refresh failed", "server", c.ID(), "error", err)
 		return
 	}
 	c.mu.Lock()
@@ -290,5 +290,5 @@ func (c *conn) refreshList(ctx context.Context, s *session, kind int) {
 	c.cat = &cat
 	state := c.state
 	c.mu.Unlock()
-	c.m.publish(Event{Kind: ev, ServerID: c.id, State: state})
+	c.m.publish(Event{Kind: ev, ServerID: c.ID(), State: state})
 }

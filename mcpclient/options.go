@@ -61,6 +61,10 @@ type Options struct {
 	// Clock is used for retry backoff. Nil means real time. Tests inject a
 	// fake one.
 	Clock Clock
+
+	// MaxConcurrentConnects bounds the background connections (restores,
+	// reconnections) made at once. Zero means 16.
+	MaxConcurrentConnects int
 }
 
 // Version is the version of agentmcp, reported in ClientInfo by default.
@@ -121,6 +125,11 @@ type ServerOptions struct {
 	// Retry configures background reconnection. Nil means 3 attempts,
 	// 500 ms base delay, 5 s maximum delay, full jitter.
 	Retry *RetryOptions
+
+	// PendingAuthURL, if set, registers the server in state authenticating,
+	// waiting for the user to finish an authorisation started earlier (at
+	// that URL), without any I/O.
+	PendingAuthURL string
 
 	// Resume, if set, resumes a streamable HTTP session saved earlier (see
 	// ServerInfo.Resume) instead of starting one: the first connection skips
