@@ -1,0 +1,80 @@
+// Package store defines how agentmcp keeps agents' MCP servers and their
+// OAuth data: the Store interface, its records, and the Cipher that
+// encrypts secrets at rest. Backends live in subpackages: store/sqlite (the
+// embedded default, one machine) and store/postgres (several replicas
+// sharing one database). Package storetest is the behaviour suite both pass.
+//
+// Many agents share one database. Every record belongs to a namespace, the
+// agent's "class/instance", and every operation is scoped by one: agents
+// never see each other's servers or keys.
+//
+// A Server row holds what an agent needs to reconnect after a restart: id,
+// name, URL, OAuth callback URL, client id, pending authorization URL, and
+// ServerOptions (transport, headers, retry, advertised capabilities, the
+// session to resume). The key-value part holds a server's OAuth data, filed
+// under (namespace, server id, key). The oauth package's keys follow the
+// reference layout without its "/{agent}/{server}/" prefix, which the
+// scope replaces:
+//
+//	{clientID}/client_info/                       client registration
+//	{clientID}/token                              token set
+//	oauth_discovery                               discovery state
+//	state/{nonce}                                 OAuth state, 10 min, taken once (KVTake)
+//	{clientID}/code_verifier/{nonce}              PKCE verifier, 10 min, taken once
+//	{clientID}/code_verifier_challenge/{S256}     verifier not yet bound to a state
+//
+// DeleteServer removes all of a server's keys with its row, and RenameServer
+// (the move from a generated id to a stable one) moves them with it, each in
+// one transaction.
+//
+// # Usage
+//
+//	cipher, err := store.CipherFromEnv() // nil when AGENTMCP_SECRET_KEY is unset
+//	if err != nil {
+//		return err
+//	}
+//	st, err := sqlite.Open(ctx, "agentmcp.db", &sqlite.Options{Cipher: cipher})
+//	if err != nil {
+//		return err
+//	}
+//	defer st.Close()
+//
+//	err = st.PutServer(ctx, store.Server{Namespace: "chat/alice", ID: "github", Name: "GitHub", URL: u})
+//	err = st.UpdateServer(ctx, "chat/alice", "github", func(s *store.Server) error {
+//		s.AuthURL = "" // the OAuth flow finished
+//		return nil
+//	})
+//	err = st.KVPut(ctx, "chat/alice", "github", "state/"+nonce, state, time.Now().Add(10*time.Minute))
+//	state, err := st.KVTake(ctx, "chat/alice", "github", "state/"+nonce) // single use
+//
+// # Secrets at rest
+//
+// With a Cipher, a backend encrypts each server's ServerOptions (header
+// values and session ids are credentials) and every key-value value with
+// AES-256-GCM before writing them; names, URLs, client ids and keys stay
+// readable. Without one it stores them in plaintext and the server should
+// say so once at start. Stored values carry a versioned prefix ("plain:" or
+// "aesgcm1:"), so rows written before a key was configured stay readable
+// with it. The key comes from AGENTMCP_SECRET_KEY (CipherFromEnv), as 32
+// bytes in hex or base64 used as is, or as a passphrase stretched with
+// PBKDF2-HMAC-SHA256. Losing the key loses the encrypted values: reads fail
+// with ErrDecrypt, and the server must be added again. There is no key
+// rotation yet.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use by many goroutines, and its
+// operations are atomic across processes sharing the database: KVTake has
+// exactly one winner, UpdateServer never loses a concurrent update,
+// RenameServer and DeleteServer never leave a row without its keys or the
+// other way round. Locker.WithLock gives single-flight work per server
+// (one token refresh at a time); its scope is per backend. A Cipher is
+// immutable and safe for concurrent use.
+//
+// # Errors
+//
+// Errors wrap sentinels for errors.Is: ErrNotFound (missing or expired),
+// ErrConflict (RenameServer onto an id in use), ErrDecrypt (encrypted value
+// without the right key). Messages name the operation, the server id and
+// the namespace, never a key (keys carry OAuth nonces) or a value.
+package store

@@ -1,0 +1,18 @@
+package store
+
+import "errors"
+
+// ErrNotFound is wrapped by the error a Store returns when the server or key
+// asked for does not exist (or, for a key, has expired). Test for it with
+// errors.Is.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is wrapped by the error RenameServer returns when the new id is
+// already used by another server of the same namespace.
+var ErrConflict = errors.New("store: id already in use")
+
+// ErrDecrypt is wrapped by the error a read returns when a stored value is
+// encrypted and the Store has no Cipher, or a Cipher with a different key, or
+// when the stored bytes are not a value this package wrote. Nothing is
+// returned for such a value: configure the key it was written with.
+var ErrDecrypt = errors.New("store: cannot decrypt stored value (wrong or missing AGENTMCP_SECRET_KEY?)")

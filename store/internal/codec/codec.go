@@ -1,0 +1,148 @@
+// Package codec holds what the store backends share: how options and
+// key-value entries are sealed, argument checks, the clock and lock ids.
+package codec
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmcp/agentmcp/store"
+)
+
+// Additional data binds a sealed value to the namespace (and, for key-value
+// entries, the key) it is stored under, so a value copied into another
+// agent's row does not decrypt. The server id is not bound: RenameServer
+// moves entries without re-encrypting them.
+func optionsAD(ns string) []byte { return []byte("agentmcp/server-options\x00" + ns) }
+func kvAD(ns, key string) []byte { return []byte("agentmcp/kv\x00" + ns + "\x00" + key) }
+
+// SealOptions returns the stored form of o.
+func SealOptions(c *store.Cipher, ns string, o store.ServerOptions) ([]byte, error) {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return nil, fmt.Errorf("encode options: %w", err)
+	}
+	return c.Seal(b, optionsAD(ns)), nil
+}
+
+// OpenOptions decodes the stored form of options.
+func OpenOptions(c *store.Cipher, ns string, stored []byte) (store.ServerOptions, error) {
+	var o store.ServerOptions
+	b, err := c.Open(stored, optionsAD(ns))
+	if err != nil {
+		return o, fmt.Errorf("options: %w", err)
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return o, fmt.Errorf("decode options: %w", err)
+	}
+	return o, nil
+}
+
+// SealValue returns the stored form of a key-value entry's value.
+func SealValue(c *store.Cipher, ns, key string, v []byte) []byte {
+	return c.Seal(v, kvAD(ns, key))
+}
+
+// OpenValue decodes the stored form of a key-value entry's value.
+func OpenValue(c *store.Cipher, ns, key string, stored []byte) ([]byte, error) {
+	v, err := c.Open(stored, kvAD(ns, key))
+	if err != nil {
+		return nil, fmt.Errorf("value: %w", err)
+	}
+	return v, nil
+}
+
+// Clock returns a store's time: UTC, truncated to microseconds so that
+// every backend stores and returns the same instant.
+type Clock func() time.Time
+
+// NewClock returns a Clock that reads now, or time.Now when now is nil.
+func NewClock(now func() time.Time) Clock {
+	if now == nil {
+		now = time.Now
+	}
+	return func() time.Time { return now().UTC().Truncate(time.Microsecond) }
+}
+
+// Expiry returns t as stored: truncated like Clock, or zero for "never".
+func Expiry(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+var (
+	errNoNamespace = errors.New("empty namespace")
+	errNoID        = errors.New("empty server id")
+	errNoKey       = errors.New("empty key")
+	errBadText     = errors.New("namespace, id and key must be valid UTF-8 without NUL bytes")
+)
+
+// text reports whether s can be stored as text by every backend (Postgres
+// text holds neither NUL nor invalid UTF-8; SQLite is held to the same
+// rules so that both behave alike).
+func text(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// CheckNamespace checks a namespace.
+func CheckNamespace(ns string) error {
+	switch {
+	case ns == "":
+		return errNoNamespace
+	case !text(ns):
+		return errBadText
+	}
+	return nil
+}
+
+// CheckScope checks a namespace and server id.
+func CheckScope(ns, id string) error {
+	if err := CheckNamespace(ns); err != nil {
+		return err
+	}
+	switch {
+	case id == "":
+		return errNoID
+	case !text(id):
+		return errBadText
+	}
+	return nil
+}
+
+// CheckKey checks a key-value entry's scope and key (or key prefix, when
+// empty is allowed).
+func CheckKey(ns, id, key string, emptyOK bool) error {
+	if err := CheckScope(ns, id); err != nil {
+		return err
+	}
+	switch {
+	case key == "" && !emptyOK:
+		return errNoKey
+	case !text(key):
+		return errBadText
+	}
+	return nil
+}
+
+// ErrIDChanged is returned by UpdateServer when fn changed the namespace or id.
+var ErrIDChanged = errors.New("update must not change namespace or id (use RenameServer)")
+
+// LockID returns the 64-bit id of the lock named by (ns, serverID, name),
+// for databases whose locks are numbered (Postgres advisory locks). Distinct
+// names may share an id; that only makes them exclude each other.
+func LockID(ns, serverID, name string) int64 {
+	h := sha256.Sum256([]byte("agentmcp/lock\x00" + ns + "\x00" + serverID + "\x00" + name))
+	return int64(binary.BigEndian.Uint64(h[:8]))
+}
+
+// LockName returns the unique string name of the lock named by (ns,
+// serverID, name), for process-local lock tables.
+func LockName(ns, serverID, name string) string {
+	return ns + "\x00" + serverID + "\x00" + name
+}

@@ -1,0 +1,437 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/internal/codec"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// DefaultLockConns is the default of Options.LockConns.
+const DefaultLockConns = 8
+
+// Options configure a Store. The zero value of every field is usable.
+type Options struct {
+	// Cipher encrypts server options and key-value values before they are
+	// written. Nil stores them in plaintext (marked as such, so a key
+	// configured later still reads them).
+	Cipher *store.Cipher
+	// Now is the clock for timestamps and key-value expiry. Nil means
+	// time.Now. Every process sharing the database should have a roughly
+	// synchronised clock: expiry is judged by the clock of the reader.
+	Now func() time.Time
+	// LockConns caps the connections WithLock holds while its fn runs
+	// (each lock holds one); more concurrent WithLock calls wait for one
+	// to be free. They come from a pool of their own, so holders can
+	// always use the Store inside fn. Zero means DefaultLockConns.
+	LockConns int32
+}
+
+// Store is a store.Store in a PostgreSQL database. See the package
+// documentation.
+type Store struct {
+	cipher *store.Cipher
+	now    codec.Clock
+
+	pool  *pgxpool.Pool // every operation but WithLock
+	locks *pgxpool.Pool // WithLock's transactions
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+}
+
+// Open connects to the database named by dsn (a libpq connection string or
+// postgres:// URL; pool settings such as pool_max_conns apply) and applies
+// any pending migrations. opts may be nil.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.LockConns <= 0 {
+		o.LockConns = DefaultLockConns
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err) // pgx redacts the password
+	}
+	lockCfg := cfg.Copy()
+	lockCfg.MaxConns = o.LockConns
+	lockCfg.MinConns = 0
+
+	s := &Store{cipher: o.Cipher, now: codec.NewClock(o.Now)}
+	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if err := s.pool.Ping(ctx); err != nil {
+		s.pool.Close()
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if err := applyMigrations(ctx, s.pool, migrations(), s.now()); err != nil {
+		s.pool.Close()
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if s.locks, err = pgxpool.NewWithConfig(ctx, lockCfg); err != nil {
+		s.pool.Close()
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the connection pools, waiting for connections in use to be
+// returned. It is idempotent and safe to call concurrently.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.locks.Close()
+		s.pool.Close()
+	})
+	return nil
+}
+
+const serverColumns = `id, name, url, callback_url, client_id, auth_url, options, created_at, updated_at`
+
+// scanServer reads one row of serverColumns.
+func (s *Store) scanServer(ns string, row pgx.Row) (store.Server, error) {
+	srv := store.Server{Namespace: ns}
+	var opts []byte
+	if err := row.Scan(&srv.ID, &srv.Name, &srv.URL, &srv.CallbackURL, &srv.ClientID, &srv.AuthURL, &opts, &srv.CreatedAt, &srv.UpdatedAt); err != nil {
+		return srv, err
+	}
+	o, err := codec.OpenOptions(s.cipher, ns, opts)
+	if err != nil {
+		return srv, fmt.Errorf("server %q: %w", srv.ID, err)
+	}
+	srv.Options = o
+	srv.CreatedAt = srv.CreatedAt.UTC()
+	srv.UpdatedAt = srv.UpdatedAt.UTC()
+	return srv, nil
+}
+
+// ListServers implements store.Servers.
+func (s *Store) ListServers(ctx context.Context, ns string) ([]store.Server, error) {
+	out, err := s.listServers(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list servers of %q: %w", ns, err)
+	}
+	return out, nil
+}
+
+func (s *Store) listServers(ctx context.Context, ns string) ([]store.Server, error) {
+	if err := codec.CheckNamespace(ns); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+serverColumns+` FROM agentmcp_servers WHERE namespace = $1 ORDER BY seq`, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []store.Server{}
+	for rows.Next() {
+		srv, err := s.scanServer(ns, rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, srv)
+	}
+	return out, rows.Err()
+}
+
+// GetServer implements store.Servers.
+func (s *Store) GetServer(ctx context.Context, ns, id string) (store.Server, error) {
+	err := codec.CheckScope(ns, id)
+	var srv store.Server
+	if err == nil {
+		srv, err = s.scanServer(ns, s.pool.QueryRow(ctx, `SELECT `+serverColumns+` FROM agentmcp_servers WHERE namespace = $1 AND id = $2`, ns, id))
+	}
+	if err != nil {
+		return store.Server{}, fmt.Errorf("postgres: get server %q of %q: %w", id, ns, mapErr(err))
+	}
+	return srv, nil
+}
+
+// PutServer implements store.Servers.
+func (s *Store) PutServer(ctx context.Context, srv store.Server) error {
+	if err := s.putServer(ctx, srv); err != nil {
+		return fmt.Errorf("postgres: put server %q of %q: %w", srv.ID, srv.Namespace, mapErr(err))
+	}
+	return nil
+}
+
+func (s *Store) putServer(ctx context.Context, srv store.Server) error {
+	if err := codec.CheckScope(srv.Namespace, srv.ID); err != nil {
+		return err
+	}
+	opts, err := codec.SealOptions(s.cipher, srv.Namespace, srv.Options)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	_, err = s.pool.Exec(ctx, `
+		INSERT INTO agentmcp_servers (namespace, id, name, url, callback_url, client_id, auth_url, options, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+		ON CONFLICT (namespace, id) DO UPDATE SET
+			name = excluded.name, url = excluded.url, callback_url = excluded.callback_url,
+			client_id = excluded.client_id, auth_url = excluded.auth_url, options = excluded.options,
+			updated_at = excluded.updated_at`,
+		srv.Namespace, srv.ID, srv.Name, srv.URL, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, now)
+	return err
+}
+
+// UpdateServer implements store.Servers. The row is locked (SELECT ... FOR
+// UPDATE) from the read to the commit, so concurrent updaters, in any
+// process, take turns.
+func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.Server) error) error {
+	err := codec.CheckScope(ns, id)
+	if err == nil {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			srv, err := s.scanServer(ns, tx.QueryRow(ctx, `SELECT `+serverColumns+` FROM agentmcp_servers WHERE namespace = $1 AND id = $2 FOR UPDATE`, ns, id))
+			if err != nil {
+				return err
+			}
+			if err := fn(&srv); err != nil {
+				return err
+			}
+			if srv.Namespace != ns || srv.ID != id {
+				return codec.ErrIDChanged
+			}
+			opts, err := codec.SealOptions(s.cipher, ns, srv.Options)
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `
+				UPDATE agentmcp_servers SET name = $3, url = $4, callback_url = $5, client_id = $6, auth_url = $7, options = $8, updated_at = $9
+				WHERE namespace = $1 AND id = $2`,
+				ns, id, srv.Name, srv.URL, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, s.now())
+			return err
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: update server %q of %q: %w", id, ns, mapErr(err))
+	}
+	return nil
+}
+
+// DeleteServer implements store.Servers in one statement.
+func (s *Store) DeleteServer(ctx context.Context, ns, id string) error {
+	err := codec.CheckScope(ns, id)
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `
+			WITH kv AS (DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2)
+			DELETE FROM agentmcp_servers WHERE namespace = $1 AND id = $2`, ns, id)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: delete server %q of %q: %w", id, ns, err)
+	}
+	return nil
+}
+
+// RenameServer implements store.Servers.
+func (s *Store) RenameServer(ctx context.Context, ns, oldID, newID string) error {
+	err := errors.Join(codec.CheckScope(ns, oldID), codec.CheckScope(ns, newID))
+	if err == nil {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var one int
+			if err := tx.QueryRow(ctx, `SELECT 1 FROM agentmcp_servers WHERE namespace = $1 AND id = $2 FOR UPDATE`, ns, oldID).Scan(&one); err != nil {
+				return err
+			}
+			if oldID == newID {
+				return nil
+			}
+			switch err := tx.QueryRow(ctx, `SELECT 1 FROM agentmcp_servers WHERE namespace = $1 AND id = $2`, ns, newID).Scan(&one); {
+			case err == nil:
+				return store.ErrConflict
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+			// A concurrent insert of newID makes this fail with a unique
+			// violation, reported as ErrConflict.
+			if _, err := tx.Exec(ctx, `UPDATE agentmcp_servers SET id = $3, updated_at = $4 WHERE namespace = $1 AND id = $2`,
+				ns, oldID, newID, s.now()); err != nil {
+				return err
+			}
+			// Two statements: the parts of one statement run in no set
+			// order, and the move must follow the delete.
+			if _, err := tx.Exec(ctx, `DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2`, ns, newID); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `UPDATE agentmcp_kv SET server_id = $3 WHERE namespace = $1 AND server_id = $2`, ns, oldID, newID)
+			return err
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: rename server %q of %q to %q: %w", oldID, ns, newID, mapErr(err))
+	}
+	return nil
+}
+
+// KVGet implements store.KV.
+func (s *Store) KVGet(ctx context.Context, ns, serverID, key string) ([]byte, error) {
+	err := codec.CheckKey(ns, serverID, key, false)
+	var stored []byte
+	if err == nil {
+		err = s.pool.QueryRow(ctx, `
+			SELECT value FROM agentmcp_kv
+			WHERE namespace = $1 AND server_id = $2 AND key = $3 AND (expires_at IS NULL OR expires_at > $4)`,
+			ns, serverID, key, s.now()).Scan(&stored)
+	}
+	var v []byte
+	if err == nil {
+		v, err = codec.OpenValue(s.cipher, ns, key, stored)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get key of server %q of %q: %w", serverID, ns, mapErr(err))
+	}
+	return v, nil
+}
+
+// KVPut implements store.KV. The same statement deletes the server's other
+// expired entries.
+func (s *Store) KVPut(ctx context.Context, ns, serverID, key string, value []byte, expiresAt time.Time) error {
+	err := codec.CheckKey(ns, serverID, key, false)
+	if err == nil {
+		var exp *time.Time
+		if !expiresAt.IsZero() {
+			e := codec.Expiry(expiresAt)
+			exp = &e
+		}
+		_, err = s.pool.Exec(ctx, `
+			WITH sweep AS (
+				DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2 AND key <> $3 AND expires_at <= $6
+			)
+			INSERT INTO agentmcp_kv (namespace, server_id, key, value, expires_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (namespace, server_id, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+			ns, serverID, key, codec.SealValue(s.cipher, ns, key, value), exp, s.now())
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: put key of server %q of %q: %w", serverID, ns, err)
+	}
+	return nil
+}
+
+// KVDelete implements store.KV.
+func (s *Store) KVDelete(ctx context.Context, ns, serverID, key string) error {
+	err := codec.CheckKey(ns, serverID, key, false)
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2 AND key = $3`, ns, serverID, key)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: delete key of server %q of %q: %w", serverID, ns, err)
+	}
+	return nil
+}
+
+// KVTake implements store.KV with one DELETE ... RETURNING statement: of
+// concurrent deleters of a row, the first one to lock it deletes it and
+// the others find no row.
+func (s *Store) KVTake(ctx context.Context, ns, serverID, key string) ([]byte, error) {
+	err := codec.CheckKey(ns, serverID, key, false)
+	var stored []byte
+	var exp *time.Time
+	if err == nil {
+		err = s.pool.QueryRow(ctx, `DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2 AND key = $3 RETURNING value, expires_at`,
+			ns, serverID, key).Scan(&stored, &exp)
+	}
+	if err == nil && exp != nil && !exp.After(s.now()) {
+		err = store.ErrNotFound // it had expired: deleted, but not taken
+	}
+	var v []byte
+	if err == nil {
+		v, err = codec.OpenValue(s.cipher, ns, key, stored)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: take key of server %q of %q: %w", serverID, ns, mapErr(err))
+	}
+	return v, nil
+}
+
+// KVList implements store.KV.
+func (s *Store) KVList(ctx context.Context, ns, serverID, prefix string) (map[string][]byte, error) {
+	out, err := s.kvList(ctx, ns, serverID, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list keys of server %q of %q: %w", serverID, ns, err)
+	}
+	return out, nil
+}
+
+func (s *Store) kvList(ctx context.Context, ns, serverID, prefix string) (map[string][]byte, error) {
+	if err := codec.CheckKey(ns, serverID, prefix, true); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT key, value FROM agentmcp_kv
+		WHERE namespace = $1 AND server_id = $2 AND starts_with(key, $3) AND (expires_at IS NULL OR expires_at > $4)`,
+		ns, serverID, prefix, s.now())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var key string
+		var stored []byte
+		if err := rows.Scan(&key, &stored); err != nil {
+			return nil, err
+		}
+		v, err := codec.OpenValue(s.cipher, ns, key, stored)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = v
+	}
+	return out, rows.Err()
+}
+
+// WithLock implements store.Locker with a transaction-scoped advisory lock
+// (pg_advisory_xact_lock) on a 64-bit hash of (ns, serverID, name): it
+// excludes every caller using the database, in any process. The lock's
+// transaction holds a connection of the lock pool (Options.LockConns) while
+// fn runs and ends when fn returns; if that connection is lost (the server
+// restarts, or kills it for idle_in_transaction_session_timeout), the lock
+// is released while fn still runs.
+func (s *Store) WithLock(ctx context.Context, ns, serverID, name string, fn func(ctx context.Context) error) error {
+	if s.closed.Load() {
+		return fmt.Errorf("postgres: lock %q of server %q of %q: store is closed", name, serverID, ns)
+	}
+	tx, err := s.locks.Begin(ctx)
+	if err == nil {
+		_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, codec.LockID(ns, serverID, name))
+		if err != nil {
+			tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err() // a cancelled wait; pgx reports it less plainly
+		}
+		return fmt.Errorf("postgres: lock %q of server %q of %q: %w", name, serverID, ns, err)
+	}
+	// Rolling back ends the transaction and releases the lock, also when
+	// fn panics.
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	return fn(ctx)
+}
+
+// mapErr turns pgx.ErrNoRows into store.ErrNotFound and a unique violation
+// into store.ErrConflict.
+func mapErr(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return fmt.Errorf("%w: %w", store.ErrConflict, err)
+	}
+	return err
+}

@@ -1,0 +1,55 @@
+// Package sqlite is the embedded store.Store: one SQLite database file,
+// through modernc.org/sqlite (pure Go, no cgo). It is the default for an
+// agentmcp server on one machine.
+//
+// Open sets every connection to WAL mode with synchronous=FULL (a write
+// that returned is on disk and survives a crash or power loss), a busy
+// timeout (Options.BusyTimeout) and foreign keys on, then applies the
+// embedded migrations (migrations/NNNN_name.sql, recorded in
+// schema_migrations; all pending ones in one transaction, so a failed
+// upgrade changes nothing and opening twice is a no-op). A database written
+// by a newer build is refused.
+//
+// Schema (see migrations/0001_init.sql):
+//
+//	servers(seq INTEGER PRIMARY KEY, namespace, id, name, url, callback_url,
+//	        client_id, auth_url, options BLOB, created_at, updated_at,
+//	        UNIQUE(namespace, id))
+//	kv(namespace, server_id, key, value BLOB, expires_at,
+//	   PRIMARY KEY(namespace, server_id, key))
+//
+// Times are unix microseconds. options holds store.ServerOptions as JSON
+// and value the key-value value, both sealed by store.Cipher.
+//
+// # Usage
+//
+//	st, err := sqlite.Open(ctx, "/var/lib/agentmcp/agentmcp.db", &sqlite.Options{Cipher: cipher})
+//	if err != nil {
+//		return err
+//	}
+//	defer st.Close()
+//
+// Open(ctx, sqlite.Memory, nil) opens a private in-memory database on a
+// single connection, for tests; it disappears with Close.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use. It has one write connection, on which
+// every write and every transaction runs in turn (each transaction starts
+// with BEGIN IMMEDIATE), and a pool of read-only connections that read in
+// parallel with it (Options.MaxReaders). Several processes may open the
+// same file: SQLite's locks keep every operation atomic among them, and a
+// writer waits up to BusyTimeout for another process's transaction.
+// WithLock, however, excludes only the callers of one Store: run one
+// process per database file (the supported deployment), or use
+// store/postgres for several replicas.
+//
+// UpdateServer's fn runs inside the write transaction, so it holds up every
+// other write until it returns: keep it short and do no I/O in it.
+//
+// # Errors
+//
+// Errors wrap store.ErrNotFound, store.ErrConflict and store.ErrDecrypt
+// as described by package store, and name the operation, the server id and
+// the namespace.
+package sqlite
