@@ -100,6 +100,11 @@ func newConn(m *Manager, id string, opts ServerOptions) *conn {
 	if opts.PendingAuthURL != "" {
 		c.state, c.authURL = StateAuthenticating, opts.PendingAuthURL
 	}
+	if r := opts.Resume; r.valid() {
+		// The era is known from the saved session, even if the session
+		// itself turns out to be gone.
+		c.last = sessionInfo{transport: TransportStreamableHTTP, protocolVersion: r.ProtocolVersion}
+	}
 	c.idp.Store(&id)
 	return c
 }
@@ -247,6 +252,7 @@ func (c *conn) reconnect(ctx context.Context, withRetry bool) error {
 		attempts = c.retry.MaxAttempts
 	}
 	var res ConnectResult
+	stale := false // a resumed session turned out to be gone
 	for k := 1; ; k++ {
 		select {
 		case c.m.connectSlots <- struct{}{}:
@@ -254,10 +260,20 @@ func (c *conn) reconnect(ctx context.Context, withRetry bool) error {
 			return ctx.Err()
 		}
 		res = c.connectOnce(ctx)
+		var d DiscoverResult
 		if res.State == StateConnected {
-			c.discover(ctx, c.m.opts.DiscoverTimeout)
+			d = c.discover(ctx, c.m.opts.DiscoverTimeout)
 		}
 		<-c.m.connectSlots
+		lost := (res.State == StateFailed && isSessionLost(res.Err)) ||
+			(res.State == StateConnected && !d.Success && isSessionLost(d.Err))
+		if lost && !stale {
+			// The session (a resumed one, typically) is unknown to the
+			// server: one fresh handshake, at once.
+			stale = true
+			k--
+			continue
+		}
 		if res.State == StateConnected {
 			// A failed discovery leaves the server connected, and usable;
 			// its own state and error report it.

@@ -137,9 +137,10 @@ func (e *InterruptedCallError) Unwrap() []error { return []error{ErrCallInterrup
 func IsUnauthorized(err error) bool { return errors.Is(err, ErrUnauthorized) }
 
 // IsTransportNotImplemented reports whether err means the endpoint does not
-// implement the transport that was tried (HTTP 404 or 405).
+// implement the transport that was tried (HTTP 404 or 405). A 404 for a
+// session the server forgot is not that.
 func IsTransportNotImplemented(err error) bool {
-	return errors.Is(err, ErrTransportNotImplemented)
+	return errors.Is(err, ErrTransportNotImplemented) && !errors.Is(err, ErrSessionExpired)
 }
 
 // isMethodNotFound reports whether err is a JSON-RPC -32601 from the peer.

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"context"
 	"slices"
 	"sync"
 )
@@ -57,6 +58,9 @@ type Event struct {
 type dispatcher struct {
 	mu        sync.Mutex
 	queue     []Event
+	published uint64   // events published so far
+	delivered uint64   // events delivered so far
+	waiters   []waiter // flush calls waiting for delivery
 	wake      chan struct{}
 	listeners []listener // in subscription order
 	next      int
@@ -79,9 +83,16 @@ func newDispatcher() *dispatcher {
 	return d
 }
 
+// waiter is a flush waiting for the events up to seq to be delivered.
+type waiter struct {
+	seq  uint64
+	done chan struct{}
+}
+
 func (d *dispatcher) publish(ev Event) {
 	d.mu.Lock()
 	d.queue = append(d.queue, ev)
+	d.published++
 	d.mu.Unlock()
 	select {
 	case d.wake <- struct{}{}:
@@ -133,6 +144,34 @@ func (d *dispatcher) drain() {
 		for _, l := range ls {
 			l.fn(ev)
 		}
+		d.mu.Lock()
+		d.delivered++
+		d.waiters = slices.DeleteFunc(d.waiters, func(w waiter) bool {
+			if w.seq <= d.delivered {
+				close(w.done)
+				return true
+			}
+			return false
+		})
+		d.mu.Unlock()
+	}
+}
+
+// flush waits until every event published so far has been delivered, or
+// ctx is done.
+func (d *dispatcher) flush(ctx context.Context) {
+	d.mu.Lock()
+	if d.delivered >= d.published {
+		d.mu.Unlock()
+		return
+	}
+	w := waiter{seq: d.published, done: make(chan struct{})}
+	d.waiters = append(d.waiters, w)
+	d.mu.Unlock()
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+	case <-d.stopped:
 	}
 }
 

@@ -281,13 +281,15 @@ func (m *Manager) DiscoverIfConnected(ctx context.Context, id string, opts *Disc
 }
 
 // WaitForConnections waits until no connection or discovery work is in
-// flight (including background reconnection and catalog refreshes), or
-// until ctx is done. It returns at once when nothing is pending.
+// flight (including background reconnection and catalog refreshes) and
+// the listeners have been told about it, or until ctx is done. It returns
+// at once when nothing is pending.
 func (m *Manager) WaitForConnections(ctx context.Context) {
 	for {
 		m.mu.Lock()
 		if m.inflight == 0 {
 			m.mu.Unlock()
+			m.events.flush(ctx)
 			return
 		}
 		idle := m.idle

@@ -49,6 +49,9 @@ type Server struct {
 type ServerOptions struct {
 	// TransportType is "auto" (or ""), "streamable-http", "sse", ...
 	TransportType string `json:"transportType,omitempty"`
+	// PinnedProtocolVersion is the protocol version the caller pinned, if
+	// any (ProtocolVersion below is the one negotiated).
+	PinnedProtocolVersion string `json:"pinnedProtocolVersion,omitempty"`
 	// Headers are sent with every request to the server.
 	Headers map[string]string `json:"headers,omitempty"`
 	// Retry configures reconnection on restore; nil means the defaults.

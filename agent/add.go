@@ -1,0 +1,364 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/store"
+)
+
+// AddOptions are the seed's addMcpServer options. Every field is optional.
+type AddOptions struct {
+	// ID is a stable server id, normalised with NormalizeServerID. Empty
+	// means the id of the same (name, URL) server if there is one, else a
+	// random 8-character id. Giving an id to a server added earlier under a
+	// random one moves it, its OAuth data and its connection to the new id.
+	ID string
+
+	// CallbackHost is the origin of the OAuth callback URL. Empty means
+	// Options.CallbackHost.
+	CallbackHost string
+	// CallbackPath replaces the default callback path
+	// {AgentsPrefix}/{class-in-kebab-case}/{name}/callback.
+	CallbackPath string
+	// AgentsPrefix replaces Options.AgentsPrefix in the default path.
+	AgentsPrefix string
+
+	// Client configures the MCP client side (protocol version pin, extra
+	// capabilities).
+	Client mcpclient.ClientOptions
+	// Transport selects the transport (auto by default) and the headers
+	// sent on every request. Header values are stored encrypted when the
+	// store has a key.
+	Transport mcpclient.TransportOptions
+	// Retry configures reconnection after restarts and drops.
+	Retry *mcpclient.RetryOptions
+}
+
+// AddResult is the outcome of AddMCPServer.
+type AddResult struct {
+	ID string `json:"id"`
+	// State is ready, or authenticating when the user must authorise at
+	// AuthURL.
+	State   mcpclient.State `json:"state"`
+	AuthURL string          `json:"authUrl,omitempty"`
+}
+
+// ErrIDInUse is returned when a stable id belongs to another (name, URL).
+var ErrIDInUse = errors.New("mcp server id is already in use")
+
+// AddMCPServer adds an MCP server, connects to it and discovers its
+// catalog, and stores it so that it comes back after a restart.
+//
+// It is idempotent: when a server with the same name and the same
+// normalised URL exists, that server is returned and nothing new is
+// created (concurrent calls share one connection attempt). The same name
+// with another URL is another server.
+//
+// It fails, storing nothing, for an invalid or blocked URL or an id in use
+// by another server. A server that cannot be reached or discovered stays
+// stored, so that a later call or a restart retries it.
+func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *AddOptions) (AddResult, error) {
+	var o AddOptions
+	if opts != nil {
+		o = *opts
+	}
+	if name == "" {
+		return AddResult{}, errors.New("add mcp server: empty name")
+	}
+	normalized, err := NormalizeURL(rawURL)
+	if err != nil {
+		return AddResult{}, fmt.Errorf("add mcp server: invalid URL: %w", err)
+	}
+	if err := a.m.CheckURL(normalized); err != nil {
+		return AddResult{}, err
+	}
+	callbackURL, err := a.callbackURL(o)
+	if err != nil {
+		return AddResult{}, err
+	}
+	requested := ""
+	if o.ID != "" {
+		requested = NormalizeServerID(o.ID)
+	}
+
+	a.add.Lock()
+	existing, conflict := a.findLocked(name, normalized, requested)
+	if conflict != nil {
+		a.add.Unlock()
+		return AddResult{}, fmt.Errorf("%w: %q is used by server %q (%s); stable ids must be unique per (name, URL)",
+			ErrIDInUse, requested, conflict.Name, redact(conflict.URL))
+	}
+	if existing != nil && requested != "" && existing.ID != requested {
+		if err := a.migrate(ctx, existing.ID, requested); err != nil {
+			a.add.Unlock()
+			return AddResult{}, err
+		}
+		existing.ID = requested
+	}
+	if existing != nil {
+		if _, live := a.m.Server(existing.ID); live {
+			a.mu.Lock()
+			op := a.inflight[existing.ID]
+			a.mu.Unlock()
+			a.add.Unlock()
+			return a.existingResult(ctx, existing.ID, op)
+		}
+	}
+
+	id := requested
+	switch {
+	case id != "":
+	case existing != nil:
+		id = existing.ID
+	default:
+		id = a.freshID()
+	}
+	row := store.Server{
+		Namespace:   a.ns,
+		ID:          id,
+		Name:        name,
+		URL:         normalized,
+		CallbackURL: callbackURL,
+		Options:     storeOptions(o),
+	}
+	serverOpts, err := a.serverOptions(row)
+	if err != nil {
+		a.add.Unlock()
+		return AddResult{}, err
+	}
+	if err := a.st.PutServer(ctx, row); err != nil {
+		a.add.Unlock()
+		return AddResult{}, fmt.Errorf("add mcp server %q: storing it: %w", id, err)
+	}
+	a.mu.Lock()
+	if _, ok := a.rows[id]; !ok {
+		a.order = append(a.order, id)
+	}
+	a.rows[id] = row
+	op := &addOp{done: make(chan struct{})}
+	a.inflight[id] = op
+	a.mu.Unlock()
+	_, err = a.m.RegisterServer(ctx, id, serverOpts)
+	a.add.Unlock()
+	a.updates.changed()
+
+	if err == nil {
+		op.res, op.err = a.connect(ctx, id, normalized)
+	} else {
+		op.err = err
+	}
+	a.mu.Lock()
+	delete(a.inflight, id)
+	a.mu.Unlock()
+	close(op.done)
+	return op.res, op.err
+}
+
+// findLocked returns the stored server with this name and URL, and the
+// server that already holds the requested id, if it is another one.
+func (a *Agent) findLocked(name, normalized, requested string) (existing, conflict *store.Server) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, id := range a.order {
+		row := a.rows[id]
+		same := row.Name == name && sameURL(row.URL, normalized)
+		if same && existing == nil {
+			existing = &row
+		}
+		if requested != "" && id == requested && !same {
+			conflict = &row
+		}
+	}
+	return existing, conflict
+}
+
+func sameURL(stored, normalized string) bool {
+	n, err := NormalizeURL(stored)
+	return err == nil && n == normalized
+}
+
+// freshID returns a random id no stored server has.
+func (a *Agent) freshID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for {
+		if id := newServerID(); a.rows[id].ID == "" {
+			return id
+		}
+	}
+}
+
+// existingResult is what AddMCPServer returns for a server that is already
+// there: the outcome of its connection in flight, its pending
+// authorisation, its failure, or ready.
+func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddResult, error) {
+	if op != nil {
+		select {
+		case <-op.done:
+			return op.res, op.err
+		case <-ctx.Done():
+			return AddResult{}, ctx.Err()
+		}
+	}
+	info, _ := a.m.Server(id)
+	switch info.State {
+	case mcpclient.StateAuthenticating:
+		if info.AuthURL != "" {
+			return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: info.AuthURL}, nil
+		}
+		res, err := a.connect(ctx, id, info.URL)
+		return res, err
+	case mcpclient.StateFailed:
+		return AddResult{}, fmt.Errorf("MCP server %q is in failed state: %w", info.Name, info.Error)
+	}
+	return AddResult{ID: id, State: mcpclient.StateReady}, nil
+}
+
+// connect makes the first connection of an added server and discovers it.
+func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, error) {
+	res, err := a.m.ConnectToServer(ctx, id)
+	if err != nil {
+		return AddResult{}, err
+	}
+	switch res.State {
+	case mcpclient.StateAuthenticating:
+		if res.AuthURL == "" {
+			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", redact(displayURL), res.Err)
+		}
+		a.updateRow(ctx, id, func(row *store.Server) bool {
+			row.AuthURL = res.AuthURL
+			return true
+		})
+		return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: res.AuthURL}, nil
+	case mcpclient.StateConnected:
+		d, err := a.m.DiscoverIfConnected(ctx, id, nil)
+		if err != nil {
+			return AddResult{}, err
+		}
+		if !d.Success {
+			return AddResult{}, fmt.Errorf("failed to discover MCP server capabilities: %w", d.Err)
+		}
+		return AddResult{ID: id, State: mcpclient.StateReady}, nil
+	default:
+		return AddResult{}, fmt.Errorf("failed to connect to MCP server at %s: %w", redact(displayURL), res.Err)
+	}
+}
+
+// migrate moves a server from a generated id to a stable one: its row, its
+// OAuth data and its live connection, with no remove step.
+func (a *Agent) migrate(ctx context.Context, oldID, newID string) error {
+	if err := a.st.RenameServer(ctx, a.ns, oldID, newID); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("cannot migrate MCP server id %q to %q: %w", oldID, newID, ErrIDInUse)
+		}
+		return fmt.Errorf("migrating MCP server id %q to %q: %w", oldID, newID, err)
+	}
+	if err := a.m.RenameServer(oldID, newID); err != nil && !errors.Is(err, mcpclient.ErrNotRegistered) {
+		a.logger.Warn("renaming the live connection", "from", oldID, "to", newID, "error", err)
+	}
+	a.mu.Lock()
+	row := a.rows[oldID]
+	row.ID = newID
+	delete(a.rows, oldID)
+	a.rows[newID] = row
+	for i, id := range a.order {
+		if id == oldID {
+			a.order[i] = newID
+		}
+	}
+	if op, ok := a.inflight[oldID]; ok {
+		delete(a.inflight, oldID)
+		a.inflight[newID] = op
+	}
+	a.mu.Unlock()
+	a.updates.changed()
+	return nil
+}
+
+// RemoveMCPServer closes the server's connection and deletes it with all
+// its OAuth data. An unknown id is not an error.
+func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
+	a.add.Lock()
+	defer a.add.Unlock()
+	err := a.m.RemoveServer(ctx, id)
+	if derr := a.st.DeleteServer(ctx, a.ns, id); derr != nil {
+		return errors.Join(err, fmt.Errorf("remove mcp server %q: %w", id, derr))
+	}
+	a.mu.Lock()
+	if _, ok := a.rows[id]; ok {
+		delete(a.rows, id)
+		for i, x := range a.order {
+			if x == id {
+				a.order = append(a.order[:i:i], a.order[i+1:]...)
+				break
+			}
+		}
+	}
+	a.mu.Unlock()
+	a.updates.changed()
+	return err
+}
+
+// callbackURL is where the OAuth provider sends the user back:
+// {host}/{prefix}/{class-in-kebab-case}/{name}/callback, or
+// {host}/{CallbackPath}. It is "" when no host is known.
+func (a *Agent) callbackURL(o AddOptions) (string, error) {
+	host := o.CallbackHost
+	if host == "" {
+		host = a.opts.CallbackHost
+	}
+	if a.opts.HideIdentity && o.CallbackPath == "" {
+		return "", errors.New("add mcp server: CallbackPath is required when the agent hides its identity (the default callback URL contains the agent's class and name)")
+	}
+	if host == "" {
+		return "", nil
+	}
+	u, err := url.Parse(host)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("add mcp server: invalid callback host %q", host)
+	}
+	host = strings.TrimSuffix(host, "/")
+	if o.CallbackPath != "" {
+		return host + "/" + strings.TrimPrefix(o.CallbackPath, "/"), nil
+	}
+	prefix := o.AgentsPrefix
+	if prefix == "" {
+		prefix = a.opts.AgentsPrefix
+	}
+	return fmt.Sprintf("%s/%s/%s/%s/callback", host, prefix, kebab(a.class), url.PathEscape(a.name)), nil
+}
+
+// storeOptions turns add options into stored ones.
+func storeOptions(o AddOptions) store.ServerOptions {
+	so := store.ServerOptions{TransportType: string(o.Transport.Type), PinnedProtocolVersion: o.Client.ProtocolVersion}
+	if o.Client.Capabilities != nil {
+		so.Capabilities, _ = json.Marshal(o.Client.Capabilities)
+	}
+	if len(o.Transport.Headers) > 0 {
+		so.Headers = map[string]string{}
+		for k := range o.Transport.Headers {
+			so.Headers[http.CanonicalHeaderKey(k)] = o.Transport.Headers.Get(k)
+		}
+	}
+	if r := o.Retry; r != nil {
+		so.Retry = &store.Retry{MaxAttempts: r.MaxAttempts, BaseDelayMS: r.BaseDelay.Milliseconds(), MaxDelayMS: r.MaxDelay.Milliseconds()}
+	}
+	return so
+}
+
+// redact drops userinfo and query from a URL for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<invalid URL>"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}

@@ -1,0 +1,298 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures an Agent. The zero value, or nil, gives the defaults
+// each field documents.
+type Options struct {
+	// Manager configures the agent's MCP client manager. Nil means its
+	// defaults; a Logger set here is used when Manager.Logger is nil.
+	Manager *mcpclient.Options
+
+	// Logger receives the agent's logs. Nil discards them.
+	Logger *slog.Logger
+
+	// CallbackHost is the default origin of OAuth callback URLs
+	// ("https://agents.example.com"), used when AddMCPServer is given none
+	// and no request supplies one. Empty means servers added without a host
+	// cannot complete OAuth.
+	CallbackHost string
+
+	// AgentsPrefix is the first path segment of default callback URLs.
+	// Empty means "agents".
+	AgentsPrefix string
+
+	// HideIdentity keeps the agent's class and instance name out of
+	// callback URLs (the seed's sendIdentityOnConnect: false): AddMCPServer
+	// then requires a CallbackPath.
+	HideIdentity bool
+}
+
+// Agent is one named agent instance and its MCP servers: the seed's Agent
+// with addMcpServer, removeMcpServer and getMcpServers. Its servers are
+// kept in a store.Store, so that an Agent opened again after a restart comes
+// back with them.
+//
+// An Agent is safe for concurrent use.
+type Agent struct {
+	class, name, ns string
+	st              store.Store
+	m               *mcpclient.Manager
+	opts            Options
+	logger          *slog.Logger
+
+	// add serialises the storage decisions of AddMCPServer and
+	// RemoveMCPServer; the network work happens outside it.
+	add sync.Mutex
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	rows     map[string]store.Server // the stored rows, by id
+	order    []string                // ids in storage order
+	inflight map[string]*addOp       // first connections of added servers
+	closed   bool
+
+	updates *updates
+}
+
+// addOp is an AddMCPServer connection in flight, shared by concurrent adds
+// of the same server.
+type addOp struct {
+	done chan struct{}
+	res  AddResult
+	err  error
+}
+
+// Open opens the agent named name of class class, with its servers from st,
+// and restores their connections in the background (WaitForConnections
+// waits for them). Servers that were waiting for OAuth stay authenticating,
+// without network I/O. Many agents may share one store: each sees only its
+// own servers.
+func Open(ctx context.Context, st store.Store, class, name string, opts *Options) (*Agent, error) {
+	if err := checkName("class", class); err != nil {
+		return nil, err
+	}
+	if err := checkName("name", name); err != nil {
+		return nil, err
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.AgentsPrefix == "" {
+		o.AgentsPrefix = "agents"
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	var mo mcpclient.Options
+	if o.Manager != nil {
+		mo = *o.Manager
+	}
+	if mo.Logger == nil {
+		mo.Logger = logger
+	}
+	a := &Agent{
+		class:    class,
+		name:     name,
+		ns:       class + "/" + name,
+		st:       st,
+		opts:     o,
+		logger:   logger.With("agent", class+"/"+name),
+		rows:     map[string]store.Server{},
+		inflight: map[string]*addOp{},
+	}
+	rows, err := st.ListServers(ctx, a.ns)
+	if err != nil {
+		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
+	}
+	a.m = mcpclient.New(&mo)
+	a.updates = newUpdates(a)
+	for _, row := range rows {
+		a.rows[row.ID] = row
+		a.order = append(a.order, row.ID)
+	}
+	// Persist what the connections learn (sessions to resume) as they go.
+	a.m.Subscribe(a.persist)
+	for _, row := range rows {
+		a.restore(ctx, row)
+	}
+	return a, nil
+}
+
+// checkName refuses names that would make namespaces or paths ambiguous.
+func checkName(what, s string) error {
+	if s == "" || strings.ContainsAny(s, "/?#") || strings.TrimSpace(s) != s {
+		return fmt.Errorf("agent %s %q: must be non-empty, without '/', '?', '#' or surrounding spaces", what, s)
+	}
+	return nil
+}
+
+// restore registers a stored server and starts its connection.
+func (a *Agent) restore(ctx context.Context, row store.Server) {
+	opts, err := a.serverOptions(row)
+	if err == nil {
+		_, err = a.m.RegisterServer(ctx, row.ID, opts)
+	}
+	if err != nil {
+		// A row that cannot be registered (a URL the guard now refuses,
+		// say) stays stored and is shown as failed-to-restore in the log.
+		a.logger.Warn("cannot restore mcp server", "server", row.ID, "error", err)
+		return
+	}
+	if row.AuthURL == "" {
+		a.m.EstablishConnection(row.ID)
+	}
+}
+
+// serverOptions turns a stored row into Manager options.
+func (a *Agent) serverOptions(row store.Server) (mcpclient.ServerOptions, error) {
+	o := row.Options.Resumable()
+	so := mcpclient.ServerOptions{
+		Name:           row.Name,
+		URL:            row.URL,
+		CallbackURL:    row.CallbackURL,
+		PendingAuthURL: row.AuthURL,
+		Transport:      mcpclient.TransportOptions{Type: mcpclient.TransportType(o.TransportType)},
+		Client:         mcpclient.ClientOptions{ProtocolVersion: o.PinnedProtocolVersion},
+	}
+	if len(o.Headers) > 0 {
+		so.Transport.Headers = http.Header{}
+		for k, v := range o.Headers {
+			so.Transport.Headers.Set(k, v)
+		}
+	}
+	if r := o.Retry; r != nil {
+		so.Retry = &mcpclient.RetryOptions{MaxAttempts: r.MaxAttempts,
+			BaseDelay: time.Duration(r.BaseDelayMS) * time.Millisecond,
+			MaxDelay:  time.Duration(r.MaxDelayMS) * time.Millisecond}
+	}
+	if o.ProtocolVersion != "" && len(o.DiscoverResult) > 0 {
+		var res mcp.InitializeResult
+		if json.Unmarshal(o.DiscoverResult, &res) == nil {
+			so.Resume = &mcpclient.Resume{ProtocolVersion: o.ProtocolVersion, SessionID: o.SessionID, Result: &res}
+		}
+	}
+	if len(o.Capabilities) > 0 {
+		var caps mcp.ClientCapabilities
+		if err := json.Unmarshal(o.Capabilities, &caps); err != nil {
+			return so, fmt.Errorf("stored capabilities: %w", err)
+		}
+		so.Client.Capabilities = &caps
+	}
+	return so, nil
+}
+
+// persist writes what a connection change means for the stored row: a
+// session to resume after a restart, or none.
+func (a *Agent) persist(ev mcpclient.Event) {
+	a.mu.Lock()
+	closing := a.closed
+	a.mu.Unlock()
+	if ev.Kind != mcpclient.EventStateChanged || closing {
+		// Closing the agent closes its connections, but their sessions
+		// stay resumable: nothing to save.
+		return
+	}
+	var resume *mcpclient.Resume
+	switch ev.State {
+	case mcpclient.StateReady, mcpclient.StateConnected:
+		info, ok := a.m.Server(ev.ServerID)
+		if !ok {
+			return
+		}
+		resume = info.Resume
+	case mcpclient.StateNotConnected:
+		// Closed on purpose: the session is over.
+	default:
+		return
+	}
+	a.updateRow(context.Background(), ev.ServerID, func(row *store.Server) bool {
+		o := &row.Options
+		if resume == nil {
+			changed := o.SessionID != "" || len(o.DiscoverResult) > 0
+			o.SessionID, o.ProtocolVersion, o.DiscoverResult = "", "", nil
+			return changed
+		}
+		result, err := json.Marshal(resume.Result)
+		if err != nil || (o.SessionID == resume.SessionID && o.ProtocolVersion == resume.ProtocolVersion && string(o.DiscoverResult) == string(result)) {
+			return false
+		}
+		o.SessionID, o.ProtocolVersion, o.DiscoverResult = resume.SessionID, resume.ProtocolVersion, result
+		return true
+	})
+}
+
+// updateRow changes a stored row with fn (which reports whether it changed
+// anything) and keeps the in-memory copy in step.
+func (a *Agent) updateRow(ctx context.Context, id string, fn func(*store.Server) bool) {
+	a.mu.Lock()
+	_, ok := a.rows[id]
+	a.mu.Unlock()
+	if !ok {
+		return
+	}
+	var updated store.Server
+	err := a.st.UpdateServer(ctx, a.ns, id, func(row *store.Server) error {
+		if !fn(row) {
+			return errUnchanged
+		}
+		updated = *row
+		return nil
+	})
+	switch {
+	case errors.Is(err, errUnchanged):
+	case err != nil:
+		a.logger.Warn("cannot save mcp server state", "server", id, "error", err)
+	default:
+		a.mu.Lock()
+		if _, ok := a.rows[id]; ok {
+			a.rows[id] = updated
+		}
+		a.mu.Unlock()
+	}
+}
+
+var errUnchanged = errors.New("unchanged")
+
+// Manager returns the agent's MCP client manager (the seed's this.mcp), for
+// fine-grained control: calls, catalogs, events.
+func (a *Agent) Manager() *mcpclient.Manager { return a.m }
+
+// Namespace returns "class/name", the agent's namespace in the store.
+func (a *Agent) Namespace() string { return a.ns }
+
+// WaitForConnections waits until the connections being restored or
+// established have settled, or ctx is done.
+func (a *Agent) WaitForConnections(ctx context.Context) { a.m.WaitForConnections(ctx) }
+
+// Close closes the agent's connections, keeping the servers' sessions alive
+// so that the agent resumes them when it is opened again. It does not close
+// the store. Close is idempotent.
+func (a *Agent) Close(ctx context.Context) error {
+	a.mu.Lock()
+	already := a.closed
+	a.closed = true
+	a.mu.Unlock()
+	if already {
+		return nil
+	}
+	err := a.m.Close(ctx)
+	a.updates.stop()
+	return err
+}

@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"crypto/rand"
+	"strings"
+	"unicode"
+
+	"github.com/agentmcp/agentmcp/internal/whatwg"
+)
+
+// MaxServerIDLength is the longest server id NormalizeServerID returns.
+const MaxServerIDLength = 64
+
+// NormalizeServerID turns any string into a stable server id matching
+// ^[a-z][a-z0-9_-]{0,63}$, exactly as the seed's normalizeServerId:
+// lower-case; every run of characters outside [a-z0-9_-] becomes one "-";
+// runs of "-" collapse; leading and trailing "-" and "_" go; an id that is
+// empty or does not start with a letter gets the prefix "id-" (so "" gives
+// "id"); one longer than 64 characters is cut, with trailing "-" removed.
+// It is idempotent.
+func NormalizeServerID(s string) string {
+	var b strings.Builder
+	dash := false // the last character written is a "-"
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '_' {
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		// "-" itself and every other character: one "-" per run.
+		if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	id := strings.Trim(b.String(), "-_")
+	if id == "" || id[0] < 'a' || id[0] > 'z' {
+		id = strings.TrimRight("id-"+id, "-")
+	}
+	if len(id) > MaxServerIDLength {
+		id = strings.TrimRight(id[:MaxServerIDLength], "-")
+	}
+	return id
+}
+
+// NormalizeURL returns the WHATWG serialisation of raw (new URL(raw).href):
+// scheme and host lower-cased, default ports dropped, an empty path made
+// "/", dot segments resolved, IPv4 and IPv6 literals canonical, IDN hosts in
+// punycode. Two URLs name the same server when they normalise alike.
+func NormalizeURL(raw string) (string, error) { return whatwg.Normalize(raw) }
+
+// newServerID returns a random id of 8 URL-safe characters, as the seed's
+// nanoid(8).
+func newServerID() string {
+	const alphabet = "useandom-26T198340PX75pxJACKVERYMINDBUSHWOLF_GQZbfghjklqvwyzrict"
+	var b [8]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[b[i]&63]
+	}
+	return string(b[:])
+}
+
+// kebab turns an agent class name into the path segment of its callback
+// URL, as the seed does: all-caps names are lower-cased; otherwise each
+// capital becomes "-" and its lower case, a leading "-" goes, "_" becomes
+// "-", and one trailing "-" goes (TestOAuthAgent → test-o-auth-agent).
+func kebab(name string) string {
+	if strings.ToUpper(name) == name {
+		return strings.ReplaceAll(strings.ToLower(name), "_", "-")
+	}
+	var b strings.Builder
+	for _, r := range name {
+		if unicode.IsUpper(r) {
+			b.WriteByte('-')
+			b.WriteRune(unicode.ToLower(r))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	s := strings.TrimPrefix(b.String(), "-")
+	s = strings.ReplaceAll(s, "_", "-")
+	return strings.TrimSuffix(s, "-")
+}

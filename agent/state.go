@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"sync"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPServersState is the seed's MCPServersState: every stored server by id,
+// and the catalogs of the connected ones, each item tagged with its server
+// id. It is what dashboards receive on every change (onMcpUpdate).
+type MCPServersState struct {
+	Servers           map[string]MCPServer         `json:"servers"`
+	Tools             []mcpclient.Tool             `json:"tools"`
+	Prompts           []mcpclient.Prompt           `json:"prompts"`
+	Resources         []mcpclient.Resource         `json:"resources"`
+	ResourceTemplates []mcpclient.ResourceTemplate `json:"resourceTemplates"`
+}
+
+// MCPServer is one server in MCPServersState, in the seed's shape. Nothing
+// in it is secret: the URL has no query or userinfo, headers are absent,
+// and text from servers is sanitised.
+type MCPServer struct {
+	Name         string                  `json:"name"`
+	ServerURL    string                  `json:"server_url"`
+	AuthURL      *string                 `json:"auth_url"`
+	State        string                  `json:"state"`
+	Error        *string                 `json:"error"`
+	Instructions *string                 `json:"instructions"`
+	Capabilities *mcp.ServerCapabilities `json:"capabilities"`
+	// Transport and ProtocolVersion say how the agent reaches the server.
+	Transport       string `json:"transport,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+}
+
+// MCPServers returns the state of the agent's servers (the seed's
+// getMcpServers). A stored server without a connection shows
+// authenticating when an authorisation is pending, else not-connected.
+func (a *Agent) MCPServers() MCPServersState {
+	a.mu.Lock()
+	ids := append([]string(nil), a.order...)
+	rows := make(map[string]MCPServer, len(ids))
+	for _, id := range ids {
+		row := a.rows[id]
+		s := MCPServer{Name: row.Name, ServerURL: redact(row.URL), State: string(mcpclient.StateNotConnected)}
+		if row.AuthURL != "" {
+			s.AuthURL = ptr(row.AuthURL)
+			s.State = string(mcpclient.StateAuthenticating)
+		}
+		rows[id] = s
+	}
+	a.mu.Unlock()
+
+	for _, info := range a.m.Servers() {
+		s, ok := rows[info.ID]
+		if !ok {
+			continue // registered with the Manager directly, not stored
+		}
+		s.State = string(info.State)
+		s.Transport = string(info.Transport)
+		s.ProtocolVersion = info.ProtocolVersion
+		if info.AuthURL != "" {
+			s.AuthURL = ptr(info.AuthURL)
+		}
+		if info.Error != nil {
+			s.Error = ptr(netguard.Sanitize(info.Error.Error()))
+		}
+		if info.Instructions != "" {
+			s.Instructions = ptr(netguard.Sanitize(info.Instructions))
+		}
+		s.Capabilities = info.Capabilities
+		rows[info.ID] = s
+	}
+	stored := mcpclient.Filter{ServerID: ids}
+	return MCPServersState{
+		Servers:           rows,
+		Tools:             orEmpty(a.m.ListTools(stored)),
+		Prompts:           orEmpty(a.m.ListPrompts(stored)),
+		Resources:         orEmpty(a.m.ListResources(stored)),
+		ResourceTemplates: orEmpty(a.m.ListResourceTemplates(stored)),
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// orEmpty makes nil lists encode as [].
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// OnMCPUpdate calls fn with the new MCPServersState after every change
+// (registration, connection, discovery, list_changed, authorisation,
+// removal). Changes that come in quick succession may be reported once,
+// with the latest state. Calls are made in order on one goroutine; fn must
+// not block. The result removes fn.
+func (a *Agent) OnMCPUpdate(fn func(MCPServersState)) (dispose func()) {
+	return a.updates.subscribe(fn)
+}
+
+// updates turns changes (Manager events and the agent's own) into
+// coalesced MCPServersState notifications.
+type updates struct {
+	a    *Agent
+	wake chan struct{}
+	done chan struct{}
+
+	mu        sync.Mutex
+	listeners map[int]func(MCPServersState)
+	next      int
+	stopped   bool
+}
+
+func newUpdates(a *Agent) *updates {
+	u := &updates{a: a, wake: make(chan struct{}, 1), done: make(chan struct{}), listeners: map[int]func(MCPServersState){}}
+	a.m.OnServerStateChanged(u.changed)
+	go u.run()
+	return u
+}
+
+// changed notes that the state changed.
+func (u *updates) changed() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stopped {
+		return
+	}
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (u *updates) subscribe(fn func(MCPServersState)) func() {
+	u.mu.Lock()
+	id := u.next
+	u.next++
+	u.listeners[id] = fn
+	u.mu.Unlock()
+	return func() {
+		u.mu.Lock()
+		delete(u.listeners, id)
+		u.mu.Unlock()
+	}
+}
+
+func (u *updates) run() {
+	defer close(u.done)
+	for range u.wake {
+		u.mu.Lock()
+		if u.stopped {
+			u.mu.Unlock()
+			return
+		}
+		fns := make([]func(MCPServersState), 0, len(u.listeners))
+		for _, fn := range u.listeners {
+			fns = append(fns, fn)
+		}
+		u.mu.Unlock()
+		if len(fns) == 0 {
+			continue
+		}
+		state := u.a.MCPServers()
+		for _, fn := range fns {
+			fn(state)
+		}
+	}
+}
+
+func (u *updates) stop() {
+	u.mu.Lock()
+	if !u.stopped {
+		u.stopped = true
+		close(u.wake)
+	}
+	u.mu.Unlock()
+	<-u.done
+}
