@@ -86,6 +86,27 @@ func doCall[T any](ctx context.Context, c *conn, method, name string, repeatable
 	if err == nil || ctx.Err() != nil {
 		return res, err
 	}
+	if IsUnauthorized(err) && c.opts.Auth != nil {
+		authURL, aerr := c.authorize(ctx, err)
+		switch {
+		case aerr != nil:
+			return zero, fmt.Errorf("%s %q on server %q: %w (%w)", method, name, c.ID(), err, aerr)
+		case authURL == "":
+			// New credentials without a user: once more.
+			res, err = fn(ctx, s, meta)
+			if err == nil {
+				return res, nil
+			}
+			if !IsUnauthorized(err) {
+				return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.ID(), err)
+			}
+			if authURL, aerr = c.authorize(ctx, err); aerr != nil || authURL == "" {
+				return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.ID(), err)
+			}
+		}
+		c.setAuthenticating(authURL, err)
+		return zero, &AuthRequiredError{ServerID: c.ID(), AuthURL: authURL, Err: err}
+	}
 	if !isSessionLost(err) {
 		c.noteCallError(s, err)
 		return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.ID(), err)

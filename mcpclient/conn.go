@@ -146,6 +146,19 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 	}
 
 	s, err := c.handshake(ctx)
+	if err != nil && IsUnauthorized(err) && c.opts.Auth != nil {
+		authURL, aerr := c.authorize(ctx, err)
+		switch {
+		case aerr != nil:
+			err = aerr
+		case authURL != "":
+			c.setAuthenticating(authURL, err)
+			return ConnectResult{State: StateAuthenticating, AuthURL: authURL, Err: err}
+		default:
+			// New credentials without a user: try once more.
+			s, err = c.handshake(ctx)
+		}
+	}
 	if err != nil {
 		if IsUnauthorized(err) {
 			c.mu.Lock()
@@ -485,6 +498,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 			maxMessageSize: c.m.opts.MaxMessageSize,
 			timing:         defaultStreamTiming,
 			idleTimeout:    c.m.opts.StreamIdleTimeout,
+			authorize:      c.authorizeRequest(),
 			logger:         c.m.logger.With("server", c.ID()),
 		}
 	case TransportSSE:
@@ -495,6 +509,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 			version = protocolLegacy // no 2026-07-28 probe on a 2024-11-05 transport
 		}
 		transport = &sseTransport{
+			authorize:      c.authorizeRequest(),
 			endpoint:       c.opts.URL,
 			client:         c.m.httpClient,
 			header:         c.opts.Transport.Headers,

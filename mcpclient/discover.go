@@ -12,6 +12,12 @@ import (
 
 // discover fetches the catalog of a connected or ready server.
 func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResult {
+	return c.discoverOnce(ctx, timeout, true)
+}
+
+// discoverOnce is discover; reauth allows one more attempt after the
+// AuthProvider renewed credentials by itself.
+func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth bool) DiscoverResult {
 	c.mu.Lock()
 	s, state := c.sess, c.state
 	if s == nil || (state != StateConnected && state != StateReady && state != StateDiscovering) {
@@ -72,7 +78,13 @@ func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResu
 		c.setState(StateReady, nil)
 		return DiscoverResult{Success: true, State: StateReady}
 	case IsUnauthorized(err):
-		c.setState(StateAuthenticating, err)
+		authURL, aerr := c.authorize(ctx, err)
+		if aerr == nil && authURL == "" && c.opts.Auth != nil && reauth {
+			// New credentials without a user: discover again, once.
+			c.setState(StateConnected, err)
+			return c.discoverOnce(ctx, timeout, false)
+		}
+		c.setAuthenticating(authURL, err)
 		return DiscoverResult{State: StateAuthenticating, Err: err}
 	default:
 		c.m.logger.Warn("mcp discovery failed", "server", c.ID(), "error", err)

@@ -116,6 +116,12 @@ type ServerOptions struct {
 	// OAuth.
 	CallbackURL string
 
+	// Auth authorises requests to an HTTP server: it supplies tokens, and
+	// starts an authorisation when the server refuses. Nil sends no
+	// credentials beyond Transport.Headers; a 401 then leaves the server
+	// authenticating without an AuthURL.
+	Auth AuthProvider
+
 	// Client configures the MCP client side of the connection.
 	Client ClientOptions
 
