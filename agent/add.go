@@ -210,15 +210,35 @@ func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddRe
 	info, _ := a.m.Server(id)
 	switch info.State {
 	case mcpclient.StateAuthenticating:
-		if info.AuthURL != "" {
+		if a.redeemable(ctx, id, info.AuthURL) {
 			return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: info.AuthURL}, nil
 		}
-		res, err := a.connect(ctx, id, info.URL)
-		return res, err
+		// No usable authorisation URL (none, or its state expired): start
+		// the flow again.
+		a.mu.Lock()
+		row := a.rows[id]
+		a.mu.Unlock()
+		return a.connect(ctx, id, row.URL)
 	case mcpclient.StateFailed:
 		return AddResult{}, fmt.Errorf("MCP server %q is in failed state: %w", info.Name, info.Error)
 	}
 	return AddResult{ID: id, State: mcpclient.StateReady}, nil
+}
+
+// redeemable reports whether an authorisation URL can still be used: an
+// absolute http(s) URL whose state, if it has one, the server's provider
+// would accept.
+func (a *Agent) redeemable(ctx context.Context, id, authURL string) bool {
+	u, err := url.Parse(authURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	state := u.Query().Get("state")
+	if state == "" {
+		return true
+	}
+	p, err := a.provider(id)
+	return err == nil && p != nil && p.CheckState(ctx, state) == nil
 }
 
 // connect makes the first connection of an added server and discovers it.
@@ -278,6 +298,11 @@ func (a *Agent) migrate(ctx context.Context, oldID, newID string) error {
 		a.inflight[newID] = op
 	}
 	a.mu.Unlock()
+	a.forgetProvider(oldID)
+	if sa, ok := a.auths.LoadAndDelete(oldID); ok {
+		sa.(*serverAuth).id.Store(&newID)
+		a.auths.Store(newID, sa)
+	}
 	a.updates.changed()
 	return nil
 }
@@ -302,6 +327,8 @@ func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
 		}
 	}
 	a.mu.Unlock()
+	a.forgetProvider(id)
+	a.auths.Delete(id)
 	a.updates.changed()
 	return err
 }

@@ -40,6 +40,11 @@ type Options struct {
 	// callback URLs (the seed's sendIdentityOnConnect: false): AddMCPServer
 	// then requires a CallbackPath.
 	HideIdentity bool
+
+	// CreateOAuthProvider builds the OAuth provider of each server that has
+	// a callback URL, new or restored (pre-registered credentials, say).
+	// Nil means oauth.New over the agent's store, with dynamic registration.
+	CreateOAuthProvider OAuthProviderFactory
 }
 
 // Agent is one named agent instance and its MCP servers: the seed's Agent
@@ -67,6 +72,9 @@ type Agent struct {
 	closed   bool
 
 	updates *updates
+	oauth   oauthState
+	// auths are the AuthProviders given to the Manager, by server id.
+	auths sync.Map // string -> *serverAuth
 }
 
 // addOp is an AddMCPServer connection in flight, shared by concurrent adds
@@ -188,6 +196,10 @@ func (a *Agent) serverOptions(row store.Server) (mcpclient.ServerOptions, error)
 			so.Resume = &mcpclient.Resume{ProtocolVersion: o.ProtocolVersion, SessionID: o.SessionID, Result: &res}
 		}
 	}
+	if row.CallbackURL != "" {
+		sa, _ := a.auths.LoadOrStore(row.ID, a.newServerAuth(row.ID))
+		so.Auth = sa.(*serverAuth)
+	}
 	if len(o.Capabilities) > 0 {
 		var caps mcp.ClientCapabilities
 		if err := json.Unmarshal(o.Capabilities, &caps); err != nil {
@@ -211,6 +223,16 @@ func (a *Agent) persist(ev mcpclient.Event) {
 	}
 	var resume *mcpclient.Resume
 	switch ev.State {
+	case mcpclient.StateAuthenticating:
+		// Keep the pending authorisation, so a restart waits for it.
+		if info, ok := a.m.Server(ev.ServerID); ok && info.AuthURL != "" {
+			a.updateRow(context.Background(), ev.ServerID, func(row *store.Server) bool {
+				changed := row.AuthURL != info.AuthURL
+				row.AuthURL = info.AuthURL
+				return changed
+			})
+		}
+		return
 	case mcpclient.StateReady, mcpclient.StateConnected:
 		info, ok := a.m.Server(ev.ServerID)
 		if !ok {
@@ -269,6 +291,12 @@ func (a *Agent) updateRow(ctx context.Context, id string, fn func(*store.Server)
 }
 
 var errUnchanged = errors.New("unchanged")
+
+func (a *Agent) newServerAuth(id string) *serverAuth {
+	sa := &serverAuth{a: a}
+	sa.id.Store(&id)
+	return sa
+}
 
 // Manager returns the agent's MCP client manager (the seed's this.mcp), for
 // fine-grained control: calls, catalogs, events.

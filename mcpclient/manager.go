@@ -192,6 +192,28 @@ func (m *Manager) EstablishConnection(id string) error {
 	return nil
 }
 
+// FinishAuthorization ends the authorisation a server was waiting for.
+// With err nil (the tokens are in place), the pending AuthURL is cleared
+// and the server connects in the background, as EstablishConnection.
+// Otherwise the server moves to failed with err, which is shown to users
+// as it is: sanitise and escape text from authorization servers first.
+func (m *Manager) FinishAuthorization(id string, err error) error {
+	c, lerr := m.lookup(id)
+	if lerr != nil {
+		return lerr
+	}
+	c.mu.Lock()
+	c.authURL = ""
+	s := c.sess
+	c.mu.Unlock()
+	if err != nil {
+		c.setState(StateFailed, err)
+		return nil
+	}
+	c.startRenew(s, true)
+	return nil
+}
+
 // RenameServer moves a registered server, and its live connection, from
 // oldID to newID, with no reconnection. It fails when newID is taken.
 func (m *Manager) RenameServer(oldID, newID string) error {
@@ -222,6 +244,10 @@ func (m *Manager) RenameServer(oldID, newID string) error {
 	m.publish(Event{Kind: EventRegistered, ServerID: newID, State: info.State})
 	return nil
 }
+
+// HTTPClient returns the Manager's HTTP client, guarded by its SSRF policy,
+// for other requests made on the servers' behalf (OAuth).
+func (m *Manager) HTTPClient() *http.Client { return m.httpClient }
 
 // CheckURL reports whether url may be registered: an http or https URL
 // that the SSRF guard accepts.

@@ -1,0 +1,368 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/oauth"
+	"github.com/agentmcp/agentmcp/store"
+)
+
+// OAuthProvider is what the agent needs of an OAuth client: the Manager's
+// AuthProvider, plus the callback half of the flow. *oauth.Provider is one.
+type OAuthProvider interface {
+	mcpclient.AuthProvider
+	// CheckState reports whether a callback's state can be redeemed,
+	// without consuming it.
+	CheckState(ctx context.Context, state string) error
+	// ConsumeState makes a state unusable.
+	ConsumeState(ctx context.Context, state string) error
+	// Exchange finishes the authorisation with the callback's query:
+	// consumes the state, exchanges the code, stores the tokens.
+	Exchange(ctx context.Context, callback url.Values) error
+}
+
+// OAuthProviderFactory builds the OAuth provider of one server (the seed's
+// createMcpOAuthProvider), for new and restored servers alike. st is that
+// server's share of the agent's store.
+type OAuthProviderFactory func(serverID, serverURL, callbackURL string, st oauth.Storage) (OAuthProvider, error)
+
+// OAuthCallbackConfig configures the response to OAuth callbacks (the
+// seed's configureOAuthCallback).
+type OAuthCallbackConfig struct {
+	// SuccessRedirect is where the browser goes after a successful
+	// authorisation, resolved against the request's origin. Empty means the
+	// origin itself.
+	SuccessRedirect string
+	// ErrorRedirect is where the browser goes after a failed one, with
+	// ?error=<message>. Empty means an HTML page that shows the message,
+	// escaped.
+	ErrorRedirect string
+	// CustomHandler, if set, writes the response itself; it takes priority.
+	CustomHandler func(w http.ResponseWriter, r *http.Request, res CallbackResult)
+}
+
+// CallbackResult is the outcome of an OAuth callback.
+type CallbackResult struct {
+	ServerID    string `json:"serverId,omitempty"`
+	AuthSuccess bool   `json:"authSuccess"`
+	// AuthError says why it failed. It may contain text from the
+	// authorization server, sanitised but not escaped.
+	AuthError string `json:"authError,omitempty"`
+}
+
+// oauthState is the agent's OAuth side: providers by server id, and the
+// callback configuration.
+type oauthState struct {
+	mu        sync.Mutex
+	providers map[string]OAuthProvider
+	callback  OAuthCallbackConfig
+}
+
+// ConfigureOAuthCallback sets how HandleOAuthCallback answers.
+func (a *Agent) ConfigureOAuthCallback(cfg OAuthCallbackConfig) {
+	a.oauth.mu.Lock()
+	a.oauth.callback = cfg
+	a.oauth.mu.Unlock()
+}
+
+// kvStorage is one server's share of the store, as oauth.Storage.
+type kvStorage struct {
+	st     store.Store
+	ns, id string
+}
+
+func (s kvStorage) Get(ctx context.Context, key string) ([]byte, error) {
+	v, err := s.st.KVGet(ctx, s.ns, s.id, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, oauth.ErrNotFound
+	}
+	return v, err
+}
+
+func (s kvStorage) Put(ctx context.Context, key string, value []byte, expiresAt time.Time) error {
+	return s.st.KVPut(ctx, s.ns, s.id, key, value, expiresAt)
+}
+
+func (s kvStorage) Delete(ctx context.Context, key string) error {
+	return s.st.KVDelete(ctx, s.ns, s.id, key)
+}
+
+func (s kvStorage) Take(ctx context.Context, key string) ([]byte, error) {
+	v, err := s.st.KVTake(ctx, s.ns, s.id, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, oauth.ErrNotFound
+	}
+	return v, err
+}
+
+func (s kvStorage) Lock(ctx context.Context, name string, fn func(context.Context) error) error {
+	return s.st.WithLock(ctx, s.ns, s.id, name, fn)
+}
+
+// provider returns the OAuth provider of a stored server, building it on
+// first use; nil when the server has no callback URL (no OAuth).
+func (a *Agent) provider(id string) (OAuthProvider, error) {
+	a.oauth.mu.Lock()
+	defer a.oauth.mu.Unlock()
+	if p, ok := a.oauth.providers[id]; ok {
+		return p, nil
+	}
+	a.mu.Lock()
+	row, ok := a.rows[id]
+	a.mu.Unlock()
+	if !ok || row.CallbackURL == "" {
+		return nil, nil
+	}
+	st := kvStorage{a.st, a.ns, id}
+	var (
+		p   OAuthProvider
+		err error
+	)
+	if f := a.opts.CreateOAuthProvider; f != nil {
+		p, err = f(id, row.URL, row.CallbackURL, st)
+	} else {
+		p, err = oauth.New(st, oauth.Config{
+			ServerID:    id,
+			ServerURL:   row.URL,
+			RedirectURL: row.CallbackURL,
+			ClientName:  a.clientName(),
+			HTTPClient:  a.m.HTTPClient(),
+			Logger:      a.logger,
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oauth provider for %q: %w", id, err)
+	}
+	if a.oauth.providers == nil {
+		a.oauth.providers = map[string]OAuthProvider{}
+	}
+	a.oauth.providers[id] = p
+	return p, nil
+}
+
+// clientName is the client_name the agent registers: its class, and its
+// instance name unless the agent hides its identity.
+func (a *Agent) clientName() string {
+	if a.opts.HideIdentity {
+		return "agentmcp"
+	}
+	return "agentmcp " + a.class + "/" + a.name
+}
+
+// forgetProvider drops a server's provider (removal, id migration).
+func (a *Agent) forgetProvider(id string) {
+	a.oauth.mu.Lock()
+	delete(a.oauth.providers, id)
+	a.oauth.mu.Unlock()
+}
+
+// serverAuth is the AuthProvider the agent gives the Manager for a server:
+// it finds the server's provider by its current id, so that an id
+// migration moves the OAuth flow with it.
+type serverAuth struct {
+	a  *Agent
+	id atomic.Pointer[string]
+}
+
+func (s *serverAuth) current() (OAuthProvider, error) {
+	p, err := s.a.provider(*s.id.Load())
+	if err == nil && p == nil {
+		err = errors.New("the server has no OAuth callback URL; give AddMCPServer a CallbackHost")
+	}
+	return p, err
+}
+
+func (s *serverAuth) Token(ctx context.Context) (string, error) {
+	p, err := s.current()
+	if err != nil {
+		return "", nil // no OAuth: no token
+	}
+	return p.Token(ctx)
+}
+
+func (s *serverAuth) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) (string, error) {
+	p, err := s.current()
+	if err != nil {
+		return "", err
+	}
+	return p.Authorize(ctx, c)
+}
+
+// IsCallbackRequest reports whether r is an OAuth callback for one of the
+// agent's servers: a GET whose state names a stored server whose callback
+// URL has r's host and path.
+func (a *Agent) IsCallbackRequest(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	id, _, err := oauth.ParseState(r.URL.Query().Get("state"))
+	if err != nil {
+		return false
+	}
+	a.mu.Lock()
+	row, ok := a.rows[id]
+	a.mu.Unlock()
+	if !ok || row.CallbackURL == "" {
+		return false
+	}
+	cb, err := url.Parse(row.CallbackURL)
+	return err == nil && strings.EqualFold(cb.Host, r.Host) && cb.Path == r.URL.Path
+}
+
+// HandleCallbackRequest finishes the OAuth flow a callback belongs to
+// (the seed's handleCallbackRequest). A valid callback exchanges the code,
+// stores the tokens and connects the server in the background; a
+// duplicate of one that succeeded is a harmless success; a stray or forged
+// state changes nothing; an error from the authorization server fails the
+// server with that message; an expired or reused state is refused.
+func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) CallbackResult {
+	q := r.URL.Query()
+	state := q.Get("state")
+	if state == "" {
+		return CallbackResult{AuthError: "Unauthorized: no state provided"}
+	}
+	id, _, err := oauth.ParseState(state)
+	if err != nil {
+		return CallbackResult{AuthError: "No serverId found in state parameter. Expected format: {serverId}:{stateValue}"}
+	}
+	res := CallbackResult{ServerID: id}
+	if q.Get("code") == "" && q.Get("error") == "" {
+		res.AuthError = "Unauthorized: no code provided"
+		return res
+	}
+	a.mu.Lock()
+	_, stored := a.rows[id]
+	a.mu.Unlock()
+	if !stored {
+		res.AuthError = fmt.Sprintf("No server found with id %q. Was the request matched with IsCallbackRequest()?", id)
+		return res
+	}
+	info, live := a.m.Server(id)
+	if !live {
+		res.AuthError = fmt.Sprintf("No connection found for serverId %q.", id)
+		return res
+	}
+	p, err := a.provider(id)
+	if err != nil || p == nil {
+		res.AuthError = "Trying to finalize authentication for a server connection without an OAuth provider"
+		return res
+	}
+
+	accepted := false // the flow already got past authorisation
+	switch info.State {
+	case mcpclient.StateReady, mcpclient.StateConnected, mcpclient.StateConnecting, mcpclient.StateDiscovering:
+		accepted = true
+	}
+	checkErr := p.CheckState(ctx, state)
+	if accepted {
+		// A duplicate (the user reloaded the page, say): success, and the
+		// state, if still there, is spent.
+		if checkErr == nil {
+			p.ConsumeState(ctx, state)
+		}
+		a.clearAuthURL(ctx, id)
+		res.AuthSuccess = true
+		return res
+	}
+	if checkErr != nil {
+		// Not redeemable: stray, forged, reused or expired. It changes
+		// nothing, so it cannot break a flow in progress.
+		res.AuthError = checkErr.Error()
+		if msg := callbackError(q); msg != "" && !errors.Is(checkErr, oauth.ErrStateExpired) && !errors.Is(checkErr, oauth.ErrStateUnknown) {
+			res.AuthError = msg
+		}
+		return res
+	}
+	if info.State != mcpclient.StateAuthenticating && info.State != mcpclient.StateFailed {
+		res.AuthError = fmt.Sprintf("Failed to authenticate from %q state", info.State)
+		return res
+	}
+	if err := p.Exchange(ctx, q); err != nil {
+		msg := err.Error()
+		if e := callbackError(q); e != "" {
+			msg = e
+		}
+		a.failAuthorization(ctx, id, msg)
+		res.AuthError = netguard.Sanitize(msg)
+		return res
+	}
+	a.clearAuthURL(ctx, id)
+	a.m.FinishAuthorization(id, nil)
+	res.AuthSuccess = true
+	return res
+}
+
+// callbackError is the authorization server's error in a callback, if any.
+func callbackError(q url.Values) string {
+	if d := q.Get("error_description"); d != "" {
+		return netguard.Sanitize(d)
+	}
+	return netguard.Sanitize(q.Get("error"))
+}
+
+// failAuthorization fails the server with an authorization server's
+// message, HTML-escaped as the seed promises, so a UI can show it as is.
+func (a *Agent) failAuthorization(ctx context.Context, id, msg string) {
+	a.clearAuthURL(ctx, id)
+	a.m.FinishAuthorization(id, errors.New(html.EscapeString(netguard.Sanitize(msg))))
+}
+
+func (a *Agent) clearAuthURL(ctx context.Context, id string) {
+	a.updateRow(ctx, id, func(row *store.Server) bool {
+		changed := row.AuthURL != ""
+		row.AuthURL = ""
+		return changed
+	})
+}
+
+// HandleOAuthCallback is an http.Handler for callback requests: it runs
+// HandleCallbackRequest and answers as ConfigureOAuthCallback says.
+func (a *Agent) HandleOAuthCallback(w http.ResponseWriter, r *http.Request) {
+	res := a.HandleCallbackRequest(r.Context(), r)
+	a.oauth.mu.Lock()
+	cfg := a.oauth.callback
+	a.oauth.mu.Unlock()
+	if cfg.CustomHandler != nil {
+		cfg.CustomHandler(w, r, res)
+		return
+	}
+	origin := &url.URL{Scheme: "http", Host: r.Host, Path: "/"}
+	if r.TLS != nil {
+		origin.Scheme = "https"
+	}
+	if res.AuthSuccess {
+		target := origin.String()
+		if cfg.SuccessRedirect != "" {
+			if u, err := origin.Parse(cfg.SuccessRedirect); err == nil {
+				target = u.String()
+			}
+		}
+		http.Redirect(w, r, target, http.StatusFound)
+		return
+	}
+	if cfg.ErrorRedirect != "" {
+		if u, err := origin.Parse(cfg.ErrorRedirect); err == nil {
+			q := u.Query()
+			q.Set("error", res.AuthError)
+			u.RawQuery = q.Encode()
+			http.Redirect(w, r, u.String(), http.StatusFound)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	w.WriteHeader(http.StatusBadRequest)
+	fmt.Fprintf(w, "<!doctype html><title>Authorization failed</title><h1>Authorization failed</h1><p>%s</p>\n",
+		html.EscapeString(res.AuthError))
+}

@@ -1,0 +1,253 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// ErrResourceMismatch is returned when the protected resource metadata
+// describes another resource than the MCP server: authorising would hand
+// a token for this server to whoever wrote that document.
+var ErrResourceMismatch = errors.New("oauth: the protected resource metadata names another resource")
+
+// protectedResource finds the server's protected resource metadata (RFC
+// 9728): at the URL the WWW-Authenticate challenge names, else at the
+// path-aware well-known URL, else at the root one. A server with none gets
+// the 2025-03-26 treatment: its origin is the authorization server.
+func (p *Provider) protectedResource(ctx context.Context, fromHeader, resource string) (*oauthex.ProtectedResourceMetadata, error) {
+	ru, err := url.Parse(resource)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: server URL: %w", err)
+	}
+	type candidate struct{ url, resource string }
+	var cands []candidate
+	if fromHeader != "" {
+		cands = append(cands, candidate{fromHeader, resource})
+	}
+	path := *ru
+	path.RawQuery, path.Fragment = "", ""
+	path.Path = "/.well-known/oauth-protected-resource/" + strings.TrimLeft(ru.Path, "/")
+	path.RawPath = ""
+	root := path
+	root.Path = "/.well-known/oauth-protected-resource"
+	cands = append(cands, candidate{path.String(), resource}, candidate{root.String(), resource})
+
+	for _, c := range cands {
+		var prm oauthex.ProtectedResourceMetadata
+		found, err := p.getJSON(ctx, c.url, &prm)
+		if err != nil {
+			return nil, fmt.Errorf("oauth: protected resource metadata: %w", err)
+		}
+		if !found {
+			continue
+		}
+		if prm.Resource != c.resource && strings.TrimSuffix(prm.Resource, "/") != strings.TrimSuffix(c.resource, "/") {
+			return nil, fmt.Errorf("%w: %q, not %q", ErrResourceMismatch, netguard.Sanitize(prm.Resource), resource)
+		}
+		if len(prm.AuthorizationServers) == 0 {
+			return nil, errors.New("oauth: the protected resource metadata names no authorization server")
+		}
+		for _, as := range prm.AuthorizationServers {
+			if err := checkEndpoint(as); err != nil {
+				return nil, fmt.Errorf("oauth: authorization server %q: %w", netguard.RedactURL(as), err)
+			}
+		}
+		prm.Resource = resource
+		return &prm, nil
+	}
+	origin := url.URL{Scheme: ru.Scheme, Host: ru.Host}
+	return &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{origin.String()}}, nil
+}
+
+// authServer fetches the authorization server's metadata (RFC 8414, then
+// OpenID discovery, path-aware), checking its issuer; a server without
+// metadata gets the 2025-03-26 default endpoints.
+func (p *Provider) authServer(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+	asm, err := auth.GetAuthServerMetadata(ctx, issuer, p.http)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: authorization server metadata: %w", err)
+	}
+	if asm == nil {
+		base := strings.TrimSuffix(issuer, "/")
+		asm = &oauthex.AuthServerMeta{
+			Issuer:                        issuer,
+			AuthorizationEndpoint:         base + "/authorize",
+			TokenEndpoint:                 base + "/token",
+			RegistrationEndpoint:          base + "/register",
+			CodeChallengeMethodsSupported: []string{"S256"},
+		}
+	}
+	if !contains(asm.CodeChallengeMethodsSupported, "S256") {
+		return nil, fmt.Errorf("oauth: the authorization server %s does not support PKCE S256", netguard.RedactURL(issuer))
+	}
+	for _, e := range []string{asm.AuthorizationEndpoint, asm.TokenEndpoint} {
+		if err := checkEndpoint(e); err != nil {
+			return nil, fmt.Errorf("oauth: endpoint %q: %w", netguard.RedactURL(e), err)
+		}
+	}
+	return asm, nil
+}
+
+// registration returns this client's registration with the authorization
+// server: a stored one (while the redirect URI is unchanged), a client ID
+// metadata document, pre-registered credentials, or a new dynamic
+// registration, which is stored.
+func (p *Provider) registration(ctx context.Context, asm *oauthex.AuthServerMeta) (client, error) {
+	key := keyClient + asm.Issuer
+	if data, err := p.st.Get(ctx, key); err == nil {
+		var cl client
+		if json.Unmarshal(data, &cl) == nil && cl.RedirectURI == p.cfg.RedirectURL && cl.ID != "" {
+			return cl, nil
+		}
+	}
+	if u := p.cfg.ClientMetadataURL; u != "" && asm.ClientIDMetadataDocumentSupported {
+		return client{ID: u, AuthMethod: "none", RedirectURI: p.cfg.RedirectURL, Kind: "cimd"}, nil
+	}
+	if c := p.cfg.Client; c != nil {
+		method := c.AuthMethod
+		if method == "" {
+			method = bestAuthMethod(asm.TokenEndpointAuthMethodsSupported, c.Secret != "")
+		}
+		return client{ID: c.ID, Secret: c.Secret, AuthMethod: method, RedirectURI: p.cfg.RedirectURL, Kind: "preregistered"}, nil
+	}
+	if asm.RegistrationEndpoint == "" {
+		return client{}, errors.New("oauth: the authorization server offers no registration, and no client credentials are configured")
+	}
+	if err := checkEndpoint(asm.RegistrationEndpoint); err != nil {
+		return client{}, fmt.Errorf("oauth: registration endpoint: %w", err)
+	}
+	method := "none" // a public client: no secret to keep
+	if len(asm.TokenEndpointAuthMethodsSupported) > 0 && !contains(asm.TokenEndpointAuthMethodsSupported, "none") {
+		method = bestAuthMethod(asm.TokenEndpointAuthMethodsSupported, true)
+	}
+	grants := []string{"authorization_code", "refresh_token"}
+	meta := &oauthex.ClientRegistrationMetadata{
+		ClientName:              p.cfg.ClientName,
+		RedirectURIs:            []string{p.cfg.RedirectURL},
+		GrantTypes:              grants,
+		ResponseTypes:           []string{"code"},
+		TokenEndpointAuthMethod: method,
+		ApplicationType:         applicationType(p.cfg.RedirectURL),
+	}
+	resp, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, p.http)
+	if err != nil {
+		return client{}, fmt.Errorf("oauth: registering the client: %w", err)
+	}
+	cl := client{ID: resp.ClientID, Secret: resp.ClientSecret, AuthMethod: resp.TokenEndpointAuthMethod, RedirectURI: p.cfg.RedirectURL, Kind: "dcr"}
+	if cl.AuthMethod == "" {
+		// RFC 7591 says an omitted method means client_secret_basic, but
+		// servers that omit it mean what we asked for.
+		cl.AuthMethod = method
+		if cl.Secret == "" {
+			cl.AuthMethod = "none"
+		}
+	}
+	data, _ := json.Marshal(cl)
+	if err := p.st.Put(ctx, key, data, expiry(resp)); err != nil {
+		return client{}, fmt.Errorf("oauth: saving the registration: %w", err)
+	}
+	return cl, nil
+}
+
+// expiry is when a registration stops being usable: its secret's expiry,
+// or never.
+func expiry(resp *oauthex.ClientRegistrationResponse) time.Time {
+	if resp.ClientSecretExpiresAt.Unix() > 0 {
+		return resp.ClientSecretExpiresAt
+	}
+	return time.Time{}
+}
+
+// bestAuthMethod picks a token endpoint authentication method among the
+// supported ones.
+func bestAuthMethod(supported []string, haveSecret bool) string {
+	if !haveSecret {
+		return "none"
+	}
+	for _, m := range []string{"client_secret_basic", "client_secret_post"} {
+		if len(supported) == 0 || contains(supported, m) {
+			return m
+		}
+	}
+	return "client_secret_basic"
+}
+
+// applicationType is "native" for loopback redirects, else "web".
+func applicationType(redirect string) string {
+	u, err := url.Parse(redirect)
+	if err == nil {
+		switch h := u.Hostname(); {
+		case h == "localhost", strings.HasPrefix(h, "127."), h == "::1":
+			return "native"
+		}
+	}
+	return "web"
+}
+
+// checkEndpoint accepts https URLs, and http ones on loopback (development).
+func checkEndpoint(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		switch h := u.Hostname(); {
+		case h == "localhost", strings.HasPrefix(h, "127."), h == "::1":
+			return nil
+		}
+		return errors.New("must be https")
+	}
+	return fmt.Errorf("scheme %q is not allowed", u.Scheme)
+}
+
+// getJSON fetches a JSON document; a 4xx is "not found" (false, nil).
+func (p *Provider) getJSON(ctx context.Context, raw string, v any) (bool, error) {
+	if err := checkEndpoint(raw); err != nil {
+		return false, fmt.Errorf("%s: %w", netguard.RedactURL(raw), err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		return false, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("%s: HTTP %d", netguard.RedactURL(raw), resp.StatusCode)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v); err != nil {
+		return false, fmt.Errorf("%s: %w", netguard.RedactURL(raw), err)
+	}
+	return true, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sanitize(s string) string { return netguard.Sanitize(s) }

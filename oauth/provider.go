@@ -1,0 +1,452 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// StateLifetime is how long an authorisation may take: a callback whose
+// state is older is refused.
+const StateLifetime = 10 * time.Minute
+
+// Config configures a Provider.
+type Config struct {
+	// ServerID is the id of the MCP server, the first part of every state.
+	// Required; it must not contain ':'.
+	ServerID string
+	// ServerURL is the MCP endpoint: the protected resource, sent as the
+	// RFC 8707 resource parameter. Required.
+	ServerURL string
+	// RedirectURL is the callback URL the authorization server sends the
+	// user back to. Required.
+	RedirectURL string
+
+	// ClientName is the client_name registered dynamically. Empty means
+	// "agentmcp".
+	ClientName string
+	// ClientMetadataURL, if set, is the HTTPS URL of this client's Client ID
+	// Metadata Document, used as client_id where the authorization server
+	// supports such documents.
+	ClientMetadataURL string
+	// Client holds pre-registered client credentials, used instead of
+	// dynamic registration.
+	Client *ClientCredentials
+
+	// HTTPClient carries every request of the flow: metadata, registration,
+	// token and refresh requests. It should be guarded against SSRF
+	// (netguard); the Manager's client is. Nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Now tells time, for state lifetime and token expiry. Nil means
+	// time.Now.
+	Now func() time.Time
+	// Logger receives the provider's logs; tokens and codes are never
+	// logged. Nil discards them.
+	Logger *slog.Logger
+	// RefreshAttempts bounds the tries of one refresh that fails with a
+	// network error or a 5xx. Zero means 3.
+	RefreshAttempts int
+}
+
+// ClientCredentials are pre-registered client credentials.
+type ClientCredentials struct {
+	ID     string
+	Secret string
+	// AuthMethod is the token endpoint authentication method:
+	// "client_secret_basic", "client_secret_post" or "none". Empty means
+	// the best the authorization server supports.
+	AuthMethod string
+}
+
+// Provider is the default OAuth client of one MCP server: discovery (RFC
+// 9728 protected resource metadata, RFC 8414 / OpenID authorization server
+// metadata, with the 2025-03-26 fallbacks), client registration (stored
+// registration, client ID metadata document, pre-registered credentials,
+// or RFC 7591 dynamic registration), PKCE S256, the RFC 8707 resource
+// parameter, scope selection and step-up, RFC 9207 issuer checks, and
+// refresh. What it learns lives in its Storage, so flows and tokens survive
+// restarts.
+//
+// It implements mcpclient.AuthProvider. A Provider is safe for concurrent
+// use; refreshes are single-flight within the process and, through
+// Storage.Lock, across processes sharing the storage.
+type Provider struct {
+	cfg    Config
+	st     Storage
+	http   *http.Client
+	now    func() time.Time
+	logger *slog.Logger
+
+	// refresh serialises refreshes in this process.
+	refresh sync.Mutex
+
+	// mu guards the cached token.
+	mu     sync.Mutex
+	cached *Token
+	loaded bool // whether cached reflects the storage
+}
+
+var _ mcpclient.AuthProvider = (*Provider)(nil)
+
+// New returns a Provider. It does no I/O.
+func New(st Storage, cfg Config) (*Provider, error) {
+	switch {
+	case st == nil:
+		return nil, errors.New("oauth: nil storage")
+	case cfg.ServerID == "" || strings.Contains(cfg.ServerID, ":"):
+		return nil, fmt.Errorf("oauth: invalid server id %q", cfg.ServerID)
+	case cfg.ServerURL == "":
+		return nil, errors.New("oauth: no server URL")
+	case cfg.RedirectURL == "":
+		return nil, errors.New("oauth: no redirect URL")
+	}
+	if u, err := url.Parse(cfg.RedirectURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("oauth: invalid redirect URL %q", cfg.RedirectURL)
+	}
+	if cfg.ClientMetadataURL != "" {
+		if u, err := url.Parse(cfg.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
+			return nil, errors.New("oauth: the client metadata URL must be an https URL with a path")
+		}
+	}
+	p := &Provider{cfg: cfg, st: st, http: cfg.HTTPClient, now: cfg.Now, logger: cfg.Logger}
+	if p.http == nil {
+		p.http = http.DefaultClient
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.logger == nil {
+		p.logger = slog.New(slog.DiscardHandler)
+	}
+	if p.cfg.ClientName == "" {
+		p.cfg.ClientName = "agentmcp"
+	}
+	if p.cfg.RefreshAttempts <= 0 {
+		p.cfg.RefreshAttempts = 3
+	}
+	return p, nil
+}
+
+// Storage keys. The namespace and server id scope them (Storage).
+const (
+	keyToken       = "token"
+	keyStatePrefix = "state/"
+	keyClient      = "client_info/" // + issuer
+	keyScopes      = "scopes/"      // + issuer
+)
+
+// Token is what the provider stores after a successful exchange.
+type Token struct {
+	AccessToken  string    `json:"access_token"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	Scopes       []string  `json:"scopes,omitempty"`
+
+	// What a refresh needs, so that it works after a restart without
+	// discovery.
+	Issuer        string `json:"issuer"`
+	TokenEndpoint string `json:"token_endpoint"`
+	Resource      string `json:"resource"`
+	Client        client `json:"client"`
+}
+
+// client is a registration with an authorization server.
+type client struct {
+	ID          string `json:"client_id"`
+	Secret      string `json:"client_secret,omitempty"`
+	AuthMethod  string `json:"token_endpoint_auth_method,omitempty"`
+	RedirectURI string `json:"redirect_uri,omitempty"`
+	Kind        string `json:"kind,omitempty"` // "dcr", "cimd", "preregistered"
+}
+
+// flow is a pending authorisation, stored under its state nonce.
+type flow struct {
+	ServerID     string    `json:"server_id"`
+	CreatedAt    time.Time `json:"created_at"`
+	Verifier     string    `json:"verifier"`
+	Issuer       string    `json:"issuer"`
+	IssSupported bool      `json:"iss_supported,omitempty"`
+	Endpoint     string    `json:"token_endpoint"`
+	Resource     string    `json:"resource"`
+	Scopes       []string  `json:"scopes,omitempty"`
+	Client       client    `json:"client"`
+}
+
+// Token returns the access token to send, refreshing it first when it has
+// expired (or expires within 30 seconds) and can be refreshed. A refresh
+// that the authorization server refuses (invalid_grant) drops the tokens,
+// so that the request goes without one and the server's 401 starts a new
+// authorisation; one that fails for a network error or a 5xx is retried,
+// and keeps the refresh token for later.
+func (p *Provider) Token(ctx context.Context) (string, error) {
+	t, err := p.current(ctx)
+	if err != nil || t == nil {
+		return "", err
+	}
+	if !p.expiring(t) {
+		return t.AccessToken, nil
+	}
+	if t.RefreshToken == "" {
+		return "", nil
+	}
+	t, err = p.refreshToken(ctx, t.AccessToken)
+	if err != nil || t == nil {
+		return "", err
+	}
+	return t.AccessToken, nil
+}
+
+func (p *Provider) expiring(t *Token) bool {
+	return !t.Expiry.IsZero() && !p.now().Add(30*time.Second).Before(t.Expiry)
+}
+
+// current returns the stored token, cached.
+func (p *Provider) current(ctx context.Context) (*Token, error) {
+	p.mu.Lock()
+	if p.loaded {
+		t := p.cached
+		p.mu.Unlock()
+		return t, nil
+	}
+	p.mu.Unlock()
+	t, err := p.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.setCached(t)
+	return t, nil
+}
+
+func (p *Provider) setCached(t *Token) {
+	p.mu.Lock()
+	p.cached, p.loaded = t, true
+	p.mu.Unlock()
+}
+
+// load reads the stored token, or nil.
+func (p *Provider) load(ctx context.Context) (*Token, error) {
+	data, err := p.st.Get(ctx, keyToken)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oauth: reading the token: %w", err)
+	}
+	var t Token
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("oauth: stored token: %w", err)
+	}
+	return &t, nil
+}
+
+func (p *Provider) save(ctx context.Context, t *Token) error {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if err := p.st.Put(ctx, keyToken, data, time.Time{}); err != nil {
+		return fmt.Errorf("oauth: saving the token: %w", err)
+	}
+	p.setCached(t)
+	return nil
+}
+
+// refreshToken refreshes the token whose access token was stale, once for
+// every caller: in this process the refresh mutex, across processes the
+// storage lock, and in both a re-read that finds a refresh someone else
+// already made.
+func (p *Provider) refreshToken(ctx context.Context, stale string) (*Token, error) {
+	p.refresh.Lock()
+	defer p.refresh.Unlock()
+	if t, _ := p.current(ctx); t == nil || t.AccessToken != stale {
+		return t, nil // refreshed (or dropped) while we waited
+	}
+	var out *Token
+	err := p.st.Lock(ctx, "refresh", func(ctx context.Context) error {
+		t, err := p.load(ctx) // another process may have refreshed
+		if err != nil {
+			return err
+		}
+		if t == nil || t.AccessToken != stale {
+			p.setCached(t)
+			out = t
+			return nil
+		}
+		out, err = p.doRefresh(ctx, t)
+		return err
+	})
+	return out, err
+}
+
+// doRefresh makes the refresh request, with retries for transient
+// failures.
+func (p *Provider) doRefresh(ctx context.Context, t *Token) (*Token, error) {
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}}
+	if t.Resource != "" {
+		form.Set("resource", t.Resource)
+	}
+	var lastErr error
+	for attempt := 1; attempt <= p.cfg.RefreshAttempts; attempt++ {
+		resp, err := p.tokenRequest(ctx, t.TokenEndpoint, t.Client, form)
+		if err == nil {
+			next := p.tokenFrom(resp, t.Issuer, t.TokenEndpoint, t.Resource, t.Client, t.Scopes)
+			if next.RefreshToken == "" {
+				next.RefreshToken = t.RefreshToken // not rotated
+			}
+			if err := p.save(ctx, next); err != nil {
+				return nil, err
+			}
+			p.logger.Debug("oauth token refreshed", "server", p.cfg.ServerID)
+			return next, nil
+		}
+		var terr *TokenError
+		if errors.As(err, &terr) && !terr.Transient() {
+			if terr.Code == "invalid_grant" {
+				// The grant is gone: drop the tokens, so the next request
+				// goes without one and the 401 starts a new authorisation.
+				p.logger.Info("oauth refresh token refused; authorization needed again", "server", p.cfg.ServerID)
+				if err := p.st.Delete(ctx, keyToken); err != nil {
+					return nil, fmt.Errorf("oauth: dropping the refused token: %w", err)
+				}
+				p.setCached(nil)
+				return nil, nil
+			}
+			return nil, fmt.Errorf("oauth: refreshing the token: %w", err)
+		}
+		lastErr = err
+		if attempt < p.cfg.RefreshAttempts {
+			select {
+			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+	// The refresh token is kept: the failure was not its fault.
+	return nil, fmt.Errorf("oauth: refreshing the token failed %d times (the refresh token is kept): %w", p.cfg.RefreshAttempts, lastErr)
+}
+
+// Authorize starts an authorisation after the server refused a request:
+// discovery, client registration, and a new state bound to a PKCE
+// verifier. It returns the URL the user must visit. When the refusal is a
+// 401 for a stored token that can still be refreshed, it refreshes instead
+// and returns "".
+func (p *Provider) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) (string, error) {
+	challenges, _ := oauthex.ParseWWWAuthenticate(c.WWWAuthenticate)
+	bearerErr := challengeParam(challenges, "error")
+	if c.StatusCode == http.StatusForbidden && bearerErr != "insufficient_scope" {
+		return "", fmt.Errorf("oauth: the server refused the request (403 %s), and more authorization would not help", bearerErr)
+	}
+	if c.StatusCode == http.StatusUnauthorized {
+		if t, _ := p.current(ctx); t != nil && t.RefreshToken != "" {
+			// The server does not take the token any more; a refresh may
+			// be enough.
+			if next, err := p.refreshToken(ctx, t.AccessToken); err == nil && next != nil && next.AccessToken != t.AccessToken {
+				return "", nil
+			}
+		}
+	}
+
+	resource := p.cfg.ServerURL
+	prm, err := p.protectedResource(ctx, challengeParam(challenges, "resource_metadata"), resource)
+	if err != nil {
+		return "", err
+	}
+	asm, err := p.authServer(ctx, prm.AuthorizationServers[0])
+	if err != nil {
+		return "", err
+	}
+	cl, err := p.registration(ctx, asm)
+	if err != nil {
+		return "", err
+	}
+
+	scopes := strings.Fields(challengeParam(challenges, "scope"))
+	if len(scopes) == 0 {
+		scopes = prm.ScopesSupported
+	}
+	if granted, err := p.st.Get(ctx, keyScopes+asm.Issuer); err == nil {
+		// Step-up: ask for what was granted before as well (SEP-2350).
+		scopes = union(strings.Fields(string(granted)), scopes)
+	}
+	if slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
+		scopes = append(scopes, "offline_access")
+	}
+
+	nonce := rand.Text() // 26 base32 characters: 130 random bits
+	verifier := rand.Text() + rand.Text()
+	f := flow{
+		ServerID:     p.cfg.ServerID,
+		CreatedAt:    p.now(),
+		Verifier:     verifier,
+		Issuer:       asm.Issuer,
+		IssSupported: asm.AuthorizationResponseIssParameterSupported,
+		Endpoint:     asm.TokenEndpoint,
+		Resource:     prm.Resource,
+		Scopes:       scopes,
+		Client:       cl,
+	}
+	data, _ := json.Marshal(f)
+	// Kept an hour, so that an expired state is told apart from a forged
+	// one; honoured for StateLifetime.
+	if err := p.st.Put(ctx, keyStatePrefix+nonce, data, p.now().Add(time.Hour)); err != nil {
+		return "", fmt.Errorf("oauth: saving the state: %w", err)
+	}
+
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{
+		"response_type":         {"code"},
+		"client_id":             {cl.ID},
+		"redirect_uri":          {p.cfg.RedirectURL},
+		"state":                 {p.cfg.ServerID + ":" + nonce},
+		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
+		"code_challenge_method": {"S256"},
+		"resource":              {prm.Resource},
+	}
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	authURL := asm.AuthorizationEndpoint
+	if strings.Contains(authURL, "?") {
+		authURL += "&" + q.Encode()
+	} else {
+		authURL += "?" + q.Encode()
+	}
+	return authURL, nil
+}
+
+// challengeParam returns a parameter of the first Bearer challenge that
+// has it.
+func challengeParam(cs []oauthex.Challenge, name string) string {
+	for _, c := range cs {
+		if strings.EqualFold(c.Scheme, "bearer") && c.Params[name] != "" {
+			return c.Params[name]
+		}
+	}
+	return ""
+}
+
+// union returns a followed by the elements of b it lacks.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
