@@ -33,9 +33,20 @@ type OAuthProvider interface {
 }
 
 // OAuthProviderFactory builds the OAuth provider of one server (the seed's
-// createMcpOAuthProvider), for new and restored servers alike. st is that
-// server's share of the agent's store.
-type OAuthProviderFactory func(serverID, serverURL, callbackURL string, st oauth.Storage) (OAuthProvider, error)
+// createMcpOAuthProvider), for new and restored servers alike.
+type OAuthProviderFactory func(ProviderParams) (OAuthProvider, error)
+
+// ProviderParams is what an OAuthProviderFactory gets.
+type ProviderParams struct {
+	ServerID, ServerURL, CallbackURL string
+	// Storage is the server's share of the agent's store.
+	Storage oauth.Storage
+	// HTTPClient and Guard are the Manager's, guarded against SSRF.
+	HTTPClient *http.Client
+	Guard      *netguard.Guard
+	// ClientName is the client name the agent would register.
+	ClientName string
+}
 
 // OAuthCallbackConfig configures the response to OAuth callbacks (the
 // seed's configureOAuthCallback).
@@ -124,20 +135,29 @@ func (a *Agent) provider(id string) (OAuthProvider, error) {
 	if !ok || row.CallbackURL == "" {
 		return nil, nil
 	}
-	st := kvStorage{a.st, a.ns, id}
+	params := ProviderParams{
+		ServerID:    id,
+		ServerURL:   row.URL,
+		CallbackURL: row.CallbackURL,
+		Storage:     kvStorage{a.st, a.ns, id},
+		HTTPClient:  a.m.HTTPClient(),
+		Guard:       a.m.Guard(),
+		ClientName:  a.clientName(),
+	}
 	var (
 		p   OAuthProvider
 		err error
 	)
 	if f := a.opts.CreateOAuthProvider; f != nil {
-		p, err = f(id, row.URL, row.CallbackURL, st)
+		p, err = f(params)
 	} else {
-		p, err = oauth.New(st, oauth.Config{
+		p, err = oauth.New(params.Storage, oauth.Config{
 			ServerID:    id,
 			ServerURL:   row.URL,
 			RedirectURL: row.CallbackURL,
-			ClientName:  a.clientName(),
-			HTTPClient:  a.m.HTTPClient(),
+			ClientName:  params.ClientName,
+			HTTPClient:  params.HTTPClient,
+			Guard:       params.Guard,
 			Logger:      a.logger,
 		})
 	}

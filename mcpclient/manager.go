@@ -245,6 +245,9 @@ func (m *Manager) RenameServer(oldID, newID string) error {
 	return nil
 }
 
+// Guard returns the Manager's SSRF guard.
+func (m *Manager) Guard() *netguard.Guard { return m.guard }
+
 // HTTPClient returns the Manager's HTTP client, guarded by its SSRF policy,
 // for other requests made on the servers' behalf (OAuth).
 func (m *Manager) HTTPClient() *http.Client { return m.httpClient }

@@ -59,7 +59,7 @@ func (p *Provider) protectedResource(ctx context.Context, fromHeader, resource s
 			return nil, errors.New("oauth: the protected resource metadata names no authorization server")
 		}
 		for _, as := range prm.AuthorizationServers {
-			if err := checkEndpoint(as); err != nil {
+			if err := p.checkEndpoint(as); err != nil {
 				return nil, fmt.Errorf("oauth: authorization server %q: %w", netguard.RedactURL(as), err)
 			}
 		}
@@ -74,6 +74,9 @@ func (p *Provider) protectedResource(ctx context.Context, fromHeader, resource s
 // OpenID discovery, path-aware), checking its issuer; a server without
 // metadata gets the 2025-03-26 default endpoints.
 func (p *Provider) authServer(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+	if err := p.checkEndpoint(issuer); err != nil {
+		return nil, fmt.Errorf("oauth: authorization server: %w", err)
+	}
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, p.http)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: authorization server metadata: %w", err)
@@ -92,7 +95,7 @@ func (p *Provider) authServer(ctx context.Context, issuer string) (*oauthex.Auth
 		return nil, fmt.Errorf("oauth: the authorization server %s does not support PKCE S256", netguard.RedactURL(issuer))
 	}
 	for _, e := range []string{asm.AuthorizationEndpoint, asm.TokenEndpoint} {
-		if err := checkEndpoint(e); err != nil {
+		if err := p.checkEndpoint(e); err != nil {
 			return nil, fmt.Errorf("oauth: endpoint %q: %w", netguard.RedactURL(e), err)
 		}
 	}
@@ -124,7 +127,7 @@ func (p *Provider) registration(ctx context.Context, asm *oauthex.AuthServerMeta
 	if asm.RegistrationEndpoint == "" {
 		return client{}, errors.New("oauth: the authorization server offers no registration, and no client credentials are configured")
 	}
-	if err := checkEndpoint(asm.RegistrationEndpoint); err != nil {
+	if err := p.checkEndpoint(asm.RegistrationEndpoint); err != nil {
 		return client{}, fmt.Errorf("oauth: registration endpoint: %w", err)
 	}
 	method := "none" // a public client: no secret to keep
@@ -196,6 +199,15 @@ func applicationType(redirect string) string {
 }
 
 // checkEndpoint accepts https URLs, and http ones on loopback (development).
+func (p *Provider) checkEndpoint(raw string) error {
+	if p.cfg.Guard != nil {
+		if err := p.cfg.Guard.CheckURL(raw); err != nil {
+			return err
+		}
+	}
+	return checkEndpoint(raw)
+}
+
 func checkEndpoint(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -216,7 +228,7 @@ func checkEndpoint(raw string) error {
 
 // getJSON fetches a JSON document; a 4xx is "not found" (false, nil).
 func (p *Provider) getJSON(ctx context.Context, raw string, v any) (bool, error) {
-	if err := checkEndpoint(raw); err != nil {
+	if err := p.checkEndpoint(raw); err != nil {
 		return false, fmt.Errorf("%s: %w", netguard.RedactURL(raw), err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)

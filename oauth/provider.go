@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -51,6 +52,10 @@ type Config struct {
 	// token and refresh requests. It should be guarded against SSRF
 	// (netguard); the Manager's client is. Nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// Guard, if set, checks every URL of the flow before it is requested,
+	// so that a refused address fails with netguard.ErrBlockedURL whatever
+	// the HTTP client does. The agent passes its Manager's.
+	Guard *netguard.Guard
 	// Now tells time, for state lifetime and token expiry. Nil means
 	// time.Now.
 	Now func() time.Time
@@ -402,8 +407,9 @@ func (p *Provider) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) (s
 	}
 	data, _ := json.Marshal(f)
 	// Kept an hour, so that an expired state is told apart from a forged
-	// one; honoured for StateLifetime.
-	if err := p.st.Put(ctx, keyStatePrefix+nonce, data, p.now().Add(time.Hour)); err != nil {
+	// one; honoured for StateLifetime (on Config.Now's clock: the storage
+	// expiry only collects garbage, on the storage's clock).
+	if err := p.st.Put(ctx, keyStatePrefix+nonce, data, time.Now().Add(time.Hour)); err != nil {
 		return "", fmt.Errorf("oauth: saving the state: %w", err)
 	}
 

@@ -30,10 +30,16 @@ func (e *TokenError) Error() string {
 	return fmt.Sprintf("token endpoint: HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
 }
 
-// Transient reports whether trying again later may succeed: a 5xx or 429
-// without an OAuth error code.
+// Transient reports whether trying again later may succeed: a 5xx or a
+// 429, or the OAuth errors that say so.
 func (e *TokenError) Transient() bool {
-	return e.Code == "" && (e.StatusCode >= 500 || e.StatusCode == http.StatusTooManyRequests)
+	switch e.Code {
+	case "temporarily_unavailable", "server_error":
+		return true
+	case "":
+		return e.StatusCode >= 500 || e.StatusCode == http.StatusTooManyRequests
+	}
+	return false
 }
 
 type tokenResponse struct {
@@ -48,6 +54,9 @@ type tokenResponse struct {
 // authentication. Network errors come back as they are (transient);
 // HTTP failures as *TokenError.
 func (p *Provider) tokenRequest(ctx context.Context, endpoint string, cl client, form url.Values) (*tokenResponse, error) {
+	if err := p.checkEndpoint(endpoint); err != nil {
+		return nil, err
+	}
 	form = cloneValues(form)
 	method := cl.AuthMethod
 	if method == "" {

@@ -1,0 +1,386 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/oauth"
+	"github.com/agentmcp/agentmcp/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// oauthEnv is an authorization server, an OAuth-protected MCP server, and
+// an agent whose providers run on the test's clock.
+type oauthEnv struct {
+	t     *testing.T
+	clock *oauthtest.Clock
+	as    *oauthtest.AuthServer
+	res   *oauthtest.Resource
+	srv   *mcptest.Server
+	path  string // the SQLite file
+	st    store.Store
+	a     *agent.Agent
+}
+
+func newOAuthEnv(t *testing.T, opts *oauthtest.Options, ropts *oauthtest.ResourceOptions) *oauthEnv {
+	e := &oauthEnv{t: t, clock: oauthtest.NewClock(time.Time{}), srv: mcptest.NewServer("protected")}
+	if opts == nil {
+		opts = &oauthtest.Options{}
+	}
+	opts.Now = e.clock.Now
+	e.as = oauthtest.NewServer(t, opts)
+	e.res = e.as.ServeMCP(t, mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return e.srv.Server }), ropts)
+	e.path = filepath.Join(t.TempDir(), "agent.db")
+	e.open()
+	return e
+}
+
+// open opens (or reopens, after a restart) the store and the agent.
+func (e *oauthEnv) open() {
+	e.st = openSQLite(e.t, e.path)
+	e.a = openAgent(e.t, e.st, "oauth", &agent.Options{
+		CallbackHost: "http://127.0.0.1:9",
+		CreateOAuthProvider: func(p agent.ProviderParams) (agent.OAuthProvider, error) {
+			return oauth.New(p.Storage, oauth.Config{ServerID: p.ServerID, ServerURL: p.ServerURL, RedirectURL: p.CallbackURL,
+				Now: e.clock.Now, HTTPClient: p.HTTPClient, Guard: p.Guard})
+		},
+	})
+}
+
+// restart closes the agent and its store and opens them again.
+func (e *oauthEnv) restart() {
+	e.a.Close(context.Background())
+	e.st.Close()
+	e.open()
+}
+
+// add adds the protected server, expecting authenticating.
+func (e *oauthEnv) add(name string) agent.AddResult {
+	e.t.Helper()
+	r, err := e.a.AddMCPServer(testCtx(e.t), name, e.res.URL, nil)
+	if err != nil || r.State != mcpclient.StateAuthenticating || r.AuthURL == "" {
+		e.t.Fatalf("AddMCPServer = %+v, %v; want authenticating", r, err)
+	}
+	return r
+}
+
+// visit is the user at the authorization server; it returns the callback
+// the browser would be sent to.
+func (e *oauthEnv) visit(authURL string) *url.URL {
+	e.t.Helper()
+	loc, err := e.as.VisitAuthURL(testCtx(e.t), authURL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return loc
+}
+
+func (e *oauthEnv) callback(loc *url.URL) agent.CallbackResult {
+	e.t.Helper()
+	return e.a.HandleCallbackRequest(testCtx(e.t), httptest.NewRequest(http.MethodGet, loc.String(), nil))
+}
+
+// authorize runs the user's part and the callback, and waits for ready.
+func (e *oauthEnv) authorize(r agent.AddResult) {
+	e.t.Helper()
+	if cb := e.callback(e.visit(r.AuthURL)); !cb.AuthSuccess {
+		e.t.Fatalf("callback: %+v", cb)
+	}
+	e.a.WaitForConnections(testCtx(e.t))
+	if s := e.a.MCPServers().Servers[r.ID]; s.State != "ready" {
+		e.t.Fatalf("after authorizing: %+v", s)
+	}
+}
+
+func (e *oauthEnv) state(id string) agent.MCPServer { return e.a.MCPServers().Servers[id] }
+
+func TestOAuthFlow(t *testing.T) {
+	e := newOAuthEnv(t, &oauthtest.Options{Iss: oauthtest.IssOn}, nil)
+	r := e.add("Protected")
+	if s := e.state(r.ID); s.State != "authenticating" || s.AuthURL == nil || *s.AuthURL != r.AuthURL {
+		t.Fatalf("before the callback: %+v", s)
+	}
+	u, _ := url.Parse(r.AuthURL)
+	q := u.Query()
+	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != e.res.URL || !strings.HasPrefix(q.Get("state"), r.ID+":") {
+		t.Errorf("authorization URL lacks PKCE, resource or state: %v", q)
+	}
+	e.authorize(r)
+	if _, err := e.a.Manager().CallTool(testCtx(t), r.ID, "echo", map[string]any{"text": "authorized"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	row, _ := e.st.GetServer(testCtx(t), e.a.Namespace(), r.ID)
+	if row.AuthURL != "" {
+		t.Errorf("auth URL still stored after success")
+	}
+}
+
+// TestOAuthTwoServers: two servers authorising at once keep their flows
+// apart.
+func TestOAuthTwoServers(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	r1 := e.add("One")
+	r2, err := e.a.AddMCPServer(testCtx(t), "Two", e.res.URL, &agent.AddOptions{ID: "two"})
+	if err != nil || r2.State != mcpclient.StateAuthenticating {
+		t.Fatal(r2, err)
+	}
+	loc1, loc2 := e.visit(r1.AuthURL), e.visit(r2.AuthURL)
+	var wg sync.WaitGroup
+	var cb1, cb2 agent.CallbackResult
+	wg.Go(func() { cb1 = e.callback(loc2) }) // in the "wrong" order, at once
+	wg.Go(func() { cb2 = e.callback(loc1) })
+	wg.Wait()
+	if !cb1.AuthSuccess || !cb2.AuthSuccess || cb1.ServerID != "two" || cb2.ServerID != r1.ID {
+		t.Fatalf("callbacks: %+v %+v", cb1, cb2)
+	}
+	e.a.WaitForConnections(testCtx(t))
+	for _, id := range []string{r1.ID, "two"} {
+		if s := e.state(id); s.State != "ready" {
+			t.Errorf("%s: %+v", id, s)
+		}
+	}
+}
+
+// TestOAuthCallbackReplays: a duplicate callback after success is a
+// harmless success; a replayed or foreign state changes nothing.
+func TestOAuthCallbackReplays(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	r := e.add("One")
+	loc := e.visit(r.AuthURL)
+	if cb := e.callback(loc); !cb.AuthSuccess {
+		t.Fatal(cb)
+	}
+	e.a.WaitForConnections(testCtx(t))
+	codeGrants := e.as.Counts.CodeGrants.Load()
+	// The user reloads the callback page.
+	if cb := e.callback(loc); !cb.AuthSuccess {
+		t.Errorf("duplicate callback: %+v", cb)
+	}
+	if n := e.as.Counts.CodeGrants.Load(); n != codeGrants {
+		t.Errorf("the duplicate exchanged the code again")
+	}
+	if s := e.state(r.ID); s.State != "ready" {
+		t.Errorf("after the duplicate: %+v", s)
+	}
+
+	// A second server waits for its user; A's old state, and a forged one,
+	// are presented for it.
+	r2, _ := e.a.AddMCPServer(testCtx(t), "Two", e.res.URL, &agent.AddOptions{ID: "two"})
+	replay := *loc
+	q := replay.Query()
+	q.Set("state", "two:"+strings.SplitN(q.Get("state"), ":", 2)[1]) // A's nonce, B's id
+	replay.RawQuery = q.Encode()
+	for _, bad := range []*url.URL{&replay, mustURL(t, "http://127.0.0.1:9/agents/test-agent/oauth/callback?code=x&state=two:forged")} {
+		cb := e.callback(bad)
+		if cb.AuthSuccess || cb.AuthError == "" {
+			t.Errorf("bad state accepted: %+v", cb)
+		}
+		if s := e.state("two"); s.State != "authenticating" || s.AuthURL == nil || *s.AuthURL != r2.AuthURL {
+			t.Errorf("a bad state changed the flow: %+v", s)
+		}
+	}
+	// The genuine callback still completes.
+	e.authorize(r2)
+}
+
+// TestOAuthExpiredState: a callback after the state's lifetime is refused
+// with a clear message, and the flow can be started again.
+func TestOAuthExpiredState(t *testing.T) {
+	e := newOAuthEnv(t, &oauthtest.Options{CodeTTL: time.Hour}, nil)
+	r := e.add("One")
+	loc := e.visit(r.AuthURL)
+	e.clock.Advance(oauth.StateLifetime + time.Second)
+	cb := e.callback(loc)
+	if cb.AuthSuccess || !strings.Contains(cb.AuthError, "expired") {
+		t.Fatalf("expired state: %+v", cb)
+	}
+	if s := e.state(r.ID); s.State != "authenticating" {
+		t.Errorf("after the expired callback: %+v", s)
+	}
+	// Adding again gives a fresh, working URL.
+	again, err := e.a.AddMCPServer(testCtx(t), "One", e.res.URL, nil)
+	if err != nil || again.AuthURL == r.AuthURL || again.State != mcpclient.StateAuthenticating {
+		t.Fatalf("re-add after expiry: %+v, %v", again, err)
+	}
+	e.authorize(again)
+}
+
+// TestOAuthDeniedXSS: an error from the authorization server fails the
+// server with its message, escaped for HTML wherever it is shown.
+func TestOAuthDeniedXSS(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	r := e.add("One")
+	payload := `<script>alert("x")</script>`
+	e.as.Deny(payload)
+	loc := e.visit(r.AuthURL)
+	rec := httptest.NewRecorder()
+	e.a.HandleOAuthCallback(rec, httptest.NewRequest(http.MethodGet, loc.String(), nil))
+	body := rec.Body.String()
+	if rec.Code != http.StatusBadRequest || strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") {
+		t.Errorf("error page (%d): %s", rec.Code, body)
+	}
+	s := e.state(r.ID)
+	if s.State != "failed" || s.Error == nil || strings.Contains(*s.Error, "<script>") || !strings.Contains(*s.Error, "&lt;script&gt;") {
+		t.Errorf("server after access_denied: %+v", s)
+	}
+	// With an error redirect, the message goes in the query.
+	e.a.ConfigureOAuthCallback(agent.OAuthCallbackConfig{ErrorRedirect: "/oops", SuccessRedirect: "/done"})
+	rec = httptest.NewRecorder()
+	e.a.HandleOAuthCallback(rec, httptest.NewRequest(http.MethodGet, loc.String(), nil))
+	if got := rec.Header().Get("Location"); rec.Code != http.StatusFound || !strings.HasPrefix(got, "http://127.0.0.1:9/oops?error=") {
+		t.Errorf("error redirect: %d %s", rec.Code, got)
+	}
+}
+
+// TestOAuthRestartMidFlow: a restart between authenticating and the
+// callback still completes, and the registration is reused.
+func TestOAuthRestartMidFlow(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	r := e.add("One")
+	loc := e.visit(r.AuthURL)
+	e.restart()
+	if s := e.state(r.ID); s.State != "authenticating" || s.AuthURL == nil {
+		t.Fatalf("after the restart: %+v", s)
+	}
+	req := httptest.NewRequest(http.MethodGet, loc.String(), nil)
+	if !e.a.IsCallbackRequest(req) {
+		t.Fatal("the callback is not recognised after the restart")
+	}
+	if cb := e.callback(loc); !cb.AuthSuccess {
+		t.Fatalf("callback after the restart: %+v", cb)
+	}
+	e.a.WaitForConnections(testCtx(t))
+	if s := e.state(r.ID); s.State != "ready" {
+		t.Fatalf("%+v", s)
+	}
+	// Tokens survive another restart; nothing is registered again.
+	e.restart()
+	e.a.WaitForConnections(testCtx(t))
+	if s := e.state(r.ID); s.State != "ready" {
+		t.Errorf("after the second restart: %+v", s)
+	}
+	if n := e.as.Counts.Registrations.Load(); n != 1 {
+		t.Errorf("%d registrations", n)
+	}
+}
+
+// TestOAuthRefresh: after expiry (and a restart), concurrent calls make
+// exactly one refresh; a 503 keeps the refresh token; invalid_grant sends
+// the server back to authenticating with a fresh URL.
+func TestOAuthRefresh(t *testing.T) {
+	e := newOAuthEnv(t, &oauthtest.Options{AccessTokenTTL: 10 * time.Minute, RefreshTokens: oauthtest.RefreshAlways}, nil)
+	r := e.add("One")
+	e.authorize(r)
+	e.restart()
+	e.a.WaitForConnections(testCtx(t))
+
+	e.clock.Advance(11 * time.Minute)
+	before := e.as.Counts.RefreshGrants.Load()
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			_, errs[i] = e.a.Manager().CallTool(testCtx(t), r.ID, "echo", map[string]any{"text": fmt.Sprint(i)}, nil)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
+	if n := e.as.Counts.RefreshGrants.Load() - before; n != 1 {
+		t.Errorf("%d refresh requests for 20 concurrent calls; want 1", n)
+	}
+
+	// A 503 from the token endpoint: the call fails, the refresh token is
+	// kept and works once the endpoint is back.
+	e.clock.Advance(11 * time.Minute)
+	e.as.FailTokenRequests(3, oauthtest.FaultUnavailable)
+	if _, err := e.a.Manager().CallTool(testCtx(t), r.ID, "echo", map[string]any{"text": "x"}, nil); err == nil {
+		t.Errorf("call during the token endpoint outage succeeded")
+	}
+	if _, err := e.a.Manager().CallTool(testCtx(t), r.ID, "echo", map[string]any{"text": "x"}, nil); err != nil {
+		t.Errorf("call after the outage: %v", err)
+	}
+
+	// invalid_grant: back to authenticating, with a new authorization URL.
+	e.clock.Advance(11 * time.Minute)
+	e.as.FailTokenRequests(1, oauthtest.FaultInvalidGrant)
+	_, err := e.a.Manager().CallTool(testCtx(t), r.ID, "echo", map[string]any{"text": "x"}, nil)
+	var areq *mcpclient.AuthRequiredError
+	if !errors.As(err, &areq) || areq.AuthURL == "" {
+		t.Fatalf("call after invalid_grant: %v; want AuthRequiredError", err)
+	}
+	e.a.WaitForConnections(testCtx(t))
+	if s := e.state(r.ID); s.State != "authenticating" || s.AuthURL == nil || *s.AuthURL != areq.AuthURL {
+		t.Errorf("after invalid_grant: %+v", s)
+	}
+	e.authorize(agent.AddResult{ID: r.ID, AuthURL: areq.AuthURL})
+}
+
+// TestOAuthStepUp: a 403 insufficient_scope asks for the union of the
+// granted and the challenged scopes.
+func TestOAuthStepUp(t *testing.T) {
+	e := newOAuthEnv(t, &oauthtest.Options{Scopes: []string{"mcp:read", "mcp:write"}},
+		&oauthtest.ResourceOptions{ChallengeScopes: []string{"mcp:read"}, ToolScopes: map[string][]string{"increment": {"mcp:write"}}})
+	r := e.add("One")
+	e.authorize(r)
+	_, err := e.a.Manager().CallTool(testCtx(t), r.ID, "increment", nil, nil)
+	var areq *mcpclient.AuthRequiredError
+	if !errors.As(err, &areq) {
+		t.Fatalf("increment with mcp:read: %v; want AuthRequiredError", err)
+	}
+	u, _ := url.Parse(areq.AuthURL)
+	if got := u.Query().Get("scope"); !strings.Contains(got, "mcp:read") || !strings.Contains(got, "mcp:write") {
+		t.Errorf("step-up scope %q; want mcp:read and mcp:write", got)
+	}
+	e.authorize(agent.AddResult{ID: r.ID, AuthURL: areq.AuthURL})
+	if _, err := e.a.Manager().CallTool(testCtx(t), r.ID, "increment", nil, nil); err != nil {
+		t.Errorf("increment after step-up: %v", err)
+	}
+}
+
+// TestOAuthRefusals: metadata for another resource, and an authorization
+// server on a metadata address, are refused before anything is sent.
+func TestOAuthRefusals(t *testing.T) {
+	t.Run("resource mismatch", func(t *testing.T) {
+		e := newOAuthEnv(t, nil, &oauthtest.ResourceOptions{MetadataResource: "https://evil.example.com/mcp"})
+		_, err := e.a.AddMCPServer(testCtx(t), "One", e.res.URL, nil)
+		if !errors.Is(err, oauth.ErrResourceMismatch) {
+			t.Errorf("AddMCPServer = %v; want ErrResourceMismatch", err)
+		}
+		if n := e.as.Counts.Authorizations.Load() + e.as.Counts.Registrations.Load(); n != 0 {
+			t.Errorf("%d requests reached the authorization server", n)
+		}
+	})
+	t.Run("metadata address", func(t *testing.T) {
+		e := newOAuthEnv(t, nil, &oauthtest.ResourceOptions{AuthorizationServers: []string{"https://169.254.169.254/"}})
+		_, err := e.a.AddMCPServer(testCtx(t), "One", e.res.URL, nil)
+		if !errors.Is(err, netguard.ErrBlockedURL) {
+			t.Errorf("AddMCPServer = %v; want Blocked URL", err)
+		}
+	})
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
