@@ -133,7 +133,12 @@ func login(t testing.TB, as *oauthtest.AuthServer, cfg *oauth2.Config) *oauth2.T
 // refresh exchanges a refresh token through x/oauth2.
 func refresh(t testing.TB, cfg *oauth2.Config, rt string) (*oauth2.Token, error) {
 	t.Helper()
-	return cfg.TokenSource(testCtx(t), &oauth2.Token{RefreshToken: rt}).Token()
+	// No connection reuse: net/http retries a request transparently when a
+	// reused connection turns out to be closed, which would make the
+	// fault counts depend on timing.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	ctx := context.WithValue(testCtx(t), oauth2.HTTPClient, client)
+	return cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
 }
 
 // oauthError returns the OAuth error code of a failed token request.
