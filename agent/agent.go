@@ -135,8 +135,10 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 		a.rows[row.ID] = row
 		a.order = append(a.order, row.ID)
 	}
-	// Persist what the connections learn (sessions to resume) as they go.
+	// Persist what the connections learn (sessions to resume) as they go,
+	// and the elicitation modes they advertise (elicitation.go).
 	a.m.Subscribe(a.persist)
+	a.m.Subscribe(a.stampElicitation)
 	for _, row := range rows {
 		a.restore(ctx, row)
 	}

@@ -50,6 +50,10 @@ type conn struct {
 	// only replaced by one fetched no earlier.
 	listGen [3]uint64
 	catGen  [3]uint64
+
+	// hooks is the connection's part in elicitation, sampling and roots
+	// (hooks.go).
+	hooks connHooks
 }
 
 // session is one MCP session.
@@ -63,6 +67,8 @@ type session struct {
 	// Guarded by the conn's mu:
 	installed bool    // it became the conn's session
 	pending   [3]bool // lists the server changed before it was installed
+
+	hooks *sessionHooks // its client and what it advertised (hooks.go)
 }
 
 // sessionInfo describes the current or last session.
@@ -435,6 +441,7 @@ func (c *conn) info() ServerInfo {
 			si.Resume = r
 		}
 	}
+	c.clientInfoLocked(&si)
 	return si
 }
 
@@ -594,14 +601,15 @@ func checkPinned(cs *mcp.ClientSession, pinned string) error {
 }
 
 // newClient returns the go-sdk client for one session, with this
-// connection's handlers.
+// connection's handlers; buildClient (hooks.go) adds the elicitation,
+// sampling and roots capabilities and handlers.
 func (c *conn) newClient(s *session) *mcp.Client {
 	caps := &mcp.ClientCapabilities{}
 	if x := c.opts.Client.Capabilities; x != nil {
 		caps.Experimental = x.Experimental
 		caps.Extensions = x.Extensions
 	}
-	return mcp.NewClient(c.m.clientInfo, &mcp.ClientOptions{
+	return c.buildClient(s, &mcp.ClientOptions{
 		Logger:       c.m.logger.With("server", c.ID()),
 		Capabilities: caps,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

@@ -49,6 +49,20 @@
 // attempts, 500 ms base, 5 s cap, full jitter by default), and
 // WaitForConnections waits for that work to settle.
 //
+// # Elicitation, sampling and roots
+//
+// Servers may ask the user for input in the middle of a call: a form, or a
+// URL to open (elicitation). ConfigureElicitationHandlers routes those
+// requests to the application, in both eras (2026-07-28 input requests,
+// retried with the answers until the result is complete; legacy
+// elicitation/create requests, and -32042 URL elicitation required errors,
+// which are retried once after the user is done). ConfigureSampling and
+// ConfigureRoots do the same for sampling/createMessage and roots/list.
+// Handlers apply to live sessions at once; a session advertises exactly
+// what was configured when it started, and ServerInfo.Elicitation is what
+// to store so that a restored server advertises the same modes before the
+// application configures its handlers again.
+//
 // # Concurrency
 //
 // A Manager is safe for concurrent use. Background work (reconnection,

@@ -38,6 +38,7 @@ type Manager struct {
 	progressSeq  atomic.Uint64
 	connectSlots chan struct{} // bounds background connections
 	aiTools      *aiToolsCache // schemas and keys for AITools; safe for concurrent use
+	hooks        managerHooks  // elicitation, sampling and roots (hooks.go)
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -523,6 +524,20 @@ type ServerInfo struct {
 	// restart (ServerOptions.Resume), or nil when it cannot be resumed
 	// (stdio, in-process and SSE sessions end with the process or stream).
 	Resume *Resume
+
+	// Advertised are the client capabilities the current session
+	// advertised (in its handshake, and in 2026-07-28 with every request),
+	// or nil without a session.
+	Advertised *mcp.ClientCapabilities
+	// Elicitation is the elicitation capability a new session of the
+	// server would advertise: the modes of the Manager's elicitation
+	// handlers or, until they are first configured, the server's unspent
+	// seed (ClientOptions.Capabilities.Elicitation). Store it with the
+	// server and give it back as the seed after a restart, so that a
+	// restored session advertises what the previous process did before
+	// the application configures its handlers again. It changes with an
+	// EventAdvertisementChanged.
+	Elicitation *mcp.ElicitationCapabilities
 }
 
 // Server returns a snapshot of the server registered under id.

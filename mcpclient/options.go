@@ -185,7 +185,11 @@ type ClientOptions struct {
 	ProtocolVersion string
 
 	// Capabilities are advertised in addition to those the Manager derives
-	// from its handlers (only Experimental and Extensions are used here).
+	// from its handlers. Only Experimental, Extensions and Elicitation are
+	// used. Elicitation is a seed: the elicitation capability advertised,
+	// before the Manager's elicitation handlers are first configured, by
+	// sessions until one of them is established (ServerInfo.Elicitation
+	// says what to store for the next restart). Nil means none.
 	Capabilities *mcp.ClientCapabilities
 }
 

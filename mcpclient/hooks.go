@@ -1,0 +1,283 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file builds the go-sdk client of each session with what the
+// application configured on the Manager: elicitation handlers
+// (elicitation.go), a sampling handler (sampling.go) and roots (roots.go).
+//
+// Handlers are looked up when a request arrives, so changing them applies
+// to live sessions at once. What a session advertises is decided when its
+// client is built, from what is configured then, and does not change until
+// the next session.
+
+// managerHooks is what the application configured on the Manager.
+type managerHooks struct {
+	// elicit is nil until ConfigureElicitationHandlers is first called;
+	// until then a server's elicitation seed is advertised.
+	elicit   atomic.Pointer[ElicitationHandlers]
+	sampling atomic.Pointer[SamplingHandler]
+
+	// rootsMu guards roots. It is held while a client is built, so that a
+	// client either starts with the new roots or is synced to them.
+	rootsMu sync.Mutex
+	roots   []*mcp.Root // nil means not set: not advertised
+}
+
+// connHooks is a connection's part: its elicitation seed, and the newest
+// client built for it (which may not be installed yet).
+type connHooks struct {
+	// mu guards the fields below. It is a leaf lock.
+	mu        sync.Mutex
+	seedSpent bool          // a session advertised the seed successfully
+	latest    *sessionHooks // of the newest session built
+}
+
+// sessionHooks is one session's go-sdk client and what it advertised.
+type sessionHooks struct {
+	c        *conn
+	client   *mcp.Client
+	caps     *mcp.ClientCapabilities // advertised; never mutated
+	seeded   bool                    // caps.Elicitation is the connection's seed
+	seedUsed atomic.Bool             // a request of the seeded session succeeded
+
+	// mu guards the fields below. It is never held across I/O.
+	mu          sync.Mutex
+	calls       map[*call]struct{}       // requests in flight
+	completions map[string]chan struct{} // URL elicitations awaiting notifications/elicitation/complete
+	roots       map[string]mcp.Root      // what the client's roots hold, by URI
+	rootsIdle   chan struct{}            // non-nil while a goroutine syncs the client's roots; closed when it is done
+	rootsDirty  bool                     // the roots changed while it was at work
+}
+
+// call is one request in flight on a session, as sent through the
+// client's middleware.
+type call struct {
+	done      chan struct{} // closed when it returns
+	cancelled atomic.Bool   // its caller gave up; set before done is closed
+	// retried is set when a round of it carried inputResponses or a
+	// requestState: its result came through a multi round-trip retry.
+	retried atomic.Bool
+}
+
+// callKey is the context key of the *call a context belongs to.
+type callKey struct{}
+
+// buildClient finishes the client options of a new session s, builds the
+// client and installs the middleware. newClient (conn.go) calls it.
+func (c *conn) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
+	m := c.m
+	h := &sessionHooks{c: c, calls: map[*call]struct{}{}}
+	s.hooks = h
+	caps := opts.Capabilities
+	if caps == nil {
+		caps = &mcp.ClientCapabilities{}
+	}
+	caps.Elicitation, h.seeded = c.elicitationToAdvertise()
+	if caps.Elicitation != nil {
+		opts.ElicitationHandler = h.elicit
+	}
+	opts.ElicitationCompleteHandler = h.elicitationComplete
+	if m.hooks.sampling.Load() != nil {
+		caps.Sampling = &mcp.SamplingCapabilities{}
+		opts.CreateMessageHandler = h.createMessage
+	}
+
+	m.hooks.rootsMu.Lock()
+	defer m.hooks.rootsMu.Unlock()
+	roots := m.hooks.roots
+	if roots != nil {
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	}
+	opts.Capabilities = caps
+	h.caps = cloneCaps(caps)
+	h.client = mcp.NewClient(m.clientInfo, opts)
+	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware)
+	h.client.AddReceivingMiddleware(h.rootsMiddleware)
+	// Before Connect the client has no session, so this sends nothing.
+	h.roots = rootsByURI(roots)
+	if len(roots) > 0 {
+		h.client.AddRoots(cloneRoots(roots)...)
+	}
+	c.hooks.mu.Lock()
+	c.hooks.latest = h
+	c.hooks.mu.Unlock()
+	return h.client
+}
+
+// callMiddleware tracks the requests in flight (for the contexts of server
+// requests, see requestCtx), spends the elicitation seed once the server
+// has accepted a request of a seeded session, and keeps results obtained
+// through multi round-trip retries out of go-sdk's cache.
+func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		cl := &call{done: make(chan struct{})}
+		h.mu.Lock()
+		h.calls[cl] = struct{}{}
+		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			delete(h.calls, cl)
+			h.mu.Unlock()
+			cl.cancelled.Store(ctx.Err() != nil)
+			close(cl.done)
+		}()
+
+		if mayTakeInput(method) && isModern(req) {
+			// Input requests for roots are answered from the client's roots.
+			if err := h.waitRoots(ctx); err != nil {
+				return nil, err
+			}
+		}
+		res, err := next(context.WithValue(ctx, callKey{}, cl), method, req)
+		if err == nil && h.seeded && method != "initialize" && method != "server/discover" && !h.seedUsed.Swap(true) {
+			// The server accepted a request of the seeded session (a
+			// resumed session's handshake is answered locally, so the
+			// handshake proves nothing).
+			h.c.spendSeed()
+		}
+		if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && cl.retried.Load() {
+			// go-sdk caches resources/read results of 2026-07-28 sessions
+			// for their ttlMs, including those that took input: the spec
+			// forbids caching those (caching.mdx). A zero TTL is never
+			// served from the cache. The result is fresh, not shared yet.
+			r.TTLMs = 0
+		}
+		return res, err
+	}
+}
+
+// mayTakeInput reports whether a 2026-07-28 server may answer method with
+// input requests.
+func mayTakeInput(method string) bool {
+	return method == "tools/call" || method == "prompts/get" || method == "resources/read"
+}
+
+// isModern reports whether req belongs to a 2026-07-28 session.
+func isModern(req mcp.Request) bool {
+	cs, ok := req.GetSession().(*mcp.ClientSession)
+	if !ok || cs == nil {
+		return false
+	}
+	init := cs.InitializeResult()
+	return init != nil && init.ProtocolVersion >= protocolModern
+}
+
+// Write notes the multi round-trip retries of a call: requests that carry
+// inputResponses or a requestState.
+func (p *progressConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if cl, ok := ctx.Value(callKey{}).(*call); ok && !cl.retried.Load() {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && isRetryRound(req.Params) {
+			cl.retried.Store(true)
+		}
+	}
+	return p.Connection.Write(ctx, msg)
+}
+
+// isRetryRound reports whether request params carry input responses or a
+// request state.
+func isRetryRound(params json.RawMessage) bool {
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   *string         `json:"requestState"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	return p.RequestState != nil || (len(p.InputResponses) > 0 && string(p.InputResponses) != "null")
+}
+
+// errOriginCancelled is the cause of a server request's context when the
+// call it arrived during was cancelled.
+var errOriginCancelled = errors.New("the call that led to this request was cancelled")
+
+// requestCtx returns the context for a handler of a server request
+// (elicitation, sampling), and a function to call when the handler
+// returns. The context ends with the Manager, and with the call that
+// caused the request:
+//
+//   - a request fulfilled within a call (a 2026-07-28 input request, or a
+//     -32042 URL elicitation) has that call's context already;
+//   - a legacy server request (elicitation/create, sampling/createMessage)
+//     is cancelled by the server with notifications/cancelled when it gives
+//     up, which go-sdk honours; and because a server may not (or may not be
+//     able to, once the call's response stream is closed), it is also
+//     cancelled once every call that was in flight on the session when it
+//     arrived has ended, if one of them was cancelled by its caller. With
+//     one call in flight, that is exactly its originating call.
+func (h *sessionHooks) requestCtx(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(h.c.m.ctx, func() { cancel(ErrClosed) })
+	if _, inCall := ctx.Value(callKey{}).(*call); inCall {
+		return ctx, func() { stop(); cancel(nil) }
+	}
+	h.mu.Lock()
+	calls := slices.Collect(maps.Keys(h.calls))
+	h.mu.Unlock()
+	if len(calls) == 0 {
+		return ctx, func() { stop(); cancel(nil) }
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		cancelled := false
+		for _, cl := range calls {
+			select {
+			case <-cl.done:
+				cancelled = cancelled || cl.cancelled.Load()
+			case <-ctx.Done():
+				return
+			}
+		}
+		if cancelled {
+			cancel(errOriginCancelled)
+		}
+	})
+	return ctx, func() {
+		stop()
+		cancel(nil)
+		wg.Wait()
+	}
+}
+
+// clientInfoLocked fills in what ServerInfo says about the client side.
+// The caller holds c.mu.
+func (c *conn) clientInfoLocked(si *ServerInfo) {
+	if s := c.sess; s != nil && s.hooks != nil {
+		si.Advertised = cloneCaps(s.hooks.caps)
+	}
+	si.Elicitation, _ = c.elicitationToAdvertise()
+}
+
+func cloneCaps(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
+	if caps == nil {
+		return nil
+	}
+	cp := *caps
+	cp.Experimental = maps.Clone(caps.Experimental)
+	cp.Extensions = maps.Clone(caps.Extensions)
+	if caps.RootsV2 != nil {
+		r := *caps.RootsV2
+		cp.RootsV2 = &r
+	}
+	if caps.Sampling != nil {
+		s := *caps.Sampling
+		cp.Sampling = &s
+	}
+	cp.Elicitation = cloneElicitation(caps.Elicitation)
+	return &cp
+}
