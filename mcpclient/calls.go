@@ -32,8 +32,8 @@ func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any,
 	repeatable := tool != nil && tool.Annotations != nil &&
 		(tool.Annotations.ReadOnlyHint || tool.Annotations.IdempotentHint)
 	ctx = withCallInfo(ctx, &callInfo{name: name, tool: tool})
-	if args == nil {
-		args = map[string]any{}
+	if m, ok := args.(map[string]any); args == nil || (ok && m == nil) {
+		args = map[string]any{} // never "arguments": null
 	}
 	return doCall(ctx, c, "tools/call", name, repeatable, opts, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.CallToolResult, error) {
 		return s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})

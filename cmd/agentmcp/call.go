@@ -22,14 +22,17 @@ func callCommand() command {
 }
 
 const callUsage = `Usage:
+  agentmcp call [flags] SERVER TOOL
   agentmcp call [flags] URL TOOL
   agentmcp call [flags] TOOL -- COMMAND [ARG...]
-  agentmcp call [flags] --tool TOOL (URL | -- COMMAND [ARG...])
+  agentmcp call [flags] --tool TOOL (SERVER | URL | -- COMMAND [ARG...])
 
-Calls TOOL on the MCP server at URL, or on the stdio server that COMMAND
-starts, and prints the tool's result (the whole CallToolResult) as JSON.
-Everything after -- is the server's command, so with a command, TOOL and
-all flags come before --.
+Calls TOOL and prints the tool's result (the whole CallToolResult) as JSON.
+The tool is on SERVER, a server of an agent (its id, or a name only one
+server has), reached through a running agentmcp serve or a database (see
+the target flags below); or on the MCP server at URL; or on the stdio server
+that COMMAND starts. Everything after -- is the server's command, so with a
+command, TOOL and all flags come before --.
 
 A result with "isError": true is printed too, and the exit status is 1.
 
@@ -38,22 +41,36 @@ Flags:
   --tool TOOL      the tool to call, instead of the TOOL argument
 
 Examples:
+  agentmcp call github create_issue --args '{"title":"hi"}'
+  agentmcp call --db ./agentmcp.db github create_issue --args '{"title":"hi"}'
   agentmcp call https://example.com/mcp echo --args '{"message":"hi"}'
   agentmcp call echo --args '{"message":"hi"}' -- npx -y @modelcontextprotocol/server-everything
   agentmcp call --tool echo --args '{"message":"hi"}' -- ./my-server --stdio
 
-` + connFlagsUsage
+` + connFlagsUsage + `
+` + targetFlagsUsage + `  (--timeout is the one above.) A SERVER is any first argument that is not a
+  URL; the target flags apply to it only.
+`
 
-func runCall(ctx context.Context, args []string, stdout, _ io.Writer) error {
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("call")
 	var cf connFlags
 	cf.register(fs)
+	var tf targetFlags
+	tf.registerTarget(fs)
 	var toolFlag, argsFlag string
 	fs.StringVar(&toolFlag, "tool", "", "")
 	fs.StringVar(&argsFlag, "args", "", "")
 	positional, command, hasCommand, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	isURL := len(positional) > 0 && strings.Contains(positional[0], "://")
+	if !hasCommand && !isURL && (tf.given() || len(positional) > 0) {
+		return callAgentTool(ctx, &cf, &tf, toolFlag, argsFlag, positional, stdout, stderr)
+	}
+	if tf.given() {
+		return usageErrorf("--server, --db, --postgres, --token and --agent apply to a SERVER of an agent, not to a URL or a command")
 	}
 	spec, rest, err := cf.server(positional, command, hasCommand)
 	if err != nil {
@@ -162,4 +179,78 @@ func (s *session) checkTool(name string) error {
 		list += fmt.Sprintf(", and %d more", len(names)-maxNames)
 	}
 	return fmt.Errorf("tool %q not found on %s (it has: %s)", name, s.spec.display, list)
+}
+
+// callAgentTool is call SERVER TOOL: a tool of a server of an agent,
+// through a running agentmcp serve or a database.
+func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag, argsFlag string, positional []string, stdout, stderr io.Writer) error {
+	if len(cf.headers) > 0 || cf.protocol != "" || cf.transport != string(mcpclient.TransportAuto) {
+		return usageErrorf("--header, --transport and --protocol apply to a URL; a server of an agent has its own")
+	}
+	if len(positional) == 0 {
+		return usageErrorf("missing SERVER and TOOL")
+	}
+	ref := positional[0]
+	tool, err := toolName(toolFlag, positional[1:], false)
+	if err != nil {
+		return err
+	}
+	toolArgs, err := parseToolArgs(argsFlag)
+	if err != nil {
+		return err
+	}
+	if cf.timeout <= 0 {
+		return usageErrorf("--timeout must be positive")
+	}
+	tf.timeout = cf.timeout
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	b, err := tf.open(ctx, stderr, true)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	st, err := b.state(ctx)
+	if err != nil {
+		return err
+	}
+	id, err := resolveServer(st, ref)
+	if err != nil {
+		return err
+	}
+	var names []string
+	found := false
+	for _, t := range st.Tools {
+		if t.ServerID == id {
+			names = append(names, t.Name)
+			found = found || t.Name == tool
+		}
+	}
+	if !found {
+		if s := st.Servers[id]; s.State != string(mcpclient.StateReady) {
+			msg := ""
+			if s.Error != nil {
+				msg = ": " + *s.Error
+			}
+			return fmt.Errorf("server %s is %s, not ready%s", id, s.State, msg)
+		}
+		return fmt.Errorf("tool %q not found on server %s (it has: %s)", tool, id, strings.Join(names, ", "))
+	}
+	res, err := b.call(ctx, id, tool, toolArgs)
+	if err != nil {
+		if ierr := interrupted(ctx); ierr != nil {
+			return ierr
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("calling tool %q timed out after %v", tool, cf.timeout)
+		}
+		return err
+	}
+	if err := writeJSON(stdout, res); err != nil {
+		return err
+	}
+	if res.IsError {
+		return fmt.Errorf("tool %q returned an error (isError); its result is on stdout", tool)
+	}
+	return nil
 }

@@ -30,8 +30,14 @@ type command struct {
 // them. Add new ones here.
 func commands() []command {
 	return []command{
-		inspectCommand(),
+		serveCommand(),
+		addCommand(),
+		rmCommand(),
+		lsCommand(),
+		toolsCommand(),
 		callCommand(),
+		importCommand(),
+		inspectCommand(),
 		versionCommand(),
 	}
 }
@@ -125,8 +131,16 @@ Commands:
 	}
 	fmt.Fprintf(&b, "  %-9s %s\n", "help", "print this help, or a command's: agentmcp help <command>")
 	b.WriteString(`
-A server is a URL (streamable HTTP or SSE), or, after --, a command that
-runs a server over stdio:
+agentmcp serve keeps agents and their MCP servers in a database and shows
+them on a dashboard (http://127.0.0.1:8787/); add, rm, ls, tools, call and
+import act on its agents, or on the database directly with --db:
+
+  agentmcp serve
+  agentmcp add github https://example.com/mcp --id github
+  agentmcp call github create_issue --args '{"title":"hi"}'
+
+inspect and call also take a server directly: a URL (streamable HTTP or
+SSE), or, after --, a command that runs a server over stdio:
 
   agentmcp inspect https://example.com/mcp
   agentmcp inspect -- npx -y @modelcontextprotocol/server-everything

@@ -162,7 +162,7 @@ func TestHelp(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"help"}, "Commands:\n  inspect   connect to a server"},
+		{[]string{"help"}, "Commands:\n  serve     host agents over HTTP"},
 		{[]string{"--help"}, "Commands:\n"},
 		{[]string{"-h"}, "Commands:\n"},
 		{[]string{"help", "inspect"}, "agentmcp inspect [flags] -- COMMAND [ARG...]"},

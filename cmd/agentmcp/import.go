@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/server"
+)
+
+func importCommand() command {
+	return command{
+		name:    "import",
+		summary: "add the servers of a Claude Desktop, .mcp.json or VS Code config",
+		usage:   importUsage,
+		run:     runImport,
+	}
+}
+
+const importUsage = `Usage:
+  agentmcp import [flags] FILE
+
+Adds to the agent every URL server of FILE, a JSON configuration in one of
+these shapes:
+
+  {"mcpServers": {"NAME": {...}}}   Claude Desktop, Claude Code's .mcp.json,
+                                    Cursor
+  {"servers": {"NAME": {...}}}      VS Code's mcp.json
+
+An entry with "url" is added under NAME, with the stable id NAME
+(normalised), its "headers", and its "type" ("http" means auto,
+"streamable-http" or "sse"). ${VAR}, ${VAR:-default} and ${env:VAR} are
+replaced from the environment. Entries with a "command" (stdio servers) are
+skipped, as agents keep URL servers only; so are entries that ask for input
+(${input:...}) or use a variable that is not set. Importing again changes
+nothing.
+
+Exit status 1 when a server could not be added (one that was saved but
+could not be reached is retried on the next start of agentmcp serve).
+
+Flags:
+  --dry-run        print what would be added, add nothing
+
+` + targetFlagsUsage
+
+// configEntry is one server of a configuration file.
+type configEntry struct {
+	Type    string            `json:"type"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+}
+
+// imported is what import will do with one entry.
+type imported struct {
+	name, skip string // skip is why it is skipped, or ""
+	req        server.AddRequest
+}
+
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("import")
+	var tf targetFlags
+	tf.register(fs)
+	var dryRun bool
+	fs.BoolVar(&dryRun, "dry-run", false, "")
+	positional, _, _, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 1 {
+		return usageErrorf("want one FILE, got %d arguments", len(positional))
+	}
+	data, err := os.ReadFile(positional[0])
+	if err != nil {
+		return err
+	}
+	entries, err := parseConfig(data, os.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("%s: %w", positional[0], err)
+	}
+	if dryRun {
+		for _, e := range entries {
+			if e.skip != "" {
+				fmt.Fprintf(stdout, "would skip %s: %s\n", oneLine(e.name), e.skip)
+				continue
+			}
+			fmt.Fprintf(stdout, "would add %s as %s (%s, %s)\n", oneLine(e.name), agent.NormalizeServerID(e.name), redacted(e.req.URL), e.req.Transport.Type)
+		}
+		return nil
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
+	defer cancel()
+	b, err := tf.open(ctx, stderr, false)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	failed := 0
+	for _, e := range entries {
+		if e.skip != "" {
+			fmt.Fprintf(stdout, "skipped %s: %s\n", oneLine(e.name), e.skip)
+			continue
+		}
+		stop := startProgress(stderr, fmt.Sprintf("adding %s: connecting to %s", e.name, redacted(e.req.URL)))
+		res, err := b.add(ctx, e.req)
+		stop()
+		if err != nil {
+			if ierr := interrupted(ctx); ierr != nil {
+				return ierr
+			}
+			failed++
+			fmt.Fprintf(stdout, "failed %s: %s\n", oneLine(e.name), oneLine(redactHeaders(err, e.req).Error()))
+			continue
+		}
+		printAdded(stdout, e.name, res.ID, string(res.State), res.AuthURL)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d servers could not be added", failed, len(entries))
+	}
+	return nil
+}
+
+// parseConfig reads the servers of a configuration file, in name order.
+func parseConfig(data []byte, lookup func(string) (string, bool)) ([]imported, error) {
+	var doc struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		Servers    map[string]json.RawMessage `json:"servers"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("not a JSON configuration: %w", err)
+	}
+	all := doc.MCPServers
+	if all == nil {
+		all = doc.Servers
+	} else if doc.Servers != nil {
+		return nil, errors.New(`has both "mcpServers" and "servers"; which one is meant?`)
+	}
+	if all == nil {
+		return nil, errors.New(`no "mcpServers" (Claude Desktop, .mcp.json) or "servers" (VS Code) object`)
+	}
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var out []imported
+	for _, name := range names {
+		var e configEntry
+		if err := json.Unmarshal(all[name], &e); err != nil {
+			out = append(out, imported{name: name, skip: fmt.Sprintf("not a server entry (%v)", err)})
+			continue
+		}
+		out = append(out, entry(name, e, lookup))
+	}
+	return out, nil
+}
+
+func entry(name string, e configEntry, lookup func(string) (string, bool)) imported {
+	im := imported{name: name}
+	switch {
+	case e.Command != "" || e.Type == "stdio":
+		im.skip = "a stdio server (command); agents keep URL servers only (try it with: agentmcp inspect -- " + oneLine(e.Command) + " ...)"
+		return im
+	case e.URL == "":
+		im.skip = `no "url"`
+		return im
+	}
+	var transport mcpclient.TransportType
+	switch e.Type {
+	case "", "http":
+		transport = mcpclient.TransportAuto
+	case "streamable-http", "streamableHttp", "streamable_http":
+		transport = mcpclient.TransportStreamableHTTP
+	case "sse":
+		transport = mcpclient.TransportSSE
+	default:
+		im.skip = fmt.Sprintf("unknown type %q", e.Type)
+		return im
+	}
+	url, err := expand(e.URL, lookup)
+	if err != nil {
+		im.skip = "url " + err.Error()
+		return im
+	}
+	im.req = server.AddRequest{Name: name, URL: url, ID: agent.NormalizeServerID(name), Transport: &server.TransportRequest{Type: string(transport)}}
+	for k, v := range e.Headers {
+		v, err := expand(v, lookup)
+		if err != nil {
+			im.skip = fmt.Sprintf("header %s %v", k, err)
+			return im
+		}
+		if im.req.Transport.Headers == nil {
+			im.req.Transport.Headers = map[string]string{}
+		}
+		im.req.Transport.Headers[k] = v
+	}
+	return im
+}
+
+var (
+	varRE     = regexp.MustCompile(`\$\{([^}]*)\}`)
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// expand replaces ${VAR}, ${VAR:-default} and ${env:VAR}. Other variables
+// (${input:...}, ${workspaceFolder}) and unset ones without a default are
+// errors.
+func expand(s string, lookup func(string) (string, bool)) (string, error) {
+	var err error
+	out := varRE.ReplaceAllStringFunc(s, func(m string) string {
+		if err != nil {
+			return m
+		}
+		ref := m[2 : len(m)-1]
+		switch {
+		case strings.HasPrefix(ref, "input:"):
+			err = fmt.Errorf("asks for input (%s): add it with agentmcp add and --header", m)
+			return m
+		case strings.HasPrefix(ref, "env:"):
+			ref = strings.TrimPrefix(ref, "env:")
+		}
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if !envNameRE.MatchString(name) {
+			err = fmt.Errorf("uses %s, which agentmcp cannot replace", m)
+			return m
+		}
+		if v, ok := lookup(name); ok && v != "" {
+			return v
+		}
+		if hasDef {
+			return def
+		}
+		err = fmt.Errorf("uses ${%s}, which is not set", name)
+		return m
+	})
+	return out, err
+}
+
+// redacted shows a URL without userinfo, query and fragment.
+func redacted(raw string) string {
+	u, err := parseURL(raw)
+	if err != nil {
+		return "<invalid URL>"
+	}
+	return redactedURL(u)
+}
+
+// redactHeaders cuts the request's header values and URL secrets out of
+// err's message.
+func redactHeaders(err error, req server.AddRequest) error {
+	spec := &serverSpec{options: mcpclient.ServerOptions{URL: req.URL}, display: redacted(req.URL)}
+	if req.Transport != nil {
+		for _, v := range req.Transport.Headers {
+			spec.secrets = append(spec.secrets, headerSecrets(v)...)
+		}
+	}
+	if u, perr := parseURL(req.URL); perr == nil {
+		spec.secrets = append(spec.secrets, urlSecrets(req.URL, u)...)
+	}
+	return spec.redact(err)
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/store"
+)
+
+func serveCommand() command {
+	return command{
+		name:    "serve",
+		summary: "host agents over HTTP, with the dashboard, until interrupted",
+		usage:   serveUsage,
+		run:     runServe,
+	}
+}
+
+const serveUsage = `Usage:
+  agentmcp serve [flags]
+
+Hosts agents at /agents/{class}/{name}: a JSON API, a WebSocket and a
+server-sent events stream of their MCP state, and the dashboard at /. The
+agents and their servers are kept in a database: every agent found there is
+restored on start, its servers reconnected. Ctrl-C (or SIGTERM) stops it
+cleanly: streams closed, requests finished, sessions kept for the next start.
+
+Flags:
+  --addr HOST:PORT  where to listen (default 127.0.0.1:8787). Any address but
+                    a loopback one needs an access token.
+  --db PATH         the SQLite database (default ./agentmcp.db; created if
+                    missing)
+  --postgres DSN    a PostgreSQL database instead
+  --token T         an access token, required by the API and the streams as
+                    "Authorization: Bearer T" or through the dashboard link
+                    /?token=T (default $AGENTMCP_TOKEN)
+  --agent C/N       the agent the dashboard shows (default agentmcp/default;
+                    others at /?agent=class/name)
+  --public-url URL  the server's address as browsers reach it, for OAuth
+                    callback URLs behind a proxy (default: the address each
+                    request was sent to)
+  --origin URL      a web app origin (http://localhost:5173) allowed to use the
+                    API and the streams from a browser. Repeatable.
+
+Set AGENTMCP_SECRET_KEY (a passphrase of 16 bytes or more, or 32 random bytes
+in hex or base64) to encrypt header values and OAuth tokens in the database.
+
+Examples:
+  agentmcp serve
+  AGENTMCP_TOKEN=$(openssl rand -hex 16) agentmcp serve --addr 0.0.0.0:8787
+`
+
+// shutdownTimeout bounds a clean shutdown.
+const shutdownTimeout = 10 * time.Second
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve")
+	var addr, db, dsn, token, agentRef, publicURL string
+	var origins rawHeaders // a repeatable string flag
+	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "")
+	fs.StringVar(&db, "db", "", "")
+	fs.StringVar(&dsn, "postgres", "", "")
+	fs.StringVar(&token, "token", "", "")
+	fs.StringVar(&agentRef, "agent", server.DefaultAgent, "")
+	fs.StringVar(&publicURL, "public-url", "", "")
+	fs.Var(&origins, "origin", "")
+	positional, _, _, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) > 0 {
+		return usageErrorf("unexpected argument %s", quoteArg(positional[0]))
+	}
+	if db != "" && dsn != "" {
+		return usageErrorf("give --db or --postgres, not both")
+	}
+	if db == "" && dsn == "" {
+		db = "agentmcp.db"
+	}
+	if token == "" {
+		token = os.Getenv(envToken)
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErrorf("--addr %q: want HOST:PORT (127.0.0.1:8787)", addr)
+	}
+	if !loopback(host) && token == "" {
+		return usageErrorf("--addr %s is reachable from other machines: set an access token with --token or %s (or listen on 127.0.0.1)", addr, envToken)
+	}
+	if class, name, ok := strings.Cut(agentRef, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
+		return usageErrorf("--agent %q: want class/name, the class in kebab-case", agentRef)
+	}
+	if publicURL != "" {
+		if u, err := url.Parse(publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErrorf("--public-url %q: want an http(s) URL", publicURL)
+		}
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if strings.TrimSpace(os.Getenv(store.EnvSecretKey)) == "" {
+		logger.Warn(store.EnvSecretKey + " is not set: header values and OAuth tokens are stored in plaintext in the database")
+	}
+	st, err := openStore(ctx, db, dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	srv, err := server.Open(ctx, st, &server.Options{
+		Agent:          &agent.Options{CallbackHost: strings.TrimSuffix(publicURL, "/")},
+		Token:          token,
+		TrustedOrigins: origins,
+		DefaultAgent:   agentRef,
+		Logger:         logger,
+	})
+	if err != nil {
+		return err
+	}
+	closeServer := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := srv.Close(cctx); err != nil {
+			logger.Warn("closing agents", "error", err)
+		}
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		closeServer()
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+	hs.RegisterOnShutdown(srv.CloseStreams)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(l) }()
+
+	base := "http://" + l.Addr().String()
+	where := db
+	if dsn != "" {
+		where = "PostgreSQL"
+	}
+	fmt.Fprintf(stdout, "agentmcp serve: %d agents restored from %s\n", len(srv.Agents()), where)
+	if token != "" {
+		fmt.Fprintf(stdout, "agentmcp serve: dashboard at %s/?token=%s\n", base, url.QueryEscape(token))
+	} else {
+		fmt.Fprintf(stdout, "agentmcp serve: dashboard at %s/\n", base)
+	}
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		logger.Warn("shutting down the HTTP server", "error", err)
+		hs.Close()
+	}
+	closeServer()
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	fmt.Fprintln(stdout, "agentmcp serve: stopped")
+	return nil
+}
+
+// loopback reports whether host, from --addr, is a loopback name or address.
+// An empty host (all interfaces) is not.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}

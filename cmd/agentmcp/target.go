@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/postgres"
+	"github.com/agentmcp/agentmcp/store/sqlite"
+)
+
+// Environment variables the terminal commands read.
+const (
+	envServer = "AGENTMCP_SERVER" // default of --server
+	envToken  = "AGENTMCP_TOKEN"  // default of --token
+)
+
+// defaultServer is where agentmcp serve listens by default.
+const defaultServer = "http://127.0.0.1:8787"
+
+// targetFlags say which agent the terminal commands (add, rm, ls, tools,
+// call, import) act on: one of a running agentmcp serve (the default) or
+// a database opened directly.
+type targetFlags struct {
+	server   string
+	db       string
+	postgres string
+	token    string
+	agent    string
+	timeout  time.Duration
+}
+
+const targetFlagsUsage = `Target flags (which agent the command acts on):
+  --server URL     a running agentmcp serve (default $AGENTMCP_SERVER, else
+                   http://127.0.0.1:8787)
+  --token T        its access token (default $AGENTMCP_TOKEN)
+  --db PATH        use this SQLite database directly instead of a server; run
+                   no agentmcp serve on it at the same time (it would not see
+                   the change until restarted)
+  --postgres DSN   use this PostgreSQL database directly instead
+  --agent C/N      the agent, class/name (default agentmcp/default, the one
+                   the dashboard shows)
+  --timeout D      bound the whole command, connecting included (default 60s)
+`
+
+func (f *targetFlags) register(fs *flag.FlagSet) {
+	f.registerTarget(fs)
+	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "")
+}
+
+// registerTarget registers the flags but --timeout, for call, whose
+// connection flags have their own.
+func (f *targetFlags) registerTarget(fs *flag.FlagSet) {
+	fs.StringVar(&f.server, "server", "", "")
+	fs.StringVar(&f.db, "db", "", "")
+	fs.StringVar(&f.postgres, "postgres", "", "")
+	fs.StringVar(&f.token, "token", "", "")
+	fs.StringVar(&f.agent, "agent", server.DefaultAgent, "")
+}
+
+// given reports whether a target flag was set, for call, which also takes
+// a URL.
+func (f *targetFlags) given() bool {
+	return f.server != "" || f.db != "" || f.postgres != "" || f.token != "" || f.agent != server.DefaultAgent
+}
+
+// backend is the agent a terminal command acts on.
+type backend interface {
+	state(ctx context.Context) (agent.MCPServersState, error)
+	add(ctx context.Context, req server.AddRequest) (agent.AddResult, error)
+	remove(ctx context.Context, id string) error
+	tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error)
+	call(ctx context.Context, serverID, tool string, args json.RawMessage) (*mcp.CallToolResult, error)
+	close()
+	// where names the backend in messages.
+	where() string
+}
+
+// open returns the backend the flags name. With a database, connect says
+// whether the command needs the stored servers connected (ls, tools,
+// call): then open waits for them, with a progress indicator.
+func (f *targetFlags) open(ctx context.Context, stderr io.Writer, connect bool) (backend, error) {
+	if f.timeout <= 0 {
+		return nil, usageErrorf("--timeout must be positive")
+	}
+	class, name, ok := strings.Cut(f.agent, "/")
+	if !ok || !server.ValidClass(class) || !server.ValidName(name) {
+		return nil, usageErrorf("--agent %q: want class/name, the class in kebab-case (agentmcp/default)", f.agent)
+	}
+	n := 0
+	for _, s := range []string{f.server, f.db, f.postgres} {
+		if s != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, usageErrorf("give one of --server, --db and --postgres")
+	}
+	if f.db == "" && f.postgres == "" {
+		base := f.server
+		if base == "" {
+			base = os.Getenv(envServer)
+		}
+		if base == "" {
+			base = defaultServer
+		}
+		token := f.token
+		if token == "" {
+			token = os.Getenv(envToken)
+		}
+		c, err := server.NewClient(server.AgentURL(base, class, name), &server.ClientOptions{Token: token})
+		if err != nil {
+			return nil, usageErrorf("--server: %v", err)
+		}
+		return &remote{c: c, base: strings.TrimSuffix(base, "/"), agent: f.agent}, nil
+	}
+	if f.token != "" {
+		return nil, usageErrorf("--token is for --server, not for a database")
+	}
+	st, err := openStore(ctx, f.db, f.postgres)
+	if err != nil {
+		return nil, err
+	}
+	a, err := agent.Open(ctx, st, class, name, nil)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	d := &direct{a: a, st: st, display: f.db}
+	if f.postgres != "" {
+		d.display = "the PostgreSQL database"
+	}
+	if connect && len(a.MCPServers().Servers) > 0 {
+		stop := startProgress(stderr, fmt.Sprintf("connecting to the servers of %s", f.agent))
+		a.WaitForConnections(ctx)
+		stop()
+	}
+	return d, nil
+}
+
+// openStore opens the SQLite file at path, or the Postgres database at
+// dsn, with the cipher of AGENTMCP_SECRET_KEY.
+func openStore(ctx context.Context, path, dsn string) (store.Store, error) {
+	cipher, err := store.CipherFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if dsn != "" {
+		return postgres.Open(ctx, dsn, &postgres.Options{Cipher: cipher})
+	}
+	return sqlite.Open(ctx, path, &sqlite.Options{Cipher: cipher})
+}
+
+// remote is an agent of a running agentmcp serve.
+type remote struct {
+	c     *server.Client
+	base  string
+	agent string
+}
+
+func (r *remote) where() string { return fmt.Sprintf("agent %s at %s", r.agent, r.base) }
+
+// explain turns a connection refused into advice.
+func (r *remote) explain(err error) error {
+	var aerr *server.APIError
+	if errors.As(err, &aerr) {
+		if aerr.Code == server.CodeUnauthorized {
+			return fmt.Errorf("%s wants an access token: give --token or set %s", r.base, envToken)
+		}
+		return errors.New(aerr.Message)
+	}
+	if isConnRefused(err) {
+		return fmt.Errorf("no agentmcp serve at %s (start one with 'agentmcp serve', or use --db to open a database directly)", r.base)
+	}
+	return err
+}
+
+func (r *remote) state(ctx context.Context) (agent.MCPServersState, error) {
+	st, err := r.c.MCPServers(ctx)
+	return st, r.explain(err)
+}
+
+func (r *remote) add(ctx context.Context, req server.AddRequest) (agent.AddResult, error) {
+	res, err := r.c.AddMCPServer(ctx, req)
+	return res, r.explain(err)
+}
+
+func (r *remote) remove(ctx context.Context, id string) error {
+	return r.explain(r.c.RemoveMCPServer(ctx, id))
+}
+
+func (r *remote) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {
+	t, err := r.c.ListTools(ctx, f)
+	return t, r.explain(err)
+}
+
+func (r *remote) call(ctx context.Context, id, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	res, err := r.c.CallTool(ctx, id, tool, args)
+	return res, r.explain(err)
+}
+
+func (r *remote) close() {}
+
+// direct is an agent opened in this process, on a database.
+type direct struct {
+	a       *agent.Agent
+	st      store.Store
+	display string
+}
+
+func (d *direct) where() string { return fmt.Sprintf("agent %s in %s", d.a.Namespace(), d.display) }
+
+func (d *direct) state(ctx context.Context) (agent.MCPServersState, error) {
+	return d.a.MCPServers(), nil
+}
+
+func (d *direct) add(ctx context.Context, req server.AddRequest) (agent.AddResult, error) {
+	opts, err := req.Options()
+	if err == nil {
+		err = d.a.CheckAdd(req.Name, req.URL, &opts)
+	}
+	if err != nil {
+		var aerr *server.APIError
+		if errors.As(err, &aerr) {
+			return agent.AddResult{}, &usageError{msg: aerr.Message}
+		}
+		return agent.AddResult{}, err
+	}
+	return d.a.AddMCPServer(ctx, req.Name, req.URL, &opts)
+}
+
+func (d *direct) remove(ctx context.Context, id string) error {
+	return d.a.RemoveMCPServer(ctx, id)
+}
+
+func (d *direct) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {
+	return d.a.Manager().ListTools(f), nil
+}
+
+func (d *direct) call(ctx context.Context, id, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	return d.a.Manager().CallTool(ctx, id, tool, args, nil)
+}
+
+func (d *direct) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	d.a.Close(ctx)
+	d.st.Close()
+}
+
+// resolveServer finds a server by id, or by a name that only one server
+// has.
+func resolveServer(st agent.MCPServersState, ref string) (string, error) {
+	if _, ok := st.Servers[ref]; ok {
+		return ref, nil
+	}
+	var ids []string
+	for id, s := range st.Servers {
+		if s.Name == ref {
+			ids = append(ids, id)
+		}
+	}
+	switch len(ids) {
+	case 1:
+		return ids[0], nil
+	case 0:
+		return "", fmt.Errorf("no server %q (ids and names: agentmcp ls)", ref)
+	}
+	return "", fmt.Errorf("%d servers are named %q: give an id (%s)", len(ids), ref, strings.Join(ids, ", "))
+}
+
+// isConnRefused reports whether err is a refused TCP connection.
+func isConnRefused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// startProgress shows label with a spinner and the elapsed time on w while
+// the work goes on, when w is a terminal; stop clears it. Elsewhere (pipes,
+// files, tests) it does nothing.
+func startProgress(w io.Writer, label string) (stop func()) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return func() {}
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+		start := time.Now()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			fmt.Fprintf(f, "\r%c %s (%ds)\033[K", frames[i%len(frames)], oneLine(label), int(time.Since(start).Seconds()))
+			select {
+			case <-done:
+				fmt.Fprint(f, "\r\033[K")
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

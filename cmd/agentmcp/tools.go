@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+func toolsCommand() command {
+	return command{
+		name:    "tools",
+		summary: "list the tools of an agent's MCP servers",
+		usage: `Usage:
+  agentmcp tools [flags] [SERVER...]
+
+Prints a table of the tools of the agent's servers, or of the SERVERs
+given (ids, or names only one server has): server id, tool name and the
+first line of its description.
+
+Flags:
+  --json           print the tools, with their input schemas, as JSON
+
+` + targetFlagsUsage,
+		run: runTools,
+	}
+}
+
+func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("tools")
+	var tf targetFlags
+	tf.register(fs)
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "")
+	servers, _, _, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
+	defer cancel()
+	b, err := tf.open(ctx, stderr, true)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	var f mcpclient.Filter
+	if len(servers) > 0 {
+		st, err := b.state(ctx)
+		if err != nil {
+			return err
+		}
+		for _, ref := range servers {
+			id, err := resolveServer(st, ref)
+			if err != nil {
+				return err
+			}
+			f.ServerID = append(f.ServerID, id)
+		}
+	}
+	tools, err := b.tools(ctx, f)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if tools == nil {
+			tools = []mcpclient.Tool{}
+		}
+		return writeJSON(stdout, tools)
+	}
+	if len(tools) == 0 {
+		_, err := fmt.Fprintln(stdout, "no tools (servers list theirs once they are ready: agentmcp ls)")
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tTOOL\tDESCRIPTION")
+	for _, t := range tools {
+		desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", cell(t.ServerID), cell(t.Name), cell(desc))
+	}
+	return tw.Flush()
+}

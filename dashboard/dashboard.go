@@ -1,0 +1,34 @@
+// Package dashboard holds the web dashboard of agentmcp serve, embedded:
+// static assets only, no Go logic. Package server serves them.
+//
+// # Files
+//
+//   - index.html: the page, an html/template executed with
+//     {DefaultAgent string} (the "class/name" shown when the URL names none
+//     with ?agent=class/name).
+//   - callback.html: the page OAuth popups land on, an html/template
+//     executed with agent.CallbackResult; static/callback.js closes the
+//     popup after a success.
+//   - static/agent.js: a JavaScript module with no build step exporting
+//     connectAgent({agent, name, onMcpUpdate}), the seed's useAgent shape:
+//     the agent's live MCP state over its WebSocket, and its JSON API. The
+//     dashboard uses it; a React app can import it too.
+//   - static/app.js: the dashboard itself.
+//   - static/style.css.
+//
+// The page loads nothing from another host and runs no inline script, so
+// it works under the server's strict Content-Security-Policy; text from
+// servers is only ever set with textContent.
+package dashboard
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed index.html callback.html static
+var files embed.FS
+
+// Files returns the dashboard's files: index.html, callback.html and
+// static/.
+func Files() fs.FS { return files }

@@ -1,0 +1,190 @@
+// agent.js: connect to an agentmcp agent from a browser. No build step, no
+// dependencies; import it as a module:
+//
+//   import { connectAgent } from "/static/agent.js";
+//   const conn = connectAgent({
+//     agent: "MyAgent",           // class; kebab-cased in the URL (my-agent)
+//     name: "default",            // instance name
+//     onMcpUpdate: (mcp) => { console.log(mcp.servers, mcp.tools); },
+//   });
+//   await conn.addMcpServer("github", "https://example.com/mcp");
+//   conn.close();
+//
+// onMcpUpdate receives the seed's MCPServersState ({servers, tools, prompts,
+// resources, resourceTemplates}) on connect and after every change. The
+// connection comes back by itself after a drop (with a fresh state). In
+// React:
+//
+//   useEffect(() => {
+//     const conn = connectAgent({ agent: "MyAgent", onMcpUpdate: (mcp) => {
+//       setServers(mcp.servers); setTools(mcp.tools);
+//     } });
+//     return () => conn.close();
+//   }, []);
+
+const FRAME_TYPE = "cf_agent_mcp_servers";
+const ELICITATIONS_TYPE = "agentmcp_elicitations";
+
+// kebab turns a class name into its URL segment, as the server does for
+// OAuth callback URLs: MyAgent -> my-agent, ALLCAPS -> allcaps.
+export function kebab(name) {
+  if (name.toUpperCase() === name) return name.toLowerCase().replaceAll("_", "-");
+  let s = name.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
+  s = s.replace(/^-/, "").replaceAll("_", "-");
+  return s.replace(/-$/, "");
+}
+
+// AgentError is a JSON API error: code is the stable error code
+// ("blocked_url", "unknown_server", ...), status the HTTP status.
+export class AgentError extends Error {
+  constructor(status, code, message, serverId) {
+    super(message);
+    this.name = "AgentError";
+    this.status = status;
+    this.code = code;
+    this.serverId = serverId;
+  }
+}
+
+// connectAgent opens the agent's live state stream and returns the
+// connection: {mcp, status, close(), and the JSON API methods}.
+//
+// Options: agent (class, default "agentmcp"), name (default "default"),
+// host (default this page's host), secure (wss/https; default as this page),
+// prefix (default "agents"), onMcpUpdate(mcp), onStatus(status) with status
+// "connecting", "open", "reconnecting", "unauthorized" or "closed",
+// onElicitations(list) with the servers' pending requests for the user's
+// input (answer them with answerElicitation).
+export function connectAgent(options = {}) {
+  const {
+    agent = "agentmcp",
+    name = "default",
+    host = location.host,
+    secure = location.protocol === "https:",
+    prefix = "agents",
+    onMcpUpdate = () => {},
+    onStatus = () => {},
+    onElicitations = () => {},
+  } = options;
+  const path = `/${prefix}/${encodeURIComponent(kebab(agent))}/${encodeURIComponent(name)}`;
+  const httpBase = `${secure ? "https" : "http"}://${host}${path}`;
+  const wsURL = `${secure ? "wss" : "ws"}://${host}${path}`;
+
+  let ws = null;
+  let closed = false;
+  let retry = 0;
+  let timer = null;
+  const conn = { mcp: null, elicitations: [], status: "connecting", url: httpBase };
+
+  const setStatus = (s) => {
+    if (conn.status === s) return;
+    conn.status = s;
+    onStatus(s);
+  };
+
+  const open = () => {
+    if (closed) return;
+    ws = new WebSocket(wsURL);
+    ws.addEventListener("open", () => {
+      retry = 0;
+      setStatus("open");
+      // Only pending elicitations are sent on connect: forget old ones.
+      if (conn.elicitations.length) {
+        conn.elicitations = [];
+        onElicitations([]);
+      }
+    });
+    ws.addEventListener("message", (ev) => {
+      let frame;
+      try {
+        frame = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      if (frame && frame.type === FRAME_TYPE) {
+        conn.mcp = frame.mcp;
+        onMcpUpdate(frame.mcp);
+      } else if (frame && frame.type === ELICITATIONS_TYPE) {
+        conn.elicitations = frame.elicitations || [];
+        onElicitations(conn.elicitations);
+      }
+    });
+    ws.addEventListener("close", async () => {
+      ws = null;
+      if (closed) return;
+      // The handshake status is not visible to scripts: ask the API why.
+      let unauthorized = false;
+      try {
+        const res = await fetch(httpBase + "/servers", { credentials: "include" });
+        unauthorized = res.status === 401;
+      } catch {}
+      if (closed) return;
+      setStatus(unauthorized ? "unauthorized" : "reconnecting");
+      const delay = Math.min(8000, 500 * 2 ** retry) * (0.5 + Math.random() / 2);
+      retry = Math.min(retry + 1, 4);
+      timer = setTimeout(open, delay);
+    });
+  };
+
+  const api = async (method, sub, body) => {
+    const init = { method, credentials: "include", headers: {} };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch(httpBase + sub, init);
+    if (res.status === 204) return null;
+    let data = null;
+    try {
+      data = await res.json();
+    } catch {}
+    if (!res.ok) {
+      const e = (data && data.error) || {};
+      throw new AgentError(res.status, e.code || "http_" + res.status, e.message || res.statusText, e.serverId);
+    }
+    return data;
+  };
+  const query = (filter = {}) => {
+    const q = new URLSearchParams();
+    for (const key of ["serverId", "serverName", "state"]) {
+      const v = filter[key];
+      for (const x of Array.isArray(v) ? v : v ? [v] : []) q.append(key, x);
+    }
+    const s = q.toString();
+    return s ? "?" + s : "";
+  };
+  const seg = encodeURIComponent;
+
+  Object.assign(conn, {
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      if (ws) ws.close(1000);
+      setStatus("closed");
+    },
+    // getMcpServers returns the current MCPServersState.
+    getMcpServers: () => api("GET", ""),
+    // addMcpServer adds a server: options {id, transport: {type, headers},
+    // callbackHost, callbackPath, agentsPrefix, client, retry}. It resolves
+    // to {id, state, authUrl?}.
+    addMcpServer: (serverName, url, opts = {}) => api("POST", "/servers", { name: serverName, url, ...opts }),
+    removeMcpServer: (id) => api("DELETE", `/servers/${seg(id)}`),
+    listTools: async (filter) => (await api("GET", "/tools" + query(filter))).tools,
+    listPrompts: async (filter) => (await api("GET", "/prompts" + query(filter))).prompts,
+    listResources: async (filter) => (await api("GET", "/resources" + query(filter))).resources,
+    listResourceTemplates: async (filter) => (await api("GET", "/resource-templates" + query(filter))).resourceTemplates,
+    // callTool resolves to the CallToolResult (a tool failure has isError).
+    callTool: (serverId, toolName, args = {}) =>
+      api("POST", `/servers/${seg(serverId)}/tools/call`, { name: toolName, arguments: args }),
+    readResource: (serverId, uri) => api("POST", `/servers/${seg(serverId)}/resources/read`, { uri }),
+    getPrompt: (serverId, promptName, args = {}) =>
+      api("POST", `/servers/${seg(serverId)}/prompts/get`, { name: promptName, arguments: args }),
+    listElicitations: async () => (await api("GET", "/elicitations")).elicitations,
+    // answerElicitation answers a server's request for input: action
+    // "accept" (with the form's content), "decline" or "cancel".
+    answerElicitation: (id, action, content) =>
+      api("POST", `/elicitations/${seg(id)}`, content === undefined ? { action } : { action, content }),
+  });
+  open();
+  return conn;
+}

@@ -1,0 +1,585 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+// maxBody caps a request body.
+const maxBody = 1 << 20
+
+// routes returns the server's routes. Paths are registered without
+// methods: agentRoute answers a wrong method with a JSON 405.
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", s.index)
+	mux.Handle("/static/", s.static())
+	mux.HandleFunc("/agents", s.listAgents)
+	mux.Handle("/agents/{class}/{name}", s.agentRoute(methods{http.MethodGet: s.agentRoot}))
+	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
+	mux.Handle("/agents/{class}/{name}/servers", s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}/tools/call", s.agentRoute(methods{http.MethodPost: s.callTool}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}/resources/read", s.agentRoute(methods{http.MethodPost: s.readResource}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}/prompts/get", s.agentRoute(methods{http.MethodPost: s.getPrompt}))
+	mux.Handle("/agents/{class}/{name}/tools", s.agentRoute(methods{http.MethodGet: s.listTools}))
+	mux.Handle("/agents/{class}/{name}/prompts", s.agentRoute(methods{http.MethodGet: s.listPrompts}))
+	mux.Handle("/agents/{class}/{name}/resources", s.agentRoute(methods{http.MethodGet: s.listResources}))
+	mux.Handle("/agents/{class}/{name}/resource-templates", s.agentRoute(methods{http.MethodGet: s.listTemplates}))
+	mux.Handle("/agents/{class}/{name}/elicitations", s.agentRoute(methods{http.MethodGet: s.listElicitations}))
+	mux.Handle("/agents/{class}/{name}/elicitations/{id}", s.agentRoute(methods{http.MethodPost: s.answerElicitation}))
+	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
+	mux.HandleFunc("/", s.fallback)
+	return mux
+}
+
+// agentHandler handles a request to one agent.
+type agentHandler func(w http.ResponseWriter, r *http.Request, e *entry)
+
+type methods map[string]agentHandler
+
+// agentRoute opens the agent named by the path and calls the handler of
+// the request's method.
+func (s *Server) agentRoute(m methods) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, ok := m[r.Method]
+		if !ok && r.Method == http.MethodHead {
+			h, ok = m[http.MethodGet]
+		}
+		if !ok {
+			allow := make([]string, 0, len(m))
+			for k := range m {
+				allow = append(allow, k)
+			}
+			slices.Sort(allow)
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: %s)", r.Method, strings.Join(allow, ", ")))
+			return
+		}
+		e, err := s.agentEntry(r.Context(), r.PathValue("class"), r.PathValue("name"))
+		if err != nil {
+			writeError(w, s.openError(err))
+			return
+		}
+		h(w, r, e)
+	})
+}
+
+// openError maps an agentEntry error to an API error.
+func (s *Server) openError(err error) *APIError {
+	var aerr *APIError
+	switch {
+	case errors.As(err, &aerr):
+		return aerr
+	case errors.Is(err, errClosed):
+		return apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	}
+	return apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+}
+
+func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
+	// An agent may have been added with a custom OAuth callback path.
+	for _, e := range s.entries() {
+		if cb, ok := any(e.a).(oauthCallbacks); ok && cb.IsCallbackRequest(r) {
+			cb.HandleOAuthCallback(w, r)
+			return
+		}
+	}
+	writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
+}
+
+// oauthCallbacks is what an agent needs to complete OAuth flows through
+// the server: the callback route calls it. *agent.Agent implements it once
+// the OAuth work lands; until then the route answers oauth_unavailable.
+type oauthCallbacks interface {
+	IsCallbackRequest(r *http.Request) bool
+	HandleOAuthCallback(w http.ResponseWriter, r *http.Request)
+}
+
+// callback is /agents/{class}/{name}/callback, where OAuth providers send
+// the user back. It needs no access token (the provider's redirect carries
+// none; the agent checks its single-use state instead).
+func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
+	e, err := s.agentEntry(r.Context(), r.PathValue("class"), r.PathValue("name"))
+	if err != nil {
+		writeError(w, s.openError(err))
+		return
+	}
+	cb, ok := any(e.a).(oauthCallbacks)
+	if !ok {
+		writeError(w, apiErrorf(http.StatusNotFound, CodeOAuthUnavailable, "this build of agentmcp cannot complete OAuth authorizations"))
+		return
+	}
+	cb.HandleOAuthCallback(w, r)
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", http.MethodGet)
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Agents []AgentInfo `json:"agents"`
+	}{s.Agents()})
+}
+
+// agentRoot is the agent's route: its WebSocket, or its MCPServersState as
+// JSON (the seed's getMcpServers).
+func (s *Server) agentRoot(w http.ResponseWriter, r *http.Request, e *entry) {
+	if httpguts.HeaderValuesContainsToken(r.Header["Connection"], "upgrade") &&
+		httpguts.HeaderValuesContainsToken(r.Header["Upgrade"], "websocket") {
+		s.websocket(w, r, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, e.a.MCPServers())
+}
+
+// ServerState is one MCP server in API responses: its id and the seed's
+// MCPServer fields.
+type ServerState struct {
+	ID string `json:"id"`
+	agent.MCPServer
+}
+
+func (s *Server) listServers(w http.ResponseWriter, r *http.Request, e *entry) {
+	writeJSON(w, http.StatusOK, struct {
+		Servers map[string]agent.MCPServer `json:"servers"`
+	}{e.a.MCPServers().Servers})
+}
+
+func (s *Server) getServer(w http.ResponseWriter, r *http.Request, e *entry) {
+	id := r.PathValue("id")
+	srv, ok := e.a.MCPServers().Servers[id]
+	if !ok {
+		writeError(w, unknownServer(e, id))
+		return
+	}
+	writeJSON(w, http.StatusOK, ServerState{ID: id, MCPServer: srv})
+}
+
+func unknownServer(e *entry, id string) *APIError {
+	err := apiErrorf(http.StatusNotFound, CodeUnknownServer, "agent %s/%s has no MCP server %q", e.class, e.name, id)
+	err.ServerID = id
+	return err
+}
+
+// AddRequest is the body of POST /agents/{class}/{name}/servers: the
+// seed's addMcpServer(serverName, url, options). Only name and url are
+// required.
+type AddRequest struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	// ID is a stable server id (normalised as agent.NormalizeServerID).
+	ID string `json:"id,omitempty"`
+	// CallbackHost is the origin of the OAuth callback URL. Empty means the
+	// agent's default, else the origin the request was sent to.
+	CallbackHost string `json:"callbackHost,omitempty"`
+	CallbackPath string `json:"callbackPath,omitempty"`
+	AgentsPrefix string `json:"agentsPrefix,omitempty"`
+	// Transport selects the transport ("auto", "streamable-http", "sse")
+	// and the headers sent on every request. Header values are secrets:
+	// they are stored (encrypted when a key is set) and never sent back.
+	Transport *TransportRequest `json:"transport,omitempty"`
+	Client    *ClientRequest    `json:"client,omitempty"`
+	Retry     *RetryRequest     `json:"retry,omitempty"`
+}
+
+// TransportRequest is AddRequest's transport.
+type TransportRequest struct {
+	Type    string            `json:"type,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// ClientRequest is AddRequest's client: the MCP client options.
+type ClientRequest struct {
+	// ProtocolVersion pins the protocol version, e.g. "2025-11-25".
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+}
+
+// RetryRequest is AddRequest's retry; zero fields mean the defaults.
+type RetryRequest struct {
+	MaxAttempts int   `json:"maxAttempts,omitempty"`
+	BaseDelayMS int64 `json:"baseDelayMs,omitempty"`
+	MaxDelayMS  int64 `json:"maxDelayMs,omitempty"`
+}
+
+// Options turns the request into agent.AddOptions, checking what
+// agent.Agent.CheckAdd does not (required fields, the URL's form, the
+// transport type, header names and values). An error is an *APIError.
+func (req *AddRequest) Options() (agent.AddOptions, error) {
+	o, aerr := req.options()
+	if aerr != nil {
+		return o, aerr
+	}
+	return o, nil
+}
+
+func (req *AddRequest) options() (agent.AddOptions, *APIError) {
+	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix}
+	switch {
+	case strings.TrimSpace(req.Name) == "":
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required")
+	case strings.TrimSpace(req.URL) == "":
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "url is required")
+	case req.ID != "" && strings.TrimSpace(req.ID) == "":
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "id is blank")
+	}
+	if u, err := url.Parse(req.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidURL, "url must be an absolute http or https URL")
+	}
+	if t := req.Transport; t != nil {
+		switch mcpclient.TransportType(t.Type) {
+		case "", mcpclient.TransportAuto, mcpclient.TransportStreamableHTTP, mcpclient.TransportSSE:
+			o.Transport.Type = mcpclient.TransportType(t.Type)
+		default:
+			return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.type %q: want auto, streamable-http or sse", t.Type)
+		}
+		if len(t.Headers) > 0 {
+			o.Transport.Headers = http.Header{}
+			for k, v := range t.Headers {
+				if !httpguts.ValidHeaderFieldName(k) {
+					return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.headers: %q is not a valid header name", k)
+				}
+				if !httpguts.ValidHeaderFieldValue(v) {
+					// The value is a secret: never quoted.
+					return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.headers: the value of %q contains a line break or control character", k)
+				}
+				o.Transport.Headers.Set(k, v)
+			}
+		}
+	}
+	if c := req.Client; c != nil {
+		o.Client.ProtocolVersion = c.ProtocolVersion
+	}
+	if rr := req.Retry; rr != nil {
+		o.Retry = &mcpclient.RetryOptions{MaxAttempts: rr.MaxAttempts,
+			BaseDelay: time.Duration(rr.BaseDelayMS) * time.Millisecond,
+			MaxDelay:  time.Duration(rr.MaxDelayMS) * time.Millisecond}
+	}
+	return o, nil
+}
+
+func (s *Server) addServer(w http.ResponseWriter, r *http.Request, e *entry) {
+	var req AddRequest
+	if aerr := decodeBody(w, r, &req); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	opts, aerr := req.options()
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if opts.CallbackHost == "" && s.agentO.CallbackHost == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		opts.CallbackHost = scheme + "://" + r.Host
+	}
+	if err := e.a.CheckAdd(req.Name, req.URL, &opts); err != nil {
+		writeError(w, addError(err))
+		return
+	}
+	before := e.a.MCPServers().Servers
+	res, err := e.a.AddMCPServer(r.Context(), req.Name, req.URL, &opts)
+	if err != nil {
+		if errors.Is(err, agent.ErrIDInUse) {
+			writeError(w, addError(err))
+			return
+		}
+		// The checks passed, so the server was stored: the connection
+		// failed. It stays stored and is retried on restart.
+		if id, ok := storedID(e.a, &req); ok {
+			aerr := apiErrorf(http.StatusBadGateway, CodeConnectFailed, "%v (the server is saved as %q; remove it or restart to retry)", err, id)
+			aerr.ServerID = id
+			writeError(w, aerr)
+			return
+		}
+		writeError(w, addError(err))
+		return
+	}
+	status := http.StatusOK
+	if _, existed := before[res.ID]; !existed {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, res)
+}
+
+// storedID finds the id under which the server of req was stored.
+func storedID(a *agent.Agent, req *AddRequest) (string, bool) {
+	servers := a.MCPServers().Servers
+	if req.ID != "" {
+		id := agent.NormalizeServerID(req.ID)
+		_, ok := servers[id]
+		return id, ok
+	}
+	normalized, err := agent.NormalizeURL(req.URL)
+	if err != nil {
+		return "", false
+	}
+	u, err := url.Parse(normalized)
+	if err != nil {
+		return "", false
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	for id, srv := range servers {
+		if srv.Name == req.Name && srv.ServerURL == u.String() {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, e *entry) {
+	id := r.PathValue("id")
+	if _, ok := e.a.MCPServers().Servers[id]; !ok {
+		writeError(w, unknownServer(e, id))
+		return
+	}
+	err := e.a.RemoveMCPServer(r.Context(), id)
+	if _, still := e.a.MCPServers().Servers[id]; still {
+		writeError(w, apiErrorf(http.StatusInternalServerError, CodeInternal, "removing MCP server %q: %v", id, err))
+		return
+	}
+	if err != nil {
+		// Removed, but closing its connection reported an error.
+		s.logger.Info("mcp server removed; closing its connection failed", "agent", e.class+"/"+e.name, "server", id, "error", err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// filter parses the seed's filter from the query: serverId, serverName and
+// state, each repeatable. It selects only the agent's stored servers; ok
+// is false when it selects none.
+func filter(q url.Values, stored map[string]agent.MCPServer) (f mcpclient.Filter, ok bool, aerr *APIError) {
+	for k := range q {
+		switch k {
+		case "serverId", "serverName", "state":
+		default:
+			return f, false, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "unknown query parameter %q (want serverId, serverName or state)", k)
+		}
+	}
+	for _, st := range q["state"] {
+		switch mcpclient.State(st) {
+		case mcpclient.StateAuthenticating, mcpclient.StateConnecting, mcpclient.StateConnected,
+			mcpclient.StateDiscovering, mcpclient.StateReady, mcpclient.StateFailed, mcpclient.StateNotConnected:
+			f.State = append(f.State, mcpclient.State(st))
+		default:
+			return f, false, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "unknown state %q", st)
+		}
+	}
+	f.ServerName = q["serverName"]
+	ids := q["serverId"]
+	if len(ids) == 0 {
+		for id := range stored {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		if _, ok := stored[id]; ok {
+			f.ServerID = append(f.ServerID, id)
+		}
+	}
+	return f, len(f.ServerID) > 0, nil
+}
+
+// listCatalog serves one catalog list under key.
+func listCatalog[T any](w http.ResponseWriter, r *http.Request, e *entry, key string, list func(mcpclient.Filter) []T) {
+	f, ok, aerr := filter(r.URL.Query(), e.a.MCPServers().Servers)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	items := []T{}
+	if ok {
+		items = append(items, list(f)...)
+	}
+	writeJSON(w, http.StatusOK, map[string][]T{key: items})
+}
+
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request, e *entry) {
+	listCatalog(w, r, e, "tools", e.a.Manager().ListTools)
+}
+
+func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request, e *entry) {
+	listCatalog(w, r, e, "prompts", e.a.Manager().ListPrompts)
+}
+
+func (s *Server) listResources(w http.ResponseWriter, r *http.Request, e *entry) {
+	listCatalog(w, r, e, "resources", e.a.Manager().ListResources)
+}
+
+func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, e *entry) {
+	listCatalog(w, r, e, "resourceTemplates", e.a.Manager().ListResourceTemplates)
+}
+
+// CallToolRequest is the body of POST .../servers/{id}/tools/call.
+type CallToolRequest struct {
+	Name string `json:"name"`
+	// Arguments is a JSON object; absent or null means {}.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ReadResourceRequest is the body of POST .../servers/{id}/resources/read.
+type ReadResourceRequest struct {
+	URI string `json:"uri"`
+}
+
+// GetPromptRequest is the body of POST .../servers/{id}/prompts/get.
+type GetPromptRequest struct {
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request, e *entry) {
+	id := r.PathValue("id")
+	var req CallToolRequest
+	if aerr := decodeBody(w, r, &req); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if req.Name == "" {
+		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required"))
+		return
+	}
+	args := json.RawMessage(`{}`)
+	if len(req.Arguments) > 0 && string(req.Arguments) != "null" {
+		var obj map[string]any
+		if json.Unmarshal(req.Arguments, &obj) != nil {
+			writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "arguments must be a JSON object"))
+			return
+		}
+		args = req.Arguments
+	}
+	state := e.a.MCPServers()
+	srv, ok := state.Servers[id]
+	if !ok {
+		writeError(w, unknownServer(e, id))
+		return
+	}
+	var names []string
+	found := false
+	for _, t := range state.Tools {
+		if t.ServerID == id {
+			names = append(names, t.Name)
+			found = found || t.Name == req.Name
+		}
+	}
+	if !found {
+		if srv.State != string(mcpclient.StateReady) {
+			aerr := apiErrorf(http.StatusConflict, CodeNotConnected, "MCP server %q is %s, not ready", id, srv.State)
+			aerr.ServerID = id
+			writeError(w, aerr)
+			return
+		}
+		aerr := apiErrorf(http.StatusNotFound, CodeUnknownTool, "MCP server %q has no tool %q (it has: %s)", id, req.Name, list(names))
+		aerr.ServerID = id
+		writeError(w, aerr)
+		return
+	}
+	res, err := e.a.Manager().CallTool(r.Context(), id, req.Name, args, nil)
+	if err != nil {
+		writeError(w, callError(id, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// list shows at most 20 names.
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	const maxNames = 20
+	s := strings.Join(names[:min(len(names), maxNames)], ", ")
+	if len(names) > maxNames {
+		s += fmt.Sprintf(", and %d more", len(names)-maxNames)
+	}
+	return s
+}
+
+func (s *Server) readResource(w http.ResponseWriter, r *http.Request, e *entry) {
+	id := r.PathValue("id")
+	var req ReadResourceRequest
+	if aerr := decodeBody(w, r, &req); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if req.URI == "" {
+		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "uri is required"))
+		return
+	}
+	if _, ok := e.a.MCPServers().Servers[id]; !ok {
+		writeError(w, unknownServer(e, id))
+		return
+	}
+	res, err := e.a.Manager().ReadResource(r.Context(), id, req.URI)
+	if err != nil {
+		writeError(w, callError(id, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, e *entry) {
+	id := r.PathValue("id")
+	var req GetPromptRequest
+	if aerr := decodeBody(w, r, &req); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if req.Name == "" {
+		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required"))
+		return
+	}
+	if _, ok := e.a.MCPServers().Servers[id]; !ok {
+		writeError(w, unknownServer(e, id))
+		return
+	}
+	res, err := e.a.Manager().GetPrompt(r.Context(), id, req.Name, req.Arguments)
+	if err != nil {
+		writeError(w, callError(id, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// decodeBody reads a JSON request body into v: application/json, at most
+// maxBody bytes, one value, no unknown fields.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) *APIError {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return apiErrorf(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be JSON, with Content-Type: application/json")
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return apiErrorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than %d bytes", maxBody)
+		}
+		if errors.Is(err, io.EOF) {
+			return apiErrorf(http.StatusBadRequest, CodeInvalidJSON, "the body is empty; want a JSON object")
+		}
+		return apiErrorf(http.StatusBadRequest, CodeInvalidJSON, "invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return apiErrorf(http.StatusBadRequest, CodeInvalidJSON, "invalid JSON body: more than one value")
+	}
+	return nil
+}

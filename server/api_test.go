@@ -1,0 +1,337 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+const agentPath = "/agents/test/a"
+
+// TestAPIRoutes goes through every route of the JSON API with good input.
+func TestAPIRoutes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	_, url := mcpServer(t, "s")
+
+	// add: 201 for a new server, 200 for the same one again.
+	body := fmt.Sprintf(`{"name":"s","url":%q,"id":"My Server","transport":{"type":"streamable-http","headers":{"X-Api-Key":"SECRET-VALUE-123"}}}`, url)
+	status, _, b := e.do("POST", agentPath+"/servers", body)
+	if status != http.StatusCreated {
+		t.Fatalf("add: %d %s", status, b)
+	}
+	var res agent.AddResult
+	json.Unmarshal(b, &res)
+	if diff := cmp.Diff(agent.AddResult{ID: "my-server", State: mcpclient.StateReady}, res); diff != "" {
+		t.Fatalf("add result (-want +got):\n%s", diff)
+	}
+	status, _, b = e.do("POST", agentPath+"/servers", body)
+	if status != http.StatusOK || !strings.Contains(string(b), `"id":"my-server"`) {
+		t.Fatalf("add again: %d %s", status, b)
+	}
+
+	var seen []string // every body, to check that the header value never comes back
+	get := func(path string, want int) []byte {
+		t.Helper()
+		status, h, b := e.do("GET", path, "")
+		if status != want {
+			t.Fatalf("GET %s: %d %s", path, status, b)
+		}
+		if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("GET %s: Content-Type %q", path, ct)
+		}
+		seen = append(seen, string(b))
+		return b
+	}
+
+	var agents struct{ Agents []AgentInfo }
+	json.Unmarshal(get("/agents", 200), &agents)
+	if diff := cmp.Diff([]AgentInfo{{Class: "test", Name: "a"}}, agents.Agents); diff != "" {
+		t.Errorf("agents (-want +got):\n%s", diff)
+	}
+
+	var state agent.MCPServersState
+	json.Unmarshal(get(agentPath, 200), &state)
+	if s := state.Servers["my-server"]; s.State != "ready" || s.Name != "s" || s.Transport != "streamable-http" {
+		t.Errorf("state: %+v", s)
+	}
+
+	var servers struct{ Servers map[string]agent.MCPServer }
+	json.Unmarshal(get(agentPath+"/servers", 200), &servers)
+	if len(servers.Servers) != 1 || servers.Servers["my-server"].ServerURL != url {
+		t.Errorf("servers: %+v", servers.Servers)
+	}
+	var one ServerState
+	json.Unmarshal(get(agentPath+"/servers/my-server", 200), &one)
+	if one.ID != "my-server" || one.State != "ready" || one.Instructions == nil {
+		t.Errorf("server: %+v", one)
+	}
+
+	names := func(path, key string) []string {
+		t.Helper()
+		var m map[string][]struct{ Name, URI, URITemplate, ServerID string }
+		json.Unmarshal(get(path, 200), &m)
+		var out []string
+		for _, x := range m[key] {
+			if x.ServerID != "my-server" {
+				t.Errorf("%s: serverId %q", path, x.ServerID)
+			}
+			out = append(out, x.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if diff := cmp.Diff([]string{"add", "echo", "fail", "increment", "progress", "slow"}, names(agentPath+"/tools", "tools")); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	for _, q := range []string{"?serverId=my-server", "?serverName=s", "?state=ready", "?state=failed&state=ready", "?serverId=my-server&serverId=nope"} {
+		if got := names(agentPath+"/tools"+q, "tools"); len(got) != 6 {
+			t.Errorf("tools%s: %v", q, got)
+		}
+	}
+	for _, q := range []string{"?serverId=nope", "?serverName=other", "?state=failed"} {
+		if got := names(agentPath+"/tools"+q, "tools"); len(got) != 0 {
+			t.Errorf("tools%s: %v, want none", q, got)
+		}
+	}
+	if diff := cmp.Diff([]string{"greet"}, names(agentPath+"/prompts", "prompts")); diff != "" {
+		t.Errorf("prompts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"static"}, names(agentPath+"/resources", "resources")); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"item"}, names(agentPath+"/resource-templates", "resourceTemplates")); diff != "" {
+		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+
+	post := func(path, body string, want int) []byte {
+		t.Helper()
+		status, _, b := e.do("POST", path, body)
+		if status != want {
+			t.Fatalf("POST %s: %d %s", path, status, b)
+		}
+		return b
+	}
+	var call mcp.CallToolResult
+	json.Unmarshal(post(agentPath+"/servers/my-server/tools/call", `{"name":"echo","arguments":{"text":"hi"}}`, 200), &call)
+	if call.IsError || len(call.Content) != 1 || call.Content[0].(*mcp.TextContent).Text != "echo: hi" {
+		t.Errorf("echo: %+v", call)
+	}
+	json.Unmarshal(post(agentPath+"/servers/my-server/tools/call", `{"name":"increment"}`, 200), &call)
+	if call.IsError {
+		t.Errorf("increment without arguments: %+v", call)
+	}
+	// A tool failure is a result, not an API error.
+	json.Unmarshal(post(agentPath+"/servers/my-server/tools/call", `{"name":"fail","arguments":null}`, 200), &call)
+	if !call.IsError {
+		t.Errorf("fail: %+v", call)
+	}
+	var read mcp.ReadResourceResult
+	json.Unmarshal(post(agentPath+"/servers/my-server/resources/read", `{"uri":"test://static"}`, 200), &read)
+	if len(read.Contents) != 1 || read.Contents[0].Text != "static content" {
+		t.Errorf("read: %+v", read)
+	}
+	var prompt mcp.GetPromptResult
+	json.Unmarshal(post(agentPath+"/servers/my-server/prompts/get", `{"name":"greet","arguments":{"name":"Ada"}}`, 200), &prompt)
+	if len(prompt.Messages) != 1 || prompt.Messages[0].Content.(*mcp.TextContent).Text != "Hello, Ada!" {
+		t.Errorf("prompt: %+v", prompt)
+	}
+
+	for _, b := range seen {
+		if strings.Contains(b, "SECRET-VALUE-123") {
+			t.Fatalf("a header value came back: %s", b)
+		}
+	}
+
+	status, _, b = e.do("DELETE", agentPath+"/servers/my-server", "")
+	if status != http.StatusNoContent || len(b) != 0 {
+		t.Fatalf("delete: %d %s", status, b)
+	}
+	if ids := e.stored("test/a"); len(ids) != 0 {
+		t.Errorf("stored after delete: %v", ids)
+	}
+	get(agentPath+"/servers/my-server", 404)
+}
+
+// TestAPIBadInput sends bad requests: each gets a JSON error with a stable
+// code and stores nothing.
+func TestAPIBadInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &Options{Classes: []string{"test", "other"}})
+	_, url := mcpServer(t, "s")
+	// One server, so that "nothing stored" means "still just that one".
+	if status, _, b := e.do("POST", agentPath+"/servers", fmt.Sprintf(`{"name":"s","url":%q,"id":"taken"}`, url)); status != 201 {
+		t.Fatalf("add: %d %s", status, b)
+	}
+	add := func(fields string) string { return `{"name":"x","url":"` + url + `"` + fields + `}` }
+
+	tests := []struct {
+		name         string
+		method, path string
+		body         string
+		hdr          []string
+		status       int
+		code         string
+		msg          string // a part of the message
+	}{
+		{"unknown class", "GET", "/agents/nope/a/servers", "", nil, 404, CodeUnknownAgent, `no agent class "nope"`},
+		{"class not kebab-case", "GET", "/agents/MyAgent/a/servers", "", nil, 404, CodeUnknownAgent, "kebab-case"},
+		{"bad agent name", "POST", "/agents/test/-a/servers", add(""), nil, 404, CodeUnknownAgent, "invalid agent name"},
+		{"bad agent name on the stream", "GET", "/agents/test/a%20b", "", nil, 404, CodeUnknownAgent, "invalid agent name"},
+		{"unknown route", "GET", agentPath + "/nope", "", nil, 404, CodeNotFound, "no route"},
+		{"method not allowed", "PUT", agentPath + "/servers", add(""), nil, 405, CodeMethodNotAllowed, "GET, POST"},
+		{"malformed JSON", "POST", agentPath + "/servers", `{"name":`, nil, 400, CodeInvalidJSON, "invalid JSON"},
+		{"empty body", "POST", agentPath + "/servers", " ", nil, 400, CodeInvalidJSON, "empty"},
+		{"two values", "POST", agentPath + "/servers", add("") + "{}", nil, 400, CodeInvalidJSON, "more than one"},
+		{"unknown field", "POST", agentPath + "/servers", add(`,"bogus":1`), nil, 400, CodeInvalidJSON, "bogus"},
+		{"wrong type", "POST", agentPath + "/servers", `{"name":1,"url":"x"}`, nil, 400, CodeInvalidJSON, "name"},
+		{"not JSON", "POST", agentPath + "/servers", add(""), []string{"Content-Type: text/plain"}, 415, CodeUnsupportedMediaType, "application/json"},
+		{"too large", "POST", agentPath + "/servers", `{"name":"` + strings.Repeat("x", maxBody) + `"}`, nil, 413, CodeBodyTooLarge, "larger"},
+		{"no name", "POST", agentPath + "/servers", `{"url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "name is required"},
+		{"no url", "POST", agentPath + "/servers", `{"name":"x"}`, nil, 400, CodeInvalidRequest, "url is required"},
+		{"relative url", "POST", agentPath + "/servers", `{"name":"x","url":"/mcp"}`, nil, 400, CodeInvalidURL, "http or https"},
+		{"ftp url", "POST", agentPath + "/servers", `{"name":"x","url":"ftp://example.com/"}`, nil, 400, CodeInvalidURL, "http or https"},
+		{"blocked private address", "POST", agentPath + "/servers", `{"name":"x","url":"http://10.1.2.3/mcp"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
+		{"blocked metadata address", "POST", agentPath + "/servers", `{"name":"x","url":"http://169.254.169.254/latest"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
+		{"blocked hex address", "POST", agentPath + "/servers", `{"name":"x","url":"http://0x0a000001/mcp"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
+		{"bad transport", "POST", agentPath + "/servers", add(`,"transport":{"type":"stdio"}`), nil, 400, CodeInvalidRequest, "transport.type"},
+		{"bad header name", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"Bad Name":"v"}}`), nil, 400, CodeInvalidRequest, "Bad Name"},
+		{"reserved header", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"Mcp-Session-Id":"v"}}`), nil, 400, CodeInvalidRequest, "Mcp-Session-Id"},
+		{"header value with a line break", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"X-Key":"SECRET\r\nX: y"}}`), nil, 400, CodeInvalidRequest, "line break"},
+		{"bad protocol version", "POST", agentPath + "/servers", add(`,"client":{"protocolVersion":"1999-01-01"}`), nil, 400, CodeInvalidRequest, "1999-01-01"},
+		{"bad retry", "POST", agentPath + "/servers", add(`,"retry":{"maxAttempts":-1}`), nil, 400, CodeInvalidRequest, "retry"},
+		{"bad callback host", "POST", agentPath + "/servers", add(`,"callbackHost":"ftp://x"`), nil, 400, CodeInvalidRequest, "callback host"},
+		{"id in use", "POST", agentPath + "/servers", `{"name":"other","url":"` + url + `?v=2","id":"taken"}`, nil, 409, CodeIDInUse, "taken"},
+		{"unknown server: get", "GET", agentPath + "/servers/nope", "", nil, 404, CodeUnknownServer, `"nope"`},
+		{"unknown server: remove", "DELETE", agentPath + "/servers/nope", "", nil, 404, CodeUnknownServer, `"nope"`},
+		{"unknown server: call", "POST", agentPath + "/servers/nope/tools/call", `{"name":"echo"}`, nil, 404, CodeUnknownServer, `"nope"`},
+		{"unknown server: read", "POST", agentPath + "/servers/nope/resources/read", `{"uri":"test://static"}`, nil, 404, CodeUnknownServer, `"nope"`},
+		{"unknown server: prompt", "POST", agentPath + "/servers/nope/prompts/get", `{"name":"greet"}`, nil, 404, CodeUnknownServer, `"nope"`},
+		{"unknown tool", "POST", agentPath + "/servers/taken/tools/call", `{"name":"nope"}`, nil, 404, CodeUnknownTool, "echo"},
+		{"call without name", "POST", agentPath + "/servers/taken/tools/call", `{}`, nil, 400, CodeInvalidRequest, "name is required"},
+		{"arguments not an object", "POST", agentPath + "/servers/taken/tools/call", `{"name":"echo","arguments":[1]}`, nil, 400, CodeInvalidRequest, "object"},
+		{"read without uri", "POST", agentPath + "/servers/taken/resources/read", `{}`, nil, 400, CodeInvalidRequest, "uri is required"},
+		{"unknown resource", "POST", agentPath + "/servers/taken/resources/read", `{"uri":"test://nope"}`, nil, 502, CodeMCPError, "test://nope"},
+		{"prompt without name", "POST", agentPath + "/servers/taken/prompts/get", `{}`, nil, 400, CodeInvalidRequest, "name is required"},
+		{"unknown filter", "GET", agentPath + "/tools?server=x", "", nil, 400, CodeInvalidRequest, `"server"`},
+		{"unknown state", "GET", agentPath + "/tools?state=sleepy", "", nil, 400, CodeInvalidRequest, "sleepy"},
+		{"agents: wrong method", "POST", "/agents", "{}", nil, 405, CodeMethodNotAllowed, "GET"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := e.stored("test/a")
+			status, h, b := e.do(tt.method, tt.path, tt.body, tt.hdr...)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d: %s", status, tt.status, b)
+			}
+			if ct := h.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			got := apiError(t, b)
+			if got.Code != tt.code || !strings.Contains(got.Message, tt.msg) {
+				t.Errorf("error %+v, want code %q and a message with %q", got, tt.code, tt.msg)
+			}
+			if strings.Contains(string(b), "SECRET") {
+				t.Errorf("the error quotes a header value: %s", b)
+			}
+			if diff := cmp.Diff(before, e.stored("test/a")); diff != "" {
+				t.Errorf("stored servers changed (-before +after):\n%s", diff)
+			}
+			if tt.status == 405 && h.Get("Allow") == "" {
+				t.Errorf("405 without Allow")
+			}
+		})
+	}
+	// Refused agents were never opened, nor stored.
+	var agents struct{ Agents []AgentInfo }
+	_, _, b := e.do("GET", "/agents", "")
+	json.Unmarshal(b, &agents)
+	if diff := cmp.Diff([]AgentInfo{{Class: "test", Name: "a"}}, agents.Agents); diff != "" {
+		t.Errorf("agents (-want +got):\n%s", diff)
+	}
+	ns, err := e.st.ListNamespaces(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"test/a"}, ns); diff != "" {
+		t.Errorf("stored agents (-want +got):\n%s", diff)
+	}
+}
+
+// TestAPIConnectFailed adds a server nothing listens for: the error says
+// so and names the id under which the server is kept (the agent keeps
+// unreachable servers, to retry them on restart).
+func TestAPIConnectFailed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	status, _, b := e.do("POST", agentPath+"/servers", `{"name":"down","url":"http://127.0.0.1:1/mcp","retry":{"maxAttempts":1}}`)
+	if status != http.StatusBadGateway {
+		t.Fatalf("status %d: %s", status, b)
+	}
+	got := apiError(t, b)
+	if got.Code != CodeConnectFailed || got.ServerID == "" {
+		t.Fatalf("error %+v", got)
+	}
+	if diff := cmp.Diff([]string{got.ServerID}, e.stored("test/a")); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+	status, _, b = e.do("POST", agentPath+"/servers/"+got.ServerID+"/tools/call", `{"name":"echo"}`)
+	if status != http.StatusConflict || apiError(t, b).Code != CodeNotConnected {
+		t.Errorf("call on a failed server: %d %s", status, b)
+	}
+	if status, _, b := e.do("DELETE", agentPath+"/servers/"+got.ServerID, ""); status != 204 {
+		t.Errorf("delete: %d %s", status, b)
+	}
+}
+
+// TestClient uses the Go client for every call it has.
+func TestClient(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &Options{Token: "tok-123"})
+	_, url := mcpServer(t, "s")
+	c := e.client("test", "a")
+	ctx := testCtx(t)
+	res, err := c.AddMCPServer(ctx, AddRequest{Name: "s", URL: url, ID: "s"})
+	if err != nil || res.State != mcpclient.StateReady {
+		t.Fatalf("add: %+v %v", res, err)
+	}
+	st, err := c.MCPServers(ctx)
+	if err != nil || st.Servers["s"].State != "ready" {
+		t.Fatalf("state: %+v %v", st, err)
+	}
+	tools, err := c.ListTools(ctx, mcpclient.Filter{ServerID: []string{"s"}, State: []mcpclient.State{mcpclient.StateReady}})
+	if err != nil || len(tools) != 6 {
+		t.Fatalf("tools: %d %v", len(tools), err)
+	}
+	call, err := c.CallTool(ctx, "s", "add", map[string]int{"a": 2, "b": 3})
+	if err != nil || call.Content[0].(*mcp.TextContent).Text != "5" {
+		t.Fatalf("call: %+v %v", call, err)
+	}
+	if _, err := c.ReadResource(ctx, "s", "test://static"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetPrompt(ctx, "s", "greet", map[string]string{"name": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CallTool(ctx, "nope", "echo", nil)
+	var aerr *APIError
+	if !errorsAs(err, &aerr) || aerr.Code != CodeUnknownServer || aerr.Status != 404 {
+		t.Fatalf("unknown server: %v", err)
+	}
+	if err := c.RemoveMCPServer(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := NewClient(AgentURL(e.ts.URL, "test", "a"), nil)
+	if _, err := bad.MCPServers(ctx); !errorsAs(err, &aerr) || aerr.Code != CodeUnauthorized {
+		t.Fatalf("without token: %v", err)
+	}
+}

@@ -1,0 +1,84 @@
+// Package server hosts named agents over HTTP: what agentmcp serve runs.
+//
+// Each agent lives at /agents/{class}/{name}, is opened on first use, and
+// is restored on start when it has servers in the store. Its routes:
+//
+//	GET    /agents                                          the open agents
+//	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
+//	GET    /agents/{class}/{name}/events                    the state as server-sent events
+//	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}}
+//	POST   /agents/{class}/{name}/servers                   add (AddRequest) -> {id, state, authUrl?}; 201 new, 200 existing
+//	GET    /agents/{class}/{name}/servers/{id}              one server, with its id
+//	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
+//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments} -> CallToolResult
+//	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri} -> ReadResourceResult
+//	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments} -> GetPromptResult
+//	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
+//	GET    /agents/{class}/{name}/prompts                   {"prompts": [...]}, same filter
+//	GET    /agents/{class}/{name}/resources                 {"resources": [...]}, same filter
+//	GET    /agents/{class}/{name}/resource-templates        {"resourceTemplates": [...]}, same filter
+//	GET    /agents/{class}/{name}/elicitations              {"elicitations": [...]}: servers' pending requests for input
+//	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
+//	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed
+//	GET    /                                                the dashboard (package dashboard); /?token=T sets the token cookie
+//	GET    /static/...                                      its assets
+//
+// Classes are kebab-case (ValidClass), so that an agent's default OAuth
+// callback URL, /agents/{kebab(class)}/{name}/callback, routes back to it.
+//
+// # Streams
+//
+// The WebSocket and the SSE stream send {"type":"cf_agent_mcp_servers",
+// "mcp": MCPServersState} on connect and after every change the agent
+// reports (agent.Agent.OnMCPUpdate: registration, connection, discovery,
+// list_changed, OAuth, removal). One goroutine per agent computes the
+// frames and hands them to every client's bounded buffer
+// (Options.StreamBuffer); a client whose buffer is full is dropped (close
+// status 1013, reason "fell behind"; SSE: "event: close"), so a slow
+// client never holds up the agent or the others. Clients reconnect and get
+// a fresh state. Options.ShouldSendProtocolMessages decides per connection
+// whether frames are sent at all. Dial is the Go client.
+//
+// A server's request for the user's input (an elicitation, form or URL
+// mode) waits, up to Options.ElicitationTimeout, for an answer through
+// POST .../elicitations/{id}; the streams carry the pending ones as
+// {"type":"agentmcp_elicitations","elicitations":[...]} frames (on connect
+// when there are some, and after every change), and the dashboard shows
+// them as forms.
+//
+// # Usage
+//
+//	st, _ := sqlite.Open(ctx, "agentmcp.db", nil)
+//	srv, _ := server.Open(ctx, st, nil) // restores the stored agents
+//	hs := &http.Server{Addr: "127.0.0.1:8787", Handler: srv}
+//	hs.RegisterOnShutdown(srv.CloseStreams)
+//	go hs.ListenAndServe()
+//	...
+//	hs.Shutdown(ctx) // streams end, requests finish
+//	srv.Close(ctx)   // agents closed, sessions kept resumable
+//	st.Close()
+//
+// # Security
+//
+// Every response has a strict Content-Security-Policy (the dashboard's own
+// scripts and connections only). Without Options.Token only loopback Host
+// headers are served (no DNS rebinding); with it, the API and the streams
+// need the token as a bearer token or as the cookie /?token= sets. Browser
+// requests from other sites are refused (Fetch Metadata, and Origin for
+// state-changing methods via http.CrossOriginProtection), except from
+// Options.TrustedOrigins, which also get CORS.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use. Agents are opened once however many
+// requests want them at the same moment. Close is idempotent and bounded
+// by its ctx.
+//
+// # Errors
+//
+// Every error response is JSON, {"error": {"code": "...", "message":
+// "...", "serverId": "..."}}, with a stable code (the Code constants) and
+// a message safe to show: no tokens, header values or URL queries. Bad
+// input is refused before anything is stored. Client methods return such
+// errors as *APIError.
+package server

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
+)
+
+// Error codes of the JSON API. They are stable: clients match on them. The
+// message beside a code is for people and may change.
+const (
+	CodeUnauthorized         = "unauthorized"           // 401: no or wrong access token
+	CodeHostNotAllowed       = "host_not_allowed"       // 403: a Host header that is not a loopback name, without a token
+	CodeCrossOrigin          = "cross_origin"           // 403: a browser request from another site
+	CodeNotFound             = "not_found"              // 404: no such route
+	CodeMethodNotAllowed     = "method_not_allowed"     // 405
+	CodeUnknownAgent         = "unknown_agent"          // 404: an agent class or name the server does not host
+	CodeUnknownServer        = "unknown_server"         // 404: no MCP server with that id in the agent
+	CodeUnknownTool          = "unknown_tool"           // 404: the server lists no such tool
+	CodeUnknownElicitation   = "unknown_elicitation"    // 404: no pending elicitation with that id
+	CodeUnsupportedMediaType = "unsupported_media_type" // 415: a body that is not application/json
+	CodeBodyTooLarge         = "body_too_large"         // 413
+	CodeInvalidJSON          = "invalid_json"           // 400: malformed JSON, or unknown fields
+	CodeInvalidRequest       = "invalid_request"        // 400: a missing or invalid field
+	CodeInvalidURL           = "invalid_url"            // 400: not an http(s) URL
+	CodeBlockedURL           = "blocked_url"            // 400: the SSRF guard refuses the URL
+	CodeIDInUse              = "id_in_use"              // 409: a stable id held by another (name, URL)
+	CodeNotConnected         = "not_connected"          // 409: the server has no live session
+	CodeConnectFailed        = "connect_failed"         // 502: added and stored, but the first connection failed
+	CodeMCPError             = "mcp_error"              // 502: the MCP server answered with an error, or the call failed
+	CodeCallInterrupted      = "call_interrupted"       // 502: the session was lost during a call that may have run
+	CodeTimeout              = "timeout"                // 504
+	CodeTooManyAgents        = "too_many_agents"        // 503: Options.MaxAgents agents are open
+	CodeShuttingDown         = "shutting_down"          // 503
+	CodeOAuthUnavailable     = "oauth_unavailable"      // 404: this build's agents cannot complete OAuth callbacks
+	CodeInternal             = "internal"               // 500
+)
+
+// errorBody is the JSON of every error response:
+// {"error":{"code":"stable_code","message":"...","serverId":"..."}}.
+type errorBody struct {
+	Error APIError `json:"error"`
+}
+
+// APIError is an error response of the JSON API, as the Client returns it.
+type APIError struct {
+	// Status is the HTTP status code (not part of the JSON body).
+	Status int `json:"-"`
+	// Code is one of the Code constants.
+	Code string `json:"code"`
+	// Message says what went wrong, safe to show: no tokens, header values
+	// or URL queries.
+	Message string `json:"message"`
+	// ServerID names the MCP server concerned, when there is one (for
+	// connect_failed, the id under which the server was stored).
+	ServerID string `json:"serverId,omitempty"`
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("%s (%s, HTTP %d)", e.Message, e.Code, e.Status)
+}
+
+func apiErrorf(status int, code, format string, args ...any) *APIError {
+	return &APIError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// writeError writes e as the response.
+func writeError(w http.ResponseWriter, e *APIError) {
+	e.Message = netguard.Sanitize(e.Message)
+	writeJSON(w, e.Status, errorBody{Error: *e})
+}
+
+// writeJSON writes v as the response body with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"cannot encode the response"}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// callError maps the error of a call on a server (tool call, resource
+// read, prompt) to an API error.
+func callError(serverID string, err error) *APIError {
+	var e *APIError
+	var ierr *mcpclient.InterruptedCallError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		e = apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
+	case errors.Is(err, mcpclient.ErrClosed):
+		e = apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the agent is closing")
+	case errors.Is(err, mcpclient.ErrNotRegistered):
+		e = apiErrorf(http.StatusConflict, CodeNotConnected, "MCP server %q is stored but not registered (see the server log: it could not be restored)", serverID)
+	case errors.Is(err, mcpclient.ErrNotConnected):
+		e = apiErrorf(http.StatusConflict, CodeNotConnected, "%v", err)
+	case errors.As(err, &ierr):
+		e = apiErrorf(http.StatusBadGateway, CodeCallInterrupted, "%v", err)
+	default:
+		e = apiErrorf(http.StatusBadGateway, CodeMCPError, "%v", err)
+	}
+	e.ServerID = serverID
+	return e
+}
+
+// addError maps an AddMCPServer or CheckAdd error to an API error.
+func addError(err error) *APIError {
+	switch {
+	case errors.Is(err, netguard.ErrBlockedURL):
+		return apiErrorf(http.StatusBadRequest, CodeBlockedURL, "%v", err)
+	case errors.Is(err, netguard.ErrUnsupportedScheme):
+		return apiErrorf(http.StatusBadRequest, CodeInvalidURL, "%v", err)
+	case errors.Is(err, agent.ErrIDInUse):
+		return apiErrorf(http.StatusConflict, CodeIDInUse, "%v", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
+	case errors.Is(err, mcpclient.ErrClosed):
+		return apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the agent is closing")
+	}
+	return apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "%v", err)
+}

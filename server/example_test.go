@@ -1,0 +1,51 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/store/sqlite"
+)
+
+// Example hosts agents on a database, follows one agent's state over its
+// WebSocket and reads it through the JSON API.
+func Example() {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Memory, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+	srv, err := server.Open(ctx, st, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close(ctx)
+	ts := httptest.NewServer(srv) // agentmcp serve uses an http.Server
+	defer ts.Close()
+	defer srv.CloseStreams()
+
+	url := server.AgentURL(ts.URL, "my-agent", "default")
+	conn, err := server.Dial(ctx, url, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer conn.Close()
+	dispose := conn.OnMCPUpdate(func(st agent.MCPServersState) {
+		fmt.Println("servers:", len(st.Servers))
+	})
+	defer dispose()
+
+	c, err := server.NewClient(url, nil)
+	if err != nil {
+		panic(err)
+	}
+	_, err = c.AddMCPServer(ctx, server.AddRequest{Name: "internal", URL: "http://10.0.0.1/mcp"})
+	fmt.Println(err.(*server.APIError).Code)
+	// Output:
+	// servers: 0
+	// blocked_url
+}

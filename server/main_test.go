@@ -1,0 +1,161 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/store/sqlite"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// env is a Server on a SQLite file, served on 127.0.0.1.
+type env struct {
+	t    *testing.T
+	path string // the database file
+	st   *sqlite.Store
+	srv  *Server
+	ts   *httptest.Server
+	opts *Options
+}
+
+// newEnv starts a Server on a fresh database (or the one at path).
+func newEnv(t *testing.T, opts *Options) *env {
+	t.Helper()
+	return openEnv(t, filepath.Join(t.TempDir(), "agentmcp.db"), opts)
+}
+
+func openEnv(t *testing.T, path string, opts *Options) *env {
+	t.Helper()
+	st, err := sqlite.Open(testCtx(t), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Open(testCtx(t), st, opts)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	e := &env{t: t, path: path, st: st, srv: srv, ts: httptest.NewServer(srv), opts: opts}
+	t.Cleanup(e.stop)
+	return e
+}
+
+// stop shuts the server down as agentmcp serve does. It is idempotent.
+func (e *env) stop() {
+	e.srv.CloseStreams()
+	e.ts.Close()
+	if err := e.srv.Close(context.Background()); err != nil {
+		e.t.Errorf("Close: %v", err)
+	}
+	e.st.Close()
+}
+
+// do sends a request with a JSON body (unless body is "") and returns the
+// status, the headers and the body. hdr are "Name: value" pairs.
+func (e *env) do(method, path, body string, hdr ...string) (int, http.Header, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(testCtx(e.t), method, e.ts.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range hdr {
+		k, v, _ := strings.Cut(h, ":")
+		if strings.EqualFold(k, "Host") {
+			req.Host = strings.TrimSpace(v)
+			continue
+		}
+		req.Header.Set(k, strings.TrimSpace(v))
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res.StatusCode, res.Header, b
+}
+
+// client returns a Client of agent class/name.
+func (e *env) client(class, name string) *Client {
+	e.t.Helper()
+	var o ClientOptions
+	if e.opts != nil {
+		o.Token = e.opts.Token
+	}
+	c, err := NewClient(AgentURL(e.ts.URL, class, name), &o)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// stored returns the ids stored for agent ns.
+func (e *env) stored(ns string) []string {
+	e.t.Helper()
+	rows, err := e.st.ListServers(testCtx(e.t), ns)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ids := []string{}
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// apiError decodes an error body.
+func apiError(t *testing.T, b []byte) APIError {
+	t.Helper()
+	var eb errorBody
+	if err := json.Unmarshal(b, &eb); err != nil || eb.Error.Code == "" {
+		t.Fatalf("not a JSON error body: %s", b)
+	}
+	return eb.Error
+}
+
+// mcpServer hosts a test MCP server on 127.0.0.1 (streamable HTTP with
+// sessions) and returns it with its URL.
+func mcpServer(t *testing.T, name string) (*mcptest.Server, string) {
+	srv := mcptest.NewServer(name)
+	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
+	return srv, hs.URL
+}

@@ -1,0 +1,167 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/netip"
+	"path"
+	"strings"
+)
+
+// csp is the Content-Security-Policy of every response: the dashboard's
+// own scripts, styles and connections only; no inline script, nothing
+// from another host, no framing.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// security holds the request checks every response goes through.
+type security struct {
+	token          []byte // sha256 of Options.Token, nil without a token
+	allowedHosts   map[string]bool
+	trusted        map[string]bool // TrustedOrigins
+	originPatterns []string        // for websocket.AcceptOptions
+	cop            *http.CrossOriginProtection
+}
+
+func newSecurity(o *Options) *security {
+	sec := &security{allowedHosts: map[string]bool{}, trusted: map[string]bool{}, cop: http.NewCrossOriginProtection()}
+	if o.Token != "" {
+		sum := sha256.Sum256([]byte(o.Token))
+		sec.token = sum[:]
+	}
+	for _, h := range o.AllowedHosts {
+		sec.allowedHosts[strings.ToLower(h)] = true
+	}
+	for _, origin := range o.TrustedOrigins {
+		if err := sec.cop.AddTrustedOrigin(origin); err != nil {
+			continue // not an origin; it can never match
+		}
+		sec.trusted[origin] = true
+		sec.originPatterns = append(sec.originPatterns, origin)
+	}
+	return sec
+}
+
+// wrap applies the checks before next: security headers on every response;
+// the Host check without a token (DNS rebinding); CORS for trusted
+// origins; and, on the API and the streams, the cross-site checks (Fetch
+// Metadata, then Origin for state-changing methods) and the token.
+func (sec *security) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		if sec.token == nil && !sec.hostAllowed(r.Host) {
+			writeError(w, apiErrorf(http.StatusForbidden, CodeHostNotAllowed,
+				"host %q is not served: without an access token only loopback names are (start the server with a token to serve other hosts)", r.Host))
+			return
+		}
+		origin := r.Header.Get("Origin")
+		trusted := origin != "" && sec.trusted[origin]
+		if trusted {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Credentials", "true")
+			h.Add("Vary", "Origin")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		if protected(r.URL.Path) {
+			if !trusted && crossSite(r) {
+				writeError(w, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-site requests are refused"))
+				return
+			}
+			if err := sec.cop.Check(r); err != nil {
+				writeError(w, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-origin request refused"))
+				return
+			}
+			if !sec.authorized(r) {
+				h.Set("WWW-Authenticate", `Bearer realm="agentmcp"`)
+				writeError(w, apiErrorf(http.StatusUnauthorized, CodeUnauthorized,
+					"an access token is required: send Authorization: Bearer TOKEN, or open the dashboard link that agentmcp serve printed (/?token=...)"))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// protected reports whether a path is the API or a stream: everything
+// under /agents but the OAuth callback, which the authorization server's
+// redirect reaches without the user's token (its single-use state
+// protects it).
+func protected(p string) bool {
+	if p != "/agents" && !strings.HasPrefix(p, "/agents/") {
+		return false
+	}
+	parts := strings.Split(p, "/") // "", "agents", class, name, "callback"
+	isCallback := len(parts) == 5 && parts[4] == "callback" && path.Clean(p) == p
+	return !isCallback
+}
+
+// crossSite reports whether a browser says the request comes from another
+// site or origin (Fetch Metadata). Requests without the header (curl,
+// programs, old browsers) are judged by the token and the Origin check.
+func crossSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return false
+	}
+	return true
+}
+
+// authorized reports whether r carries the token, as a bearer token or
+// the cookie; always true without a token.
+func (sec *security) authorized(r *http.Request) bool {
+	if sec.token == nil {
+		return true
+	}
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		scheme, tok, ok := strings.Cut(auth, " ")
+		return ok && strings.EqualFold(scheme, "Bearer") && sec.matches(strings.TrimSpace(tok))
+	}
+	c, err := r.Cookie(cookieName(r))
+	return err == nil && sec.matches(c.Value)
+}
+
+// matches compares a token in constant time.
+func (sec *security) matches(tok string) bool {
+	sum := sha256.Sum256([]byte(tok))
+	return subtle.ConstantTimeCompare(sum[:], sec.token) == 1
+}
+
+// cookieName is the token cookie's name. It carries the port: cookies are
+// shared by every port of a host, and two servers on one host must not
+// overwrite each other's.
+func cookieName(r *http.Request) string {
+	if _, port, err := net.SplitHostPort(r.Host); err == nil && port != "" {
+		return "agentmcp_token_" + port
+	}
+	return "agentmcp_token"
+}
+
+// hostAllowed reports whether a Host header names this machine's loopback
+// interface (localhost, *.localhost, 127.0.0.0/8, ::1) or an allowed host.
+func (sec *security) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	switch {
+	case host == "":
+		return false
+	case host == "localhost", strings.HasSuffix(host, ".localhost"), sec.allowedHosts[host]:
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/coder/websocket"
+)
+
+func TestToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &Options{Token: "s3cret-token"})
+	port := e.ts.URL[strings.LastIndex(e.ts.URL, ":")+1:]
+	cookie := "agentmcp_token_" + port
+	tests := []struct {
+		name   string
+		path   string
+		hdr    []string
+		status int
+	}{
+		{"no token", agentPath + "/servers", nil, 401},
+		{"wrong bearer", agentPath + "/servers", []string{"Authorization: Bearer nope"}, 401},
+		{"basic auth", agentPath + "/servers", []string{"Authorization: Basic czNjcmV0LXRva2Vu"}, 401},
+		{"bearer", agentPath + "/servers", []string{"Authorization: Bearer s3cret-token"}, 200},
+		{"cookie", agentPath + "/servers", []string{"Cookie: " + cookie + "=s3cret-token"}, 200},
+		{"cookie of another port", agentPath + "/servers", []string{"Cookie: agentmcp_token_1=s3cret-token"}, 401},
+		{"wrong cookie", agentPath + "/servers", []string{"Cookie: " + cookie + "=nope"}, 401},
+		{"agents list", "/agents", nil, 401},
+		{"stream", agentPath + "/events", nil, 401},
+		{"websocket", agentPath, []string{"Connection: Upgrade", "Upgrade: websocket"}, 401},
+		{"dashboard page needs none", "/", nil, 200},
+		{"assets need none", "/static/agent.js", nil, 200},
+		// The authorization server's redirect carries no token: the
+		// agent's single-use state protects the callback.
+		{"OAuth callback needs none", agentPath + "/callback?state=x&code=y", nil, 400},
+		// With a token, any Host is served (the token defeats DNS rebinding).
+		{"other host with token", agentPath + "/servers", []string{"Host: agents.example.com", "Authorization: Bearer s3cret-token"}, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, h, b := e.do("GET", tt.path, "", tt.hdr...)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d: %s", status, tt.status, b)
+			}
+			if status == 401 {
+				if apiError(t, b).Code != CodeUnauthorized || h.Get("WWW-Authenticate") == "" {
+					t.Errorf("401 body %s, WWW-Authenticate %q", b, h.Get("WWW-Authenticate"))
+				}
+			}
+		})
+	}
+
+	// /?token= sets the cookie and sends the browser on without the token.
+	req, _ := http.NewRequest("GET", e.ts.URL+"/?token=s3cret-token&agent=test/a", nil)
+	res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/?agent=test%2Fa" {
+		t.Errorf("token link: %d Location %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	c := res.Cookies()
+	if len(c) != 1 || c[0].Name != cookie || c[0].Value != "s3cret-token" || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
+		t.Errorf("cookie: %+v", c)
+	}
+	// A wrong token sets nothing.
+	req, _ = http.NewRequest("GET", e.ts.URL+"/?token=nope", nil)
+	res, err = (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if len(res.Cookies()) != 0 {
+		t.Errorf("a wrong token set a cookie")
+	}
+}
+
+func TestBrowserChecks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &Options{TrustedOrigins: []string{"http://localhost:5173"}})
+	self := e.ts.URL
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		body   string
+		hdr    []string
+		status int
+		code   string
+	}{
+		{"rebinding host", "GET", agentPath + "/servers", "", []string{"Host: attacker.example:80"}, 403, CodeHostNotAllowed},
+		{"rebinding host, dashboard too", "GET", "/", "", []string{"Host: attacker.example"}, 403, CodeHostNotAllowed},
+		{"localhost", "GET", agentPath + "/servers", "", []string{"Host: localhost:8787"}, 200, ""},
+		{"ipv6 loopback", "GET", agentPath + "/servers", "", []string{"Host: [::1]:8787"}, 200, ""},
+		{"cross-site POST", "POST", agentPath + "/servers", `{"name":"x","url":"http://127.0.0.1:1/"}`, []string{"Sec-Fetch-Site: cross-site", "Origin: https://evil.example"}, 403, CodeCrossOrigin},
+		{"cross-site POST, old browser", "POST", agentPath + "/servers", `{"name":"x","url":"http://127.0.0.1:1/"}`, []string{"Origin: https://evil.example"}, 403, CodeCrossOrigin},
+		{"same-site other port", "DELETE", agentPath + "/servers/x", "", []string{"Sec-Fetch-Site: same-site", "Origin: http://127.0.0.1:9999"}, 403, CodeCrossOrigin},
+		{"cross-site GET", "GET", agentPath + "/servers", "", []string{"Sec-Fetch-Site: cross-site"}, 403, CodeCrossOrigin},
+		{"same-origin POST", "POST", agentPath + "/servers", `{"name":""}`, []string{"Sec-Fetch-Site: same-origin", "Origin: " + self}, 400, CodeInvalidRequest},
+		{"trusted origin", "POST", agentPath + "/servers", `{"name":""}`, []string{"Sec-Fetch-Site: same-site", "Origin: http://localhost:5173"}, 400, CodeInvalidRequest},
+		{"cross-site link to the dashboard", "GET", "/", "", []string{"Sec-Fetch-Site: cross-site"}, 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, h, b := e.do(tt.method, tt.path, tt.body, tt.hdr...)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d: %s", status, tt.status, b)
+			}
+			if tt.code != "" && apiError(t, b).Code != tt.code {
+				t.Errorf("code %s, want %s", b, tt.code)
+			}
+			if h.Get("Content-Security-Policy") != csp || h.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("security headers: %v", h)
+			}
+		})
+	}
+	if ids := e.stored("test/a"); len(ids) != 0 {
+		t.Errorf("stored: %v", ids)
+	}
+
+	// CORS for the trusted origin only.
+	status, h, _ := e.do("OPTIONS", agentPath+"/servers", "", "Origin: http://localhost:5173", "Access-Control-Request-Method: POST")
+	if status != 204 || h.Get("Access-Control-Allow-Origin") != "http://localhost:5173" || h.Get("Access-Control-Allow-Credentials") != "true" {
+		t.Errorf("preflight: %d %v", status, h)
+	}
+	_, h, _ = e.do("GET", agentPath+"/servers", "", "Origin: https://evil.example")
+	if h.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("CORS for an untrusted origin: %v", h)
+	}
+
+	// A WebSocket from another origin is refused; from the trusted one it
+	// is accepted.
+	ctx := testCtx(t)
+	wsURL := AgentURL(e.ts.URL, "test", "a")
+	_, res, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}})
+	if err == nil || res == nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("foreign WebSocket: %v %v", res, err)
+	}
+	c, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://localhost:5173"}}})
+	if err != nil {
+		t.Fatalf("trusted WebSocket: %v", err)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+
+	// Assets.
+	status, h, b := e.do("GET", "/static/agent.js", "")
+	if status != 200 || !strings.Contains(h.Get("Content-Type"), "javascript") || !strings.Contains(string(b), "export function connectAgent") {
+		t.Errorf("agent.js: %d %v", status, h)
+	}
+	if status, _, _ := e.do("GET", "/static/", ""); status != 404 {
+		t.Errorf("directory listing: %d", status)
+	}
+	status, h, b = e.do("GET", "/", "")
+	if status != 200 || !strings.Contains(string(b), `content="agentmcp/default"`) || strings.Contains(string(b), "<script>") {
+		t.Errorf("index: %d %s", status, b)
+	}
+}
