@@ -118,6 +118,9 @@ type streamableConn struct {
 	resume *Resume
 	// keep leaves the server's session alive on Close (no DELETE).
 	keep bool
+	// closing is set when Close begins: no stream reader starts after it,
+	// so that its wait for them is final.
+	closing bool
 }
 
 // keepSession makes Close leave the server's session alive.
@@ -315,12 +318,14 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.deliver(reply)
 		return nil
 	case "text/event-stream":
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
+		if !c.goStream(func() {
 			defer release()
 			c.readCallStream(reqCtx, resp, call)
-		}()
+		}) {
+			resp.Body.Close()
+			release()
+			return mcp.ErrConnectionClosed
+		}
 		return nil
 	default:
 		resp.Body.Close()
@@ -496,12 +501,27 @@ func (c *streamableConn) startStandalone() {
 	if !start {
 		return
 	}
+	var once sync.Once
+	opened := func() { once.Do(func() { close(up) }) }
+	if !c.goStream(func() { c.standaloneLoop(opened) }) {
+		opened()
+	}
+}
+
+// goStream runs a stream reader on a goroutine that Close waits for,
+// unless Close has begun (it reports false then).
+func (c *streamableConn) goStream(fn func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		var once sync.Once
-		c.standaloneLoop(func() { once.Do(func() { close(up) }) })
+		fn()
 	}()
+	return true
 }
 
 // awaitStandalone waits, briefly, for the GET stream to open (or fail), so
@@ -741,6 +761,9 @@ func (c *streamableConn) Close() error {
 				c.t.logger.Debug("ending mcp session", "error", err)
 			}
 		}
+		c.mu.Lock()
+		c.closing = true
+		c.mu.Unlock()
 		c.cancel()
 		close(c.done)
 		c.wg.Wait()
