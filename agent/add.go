@@ -129,9 +129,12 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 		Options:     storeOptions(o),
 	}
 	serverOpts, err := a.serverOptions(row)
+	if err == nil {
+		err = a.m.CheckServerOptions(serverOpts) // before anything is stored
+	}
 	if err != nil {
 		a.add.Unlock()
-		return AddResult{}, err
+		return AddResult{}, fmt.Errorf("add mcp server: %w", err)
 	}
 	if err := a.st.PutServer(ctx, row); err != nil {
 		a.add.Unlock()

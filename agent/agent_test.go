@@ -180,6 +180,10 @@ func TestAddMCPServerRefusals(t *testing.T) {
 	if _, err := a.AddMCPServer(ctx, "Down", "http://127.0.0.1:1/mcp", nil); err == nil {
 		t.Errorf("unreachable server added without error")
 	}
+	bad := &agent.AddOptions{Transport: mcpclient.TransportOptions{Headers: http.Header{"Mcp-Session-Id": {"x"}}}}
+	if _, err := a.AddMCPServer(ctx, "BadHeader", "http://127.0.0.1:2/mcp", bad); err == nil {
+		t.Errorf("a reserved header was accepted")
+	}
 	rows, _ := st.ListServers(ctx, a.Namespace())
 	if len(rows) != 1 || rows[0].Name != "Down" {
 		t.Errorf("stored rows %+v; want only the unreachable server, kept for a retry", rows)
