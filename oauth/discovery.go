@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/netguard"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
@@ -30,10 +29,15 @@ func (p *Provider) protectedResource(ctx context.Context, fromHeader, resource s
 	if err != nil {
 		return nil, fmt.Errorf("oauth: server URL: %w", err)
 	}
-	type candidate struct{ url, resource string }
+	// The root document may describe the whole origin (RFC 9728 section
+	// 3.1): the server is then part of that resource.
+	type candidate struct {
+		url    string
+		origin bool // the document may name the origin
+	}
 	var cands []candidate
 	if fromHeader != "" {
-		cands = append(cands, candidate{fromHeader, resource})
+		cands = append(cands, candidate{fromHeader, false})
 	}
 	path := *ru
 	path.RawQuery, path.Fragment = "", ""
@@ -41,7 +45,8 @@ func (p *Provider) protectedResource(ctx context.Context, fromHeader, resource s
 	path.RawPath = ""
 	root := path
 	root.Path = "/.well-known/oauth-protected-resource"
-	cands = append(cands, candidate{path.String(), resource}, candidate{root.String(), resource})
+	cands = append(cands, candidate{path.String(), false}, candidate{root.String(), true})
+	origin := (&url.URL{Scheme: ru.Scheme, Host: ru.Host}).String()
 
 	for _, c := range cands {
 		var prm oauthex.ProtectedResourceMetadata
@@ -52,7 +57,8 @@ func (p *Provider) protectedResource(ctx context.Context, fromHeader, resource s
 		if !found {
 			continue
 		}
-		if prm.Resource != c.resource && strings.TrimSuffix(prm.Resource, "/") != strings.TrimSuffix(c.resource, "/") {
+		named := strings.TrimSuffix(prm.Resource, "/")
+		if named != strings.TrimSuffix(resource, "/") && !(c.origin && named == origin) {
 			return nil, fmt.Errorf("%w: %q, not %q", ErrResourceMismatch, netguard.Sanitize(prm.Resource), resource)
 		}
 		if len(prm.AuthorizationServers) == 0 {
@@ -66,8 +72,7 @@ func (p *Provider) protectedResource(ctx context.Context, fromHeader, resource s
 		prm.Resource = resource
 		return &prm, nil
 	}
-	origin := url.URL{Scheme: ru.Scheme, Host: ru.Host}
-	return &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{origin.String()}}, nil
+	return &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{origin}}, nil
 }
 
 // authServer fetches the authorization server's metadata (RFC 8414, then
@@ -77,9 +82,22 @@ func (p *Provider) authServer(ctx context.Context, issuer string) (*oauthex.Auth
 	if err := p.checkEndpoint(issuer); err != nil {
 		return nil, fmt.Errorf("oauth: authorization server: %w", err)
 	}
-	asm, err := auth.GetAuthServerMetadata(ctx, issuer, p.http)
-	if err != nil {
-		return nil, fmt.Errorf("oauth: authorization server metadata: %w", err)
+	var asm *oauthex.AuthServerMeta
+	for _, u := range metadataURLs(issuer) {
+		var m oauthex.AuthServerMeta
+		found, err := p.getJSON(ctx, u, &m)
+		if err != nil {
+			return nil, fmt.Errorf("oauth: authorization server metadata: %w", err)
+		}
+		if !found {
+			continue
+		}
+		if strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+			// RFC 8414 section 3.3: metadata for another issuer is not used.
+			return nil, fmt.Errorf("oauth: the metadata at %s is for issuer %q, not %q", netguard.RedactURL(u), sanitize(m.Issuer), issuer)
+		}
+		asm = &m
+		break
 	}
 	if asm == nil {
 		base := strings.TrimSuffix(issuer, "/")
@@ -91,15 +109,43 @@ func (p *Provider) authServer(ctx context.Context, issuer string) (*oauthex.Auth
 			CodeChallengeMethodsSupported: []string{"S256"},
 		}
 	}
-	if !contains(asm.CodeChallengeMethodsSupported, "S256") {
+	if p.cfg.Grant != GrantClientCredentials && !contains(asm.CodeChallengeMethodsSupported, "S256") {
 		return nil, fmt.Errorf("oauth: the authorization server %s does not support PKCE S256", netguard.RedactURL(issuer))
 	}
-	for _, e := range []string{asm.AuthorizationEndpoint, asm.TokenEndpoint} {
+	endpoints := []string{asm.TokenEndpoint}
+	if p.cfg.Grant != GrantClientCredentials {
+		endpoints = append(endpoints, asm.AuthorizationEndpoint)
+	}
+	for _, e := range endpoints {
 		if err := p.checkEndpoint(e); err != nil {
 			return nil, fmt.Errorf("oauth: endpoint %q: %w", netguard.RedactURL(e), err)
 		}
 	}
 	return asm, nil
+}
+
+// metadataURLs are where an issuer's metadata may be, in the order the MCP
+// authorization spec gives: RFC 8414 and OpenID discovery, with the
+// issuer's path inserted after the well-known prefix, and OpenID with it
+// appended.
+func metadataURLs(issuer string) []string {
+	u, err := url.Parse(issuer)
+	if err != nil {
+		return nil
+	}
+	path := strings.Trim(u.Path, "/")
+	at := func(p string) string {
+		v := url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}
+		return v.String()
+	}
+	if path == "" {
+		return []string{at("/.well-known/oauth-authorization-server"), at("/.well-known/openid-configuration")}
+	}
+	return []string{
+		at("/.well-known/oauth-authorization-server/" + path),
+		at("/.well-known/openid-configuration/" + path),
+		at("/" + path + "/.well-known/openid-configuration"),
+	}
 }
 
 // registration returns this client's registration with the authorization
@@ -115,14 +161,18 @@ func (p *Provider) registration(ctx context.Context, asm *oauthex.AuthServerMeta
 		}
 	}
 	if u := p.cfg.ClientMetadataURL; u != "" && asm.ClientIDMetadataDocumentSupported {
-		return client{ID: u, AuthMethod: "none", RedirectURI: p.cfg.RedirectURL, Kind: "cimd"}, nil
+		return client{Issuer: asm.Issuer, ID: u, AuthMethod: "none", RedirectURI: p.cfg.RedirectURL, Kind: "cimd"}, nil
 	}
 	if c := p.cfg.Client; c != nil {
 		method := c.AuthMethod
-		if method == "" {
+		switch {
+		case method != "":
+		case c.PrivateKey != nil:
+			method = "private_key_jwt"
+		default:
 			method = bestAuthMethod(asm.TokenEndpointAuthMethodsSupported, c.Secret != "")
 		}
-		return client{ID: c.ID, Secret: c.Secret, AuthMethod: method, RedirectURI: p.cfg.RedirectURL, Kind: "preregistered"}, nil
+		return client{Issuer: asm.Issuer, ID: c.ID, Secret: c.Secret, AuthMethod: method, RedirectURI: p.cfg.RedirectURL, Kind: "preregistered"}, nil
 	}
 	if asm.RegistrationEndpoint == "" {
 		return client{}, errors.New("oauth: the authorization server offers no registration, and no client credentials are configured")
@@ -147,7 +197,7 @@ func (p *Provider) registration(ctx context.Context, asm *oauthex.AuthServerMeta
 	if err != nil {
 		return client{}, fmt.Errorf("oauth: registering the client: %w", err)
 	}
-	cl := client{ID: resp.ClientID, Secret: resp.ClientSecret, AuthMethod: resp.TokenEndpointAuthMethod, RedirectURI: p.cfg.RedirectURL, Kind: "dcr"}
+	cl := client{Issuer: asm.Issuer, ID: resp.ClientID, Secret: resp.ClientSecret, AuthMethod: resp.TokenEndpointAuthMethod, RedirectURI: p.cfg.RedirectURL, Kind: "dcr"}
 	if cl.AuthMethod == "" {
 		// RFC 7591 says an omitted method means client_secret_basic, but
 		// servers that omit it mean what we asked for.

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -37,6 +38,10 @@ type Config struct {
 	// user back to. Required.
 	RedirectURL string
 
+	// Grant is GrantAuthorizationCode (the zero value) or
+	// GrantClientCredentials.
+	Grant string
+
 	// ClientName is the client_name registered dynamically. Empty means
 	// "agentmcp".
 	ClientName string
@@ -71,11 +76,27 @@ type Config struct {
 type ClientCredentials struct {
 	ID     string
 	Secret string
+	// PrivateKey, if set, authenticates the client with a signed JWT
+	// (private_key_jwt, RFC 7523): ES256 for an ECDSA P-256 key, RS256 for
+	// an RSA key.
+	PrivateKey crypto.Signer
 	// AuthMethod is the token endpoint authentication method:
-	// "client_secret_basic", "client_secret_post" or "none". Empty means
-	// the best the authorization server supports.
+	// "client_secret_basic", "client_secret_post", "private_key_jwt" or
+	// "none". Empty means private_key_jwt with a PrivateKey, else the best
+	// the authorization server supports.
 	AuthMethod string
 }
+
+// Grant types a Provider can use.
+const (
+	// GrantAuthorizationCode has a user authorise in a browser: Authorize
+	// returns the URL to visit, and Exchange finishes. The default.
+	GrantAuthorizationCode = "authorization_code"
+	// GrantClientCredentials authorises the client itself (machine to
+	// machine): Authorize gets a token without a user and returns "".
+	// It needs Config.Client.
+	GrantClientCredentials = "client_credentials"
+)
 
 // Provider is the default OAuth client of one MCP server: discovery (RFC
 // 9728 protected resource metadata, RFC 8414 / OpenID authorization server
@@ -116,10 +137,14 @@ func New(st Storage, cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("oauth: invalid server id %q", cfg.ServerID)
 	case cfg.ServerURL == "":
 		return nil, errors.New("oauth: no server URL")
-	case cfg.RedirectURL == "":
+	case cfg.Grant != "" && cfg.Grant != GrantAuthorizationCode && cfg.Grant != GrantClientCredentials:
+		return nil, fmt.Errorf("oauth: unknown grant %q", cfg.Grant)
+	case cfg.Grant == GrantClientCredentials && cfg.Client == nil:
+		return nil, errors.New("oauth: the client_credentials grant needs client credentials")
+	case cfg.Grant != GrantClientCredentials && cfg.RedirectURL == "":
 		return nil, errors.New("oauth: no redirect URL")
 	}
-	if u, err := url.Parse(cfg.RedirectURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if u, err := url.Parse(cfg.RedirectURL); cfg.RedirectURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return nil, fmt.Errorf("oauth: invalid redirect URL %q", cfg.RedirectURL)
 	}
 	if cfg.ClientMetadataURL != "" {
@@ -171,6 +196,7 @@ type Token struct {
 
 // client is a registration with an authorization server.
 type client struct {
+	Issuer      string `json:"issuer,omitempty"` // the audience of client assertions
 	ID          string `json:"client_id"`
 	Secret      string `json:"client_secret,omitempty"`
 	AuthMethod  string `json:"token_endpoint_auth_method,omitempty"`
@@ -384,6 +410,9 @@ func (p *Provider) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) (s
 	if len(scopes) == 0 {
 		scopes = prm.ScopesSupported
 	}
+	if p.cfg.Grant == GrantClientCredentials {
+		return "", p.clientCredentials(ctx, asm, prm.Resource, cl, scopes)
+	}
 	if granted, err := p.st.Get(ctx, keyScopes+asm.Issuer); err == nil {
 		// Step-up: ask for what was granted before as well (SEP-2350).
 		scopes = union(strings.Fields(string(granted)), scopes)
@@ -433,6 +462,19 @@ func (p *Provider) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) (s
 		authURL += "?" + q.Encode()
 	}
 	return authURL, nil
+}
+
+// clientCredentials gets a token for the client itself.
+func (p *Provider) clientCredentials(ctx context.Context, asm *oauthex.AuthServerMeta, resource string, cl client, scopes []string) error {
+	form := url.Values{"grant_type": {GrantClientCredentials}, "resource": {resource}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	tr, err := p.tokenRequest(ctx, asm.TokenEndpoint, cl, form)
+	if err != nil {
+		return fmt.Errorf("oauth: client credentials: %w", err)
+	}
+	return p.save(ctx, p.tokenFrom(tr, asm.Issuer, asm.TokenEndpoint, resource, cl, scopes))
 }
 
 // challengeParam returns a parameter of the first Bearer challenge that

@@ -68,8 +68,20 @@ func (p *Provider) tokenRequest(ctx context.Context, endpoint string, cl client,
 	if method != "client_secret_basic" {
 		form.Set("client_id", cl.ID)
 	}
-	if method == "client_secret_post" {
+	switch method {
+	case "client_secret_post":
 		form.Set("client_secret", cl.Secret)
+	case "private_key_jwt":
+		key := p.cfg.Client
+		if key == nil || key.PrivateKey == nil {
+			return nil, errors.New("oauth: private_key_jwt needs Config.Client.PrivateKey")
+		}
+		assertion, err := clientAssertion(key.PrivateKey, cl.ID, cl.Issuer, p.now())
+		if err != nil {
+			return nil, fmt.Errorf("oauth: signing the client assertion: %w", err)
+		}
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", assertion)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {

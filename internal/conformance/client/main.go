@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -47,33 +49,38 @@ type env struct {
 	// (credentials for the auth scenarios), or "".
 	Context string
 	Logger  *slog.Logger
+	// oauth is the scenario's OAuth provider, if it authorises with a
+	// browser (auth.go), and authorizations counts the user's visits.
+	oauth          *oauth.Provider
+	authorizations int
 }
 
 // A scenario drives a Manager through what one conformance scenario checks.
 type scenario struct {
 	// Options, if set, adjusts the Manager's options.
-	Options func(e env, o *mcpclient.Options) error
-	// Server, if set, adjusts the server's options before it is registered.
-	Server func(e env, o *mcpclient.ServerOptions) error
+	Options func(e *env, o *mcpclient.Options) error
+	// Server, if set, adjusts the server's options before it is registered
+	// (an AuthProvider, say).
+	Server func(e *env, m *mcpclient.Manager, o *mcpclient.ServerOptions) error
 	// Configure, if set, runs before the server is registered (handlers).
-	Configure func(e env, m *mcpclient.Manager) error
+	Configure func(e *env, m *mcpclient.Manager) error
 	// Run runs once the server is connected and discovered.
-	Run func(ctx context.Context, e env, m *mcpclient.Manager) error
+	Run func(ctx context.Context, e *env, m *mcpclient.Manager) error
 }
 
 // scenarios is the table of the scenarios this client supports, by name.
 func scenarios() map[string]scenario {
-	return map[string]scenario{
+	s := map[string]scenario{
 		// The handshake and a tools/list.
 		"initialize": {},
-		"tools_call": {Run: func(ctx context.Context, _ env, m *mcpclient.Manager) error {
+		"tools_call": {Run: func(ctx context.Context, _ *env, m *mcpclient.Manager) error {
 			return callExpect(ctx, m, "add_numbers", map[string]any{"a": 5, "b": 3}, "8")
 		}},
 		// The server asks for a form whose fields all have defaults; the
 		// user accepts without filling any in, and the client fills in the
 		// defaults (SEP-1034).
 		"elicitation-sep1034-client-defaults": {
-			Configure: func(_ env, m *mcpclient.Manager) error {
+			Configure: func(_ *env, m *mcpclient.Manager) error {
 				m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{
 					Form: func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error) {
 						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
@@ -81,21 +88,39 @@ func scenarios() map[string]scenario {
 				})
 				return nil
 			},
-			Run: func(ctx context.Context, _ env, m *mcpclient.Manager) error {
+			Run: func(ctx context.Context, _ *env, m *mcpclient.Manager) error {
 				return callExpect(ctx, m, "test_client_elicitation_defaults", map[string]any{}, "Elicitation completed")
 			},
 		},
 		// The server ends the call's SSE stream early; the client must
 		// resume it with Last-Event-ID after the retry delay.
-		"sse-retry": {Run: func(ctx context.Context, _ env, m *mcpclient.Manager) error {
+		"sse-retry": {Run: func(ctx context.Context, _ *env, m *mcpclient.Manager) error {
 			return callExpect(ctx, m, "test_reconnection", map[string]any{}, "Reconnection test completed")
 		}},
 	}
+	maps.Copy(s, authScenarios())
+	return s
 }
 
 // callExpect calls a tool and checks that its text contains want.
 func callExpect(ctx context.Context, m *mcpclient.Manager, tool string, args map[string]any, want string) error {
+	return callExpectAuth(ctx, nil, m, tool, args, want)
+}
+
+// callExpectAuth is callExpect that authorises again when the server asks
+// (step-up), through e.
+func callExpectAuth(ctx context.Context, e *env, m *mcpclient.Manager, tool string, args map[string]any, want string) error {
 	res, err := m.CallTool(ctx, serverID, tool, args, nil)
+	for {
+		var areq *mcpclient.AuthRequiredError
+		if e == nil || !errors.As(err, &areq) {
+			break
+		}
+		if err := e.authorize(ctx, m, areq.AuthURL); err != nil {
+			return err
+		}
+		res, err = m.CallTool(ctx, serverID, tool, args, nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -135,7 +160,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, logs io
 		ClientInfo: &mcp.Implementation{Name: "agentmcp-conformance-client", Version: mcpclient.Version},
 	}
 	if sc.Options != nil {
-		if err := sc.Options(e, &opts); err != nil {
+		if err := sc.Options(&e, &opts); err != nil {
 			return err
 		}
 	}
@@ -146,35 +171,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, logs io
 		err = errors.Join(err, m.CloseAllConnections(closeCtx), m.Close(closeCtx))
 	}()
 	if sc.Configure != nil {
-		if err := sc.Configure(e, m); err != nil {
+		if err := sc.Configure(&e, m); err != nil {
 			return err
 		}
 	}
 	so := mcpclient.ServerOptions{Name: name, URL: e.URL}
 	if sc.Server != nil {
-		if err := sc.Server(e, &so); err != nil {
+		if err := sc.Server(&e, m, &so); err != nil {
 			return err
 		}
 	}
 	if _, err := m.RegisterServer(ctx, serverID, so); err != nil {
 		return err
 	}
-	res, err := m.ConnectToServer(ctx, serverID)
-	if err != nil {
+	if err := connectReady(ctx, &e, m); err != nil {
 		return err
-	}
-	if res.State != mcpclient.StateConnected {
-		return fmt.Errorf("connect: %s: %w", res.State, res.Err)
-	}
-	d, err := m.DiscoverIfConnected(ctx, serverID, nil)
-	if err != nil {
-		return err
-	}
-	if !d.Success {
-		return fmt.Errorf("discover: %w", d.Err)
 	}
 	if sc.Run == nil {
 		return nil
 	}
-	return sc.Run(ctx, e, m)
+	return sc.Run(ctx, &e, m)
 }
