@@ -63,48 +63,39 @@ func (m *Manager) catalogs(f Filter) (ids []string, cats []*catalog) {
 // ListTools returns the tools of the servers f selects, each tagged with
 // its server id, in registration order.
 func (m *Manager) ListTools(f Filter) []Tool {
-	ids, cats := m.catalogs(f)
-	var out []Tool
-	for i, cat := range cats {
-		for _, t := range cat.tools {
-			out = append(out, Tool{Tool: *t, ServerID: ids[i]})
-		}
-	}
-	return out
+	return tagged(m, f, func(c *catalog) []*mcp.Tool { return c.tools },
+		func(t *mcp.Tool, id string) Tool { return Tool{Tool: *t, ServerID: id} })
 }
 
 // ListPrompts returns the prompts of the servers f selects.
 func (m *Manager) ListPrompts(f Filter) []Prompt {
-	ids, cats := m.catalogs(f)
-	var out []Prompt
-	for i, cat := range cats {
-		for _, p := range cat.prompts {
-			out = append(out, Prompt{Prompt: *p, ServerID: ids[i]})
-		}
-	}
-	return out
+	return tagged(m, f, func(c *catalog) []*mcp.Prompt { return c.prompts },
+		func(p *mcp.Prompt, id string) Prompt { return Prompt{Prompt: *p, ServerID: id} })
 }
 
 // ListResources returns the resources of the servers f selects.
 func (m *Manager) ListResources(f Filter) []Resource {
-	ids, cats := m.catalogs(f)
-	var out []Resource
-	for i, cat := range cats {
-		for _, r := range cat.resources {
-			out = append(out, Resource{Resource: *r, ServerID: ids[i]})
-		}
-	}
-	return out
+	return tagged(m, f, func(c *catalog) []*mcp.Resource { return c.resources },
+		func(r *mcp.Resource, id string) Resource { return Resource{Resource: *r, ServerID: id} })
 }
 
 // ListResourceTemplates returns the resource templates of the servers f
 // selects.
 func (m *Manager) ListResourceTemplates(f Filter) []ResourceTemplate {
+	return tagged(m, f, func(c *catalog) []*mcp.ResourceTemplate { return c.templates },
+		func(t *mcp.ResourceTemplate, id string) ResourceTemplate {
+			return ResourceTemplate{ResourceTemplate: *t, ServerID: id}
+		})
+}
+
+// tagged lists one kind of item of the servers f selects, each copied and
+// tagged with its server id.
+func tagged[E, T any](m *Manager, f Filter, items func(*catalog) []*E, tag func(*E, string) T) []T {
 	ids, cats := m.catalogs(f)
-	var out []ResourceTemplate
+	var out []T
 	for i, cat := range cats {
-		for _, t := range cat.templates {
-			out = append(out, ResourceTemplate{ResourceTemplate: *t, ServerID: ids[i]})
+		for _, it := range items(cat) {
+			out = append(out, tag(it, ids[i]))
 		}
 	}
 	return out
