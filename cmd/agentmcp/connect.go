@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
 )
 
 // serverSpec is the server a command line names, ready for
@@ -25,6 +26,8 @@ type serverSpec struct {
 	display string
 	// authorization reports whether an Authorization header was given.
 	authorization bool
+	// allowPrivate opens private addresses (--allow-private).
+	allowPrivate bool
 	// secrets must never be printed: header values, the URL's query and
 	// password, and the URL itself when it has any of those.
 	secrets []string
@@ -90,12 +93,20 @@ const closeTimeout = 5 * time.Second
 // caller must close the session.
 func connect(ctx context.Context, spec *serverSpec, timeout time.Duration) (*session, error) {
 	hc := newHTTPClient(timeout)
+	opts := &mcpclient.Options{
+		HTTPClient:      hc,
+		ConnectTimeout:  timeout,
+		DiscoverTimeout: timeout,
+	}
+	if spec.allowPrivate {
+		g, err := netguard.New(&netguard.Policy{AllowPrivate: true}, nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.Guard = g
+	}
 	s := &session{
-		m: mcpclient.New(&mcpclient.Options{
-			HTTPClient:      hc,
-			ConnectTimeout:  timeout,
-			DiscoverTimeout: timeout,
-		}),
+		m:       mcpclient.New(opts),
 		hc:      hc,
 		spec:    spec,
 		id:      spec.id(),

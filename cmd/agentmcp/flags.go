@@ -18,10 +18,11 @@ import (
 // connFlags are the flags that say how to reach a server, shared by every
 // subcommand that connects to one.
 type connFlags struct {
-	transport string
-	headers   rawHeaders
-	protocol  string
-	timeout   time.Duration
+	transport    string
+	headers      rawHeaders
+	protocol     string
+	timeout      time.Duration
+	allowPrivate bool
 }
 
 const defaultTimeout = 30 * time.Second
@@ -42,6 +43,9 @@ const connFlagsUsage = `Connection flags:
                    negotiates: 2026-07-28 first, then the older handshake.
   --timeout D      bound the whole command: connecting, listing and calling
                    (default 30s).
+  --allow-private  allow private addresses (10/8, 192.168/16, ...), refused by
+                   default like every other private, link-local or metadata
+                   address. Cloud metadata addresses stay refused.
 
 Flags may also be written with one dash (-header). They may come before or
 after URL and the other arguments, but not after --: everything after -- is
@@ -53,6 +57,7 @@ func (f *connFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "header", "")
 	fs.StringVar(&f.protocol, "protocol", "", "")
 	fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "")
+	fs.BoolVar(&f.allowPrivate, "allow-private", false, "")
 }
 
 // rawHeaders collects --header values unparsed; connFlags.server checks
@@ -135,7 +140,7 @@ func (f *connFlags) server(positional, command []string, hasCommand bool) (*serv
 	default:
 		return nil, nil, usageErrorf("unknown transport %q (want auto, streamable-http, sse or stdio)", f.transport)
 	}
-	spec := &serverSpec{options: mcpclient.ServerOptions{
+	spec := &serverSpec{allowPrivate: f.allowPrivate, options: mcpclient.ServerOptions{
 		Client: mcpclient.ClientOptions{ProtocolVersion: f.protocol},
 		// One attempt: a command line reports failures rather than
 		// retrying in the background.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
 	"slices"
 	"strings"
@@ -209,4 +210,20 @@ func modeName(m mcptest.Mode) string {
 		return "sse"
 	}
 	return "unknown"
+}
+
+// TestAllowPrivate: private addresses are refused unless --allow-private;
+// the refusal is made before any connection (nothing listens there).
+func TestAllowPrivate(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := run(t.Context(), []string{"inspect", "--timeout", "200ms", "http://10.255.255.1/mcp"}, &out, &errb)
+	if err == nil || !strings.Contains(errb.String(), "Blocked URL") {
+		t.Errorf("private address without the flag: %v, %q", err, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	err = run(t.Context(), []string{"inspect", "--allow-private", "--timeout", "200ms", "http://169.254.169.254/mcp"}, &out, &errb)
+	if err == nil || !strings.Contains(errb.String(), "Blocked URL") {
+		t.Errorf("metadata address with --allow-private: %v, %q", err, errb.String())
+	}
 }
