@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,35 +44,13 @@ func (a *Agent) MCPServers() MCPServersState {
 	ids := append([]string(nil), a.order...)
 	rows := make(map[string]MCPServer, len(ids))
 	for _, id := range ids {
-		row := a.rows[id]
-		s := MCPServer{Name: row.Name, ServerURL: redact(row.URL), State: string(mcpclient.StateNotConnected)}
-		if row.AuthURL != "" {
-			s.AuthURL = ptr(row.AuthURL)
-			s.State = string(mcpclient.StateAuthenticating)
-		}
-		rows[id] = s
+		rows[id] = storedServer(a.rows[id])
 	}
 	a.mu.Unlock()
-
 	for _, info := range a.m.Servers() {
-		s, ok := rows[info.ID]
-		if !ok {
-			continue // registered with the Manager directly, not stored
+		if s, ok := rows[info.ID]; ok { // else registered with the Manager directly
+			rows[info.ID] = withInfo(s, info)
 		}
-		s.State = string(info.State)
-		s.Transport = string(info.Transport)
-		s.ProtocolVersion = info.ProtocolVersion
-		if info.AuthURL != "" {
-			s.AuthURL = ptr(info.AuthURL)
-		}
-		if info.Error != nil {
-			s.Error = ptr(netguard.Sanitize(info.Error.Error()))
-		}
-		if info.Instructions != "" {
-			s.Instructions = ptr(netguard.Sanitize(info.Instructions))
-		}
-		s.Capabilities = info.Capabilities
-		rows[info.ID] = s
 	}
 	stored := mcpclient.Filter{ServerID: ids}
 	return MCPServersState{
@@ -81,6 +60,50 @@ func (a *Agent) MCPServers() MCPServersState {
 		Resources:         orEmpty(a.m.ListResources(stored)),
 		ResourceTemplates: orEmpty(a.m.ListResourceTemplates(stored)),
 	}
+}
+
+// Server returns one stored server as MCPServers shows it, without
+// listing any catalog.
+func (a *Agent) Server(id string) (MCPServer, bool) {
+	a.mu.Lock()
+	row, ok := a.rows[id]
+	a.mu.Unlock()
+	if !ok {
+		return MCPServer{}, false
+	}
+	s := storedServer(row)
+	if info, live := a.m.Server(id); live {
+		s = withInfo(s, info)
+	}
+	return s, true
+}
+
+// storedServer is a server as its row alone describes it.
+func storedServer(row store.Server) MCPServer {
+	s := MCPServer{Name: row.Name, ServerURL: redact(row.URL), State: string(mcpclient.StateNotConnected)}
+	if row.AuthURL != "" {
+		s.AuthURL = ptr(row.AuthURL)
+		s.State = string(mcpclient.StateAuthenticating)
+	}
+	return s
+}
+
+// withInfo adds what the Manager knows of a server's connection.
+func withInfo(s MCPServer, info mcpclient.ServerInfo) MCPServer {
+	s.State = string(info.State)
+	s.Transport = string(info.Transport)
+	s.ProtocolVersion = info.ProtocolVersion
+	if info.AuthURL != "" {
+		s.AuthURL = ptr(info.AuthURL)
+	}
+	if info.Error != nil {
+		s.Error = ptr(netguard.Sanitize(info.Error.Error()))
+	}
+	if info.Instructions != "" {
+		s.Instructions = ptr(netguard.Sanitize(info.Instructions))
+	}
+	s.Capabilities = info.Capabilities
+	return s
 }
 
 func ptr(s string) *string { return &s }

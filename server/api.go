@@ -163,7 +163,7 @@ func (s *Server) listServers(w http.ResponseWriter, r *http.Request, e *entry) {
 
 func (s *Server) getServer(w http.ResponseWriter, r *http.Request, e *entry) {
 	id := r.PathValue("id")
-	srv, ok := e.a.MCPServers().Servers[id]
+	srv, ok := e.a.Server(id)
 	if !ok {
 		writeError(w, unknownServer(e, id))
 		return
@@ -347,12 +347,12 @@ func storedID(a *agent.Agent, req *AddRequest) (string, bool) {
 
 func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, e *entry) {
 	id := r.PathValue("id")
-	if _, ok := e.a.MCPServers().Servers[id]; !ok {
+	if _, ok := e.a.Server(id); !ok {
 		writeError(w, unknownServer(e, id))
 		return
 	}
 	err := e.a.RemoveMCPServer(r.Context(), id)
-	if _, still := e.a.MCPServers().Servers[id]; still {
+	if _, still := e.a.Server(id); still {
 		writeError(w, apiErrorf(http.StatusInternalServerError, CodeInternal, "removing MCP server %q: %v", id, err))
 		return
 	}
@@ -466,19 +466,16 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, e *entry) {
 		}
 		args = req.Arguments
 	}
-	state := e.a.MCPServers()
-	srv, ok := state.Servers[id]
+	srv, ok := e.a.Server(id)
 	if !ok {
 		writeError(w, unknownServer(e, id))
 		return
 	}
 	var names []string
 	found := false
-	for _, t := range state.Tools {
-		if t.ServerID == id {
-			names = append(names, t.Name)
-			found = found || t.Name == req.Name
-		}
+	for _, t := range e.a.Manager().ListTools(mcpclient.Filter{ServerID: []string{id}}) {
+		names = append(names, t.Name)
+		found = found || t.Name == req.Name
 	}
 	if !found {
 		if srv.State != string(mcpclient.StateReady) {
@@ -524,7 +521,7 @@ func (s *Server) readResource(w http.ResponseWriter, r *http.Request, e *entry) 
 		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "uri is required"))
 		return
 	}
-	if _, ok := e.a.MCPServers().Servers[id]; !ok {
+	if _, ok := e.a.Server(id); !ok {
 		writeError(w, unknownServer(e, id))
 		return
 	}
@@ -547,7 +544,7 @@ func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, e *entry) {
 		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required"))
 		return
 	}
-	if _, ok := e.a.MCPServers().Servers[id]; !ok {
+	if _, ok := e.a.Server(id); !ok {
 		writeError(w, unknownServer(e, id))
 		return
 	}
