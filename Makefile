@@ -1,7 +1,7 @@
 # agentmcp's entry points. Each target is a script under scripts/, which CI
 # and a fresh machine run the same way.
 
-.PHONY: test conformance build
+.PHONY: test conformance build bench
 
 # Every test, after installing what the tests need (npm packages, ...).
 test:
@@ -14,3 +14,8 @@ conformance:
 # The agentmcp program, into bin/.
 build:
 	go build -o bin/agentmcp ./cmd/agentmcp
+
+# Every benchmark figure in one run (about 3 minutes), with the table and the
+# name=value lines of docs/PERFORMANCE.md; also kept in artifacts/bench.txt.
+bench:
+	scripts/bench

@@ -31,12 +31,17 @@ func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any,
 	tool := c.tool(name)
 	repeatable := tool != nil && tool.Annotations != nil &&
 		(tool.Annotations.ReadOnlyHint || tool.Annotations.IdempotentHint)
-	ctx = withCallInfo(ctx, &callInfo{name: name, tool: tool})
+	h := new(handoff)
+	ctx = withCallInfo(ctx, &callInfo{name: name, tool: tool, handoff: h})
 	if m, ok := args.(map[string]any); args == nil || (ok && m == nil) {
 		args = map[string]any{} // never "arguments": null
 	}
 	return doCall(ctx, c, "tools/call", name, repeatable, opts, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.CallToolResult, error) {
-		return s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
+		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
+		if err == nil {
+			h.fill(res) // large text content the transport decoded
+		}
+		return res, err
 	})
 }
 

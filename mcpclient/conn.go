@@ -437,7 +437,8 @@ func (c *conn) info() ServerInfo {
 		si.ServerInfo = init.ServerInfo
 		si.Capabilities = init.Capabilities
 		si.Instructions = init.Instructions
-		if r := (&Resume{ProtocolVersion: init.ProtocolVersion, SessionID: c.last.sessionID, Result: init}); c.last.transport == TransportStreamableHTTP && r.valid() {
+		if r := (&Resume{ProtocolVersion: init.ProtocolVersion, SessionID: c.last.sessionID, Result: init}); c.last.transport == TransportStreamableHTTP &&
+			c.opts.Transport.Implementation != ImplementationGoSDK && r.valid() {
 			si.Resume = r
 		}
 	}
@@ -492,6 +493,10 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		resume := c.opts.Resume
 		c.opts.Resume = nil // used once
 		c.mu.Unlock()
+		if c.opts.Transport.Implementation == ImplementationGoSDK {
+			transport = c.sdkStreamableTransport()
+			break
+		}
 		if resume.valid() {
 			version = resume.ProtocolVersion
 		} else {
@@ -536,7 +541,11 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		}
 		transport = ct
 	}
-	cs, err := c.newClient(s).Connect(ctx, progressTransport{transport, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	var wrapped mcp.Transport = progressTransport{transport, c, s}
+	if _, ok := transport.(*mcp.StreamableClientTransport); ok {
+		wrapped = bareTransport{transport, s} // gosdk.go
+	}
+	cs, err := c.newClient(s).Connect(ctx, wrapped, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if s.ss != nil {
 			s.ss.Close()
@@ -620,6 +629,11 @@ func (c *conn) newClient(s *session) *mcp.Client {
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			c.listChanged(s, kindResources)
+		},
+		// Progress reaches this handler only on go-sdk's transport; the
+		// others route it as they read it (progress.go).
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			c.routeProgress(req.Params)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			c.m.logger.Debug("mcp server log", "server", c.ID(), "level", req.Params.Level, "logger", req.Params.Logger)

@@ -36,7 +36,12 @@
 // agentmcp's own (go-sdk's session and protocol layers run on top of them):
 // their failures are typed ([*HTTPError]), custom headers go on every
 // request including the SSE GET, messages and events are size-capped, and
-// every request goes through a netguard SSRF guard.
+// every request goes through a netguard SSRF guard. They also do less work
+// per message than go-sdk's (one validating pass over each message, pooled
+// buffers, and large text results decoded once rather than four times;
+// docs/PERFORMANCE.md has the measurements). TransportOptions.Implementation
+// selects go-sdk's own streamable HTTP transport instead, at the costs its
+// documentation lists.
 //
 // # Staying connected
 //

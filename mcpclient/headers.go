@@ -21,6 +21,9 @@ import (
 type callInfo struct {
 	name string    // tool or prompt name, or resource URI
 	tool *mcp.Tool // the tool's definition, for Mcp-Param-* headers
+	// handoff, for a tools/call, carries large text content decoded by the
+	// transport back to CallTool (handoff.go).
+	handoff *handoff
 }
 
 type callInfoKey struct{}

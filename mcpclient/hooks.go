@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -192,6 +193,9 @@ func (p *progressConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // isRetryRound reports whether request params carry input responses or a
 // request state.
 func isRetryRound(params json.RawMessage) bool {
+	if !bytes.Contains(params, []byte(`"inputResponses"`)) && !bytes.Contains(params, []byte(`"requestState"`)) {
+		return false // most requests: no need to decode them
+	}
 	var p struct {
 		InputResponses json.RawMessage `json:"inputResponses"`
 		RequestState   *string         `json:"requestState"`

@@ -114,11 +114,18 @@ func New(opts *Options) *Manager {
 	return m
 }
 
-// defaultHTTPTransport is http.DefaultTransport with the dial bounded.
+// defaultHTTPTransport is http.DefaultTransport with the dial bounded, and
+// with no cap on idle connections across hosts: each server is a host of
+// its own, and past http.DefaultTransport's 100, net/http closes the
+// connection a body-less answer (a notification's 202) came on, and can
+// fail that very request ("putIdleConn: too many idle connections"), as
+// 200 servers connecting at once showed (docs/PERFORMANCE.md). Idle
+// connections still close after IdleConnTimeout.
 func defaultHTTPTransport(connectTimeout time.Duration) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
 	t.MaxIdleConnsPerHost = 16
+	t.MaxIdleConns = 0
 	return t
 }
 

@@ -203,6 +203,11 @@ type TransportOptions struct {
 	// included. Their values are secrets: they never appear in logs, errors
 	// or state snapshots.
 	Headers http.Header
+
+	// Implementation selects whose streamable HTTP transport carries a
+	// streamable-http connection (including under TransportAuto). Zero
+	// means ImplementationAgentMCP; ImplementationGoSDK is go-sdk's own.
+	Implementation TransportImplementation
 }
 
 // RetryOptions configures reconnection with exponential backoff and full
@@ -298,6 +303,11 @@ func (o *ServerOptions) validate() error {
 		}
 	default:
 		return fmt.Errorf("unknown transport type %q", t)
+	}
+	switch o.Transport.Implementation {
+	case "", ImplementationAgentMCP, ImplementationGoSDK:
+	default:
+		return fmt.Errorf("unknown transport implementation %q", o.Transport.Implementation)
 	}
 	for k := range o.Transport.Headers {
 		if err := checkHeaderName(k); err != nil {

@@ -53,8 +53,14 @@ func (p *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if json.Unmarshal(req.Params, &params) != nil {
 			return msg, nil // let go-sdk report it
 		}
-		if fn, ok := p.c.progress.Load(fmt.Sprint(params.ProgressToken)); ok {
-			fn.(func(*mcp.ProgressNotificationParams))(&params)
-		}
+		p.c.routeProgress(&params)
+	}
+}
+
+// routeProgress calls the progress callback of the call params belong to,
+// if it is still in flight.
+func (c *conn) routeProgress(params *mcp.ProgressNotificationParams) {
+	if fn, ok := c.progress.Load(fmt.Sprint(params.ProgressToken)); ok {
+		fn.(func(*mcp.ProgressNotificationParams))(params)
 	}
 }

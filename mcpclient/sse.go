@@ -84,7 +84,7 @@ func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return fail(&HTTPError{Method: req.Method, URL: redactURL(req.URL), StatusCode: http.StatusNotFound,
 			Status: "not an event stream: " + resp.Header.Get("Content-Type")})
 	}
-	sr := newSSEReader(resp.Body, t.maxMessageSize)
+	sr := newLongSSEReader(resp.Body, t.maxMessageSize)
 	ev, err := sr.Next()
 	if err != nil {
 		return fail(protocolError("SSE stream ended before the endpoint event: %v", err))
@@ -148,7 +148,7 @@ func (c *sseConn) read(sr *sseReader, body io.ReadCloser) {
 			continue
 		}
 		var msg jsonrpc.Message
-		if msg, err = jsonrpc.DecodeMessage(ev.Data); err != nil {
+		if msg, err = decodeMessage(ev.Data); err != nil {
 			err = protocolError("malformed message in SSE stream: %v", err)
 			break
 		}

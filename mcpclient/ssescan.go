@@ -1,10 +1,10 @@
 package mcpclient
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // An sseEvent is one server-sent event.
@@ -20,14 +20,72 @@ var errEventTooLarge = errors.New("server-sent event exceeds the size limit")
 
 // sseReader reads server-sent events (WHATWG "event stream interpretation")
 // from r, buffering at most limit bytes for one event.
+//
+// Its read buffer grows to the longest line it meets, so a line is never
+// reassembled from pieces. A reader made by newSSEReader takes its buffers
+// from a pool and gives them back on release (every call answered with an
+// event stream reads one); newLongSSEReader starts small, for the streams
+// that stay open and mostly idle for the life of a connection.
 type sseReader struct {
-	r     *bufio.Reader
-	limit int
-	data  bytes.Buffer
+	r          io.Reader
+	limit      int
+	buf        []byte // buf[start:end] is read but not yet consumed
+	start, end int
+	err        error // from r, returned once buf holds no whole line
+	empty      int   // consecutive reads that returned nothing
+	data       *bytes.Buffer
+	bufs       *sseBufs // where buf and data go back to, if pooled
 }
 
+// sseBuffers holds the buffers of released sseReaders.
+var sseBuffers = sync.Pool{New: func() any {
+	return &sseBufs{buf: make([]byte, sseReadBuffer), data: new(bytes.Buffer)}
+}}
+
+type sseBufs struct {
+	buf  []byte
+	data *bytes.Buffer
+}
+
+const (
+	// sseReadBuffer is the starting read buffer of a reader from the pool.
+	sseReadBuffer = 4 << 10
+	// sseLongBuffer is the starting read buffer of a long-lived stream's
+	// reader: an idle stream holds it for the life of its connection.
+	sseLongBuffer = 512
+	// maxPooledEvent is the largest buffer kept for reuse.
+	maxPooledEvent = 1 << 20
+)
+
+// newSSEReader returns a reader of r with pooled buffers; release it when
+// done.
 func newSSEReader(r io.Reader, limit int) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 32<<10), limit: limit}
+	b := sseBuffers.Get().(*sseBufs)
+	return &sseReader{r: r, limit: limit, buf: b.buf[:cap(b.buf)], data: b.data, bufs: b}
+}
+
+// newLongSSEReader returns a reader of r with small buffers of its own.
+func newLongSSEReader(r io.Reader, limit int) *sseReader {
+	return &sseReader{r: r, limit: limit, buf: make([]byte, sseLongBuffer), data: new(bytes.Buffer)}
+}
+
+// release gives the reader's buffers back to the pool, if they came from
+// it. Neither the reader nor the Data of its events may be used afterwards.
+func (s *sseReader) release() {
+	b := s.bufs
+	if b == nil {
+		return
+	}
+	b.buf, b.data = s.buf, s.data
+	s.buf, s.data, s.r, s.bufs = nil, nil, nil, nil
+	if cap(b.buf) > maxPooledEvent {
+		b.buf = make([]byte, sseReadBuffer)
+	}
+	if b.data.Cap() > maxPooledEvent {
+		b.data = new(bytes.Buffer)
+	}
+	b.data.Reset()
+	sseBuffers.Put(b)
 }
 
 // Next returns the next event. It returns io.EOF when the stream ends
@@ -80,35 +138,56 @@ func (s *sseReader) Next() (sseEvent, error) {
 
 // readLine reads one line without its terminator (LF or CRLF; no MCP server
 // ends lines with a lone CR, which this reader does not split on), adding
-// its length to *size and failing once *size passes the limit.
+// its length to *size and failing once *size passes the limit. The line is
+// valid until the next call.
 func (s *sseReader) readLine(size *int) ([]byte, error) {
-	var line []byte
+	scanned := 0 // bytes of buf[start:end] known to hold no newline
 	for {
-		frag, err := s.r.ReadSlice('\n')
-		*size += len(frag)
-		if s.limit > 0 && *size > s.limit {
+		if i := bytes.IndexByte(s.buf[s.start+scanned:s.end], '\n'); i >= 0 {
+			n := scanned + i + 1 // with the terminator
+			*size += n
+			if s.limit > 0 && *size > s.limit {
+				return nil, errEventTooLarge
+			}
+			line := s.buf[s.start : s.start+n-1]
+			s.start += n
+			if k := len(line); k > 0 && line[k-1] == '\r' {
+				line = line[:k-1]
+			}
+			return line, nil
+		}
+		scanned = s.end - s.start
+		if s.limit > 0 && *size+scanned > s.limit {
 			return nil, errEventTooLarge
 		}
-		if err == bufio.ErrBufferFull {
-			line = append(line, frag...)
-			continue
-		}
-		if err != nil {
-			if err == io.EOF && len(frag)+len(line) > 0 {
+		if s.err != nil {
+			if s.err == io.EOF && scanned > 0 {
 				// A last line without a terminator is not an event line.
 				return nil, io.ErrUnexpectedEOF
 			}
-			return nil, err
+			return nil, s.err
 		}
-		if line != nil {
-			line = append(line, frag...)
-		} else {
-			line = frag
+		// Make room: move the partial line to the front, or grow.
+		if s.start > 0 {
+			copy(s.buf, s.buf[s.start:s.end])
+			s.start, s.end = 0, scanned
 		}
-		line = line[:len(line)-1]
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
+		if s.end == len(s.buf) {
+			grown := make([]byte, 2*len(s.buf))
+			copy(grown, s.buf[:s.end])
+			s.buf = grown
 		}
-		return line, nil
+		n, err := s.r.Read(s.buf[s.end:])
+		s.end += n
+		switch {
+		case err != nil:
+			s.err = err
+		case n > 0:
+			s.empty = 0
+		default:
+			if s.empty++; s.empty >= 100 { // as bufio gives up
+				s.err = io.ErrNoProgress
+			}
+		}
 	}
 }

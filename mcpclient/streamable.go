@@ -232,6 +232,7 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		summary = m.Method
 		if m.IsCall() {
 			call = m
+			handoffOf(ctx, m.Method).reset()
 			if m.Method == "initialize" {
 				c.mu.Lock()
 				c.initID = m.ID
@@ -304,16 +305,22 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	case "application/json":
 		defer release()
 		defer resp.Body.Close()
-		body, err := readLimited(resp.Body, c.t.maxMessageSize)
-		if err != nil {
+		body := bodyBuffers.Get().(*bytes.Buffer)
+		defer putBodyBuffer(body)
+		if err := readLimited(body, resp.Body, c.t.maxMessageSize); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return rejected(fmt.Errorf("%s: reading response: %w", summary, err))
 		}
-		reply, err := jsonrpc.DecodeMessage(body)
+		reply, err := decodeShared(body.Bytes())
 		if err != nil {
 			return rejected(protocolError("%s: malformed response: %v", summary, err))
+		}
+		if r, ok := reply.(*jsonrpc.Response); ok && r.ID == call.ID {
+			reply = handoffOf(ctx, call.Method).take(r)
+		} else {
+			own(reply)
 		}
 		c.deliver(reply)
 		return nil
@@ -455,7 +462,9 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 	lastID := ""
 	retries := 0
 	for {
-		r := c.processStream(ctx, resp.Body, call.ID)
+		// A subscriptions/listen stream stays open, mostly idle, for the
+		// life of the connection.
+		r := c.processStream(ctx, resp.Body, call.ID, handoffOf(ctx, call.Method), call.Method == "subscriptions/listen")
 		resp.Body.Close()
 		switch {
 		case r.answered || ctx.Err() != nil:
@@ -582,7 +591,7 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 		if c.t.idleTimeout > 0 {
 			body = newIdleReader(resp.Body, c.t.idleTimeout, cancel)
 		}
-		r := c.processStream(c.ctx, body, jsonrpc.ID{})
+		r := c.processStream(c.ctx, body, jsonrpc.ID{}, nil, true)
 		resp.Body.Close()
 		idle := ctx.Err() != nil && c.ctx.Err() == nil
 		cancel()
@@ -660,10 +669,17 @@ type streamResult struct {
 }
 
 // processStream delivers the messages of one event stream until it ends or
-// the response to call (if valid) arrives.
-func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call jsonrpc.ID) streamResult {
+// the response to call (if valid) arrives, handing its large text content
+// to h (if not nil). long says the stream is one that stays open.
+func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call jsonrpc.ID, h *handoff, long bool) streamResult {
 	var r streamResult
-	sr := newSSEReader(body, c.t.maxMessageSize)
+	var sr *sseReader
+	if long {
+		sr = newLongSSEReader(body, c.t.maxMessageSize)
+	} else {
+		sr = newSSEReader(body, c.t.maxMessageSize)
+		defer sr.release()
+	}
 	for {
 		ev, err := sr.Next()
 		if err != nil {
@@ -687,13 +703,20 @@ func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call
 		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue // priming event, or one we do not know
 		}
-		msg, err := jsonrpc.DecodeMessage(ev.Data)
+		msg, err := decodeShared(ev.Data)
 		if err != nil {
 			r.err = protocolError("malformed message in event stream: %v", err)
 			return r
 		}
+		resp, ok := msg.(*jsonrpc.Response)
+		answer := ok && call.IsValid() && resp.ID == call
+		if answer {
+			msg = h.take(resp) // which owns what it returns
+		} else {
+			own(msg) // ev.Data is reused for the next event
+		}
 		c.deliver(msg)
-		if resp, ok := msg.(*jsonrpc.Response); ok && call.IsValid() && resp.ID == call {
+		if answer {
 			r.answered = true
 			return r
 		}
@@ -771,19 +794,31 @@ func (c *streamableConn) Close() error {
 	return c.closeErr
 }
 
-// readLimited reads all of r, failing with ErrProtocol past limit bytes.
-func readLimited(r io.Reader, limit int) ([]byte, error) {
+// bodyBuffers holds buffers for JSON response bodies, which are decoded
+// (and copied out of) at once.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putBodyBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledEvent {
+		b.Reset()
+		bodyBuffers.Put(b)
+	}
+}
+
+// readLimited reads all of r into buf, failing with ErrProtocol past limit
+// bytes.
+func readLimited(buf *bytes.Buffer, r io.Reader, limit int) error {
 	if limit <= 0 {
-		return io.ReadAll(r)
+		_, err := buf.ReadFrom(r)
+		return err
 	}
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, err
+	if _, err := buf.ReadFrom(io.LimitReader(r, int64(limit)+1)); err != nil {
+		return err
 	}
-	if len(b) > limit {
-		return nil, protocolError("message larger than the limit of %d bytes", limit)
+	if buf.Len() > limit {
+		return protocolError("message larger than the limit of %d bytes", limit)
 	}
-	return b, nil
+	return nil
 }
 
 // idleReader cancels a stream that stays silent for longer than timeout.

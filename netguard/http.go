@@ -3,6 +3,8 @@ package netguard
 import (
 	"fmt"
 	"net/http"
+	"sync"
+	"sync/atomic"
 )
 
 // maxRedirects is how many redirects a guarded client follows, as
@@ -87,10 +89,35 @@ func (g *Guard) RoundTripper(next http.RoundTripper) http.RoundTripper {
 type roundTripper struct {
 	g    *Guard
 	next http.RoundTripper
+
+	// passed remembers URLs that passed CheckURL, so that the requests of
+	// a connection (all to one URL) are not parsed again each time: the
+	// check is lexical and a Guard never changes, so a URL's verdict
+	// stands. It holds at most maxPassedURLs entries.
+	passed  sync.Map // string -> struct{}
+	npassed atomic.Int64
+}
+
+// maxPassedURLs bounds roundTripper.passed; past it, it starts over.
+const maxPassedURLs = 4096
+
+func (rt *roundTripper) check(raw string) error {
+	if _, ok := rt.passed.Load(raw); ok {
+		return nil
+	}
+	if err := rt.g.CheckURL(raw); err != nil {
+		return err
+	}
+	if rt.npassed.Add(1) > maxPassedURLs {
+		rt.passed.Clear()
+		rt.npassed.Store(1)
+	}
+	rt.passed.Store(raw, struct{}{})
+	return nil
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := rt.g.CheckURL(req.URL.String()); err != nil {
+	if err := rt.check(req.URL.String()); err != nil {
 		// A RoundTripper must close the body, even on errors.
 		if req.Body != nil {
 			req.Body.Close()

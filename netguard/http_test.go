@@ -258,6 +258,44 @@ func TestRoundTripper(t *testing.T) {
 	}
 }
 
+// TestRoundTripperRemembers checks the memory of URLs that passed: a URL
+// passes again without a new check, a refused one is refused every time,
+// and the memory stays bounded.
+func TestRoundTripperRemembers(t *testing.T) {
+	t.Parallel()
+	g, _ := newTestGuard(t, nil)
+	rt := g.RoundTripper(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusNoContent, Body: http.NoBody, Request: r}, nil
+	})).(*roundTripper)
+	do := func(url string) error {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	for range 3 {
+		if err := do("https://mcp.example.com/mcp"); err != nil {
+			t.Fatal(err)
+		}
+		if err := do("http://192.168.1.1/mcp"); !errors.Is(err, ErrBlockedURL) {
+			t.Errorf("RoundTrip(192.168.1.1) = %v, want ErrBlockedURL", err)
+		}
+	}
+	if _, ok := rt.passed.Load("http://192.168.1.1/mcp"); ok {
+		t.Error("a refused URL was remembered")
+	}
+	for i := range maxPassedURLs + 10 {
+		if err := do(fmt.Sprintf("https://mcp.example.com/mcp/%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rt.npassed.Load(); n > maxPassedURLs {
+		t.Errorf("%d URLs remembered, want at most %d", n, maxPassedURLs)
+	}
+}
+
 func TestTransport(t *testing.T) {
 	t.Parallel()
 	g, _ := newTestGuard(t, nil)

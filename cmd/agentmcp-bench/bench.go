@@ -1,0 +1,451 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+// config is the driver's flags.
+type config struct {
+	reps           int
+	sections       map[string]bool
+	seqCalls       int
+	concCalls      int
+	bigCalls       int
+	tsCalls        int
+	fanout         int
+	restore        int
+	restoreConns   int
+	aitoolsServers int
+	aitoolsPer     int
+	idle           int
+	node           string
+	npmDir         string
+	heapprofile    string
+	stderr         io.Writer
+}
+
+var allSections = []string{"calls", "ts", "fanout", "restore", "aitools", "idle"}
+
+// figureOrder is the order of the name=value lines.
+var figureOrder = []string{
+	"overhead_ratio_seq", "overhead_ratio_conc", "alloc_bytes_per_call_extra",
+	"seq_throughput_vs_raw_sdk", "big_throughput_vs_raw_sdk",
+	"manager_layer_ratio_seq", "manager_layer_ratio_conc",
+	"seq_throughput_vs_floor", "big_throughput_vs_floor", "overhead_ratio_seq_gosdk_server",
+	"ts_over_agentmcp_latency_ratio",
+	"fanout_wall_ratio",
+	"restore_1000_seconds", "restore_1000_peak_rss_mib",
+	"aitools_cached_ratio",
+	"idle_conn_bytes", "idle_conn_ratio_vs_raw", "idle_conn_bytes_with_catalog",
+}
+
+func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentmcp-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	sections := fs.String("sections", strings.Join(allSections, ","), "sections to run: "+strings.Join(allSections, ","))
+	fs.IntVar(&c.reps, "reps", 5, "repetitions of each measurement (the median is printed)")
+	fs.IntVar(&c.seqCalls, "seq-calls", 600, "sequential echo calls per block")
+	fs.IntVar(&c.concCalls, "conc-calls", 800, "echo calls per block, over 8 callers")
+	fs.IntVar(&c.bigCalls, "big-calls", 120, "sequential 64 KiB calls per block")
+	fs.IntVar(&c.tsCalls, "ts-calls", 600, "sequential calls per block of the TypeScript client")
+	fs.IntVar(&c.fanout, "fanout", 200, "servers connected at once")
+	fs.IntVar(&c.restore, "restore", 1000, "stored servers restored")
+	fs.IntVar(&c.restoreConns, "restore-concurrency", 0, "mcpclient.Options.MaxConcurrentConnects for the restore (0: the default)")
+	fs.IntVar(&c.aitoolsServers, "aitools-servers", 50, "servers for AITools")
+	fs.IntVar(&c.aitoolsPer, "aitools-tools", 200, "tools per server for AITools")
+	fs.IntVar(&c.idle, "idle", 200, "idle connections per memory measurement")
+	fs.StringVar(&c.node, "node", "", "node binary for the TypeScript client (default: node in PATH, else the Node 22 in the npm cache)")
+	fs.StringVar(&c.npmDir, "npm-dir", "", "node_modules holding @modelcontextprotocol/sdk (default: .cache/npm/node_modules)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this (the client) process here")
+	memprofile := fs.String("memprofile", "", "write an allocation profile of this (the client) process here")
+	fs.StringVar(&c.heapprofile, "idle-heapprofile", "", "the idle children write heap profiles here (a prefix)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			if f, err := os.Create(*memprofile); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
+	c.stderr = stderr
+	c.sections = map[string]bool{}
+	for _, s := range strings.Split(*sections, ",") {
+		if !slices.Contains(allSections, s) {
+			return fmt.Errorf("unknown section %q", s)
+		}
+		c.sections[s] = true
+	}
+	if c.reps < 1 {
+		return fmt.Errorf("-reps must be at least 1")
+	}
+
+	started := time.Now()
+	fmt.Fprintf(stdout, "agentmcp-bench  %s\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(stdout, "machine: %s\n", machine())
+	fmt.Fprintf(stdout, "go: %s %s/%s GOMAXPROCS=%d; go-sdk %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH,
+		runtime.GOMAXPROCS(0), moduleVersion("github.com/modelcontextprotocol/go-sdk"))
+	fmt.Fprintf(stdout, "reps: %d (medians); servers in a separate process on 127.0.0.1\n\n", c.reps)
+
+	extra := 0
+	for s, n := range map[string]int{"fanout": c.fanout, "restore": c.restore, "idle": c.idle} {
+		if c.sections[s] {
+			extra = max(extra, n)
+		}
+	}
+	progress(stderr, "starting the server process (%d extra listeners)", extra)
+	srv, err := startServer(ctx, extra)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+
+	var figs []figure
+	var tables []string
+	if c.sections["calls"] || c.sections["ts"] {
+		cr, err := runCalls(ctx, &c, srv)
+		if err != nil {
+			return fmt.Errorf("calls: %w", err)
+		}
+		if c.sections["calls"] {
+			tables = append(tables, cr.table())
+			figs = append(figs, cr.figures()...)
+		}
+		if c.sections["ts"] {
+			tab, f, err := runTS(ctx, &c, srv, cr)
+			if err != nil {
+				return fmt.Errorf("ts: %w", err)
+			}
+			tables = append(tables, tab)
+			figs = append(figs, f...)
+		}
+	}
+	if c.sections["fanout"] {
+		tab, f, err := runFanout(ctx, &c, srv)
+		if err != nil {
+			return fmt.Errorf("fanout: %w", err)
+		}
+		tables = append(tables, tab)
+		figs = append(figs, f...)
+	}
+	if c.sections["restore"] {
+		tab, f, err := runRestore(ctx, &c, srv)
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		tables = append(tables, tab)
+		figs = append(figs, f...)
+	}
+	if c.sections["aitools"] {
+		tab, f, err := runAITools(ctx, &c)
+		if err != nil {
+			return fmt.Errorf("aitools: %w", err)
+		}
+		tables = append(tables, tab)
+		figs = append(figs, f...)
+	}
+	if c.sections["idle"] {
+		tab, f, err := runIdle(ctx, &c, srv)
+		if err != nil {
+			return fmt.Errorf("idle: %w", err)
+		}
+		tables = append(tables, tab)
+		figs = append(figs, f...)
+	}
+
+	for _, t := range tables {
+		fmt.Fprintln(stdout, t)
+	}
+	sortFigures(figs, figureOrder)
+	ft := newTable("figure", "value", "goal", "met", "note")
+	ft.align = []bool{false, true, false, false, false}
+	for _, f := range figs {
+		ft.add(f.name, formatValue(f.value)+f.unit, f.goal, f.met(), f.note)
+	}
+	fmt.Fprintln(stdout, "Figures")
+	fmt.Fprintln(stdout, ft)
+	for _, f := range figs {
+		fmt.Fprintf(stdout, "%s=%s\n", f.name, formatValue(f.value))
+	}
+	fmt.Fprintf(stdout, "\ntotal time: %.0fs\n", time.Since(started).Seconds())
+	return nil
+}
+
+// progress reports what the driver is doing, on stderr.
+func progress(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "agentmcp-bench: "+format+"\n", args...)
+}
+
+// machine describes the CPU and memory.
+func machine() string {
+	cpu := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				cpu = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
+				break
+			}
+		}
+	}
+	mem := ""
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(string(data), "MemTotal: %d kB", &kb); err == nil {
+			mem = fmt.Sprintf(", %.1f GiB RAM", float64(kb)/(1<<20))
+		}
+	}
+	kernel := ""
+	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
+		kernel = ", " + strings.TrimSpace(string(out))
+	}
+	return fmt.Sprintf("%s, %d CPUs%s%s", cpu, runtime.NumCPU(), mem, kernel)
+}
+
+// moduleVersion returns the version of module path linked in.
+func moduleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "?"
+}
+
+// callsResult is what the calls section measured, per era, server,
+// workload and client, one sample per repetition.
+type callsResult struct {
+	workloads map[string][]workload // by server kind
+	clients   []string
+	samples   map[string][]sample // key(era, server, workload, client)
+}
+
+var serverKinds = []string{serverFast, serverGoSDK}
+
+func key(era, server, w, client string) string { return era + "|" + server + "|" + w + "|" + client }
+
+// med returns the median of f over the samples of one cell.
+func (r *callsResult) med(era, server, w, client string, f func(sample) float64) float64 {
+	var xs []float64
+	for _, s := range r.samples[key(era, server, w, client)] {
+		xs = append(xs, f(s))
+	}
+	return median(xs)
+}
+
+// pairRatio returns the median over repetitions of f(a)/f(b), a and b
+// measured side by side in each repetition.
+func (r *callsResult) pairRatio(era, server, w, a, b string, f func(sample) float64) float64 {
+	sa, sb := r.samples[key(era, server, w, a)], r.samples[key(era, server, w, b)]
+	var xs []float64
+	for i := range min(len(sa), len(sb)) {
+		xs = append(xs, f(sa[i])/f(sb[i]))
+	}
+	return median(xs)
+}
+
+func (r *callsResult) table() string {
+	t := newTable("era", "server", "workload", "client", "p50 µs", "p99 µs", "calls/s", "KiB/call", "allocs/call")
+	t.align = []bool{false, false, false, false, true, true, true, true, true}
+	for _, kind := range serverKinds {
+		for _, e := range eras {
+			for _, w := range r.workloads[kind] {
+				for _, c := range r.clients {
+					if len(r.samples[key(e.name, kind, w.name, c)]) == 0 {
+						continue
+					}
+					m := func(f func(sample) float64) float64 { return r.med(e.name, kind, w.name, c, f) }
+					t.add(e.name, kind, w.name, c,
+						micros(m(func(s sample) float64 { return float64(s.p50) })),
+						micros(m(func(s sample) float64 { return float64(s.p99) })),
+						fmt.Sprintf("%.0f", m(func(s sample) float64 { return s.perSec })),
+						fmt.Sprintf("%.1f", m(func(s sample) float64 { return s.bytesPerCall })/1024),
+						fmt.Sprintf("%.0f", m(func(s sample) float64 { return s.allocsPerOp })))
+				}
+			}
+		}
+	}
+	return "Tool calls: streamable HTTP on 127.0.0.1, servers in their own process, client allocations only;\n" +
+		"every client connected and listed the tools first (the HTTP floor replays go-sdk's requests).\n" +
+		"Server \"" + serverFast + "\" replays the go-sdk server's own answers (same bytes, almost no server CPU); \"" +
+		serverGoSDK + "\" is the go-sdk server.\n" + t.String()
+}
+
+// worst returns the largest (or, with less, the smallest) of f over the
+// eras, and a note giving each era's value.
+func worst(less bool, f func(era string) float64) (float64, string) {
+	var v float64 = math.NaN()
+	var notes []string
+	for _, e := range eras {
+		x := f(e.name)
+		notes = append(notes, e.name+": "+formatValue(x))
+		if math.IsNaN(v) || (less && x < v) || (!less && x > v) {
+			v = x
+		}
+	}
+	return v, strings.Join(notes, ", ")
+}
+
+// figures computes the call figures on the replaying server, where the
+// clients' own costs show (on the go-sdk server, its work dominates; the
+// table shows both).
+func (r *callsResult) figures() []figure {
+	perSec := func(s sample) float64 { return s.perSec }
+	var figs []figure
+	add := func(name, goal, what string, less bool, f func(era string) float64) {
+		v, note := worst(less, f)
+		figs = append(figs, figure{name: name, value: v, goal: goal, note: what + "; worst era; " + note})
+	}
+	k := serverFast
+	// Time per call through the Manager over time per call on the raw
+	// session: the inverse ratio of calls per second.
+	add("overhead_ratio_seq", "<= 1.05", "time/call, agentmcp over go-sdk", false, func(e string) float64 {
+		return r.pairRatio(e, k, "seq", clientRaw, clientManager, perSec)
+	})
+	add("overhead_ratio_conc", "<= 1.05", "time/call, 8 callers, agentmcp over go-sdk", false, func(e string) float64 {
+		return r.pairRatio(e, k, "conc8", clientRaw, clientManager, perSec)
+	})
+	add("alloc_bytes_per_call_extra", "< 4096", "B/call, agentmcp minus go-sdk, seq echo", false, func(e string) float64 {
+		bytes := func(s sample) float64 { return s.bytesPerCall }
+		return r.med(e, k, "seq", clientManager, bytes) - r.med(e, k, "seq", clientRaw, bytes)
+	})
+	add("seq_throughput_vs_raw_sdk", ">= 1.5", "calls/s, agentmcp over go-sdk, seq echo", true, func(e string) float64 {
+		return r.pairRatio(e, k, "seq", clientManager, clientRaw, perSec)
+	})
+	add("big_throughput_vs_raw_sdk", ">= 3", "calls/s, agentmcp over go-sdk, seq 64 KiB", true, func(e string) float64 {
+		return r.pairRatio(e, k, "seq-64KiB", clientManager, clientRaw, perSec)
+	})
+	// The Manager's own layers: the Manager on go-sdk's transport against
+	// the raw session on the same transport.
+	add("manager_layer_ratio_seq", "", "time/call, agentmcp on go-sdk's transport over go-sdk", false, func(e string) float64 {
+		return r.pairRatio(e, k, "seq", clientRaw, clientManagerSDK, perSec)
+	})
+	add("manager_layer_ratio_conc", "", "the same, 8 callers", false, func(e string) float64 {
+		return r.pairRatio(e, k, "conc8", clientRaw, clientManagerSDK, perSec)
+	})
+	add("seq_throughput_vs_floor", "", "calls/s, agentmcp over the HTTP floor", true, func(e string) float64 {
+		return r.pairRatio(e, k, "seq", clientManager, clientFloor, perSec)
+	})
+	add("big_throughput_vs_floor", "", "the same, 64 KiB", true, func(e string) float64 {
+		return r.pairRatio(e, k, "seq-64KiB", clientManager, clientFloor, perSec)
+	})
+	add("overhead_ratio_seq_gosdk_server", "", "overhead_ratio_seq on the go-sdk server", false, func(e string) float64 {
+		return r.pairRatio(e, serverGoSDK, "seq", clientRaw, clientManager, perSec)
+	})
+	return figs
+}
+
+// runCalls measures the tool-call workloads in both eras: all of them on
+// the replaying server, sequential echo calls on the go-sdk server.
+func runCalls(ctx context.Context, c *config, srv *serverProc) (*callsResult, error) {
+	r := &callsResult{
+		workloads: map[string][]workload{
+			serverFast: {
+				{name: "seq", tool: "echo", conc: 1, n: c.seqCalls},
+				{name: "conc8", tool: "echo", conc: 8, n: c.concCalls},
+				{name: "seq-64KiB", tool: "big", conc: 1, n: c.bigCalls},
+			},
+			serverGoSDK: {
+				{name: "seq", tool: "echo", conc: 1, n: c.seqCalls / 2},
+			},
+		},
+		clients: []string{clientManager, clientManagerSDK, clientRaw, clientFloor},
+		samples: map[string][]sample{},
+	}
+	hc := newHTTPClient()
+	defer hc.CloseIdleConnections()
+	for _, kind := range serverKinds {
+		for _, e := range eras {
+			if err := r.runTarget(ctx, c, srv, hc, e, kind); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// runTarget runs the workloads of one era on one server.
+func (r *callsResult) runTarget(ctx context.Context, c *config, srv *serverProc, hc *http.Client, e era, kind string) (err error) {
+	url := srv.urls.Main + e.pathOf(kind)
+	progress(c.stderr, "calls, %s, %s server: connecting", e.name, kind)
+	callers := map[string]caller{}
+	defer func() {
+		for _, cl := range callers {
+			cl.close()
+		}
+	}()
+	for _, name := range r.clients {
+		var cl caller
+		switch name {
+		case clientManager:
+			cl, err = newManagerCaller(ctx, url, e.name, "")
+		case clientManagerSDK:
+			cl, err = newManagerCaller(ctx, url, e.name, mcpclient.ImplementationGoSDK)
+		case clientRaw:
+			cl, err = newRawCaller(ctx, url, e.name, hc)
+		case clientFloor:
+			cl, err = newFloorCaller(ctx, url, e.name, hc)
+		}
+		if err != nil {
+			return fmt.Errorf("%s, %s server, %s: %w", e.name, kind, name, err)
+		}
+		callers[name] = cl
+	}
+	for _, name := range r.clients {
+		for _, w := range r.workloads[kind] {
+			if err := warm(ctx, callers[name], w.tool, 50); err != nil {
+				return fmt.Errorf("%s: warm-up: %w", name, err)
+			}
+		}
+	}
+	for rep := range c.reps {
+		progress(c.stderr, "calls, %s, %s server: repetition %d/%d", e.name, kind, rep+1, c.reps)
+		for _, w := range r.workloads[kind] {
+			// Rotate the order, so that no client always runs first.
+			for i := range r.clients {
+				name := r.clients[(i+rep)%len(r.clients)]
+				if err := warm(ctx, callers[name], w.tool, 10); err != nil {
+					return err
+				}
+				s, err := measure(ctx, callers[name], w)
+				if err != nil {
+					return fmt.Errorf("%s, %s server, %s, %s: %w", e.name, kind, w.name, name, err)
+				}
+				k := key(e.name, kind, w.name, name)
+				r.samples[k] = append(r.samples[k], s)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMedianPercentile(t *testing.T) {
+	for _, tt := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{7}, 7},
+	} {
+		if got := median(tt.in); got != tt.want {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	ds := make([]time.Duration, 100)
+	for i := range ds {
+		ds[i] = time.Duration(100 - i)
+	}
+	sortDurations(ds)
+	if p50, p99 := percentile(ds, 50), percentile(ds, 99); p50 != 50 || p99 != 99 {
+		t.Errorf("p50, p99 = %v, %v; want 50, 99", p50, p99)
+	}
+}
+
+// TestReplay checks that the replaying server answers as the go-sdk server
+// it recorded, to both the Manager and a raw go-sdk session, in both eras.
+func TestReplay(t *testing.T) {
+	srv := benchServer("bench", bigText())
+	get := func(*http.Request) *mcp.Server { return srv }
+	mux := http.NewServeMux()
+	mux.Handle(pathStateful, mcp.NewStreamableHTTPHandler(get, nil))
+	mux.Handle(pathStateless, mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true}))
+	real := httptest.NewServer(mux)
+	defer real.Close()
+	defer func() {
+		for ss := range srv.Sessions() {
+			ss.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hc := newHTTPClient()
+	defer hc.CloseIdleConnections()
+	for _, e := range eras {
+		t.Run(e.name, func(t *testing.T) {
+			fast, err := recordFast(ctx, real.URL+e.path, e.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			replay := httptest.NewServer(fast)
+			defer replay.Close()
+			want, err := newRawCaller(ctx, real.URL+e.path, e.name, hc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer want.close()
+			raw, err := newRawCaller(ctx, replay.URL, e.name, hc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.close()
+			m, err := newManagerCaller(ctx, replay.URL, e.name, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.close()
+			for _, tool := range []string{"echo", "big"} {
+				w, err := want.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: toolArgs(tool)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := raw.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: toolArgs(tool)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := m.m.CallTool(ctx, "s", tool, toolArgs(tool), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opt := cmp.AllowUnexported(mcp.CallToolResult{})
+				if diff := cmp.Diff(w, r, opt); diff != "" {
+					t.Errorf("%s: replayed result differs for go-sdk (-want +got):\n%s", tool, diff)
+				}
+				if diff := cmp.Diff(w, g, opt); diff != "" {
+					t.Errorf("%s: replayed result differs for the Manager (-want +got):\n%s", tool, diff)
+				}
+			}
+		})
+	}
+}

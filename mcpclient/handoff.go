@@ -1,0 +1,374 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The content handoff: decoding a large tool result once.
+//
+// go-sdk decodes a tools/call result with a streaming JSON decoder, twice
+// over (the result, then again inside CallToolResult.UnmarshalJSON), each
+// time copying the whole result into a buffer that starts at 32 KiB and
+// doubles, and then unescapes every text item twice more: for 64 KiB of
+// text that is most of a call's CPU and 600 KiB of garbage
+// (docs/PERFORMANCE.md). Nothing in go-sdk's API lets a client skip it.
+//
+// So for a result whose "content" is a list of plain text items holding at
+// least minHandoffText bytes, the streamable HTTP transport decodes those
+// items itself, in one pass, and hands go-sdk the same result with
+// "content": [] in their place; Manager.CallTool then puts the decoded items
+// back. Everything else in the result (structuredContent, isError, _meta,
+// resultType, fields a newer server adds) is still decoded by go-sdk, which
+// still runs its middleware (multi round-trip retries) on it. A result with
+// any other kind of item, any other field in an item, a \u escape or
+// invalid UTF-8 in a text, is left to go-sdk whole: what this decodes, it
+// decodes exactly as go-sdk would (TestSplitTextContent and its fuzz test
+// compare the two).
+
+// minHandoffText is the least text a result must hold to be handed off:
+// below it, go-sdk's decoding costs little.
+const minHandoffText = 4 << 10
+
+// handoff carries a tools/call's decoded content from the transport to
+// Manager.CallTool, through the call's context (callInfo).
+type handoff struct {
+	content atomic.Pointer[[]mcp.Content]
+}
+
+// reset forgets what an earlier round of the call left: every request of a
+// call (multi round-trip retries, a repeat after a session renewal) gets a
+// response of its own.
+func (h *handoff) reset() {
+	if h != nil {
+		h.content.Store(nil)
+	}
+}
+
+// fill puts the content the transport decoded, if it did, into res (the
+// result go-sdk decoded from the same response, with its content taken
+// out).
+func (h *handoff) fill(res *mcp.CallToolResult) {
+	if p := h.content.Swap(nil); p != nil && res != nil {
+		res.Content = *p
+	}
+}
+
+// handoffOf returns the handoff of the tools/call that ctx belongs to, or
+// nil.
+func handoffOf(ctx context.Context, method string) *handoff {
+	if method != "tools/call" {
+		return nil
+	}
+	if info, _ := ctx.Value(callInfoKey{}).(*callInfo); info != nil {
+		return info.handoff
+	}
+	return nil
+}
+
+// take decodes the text content of resp, the response to the call h
+// belongs to (h may be nil), when it can, and returns resp with that
+// content taken out; otherwise it returns resp as it is. resp is as
+// decodeShared returned it; what take returns owns its bytes.
+func (h *handoff) take(resp *jsonrpc.Response) *jsonrpc.Response {
+	if h != nil && resp.Error == nil && len(resp.Result) >= minHandoffText {
+		if content, rest, ok := splitTextContent(resp.Result, minHandoffText); ok {
+			h.content.Store(&content)
+			return &jsonrpc.Response{ID: resp.ID, Result: rest, Extra: resp.Extra}
+		}
+	}
+	own(resp)
+	return resp
+}
+
+// splitTextContent returns the items of result's "content" when they are
+// all plain text items ({"type":"text","text":...}, in either order, and
+// nothing else) holding at least minText bytes of text, with result minus
+// them ("content": []). It reports false for anything else. result must be
+// valid JSON (decodeMessage checked it): this only finds its way through.
+func splitTextContent(result []byte, minText int) (content []mcp.Content, rest []byte, ok bool) {
+	p := trusted{data: result}
+	p.space()
+	if !p.consume('{') {
+		return nil, nil, false
+	}
+	start, end := -1, -1
+	for first := true; ; first = false {
+		p.space()
+		if p.consume('}') {
+			break
+		}
+		if !first && (!p.consume(',') || !p.spaceThen()) {
+			return nil, nil, false
+		}
+		key, ok := p.plainString()
+		if !ok {
+			return nil, nil, false // an escaped key: go-sdk's job
+		}
+		p.space()
+		if !p.consume(':') {
+			return nil, nil, false
+		}
+		p.space()
+		if string(key) != "content" {
+			if !p.skipValue() {
+				return nil, nil, false
+			}
+			continue
+		}
+		if start >= 0 {
+			return nil, nil, false // twice
+		}
+		start = p.pos
+		if content, ok = p.textItems(); !ok {
+			return nil, nil, false
+		}
+		end = p.pos
+	}
+	total := 0
+	for _, c := range content {
+		total += len(c.(*mcp.TextContent).Text)
+	}
+	if start < 0 || total < minText {
+		return nil, nil, false
+	}
+	rest = make([]byte, 0, len(result)-(end-start)+2)
+	rest = append(rest, result[:start]...)
+	rest = append(rest, "[]"...)
+	rest = append(rest, result[end:]...)
+	return content, rest, true
+}
+
+// trusted walks JSON known to be valid.
+type trusted struct {
+	data []byte
+	pos  int
+}
+
+func (p *trusted) space() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+// spaceThen skips white space and reports whether anything follows.
+func (p *trusted) spaceThen() bool {
+	p.space()
+	return p.pos < len(p.data)
+}
+
+func (p *trusted) consume(c byte) bool {
+	if p.pos < len(p.data) && p.data[p.pos] == c {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+// stringEnd returns the index just past the string starting at p.pos (a
+// quote), and whether it holds escapes.
+func (p *trusted) stringEnd() (end int, escaped, ok bool) {
+	d := p.data
+	i := p.pos + 1
+	for {
+		k := bytes.IndexByte(d[i:], '"')
+		if k < 0 {
+			return 0, false, false
+		}
+		i += k
+		n := 0 // backslashes before the quote
+		for j := i - 1; j > p.pos && d[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			escaped = escaped || bytes.IndexByte(d[p.pos+1:i], '\\') >= 0
+			return i + 1, escaped, true
+		}
+		escaped = true
+		i++
+	}
+}
+
+// plainString reads a string without escapes and returns its bytes.
+func (p *trusted) plainString() ([]byte, bool) {
+	if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+		return nil, false
+	}
+	end, escaped, ok := p.stringEnd()
+	if !ok || escaped {
+		return nil, false
+	}
+	s := p.data[p.pos+1 : end-1]
+	p.pos = end
+	return s, true
+}
+
+// skipValue skips one value.
+func (p *trusted) skipValue() bool {
+	depth := 0
+	for p.pos < len(p.data) {
+		switch c := p.data[p.pos]; c {
+		case '"':
+			end, _, ok := p.stringEnd()
+			if !ok {
+				return false
+			}
+			p.pos = end
+		case '{', '[':
+			depth++
+			p.pos++
+		case '}', ']':
+			if depth == 0 {
+				return true // the end of the enclosing object
+			}
+			depth--
+			p.pos++
+		case ',':
+			if depth == 0 {
+				return true
+			}
+			p.pos++
+		default:
+			p.pos++ // white space, or a number or literal
+		}
+		if depth == 0 && p.pos < len(p.data) {
+			switch p.data[p.pos] {
+			case ',', '}', ']':
+				return true
+			}
+		}
+	}
+	return depth == 0
+}
+
+// textItems reads an array of one or more text items.
+func (p *trusted) textItems() ([]mcp.Content, bool) {
+	if !p.consume('[') {
+		return nil, false
+	}
+	var content []mcp.Content
+	for {
+		p.space()
+		if len(content) > 0 {
+			if p.consume(']') {
+				return content, true
+			}
+			if !p.consume(',') {
+				return nil, false
+			}
+			p.space()
+		}
+		text, ok := p.textItem()
+		if !ok {
+			return nil, false
+		}
+		content = append(content, &mcp.TextContent{Text: text})
+	}
+}
+
+// textItem reads one {"type":"text","text":"..."} object.
+func (p *trusted) textItem() (string, bool) {
+	if !p.consume('{') {
+		return "", false
+	}
+	var text string
+	var sawType, sawText bool
+	for first := true; ; first = false {
+		p.space()
+		if p.consume('}') {
+			return text, sawType && sawText
+		}
+		if !first && (!p.consume(',') || !p.spaceThen()) {
+			return "", false
+		}
+		key, ok := p.plainString()
+		if !ok {
+			return "", false
+		}
+		p.space()
+		if !p.consume(':') {
+			return "", false
+		}
+		p.space()
+		switch string(key) {
+		case "type":
+			v, ok := p.plainString()
+			if sawType || !ok || string(v) != "text" {
+				return "", false
+			}
+			sawType = true
+		case "text":
+			if sawText || p.pos >= len(p.data) || p.data[p.pos] != '"' {
+				return "", false
+			}
+			end, _, ok := p.stringEnd()
+			if !ok {
+				return "", false
+			}
+			if text, ok = unquoteSimple(p.data[p.pos:end]); !ok {
+				return "", false
+			}
+			p.pos, sawText = end, true
+		default:
+			return "", false // annotations, _meta, ...: go-sdk's job
+		}
+	}
+}
+
+// unquoteSimple decodes a JSON string (valid, with its quotes) that has no
+// \u escape and is valid UTF-8; it reports false for any other.
+func unquoteSimple(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	in := v[1 : len(v)-1]
+	if !utf8.Valid(in) {
+		return "", false // go-sdk replaces invalid bytes: its job
+	}
+	i := bytes.IndexByte(in, '\\')
+	if i < 0 {
+		return string(in), true
+	}
+	var out strings.Builder
+	out.Grow(len(in))
+	for {
+		out.Write(in[:i])
+		if i+1 >= len(in) {
+			return "", false
+		}
+		var c byte
+		switch in[i+1] {
+		case '"', '\\', '/':
+			c = in[i+1]
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		default:
+			return "", false // \u: go-sdk's job
+		}
+		out.WriteByte(c)
+		in = in[i+2:]
+		if i = bytes.IndexByte(in, '\\'); i < 0 {
+			out.Write(in)
+			return out.String(), true
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package mcpclient
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// The event stream reader before it kept its own read buffer, as a
+// reference for TestSSEReader (with a small bufio buffer, so that long
+// lines are reassembled).
+
+// refSSEReader reads server-sent events (WHATWG "event stream interpretation")
+// from r, buffering at most limit bytes for one event.
+type refSSEReader struct {
+	r     *bufio.Reader
+	limit int
+	data  bytes.Buffer
+}
+
+func newRefSSEReader(r io.Reader, limit int) *refSSEReader {
+	return &refSSEReader{r: bufio.NewReaderSize(r, 64), limit: limit}
+}
+
+// Next returns the next event. It returns io.EOF when the stream ends
+// cleanly between events, and io.ErrUnexpectedEOF when it ends inside one.
+// The returned Data is valid until the next call.
+func (s *refSSEReader) Next() (sseEvent, error) {
+	var ev sseEvent
+	s.data.Reset()
+	seen := false // whether any field of this event was read
+	size := 0
+	for {
+		line, err := s.readLine(&size)
+		if err != nil {
+			if err == io.EOF && seen {
+				return ev, io.ErrUnexpectedEOF
+			}
+			return ev, err
+		}
+		if len(line) == 0 { // blank line: dispatch
+			if !seen {
+				continue
+			}
+			ev.Data = s.data.Bytes()
+			if len(ev.Data) > 0 && ev.Data[len(ev.Data)-1] == '\n' {
+				ev.Data = ev.Data[:len(ev.Data)-1]
+			}
+			return ev, nil
+		}
+		if line[0] == ':' { // comment, e.g. a keep-alive
+			continue
+		}
+		seen = true
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "event":
+			ev.Name = string(value)
+		case "data":
+			s.data.Write(value)
+			s.data.WriteByte('\n')
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				ev.ID = string(value)
+			}
+		case "retry":
+			ev.Retry = string(value)
+		}
+	}
+}
+
+// readLine reads one line without its terminator (LF or CRLF; no MCP server
+// ends lines with a lone CR, which this reader does not split on), adding
+// its length to *size and failing once *size passes the limit.
+func (s *refSSEReader) readLine(size *int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := s.r.ReadSlice('\n')
+		*size += len(frag)
+		if s.limit > 0 && *size > s.limit {
+			return nil, errEventTooLarge
+		}
+		if err == bufio.ErrBufferFull {
+			line = append(line, frag...)
+			continue
+		}
+		if err != nil {
+			if err == io.EOF && len(frag)+len(line) > 0 {
+				// A last line without a terminator is not an event line.
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if line != nil {
+			line = append(line, frag...)
+		} else {
+			line = frag
+		}
+		line = line[:len(line)-1]
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		return line, nil
+	}
+}
+
+// readAll reads every event of in with next, and describes them.
+func readAll(next func() (sseEvent, error)) string {
+	var b strings.Builder
+	for range 10000 {
+		ev, err := next()
+		if err != nil {
+			switch {
+			case errors.Is(err, errEventTooLarge):
+				b.WriteString("too large")
+			case err == io.EOF:
+				b.WriteString("EOF")
+			case err == io.ErrUnexpectedEOF:
+				b.WriteString("unexpected EOF")
+			default:
+				b.WriteString("error")
+			}
+			return b.String()
+		}
+		fmt.Fprintf(&b, "[%q %q %q %q]", ev.Name, ev.ID, ev.Retry, ev.Data)
+	}
+	return b.String()
+}
+
+var sseCorpus = []string{
+	"data: hello\n\n",
+	"event: message\ndata: {\"a\":1}\nid: 7\n\n: keep-alive\n\ndata: two\r\ndata: lines\r\n\r\n",
+	"retry: 1000\nid: 1\n\ndata:no space\n\n",
+	"data: " + strings.Repeat("x", 5000) + "\n\n",
+	"data: unterminated",
+	"data: ends inside\n",
+	"id: a\x00b\ndata: x\n\n",
+	"\n\n\ndata: after blanks\n\nevent: other\ndata: y\n\n",
+	"field without colon\ndata: z\n\n",
+}
+
+func checkSSE(t *testing.T, in string, limit int) {
+	t.Helper()
+	readers := map[string]func(io.Reader) io.Reader{
+		"whole":    func(r io.Reader) io.Reader { return r },
+		"one byte": iotest.OneByteReader,
+		"half":     iotest.HalfReader,
+		"data+err": iotest.DataErrReader,
+	}
+	for name, wrap := range readers {
+		ref := newRefSSEReader(wrap(strings.NewReader(in)), limit)
+		want := readAll(ref.Next)
+		for _, long := range []bool{false, true} {
+			var sr *sseReader
+			if long {
+				sr = newLongSSEReader(wrap(strings.NewReader(in)), limit)
+			} else {
+				sr = newSSEReader(wrap(strings.NewReader(in)), limit)
+			}
+			got := readAll(sr.Next)
+			sr.release()
+			if got != want {
+				t.Errorf("%s reader, long %v, limit %d, input %.80q:\n got %.300s\nwant %.300s", name, long, limit, in, got, want)
+			}
+		}
+	}
+}
+
+func TestSSEReader(t *testing.T) {
+	for _, in := range sseCorpus {
+		for _, limit := range []int{0, 10, 100, 4096, 1 << 20} {
+			checkSSE(t, in, limit)
+		}
+	}
+}
+
+func FuzzSSEReader(f *testing.F) {
+	for _, in := range sseCorpus {
+		f.Add(in, 0)
+		f.Add(in, 64)
+	}
+	f.Fuzz(func(t *testing.T, in string, limit int) {
+		if limit < 0 || limit > 1<<20 {
+			return
+		}
+		checkSSE(t, in, limit)
+	})
+}
