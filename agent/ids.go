@@ -50,12 +50,14 @@ func NormalizeServerID(s string) string {
 func NormalizeURL(raw string) (string, error) { return whatwg.Normalize(raw) }
 
 // newServerID returns a random id of 8 URL-safe characters, as the seed's
-// nanoid(8).
+// nanoid(8), except that it starts with a letter or digit: an id that
+// starts with "-" reads as a flag on a command line.
 func newServerID() string {
-	const alphabet = "useandom-26T198340PX75pxJACKVERYMINDBUSHWOLF_GQZbfghjklqvwyzrict"
+	const alphabet = "useandom26T198340PX75pxJACKVERYMINDBUSHWOLFGQZbfghjklqvwyzrict-_"
 	var b [8]byte
 	rand.Read(b[:])
-	for i := range b {
+	b[0] = alphabet[int(b[0])%62] // the 62 letters and digits
+	for i := 1; i < len(b); i++ {
 		b[i] = alphabet[b[i]&63]
 	}
 	return string(b[:])

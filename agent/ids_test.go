@@ -135,7 +135,7 @@ func TestNewServerID(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
 		id := newServerID()
-		if !regexp.MustCompile(`^[A-Za-z0-9_-]{8}$`).MatchString(id) || seen[id] {
+		if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{7}$`).MatchString(id) || seen[id] {
 			t.Fatalf("bad or repeated id %q", id)
 		}
 		seen[id] = true
