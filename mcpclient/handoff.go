@@ -3,6 +3,8 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -72,12 +74,20 @@ func handoffOf(ctx context.Context, method string) *handoff {
 	return nil
 }
 
-// take decodes the text content of resp, the response to the call h
-// belongs to (h may be nil), when it can, and returns resp with that
-// content taken out; otherwise it returns resp as it is. resp is as
+// take decodes resp, the response to the call h belongs to (h may be nil),
+// when it can: a simple result whole (see decodedResult), else the large
+// text content of one, which it takes out of resp. Otherwise it returns
+// resp as it is. resp is as
 // decodeShared returned it; what take returns owns its bytes.
 func (h *handoff) take(resp *jsonrpc.Response) *jsonrpc.Response {
-	if h != nil && resp.Error == nil && len(resp.Result) >= minHandoffText {
+	if h == nil || resp.Error != nil {
+		own(resp)
+		return resp
+	}
+	if res, ok := simpleToolResult(resp.Result); ok {
+		return &jsonrpc.Response{ID: resp.ID, Error: &decodedResult{res}, Extra: resp.Extra}
+	}
+	if len(resp.Result) >= minHandoffText {
 		if content, rest, ok := splitTextContent(resp.Result, minHandoffText); ok {
 			h.content.Store(&content)
 			return &jsonrpc.Response{ID: resp.ID, Result: rest, Extra: resp.Extra}
@@ -85,6 +95,167 @@ func (h *handoff) take(resp *jsonrpc.Response) *jsonrpc.Response {
 	}
 	own(resp)
 	return resp
+}
+
+// The whole-result handoff: most tool results are nothing but text items
+// (and perhaps isError, _meta, structuredContent), and decoding those through go-sdk costs two
+// streaming decoders of 32 KiB each however small the result is (most of a
+// small call's allocations: docs/PERFORMANCE.md). go-sdk's JSON-RPC layer
+// hands a response's error to the caller as it is, without decoding
+// anything; so the transport decodes such a result itself and hands it up
+// as the "error" of its response, and decodedResults, a sending middleware
+// just outside go-sdk's own, turns it back into the call's result before any
+// other code sees it. A result with anything else in it (an input_required
+// resultType for go-sdk's multi round-trip middleware, any other kind of
+// content, fields a newer server adds) takes the ordinary path.
+
+// decodedResult carries a tools/call result that the transport decoded,
+// past go-sdk's JSON-RPC layer, to decodedResults.
+type decodedResult struct{ res *mcp.CallToolResult }
+
+func (*decodedResult) Error() string {
+	return "mcpclient: a decoded tools/call result escaped its middleware"
+}
+
+// decodedResults is the sending middleware that turns a decodedResult
+// back into the call's result.
+func decodedResults(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var d *decodedResult
+		if err != nil && errors.As(err, &d) {
+			return d.res, nil
+		}
+		return res, err
+	}
+}
+
+// completeResult is an empty result as go-sdk decodes one marked
+// "resultType": "complete" (the mark is unexported: copying this value is
+// the only way to set it).
+var completeResult = func() mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if err := r.UnmarshalJSON([]byte(`{"content":[],"resultType":"complete"}`)); err != nil {
+		panic(err)
+	}
+	r.Content = nil
+	return r
+}()
+
+// simpleToolResult decodes result, as go-sdk would, when it holds one or
+// more plain text items ({"type":"text","text":...}) as its "content", and
+// nothing else but "isError" (true or false), "resultType": "complete",
+// "_meta" and "structuredContent".
+// It reports false for anything else. result must be valid JSON
+// (decodeMessage checked it).
+func simpleToolResult(result []byte) (*mcp.CallToolResult, bool) {
+	p := trusted{data: result}
+	p.space()
+	if !p.consume('{') {
+		return nil, false
+	}
+	var (
+		content                                       []mcp.Content
+		meta                                          map[string]any
+		structured                                    any
+		isError                                       bool
+		sawContent, sawError, sawStructured, complete bool
+	)
+	for first := true; ; first = false {
+		p.space()
+		if p.consume('}') {
+			break
+		}
+		if !first && (!p.consume(',') || !p.spaceThen()) {
+			return nil, false
+		}
+		key, ok := p.plainString()
+		if !ok {
+			return nil, false
+		}
+		p.space()
+		if !p.consume(':') {
+			return nil, false
+		}
+		p.space()
+		switch string(key) {
+		case "content":
+			if sawContent {
+				return nil, false
+			}
+			if content, ok = p.textItems(); !ok {
+				return nil, false
+			}
+			sawContent = true
+		case "isError":
+			switch {
+			case sawError:
+				return nil, false
+			case p.literal("true"):
+				isError = true
+			case !p.literal("false"):
+				return nil, false
+			}
+			sawError = true
+		case "resultType":
+			v, ok := p.plainString()
+			if complete || !ok || string(v) != "complete" {
+				return nil, false
+			}
+			complete = true
+		case "_meta":
+			if meta != nil || p.pos >= len(p.data) || p.data[p.pos] != '{' {
+				return nil, false
+			}
+			v, ok := p.anyValue()
+			if !ok {
+				return nil, false
+			}
+			meta = v.(map[string]any)
+		case "structuredContent":
+			if sawStructured {
+				return nil, false
+			}
+			if structured, ok = p.anyValue(); !ok {
+				return nil, false
+			}
+			sawStructured = true
+		default:
+			return nil, false
+		}
+	}
+	p.space()
+	if !sawContent || p.pos != len(p.data) {
+		return nil, false
+	}
+	res := new(mcp.CallToolResult)
+	if complete {
+		*res = completeResult
+	}
+	res.Content, res.IsError, res.StructuredContent = content, isError, structured
+	if meta != nil {
+		res.Meta = meta
+	}
+	return res, true
+}
+
+// anyValue decodes the value that comes next as go-sdk decodes it into an
+// any (objects as map[string]any, numbers as float64), when it holds no
+// \u escape and is valid UTF-8 (where decoders may differ).
+func (p *trusted) anyValue() (any, bool) {
+	start := p.pos
+	if !p.skipValue() {
+		return nil, false
+	}
+	raw := p.data[start:p.pos]
+	if bytes.Contains(raw, []byte(`\u`)) || !utf8.Valid(raw) {
+		return nil, false
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	return v, true
 }
 
 // splitTextContent returns the items of result's "content" when they are
@@ -166,6 +337,15 @@ func (p *trusted) space() {
 func (p *trusted) spaceThen() bool {
 	p.space()
 	return p.pos < len(p.data)
+}
+
+// literal consumes lit (true, false or null) if it comes next.
+func (p *trusted) literal(lit string) bool {
+	if !bytes.HasPrefix(p.data[p.pos:], []byte(lit)) {
+		return false
+	}
+	p.pos += len(lit)
+	return true
 }
 
 func (p *trusted) consume(c byte) bool {

@@ -1,11 +1,15 @@
 package mcpclient
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -102,4 +106,99 @@ func FuzzSplitTextContent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		checkSplit(t, []byte(in), 0)
 	})
+}
+
+// simpleCorpus are results for simpleToolResult: the first ones it decodes,
+// then ones it leaves to go-sdk.
+var simpleCorpus = []string{
+	`{"content":[{"type":"text","text":"hi"}]}`,
+	`{"content":[{"type":"text","text":"a"},{"text":"b \"q\" \\ \/ \n é","type":"text"}],"isError":true}`,
+	`{"resultType":"complete","isError":false,"content":[{"type":"text","text":""}]}`,
+	" {\n\"content\" : [ {\"type\":\"text\" , \"text\":\"x\"} ] ,\t\"isError\" : false } ",
+	`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"p","version":"1.0.0"}},"content":[{"type":"text","text":"echo: hi"}],"resultType":"complete"}`,
+	`{"content":[{"type":"text","text":"hi"}],"structuredContent":{"a":1,"b":[true,null,-0,1e3,"s"],"c":{}},"_meta":{}}`,
+	`{"content":[{"type":"text","text":"hi"}],"structuredContent":null}`,
+	`{"content":[{"type":"text","text":"hi"}],"structuredContent":"text"}`,
+	`{"content":[{"type":"text","text":"hi"}],"structuredContent":{"a":1,"a":{"b":2},"n":123456789012345678901234567890,"f":1.5e-7,"e":"","s":"\"\\\/\b\f\n\r\t é"}}`,
+	// Left to go-sdk.
+	`{"content":[{"type":"text","text":"hi"}],"_meta":null}`,
+	`{"content":[{"type":"text","text":"hi"}],"_meta":[]}`,
+	`{"content":[{"type":"text","text":"hi"}],"_meta":{"k":"\u00e9"}}`,
+	`{"content":[{"type":"text","text":"hi"}],"structuredContent":1,"structuredContent":2}`,
+	`{"content":[{"type":"text","text":"hi"}],"resultType":"input_required","inputRequests":{}}`,
+	`{"content":[{"type":"text","text":"hi"}],"isError":null}`,
+	`{"content":[{"type":"text","text":"hi"}],"isError":true,"isError":false}`,
+	`{"content":[{"type":"text","text":"hi"}],"resultType":"complete","resultType":"complete"}`,
+	`{"content":[{"type":"text","text":"hi"}],"unknown":1}`,
+	`{"content":[{"type":"text","text":"\u0041"}]}`,
+	`{"content":[]}`,
+	`{"isError":false}`,
+	`{"Content":[{"type":"text","text":"hi"}]}`,
+	`{"content":[{"type":"image","data":"aGk=","mimeType":"image/png"}]}`,
+}
+
+// checkSimple checks that what simpleToolResult decodes, go-sdk decodes the
+// same, unexported fields and re-encoding included.
+func checkSimple(t *testing.T, in []byte) (decoded bool) {
+	t.Helper()
+	if !json.Valid(in) {
+		return false // decodeMessage checked it before simpleToolResult sees it
+	}
+	got, ok := simpleToolResult(in)
+	if !ok {
+		return false
+	}
+	want, wok := sdkDecode(t, in)
+	if !wok {
+		t.Fatalf("simpleToolResult took %q, which go-sdk refuses", in)
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(mcp.CallToolResult{})); diff != "" {
+		t.Errorf("simpleToolResult(%.100q) differs from go-sdk (-want +got):\n%s", in, diff)
+	}
+	wj, _ := json.Marshal(want)
+	gj, _ := json.Marshal(got)
+	if string(wj) != string(gj) {
+		t.Errorf("simpleToolResult(%.100q) re-encodes as %s, go-sdk's as %s", in, gj, wj)
+	}
+	return true
+}
+
+func TestSimpleToolResult(t *testing.T) {
+	for i, in := range simpleCorpus {
+		if got, want := checkSimple(t, []byte(in)), i < 9; got != want {
+			t.Errorf("simpleToolResult(%q) decoded = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func FuzzSimpleToolResult(f *testing.F) {
+	for _, in := range append(simpleCorpus, handoffCorpus...) {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		checkSimple(t, []byte(in))
+	})
+}
+
+// TestTakeWholeResult checks that take hands a simple result up whole, as
+// the error of its response, and that decodedResults turns it back.
+func TestTakeWholeResult(t *testing.T) {
+	id, _ := jsonrpc.MakeID(float64(7))
+	resp := (new(handoff)).take(&jsonrpc.Response{ID: id, Result: json.RawMessage(simpleCorpus[0])})
+	var d *decodedResult
+	if resp.Result != nil || !errors.As(resp.Error, &d) {
+		t.Fatalf("take(%s) = %+v, want the result decoded whole", simpleCorpus[0], resp)
+	}
+	handler := decodedResults(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", resp.Error)
+	})
+	res, err := handler(t.Context(), "tools/call", nil)
+	if err != nil || res != d.res {
+		t.Fatalf("decodedResults = %v, %v; want the decoded result", res, err)
+	}
+	// Not for a call without a handoff (not Manager.CallTool's), nor for an
+	// error response.
+	if r := (*handoff)(nil).take(&jsonrpc.Response{ID: id, Result: json.RawMessage(simpleCorpus[0])}); r.Error != nil {
+		t.Errorf("take without a handoff decoded the result")
+	}
 }

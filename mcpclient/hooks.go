@@ -105,7 +105,7 @@ func (c *conn) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	opts.Capabilities = caps
 	h.caps = cloneCaps(caps)
 	h.client = mcp.NewClient(m.clientInfo, opts)
-	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware)
+	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware, decodedResults)
 	h.client.AddReceivingMiddleware(h.rootsMiddleware)
 	// Before Connect the client has no session, so this sends nothing.
 	h.roots = rootsByURI(roots)

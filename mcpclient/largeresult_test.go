@@ -16,7 +16,7 @@ import (
 
 // largeServer is mcptest's server plus tools with large results: "text"
 // (64 KiB of lines), "mixed" (text and an image), "structured" (text,
-// structured content and isError).
+// structured content and isError), and "refused" (short texts and isError).
 func largeServer() *mcptest.Server {
 	s := mcptest.NewServer("large")
 	text := strings.Repeat("a line of log output, \"quoted\", tab\there é ✓\n", 1500)
@@ -32,6 +32,9 @@ func largeServer() *mcptest.Server {
 		return &mcp.CallToolResult{IsError: true, Meta: mcp.Meta{"k": "v"},
 			Content:           []mcp.Content{&mcp.TextContent{Text: text}},
 			StructuredContent: map[string]any{"lines": 1500.0, "ok": false}}, nil, nil
+	})
+	mcp.AddTool(s.Server, &mcp.Tool{Name: "refused"}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no"}, &mcp.TextContent{Text: "tab\tquote\""}}}, nil, nil
 	})
 	return s
 }
@@ -75,7 +78,7 @@ func TestLargeResults(t *testing.T) {
 					Transport: mcpclient.TransportOptions{Type: mcpclient.TransportStreamableHTTP, Implementation: impl},
 					Client:    mcpclient.ClientOptions{ProtocolVersion: tt.pin}})
 			}
-			for _, tool := range []string{"text", "mixed", "structured", "echo"} {
+			for _, tool := range []string{"text", "mixed", "structured", "echo", "refused"} {
 				want, err := raw.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "x"}})
 				if err != nil {
 					t.Fatal(err)
