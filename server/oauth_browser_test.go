@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,4 +85,56 @@ func TestDashboardOAuth(t *testing.T) {
 		t.Errorf("the page reported problems: %v", p)
 	}
 	t.Logf("OAuth browser test took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// TestDashboardOAuthDenied: a refused authorization fails the server, and
+// the dashboard shows the authorization server's message as the text it
+// was (the agent stores it HTML-escaped), never as markup.
+func TestDashboardOAuthDenied(t *testing.T) {
+	ctx, problems := browser(t)
+	as := oauthtest.NewServer(t, nil)
+	const reason = `User said "no" <b id="injected">to</b> Tom's & Jerry's app`
+	as.Deny(reason)
+	srv := mcptest.NewServer("denied")
+	res := as.ServeMCP(t, mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server }), nil)
+	e := newEnv(t, &Options{DefaultAgent: "test/a"})
+
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	row := `#servers tr[data-server-id="denied"]`
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(e.ts.URL+"/"),
+		chromedp.WaitVisible(css(`#status[data-status="open"]`)),
+		chromedp.SendKeys(css(`#add-form input[name="name"]`), "denied"),
+		chromedp.SendKeys(css(`#add-form input[name="url"]`), res.URL),
+		chromedp.SendKeys(css(`#add-form input[name="id"]`), "denied"),
+		chromedp.Click(css(`#add-form button[type="submit"]`)),
+		chromedp.WaitVisible(css(row+` button.authorize`)),
+		chromedp.Click(css(row+` button.authorize`)),
+		chromedp.WaitVisible(css(row+` .state[data-state="failed"]`)),
+	)
+	if err != nil {
+		t.Fatalf("authorizing: %v (problems: %v)", err, problems())
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Text(css(row+` td.error`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	injected, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#injected").length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown, reason) {
+		t.Errorf("the dashboard shows the error as %q, want it to contain %q", shown, reason)
+	}
+	if injected != 0 {
+		t.Errorf("the error's markup became %d element(s) in the page", injected)
+	}
+	// The stored error is still escaped, for pages that insert it as HTML.
+	st, err := e.client("test", "a").MCPServers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Servers["denied"].Error; got == nil || strings.Contains(*got, "<b") {
+		t.Errorf("stored error %v is not HTML-escaped", got)
+	}
 }

@@ -34,6 +34,21 @@ export function kebab(name) {
   return s.replace(/-$/, "");
 }
 
+// errorText turns a server's error field into plain text. Errors that came
+// from an authorization server are HTML-escaped (as the seed promises, so
+// that pages which insert them as HTML stay safe); show the result with
+// textContent, never innerHTML.
+export function errorText(error) {
+  if (!error) return "";
+  return error
+    .replaceAll("&lt;", "<")
+    .replaceAll("&gt;", ">")
+    .replaceAll("&#34;", '"')
+    .replaceAll("&quot;", '"')
+    .replaceAll("&#39;", "'")
+    .replaceAll("&amp;", "&");
+}
+
 // AgentError is a JSON API error: code is the stable error code
 // ("blocked_url", "unknown_server", ...), status the HTTP status.
 export class AgentError extends Error {

@@ -1,6 +1,6 @@
 // app.js: the agentmcp dashboard. Everything from the server is put on the
 // page with textContent or as attribute values, never as HTML.
-import { connectAgent } from "./agent.js";
+import { connectAgent, errorText } from "./agent.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -75,7 +75,7 @@ function renderServers(mcp) {
       el("td", {}, el("span", { class: "state", dataset: { state: s.state } }, s.state)),
       el("td", {}, s.transport || ""),
       el("td", { class: "mono url" }, s.server_url),
-      el("td", { class: "error" }, s.error || ""),
+      el("td", { class: "error" }, errorText(s.error)),
       el("td", { class: "actions" }, authorizeButton(id, s), removeButton(id, s)),
     ),
   );
