@@ -165,7 +165,11 @@ func (c *sseConn) read(sr *sseReader, body io.ReadCloser) {
 		err = errors.New("the server closed the SSE stream")
 	}
 	c.errMu.Lock()
-	c.err = fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, err)
+	if c.err == nil {
+		// The first cause stands: a session expiry seen by Write ends the
+		// stream too, and must not read as a mere closed stream.
+		c.err = fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, err)
+	}
 	c.errMu.Unlock()
 	c.shutdown()
 }
