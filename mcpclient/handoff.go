@@ -149,11 +149,6 @@ var completeResult = func() mcp.CallToolResult {
 // It reports false for anything else. result must be valid JSON
 // (decodeMessage checked it).
 func simpleToolResult(result []byte) (*mcp.CallToolResult, bool) {
-	p := trusted{data: result}
-	p.space()
-	if !p.consume('{') {
-		return nil, false
-	}
 	var (
 		content                                       []mcp.Content
 		meta                                          map[string]any
@@ -161,71 +156,56 @@ func simpleToolResult(result []byte) (*mcp.CallToolResult, bool) {
 		isError                                       bool
 		sawContent, sawError, sawStructured, complete bool
 	)
-	for first := true; ; first = false {
-		p.space()
-		if p.consume('}') {
-			break
-		}
-		if !first && (!p.consume(',') || !p.spaceThen()) {
-			return nil, false
-		}
-		key, ok := p.plainString()
-		if !ok {
-			return nil, false
-		}
-		p.space()
-		if !p.consume(':') {
-			return nil, false
-		}
-		p.space()
+	p := trusted{data: result}
+	p.space()
+	ok := p.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "content":
 			if sawContent {
-				return nil, false
+				return false
 			}
-			if content, ok = p.textItems(); !ok {
-				return nil, false
-			}
+			content, ok = p.textItems()
 			sawContent = true
+			return ok
 		case "isError":
 			switch {
 			case sawError:
-				return nil, false
+				return false
 			case p.literal("true"):
 				isError = true
 			case !p.literal("false"):
-				return nil, false
+				return false
 			}
 			sawError = true
+			return true
 		case "resultType":
 			v, ok := p.plainString()
 			if complete || !ok || string(v) != "complete" {
-				return nil, false
+				return false
 			}
 			complete = true
+			return true
 		case "_meta":
 			if meta != nil || p.pos >= len(p.data) || p.data[p.pos] != '{' {
-				return nil, false
+				return false
 			}
 			v, ok := p.anyValue()
-			if !ok {
-				return nil, false
+			if ok {
+				meta = v.(map[string]any)
 			}
-			meta = v.(map[string]any)
+			return ok
 		case "structuredContent":
 			if sawStructured {
-				return nil, false
+				return false
 			}
-			if structured, ok = p.anyValue(); !ok {
-				return nil, false
-			}
+			structured, ok = p.anyValue()
 			sawStructured = true
-		default:
-			return nil, false
+			return ok
 		}
-	}
+		return false
+	})
 	p.space()
-	if !sawContent || p.pos != len(p.data) {
+	if !ok || !sawContent || p.pos != len(p.data) {
 		return nil, false
 	}
 	res := new(mcp.CallToolResult)
@@ -266,41 +246,21 @@ func (p *trusted) anyValue() (any, bool) {
 func splitTextContent(result []byte, minText int) (content []mcp.Content, rest []byte, ok bool) {
 	p := trusted{data: result}
 	p.space()
-	if !p.consume('{') {
-		return nil, nil, false
-	}
 	start, end := -1, -1
-	for first := true; ; first = false {
-		p.space()
-		if p.consume('}') {
-			break
-		}
-		if !first && (!p.consume(',') || !p.spaceThen()) {
-			return nil, nil, false
-		}
-		key, ok := p.plainString()
-		if !ok {
-			return nil, nil, false // an escaped key: go-sdk's job
-		}
-		p.space()
-		if !p.consume(':') {
-			return nil, nil, false
-		}
-		p.space()
+	ok = p.object(func(key []byte) (ok bool) {
 		if string(key) != "content" {
-			if !p.skipValue() {
-				return nil, nil, false
-			}
-			continue
+			return p.skipValue()
 		}
 		if start >= 0 {
-			return nil, nil, false // twice
+			return false // twice
 		}
 		start = p.pos
-		if content, ok = p.textItems(); !ok {
-			return nil, nil, false
-		}
+		content, ok = p.textItems()
 		end = p.pos
+		return ok
+	})
+	if !ok {
+		return nil, nil, false
 	}
 	total := 0
 	for _, c := range content {
@@ -337,6 +297,37 @@ func (p *trusted) space() {
 func (p *trusted) spaceThen() bool {
 	p.space()
 	return p.pos < len(p.data)
+}
+
+// object walks the object that comes next, calling member with each key
+// (keys with escapes are refused: go-sdk's job) and the walker at its
+// value, which member must consume. It reports whether the object was
+// walked to its end with every member accepted.
+func (p *trusted) object(member func(key []byte) bool) bool {
+	if !p.consume('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		p.space()
+		if p.consume('}') {
+			return true
+		}
+		if !first && (!p.consume(',') || !p.spaceThen()) {
+			return false
+		}
+		key, ok := p.plainString()
+		if !ok {
+			return false
+		}
+		p.space()
+		if !p.consume(':') {
+			return false
+		}
+		p.space()
+		if !member(key) {
+			return false
+		}
+	}
 }
 
 // literal consumes lit (true, false or null) if it comes next.
@@ -459,51 +450,34 @@ func (p *trusted) textItems() ([]mcp.Content, bool) {
 
 // textItem reads one {"type":"text","text":"..."} object.
 func (p *trusted) textItem() (string, bool) {
-	if !p.consume('{') {
-		return "", false
-	}
 	var text string
 	var sawType, sawText bool
-	for first := true; ; first = false {
-		p.space()
-		if p.consume('}') {
-			return text, sawType && sawText
-		}
-		if !first && (!p.consume(',') || !p.spaceThen()) {
-			return "", false
-		}
-		key, ok := p.plainString()
-		if !ok {
-			return "", false
-		}
-		p.space()
-		if !p.consume(':') {
-			return "", false
-		}
-		p.space()
+	ok := p.object(func(key []byte) bool {
 		switch string(key) {
 		case "type":
 			v, ok := p.plainString()
 			if sawType || !ok || string(v) != "text" {
-				return "", false
+				return false
 			}
 			sawType = true
+			return true
 		case "text":
 			if sawText || p.pos >= len(p.data) || p.data[p.pos] != '"' {
-				return "", false
+				return false
 			}
 			end, _, ok := p.stringEnd()
 			if !ok {
-				return "", false
+				return false
 			}
 			if text, ok = unquoteSimple(p.data[p.pos:end]); !ok {
-				return "", false
+				return false
 			}
 			p.pos, sawText = end, true
-		default:
-			return "", false // annotations, _meta, ...: go-sdk's job
+			return true
 		}
-	}
+		return false // annotations, _meta, ...: go-sdk's job
+	})
+	return text, ok && sawType && sawText
 }
 
 // unquoteSimple decodes a JSON string (valid, with its quotes) that has no
