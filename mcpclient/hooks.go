@@ -120,8 +120,8 @@ func (c *conn) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 
 // callMiddleware tracks the requests in flight (for the contexts of server
 // requests, see requestCtx), spends the elicitation seed once the server
-// has accepted a request of a seeded session, and keeps results obtained
-// through multi round-trip retries out of go-sdk's cache.
+// has accepted a request of a seeded session, and keeps lists and results
+// obtained through multi round-trip retries out of go-sdk's cache.
 func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
@@ -152,14 +152,32 @@ func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 			// handshake proves nothing).
 			h.c.spendSeed()
 		}
-		if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil && cl.retried.Load() {
-			// go-sdk caches resources/read results of 2026-07-28 sessions
-			// for their ttlMs, including those that took input: the spec
-			// forbids caching those (caching.mdx). A zero TTL is never
-			// served from the cache. The result is fresh, not shared yet.
+		if err != nil {
+			return res, err
+		}
+		// go-sdk caches list and resources/read results of 2026-07-28
+		// sessions for their ttlMs; a zero TTL is never served from the
+		// cache. The results are fresh, not shared yet.
+		switch r := res.(type) {
+		case *mcp.ReadResourceResult:
+			if cl.retried.Load() {
+				// It took input: the spec forbids caching it (caching.mdx).
+				r.TTLMs = 0
+			}
+		// The Manager's catalog is the cache of the lists, kept fresh by
+		// list_changed (which also clears go-sdk's); a list fetched again
+		// is a refresh asked for (DiscoverIfConnected), which a cached
+		// page would silently void.
+		case *mcp.ListToolsResult:
+			r.TTLMs = 0
+		case *mcp.ListPromptsResult:
+			r.TTLMs = 0
+		case *mcp.ListResourcesResult:
+			r.TTLMs = 0
+		case *mcp.ListResourceTemplatesResult:
 			r.TTLMs = 0
 		}
-		return res, err
+		return res, nil
 	}
 }
 

@@ -3,9 +3,11 @@ package mcpclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,5 +358,45 @@ func TestWaitForConnections(t *testing.T) {
 	}
 	if d := <-done; !d.Success {
 		t.Errorf("discovery: %+v", d)
+	}
+}
+
+// TestRefreshPastListTTL: a manual refresh fetches the lists again even when
+// the server said its last answers stay valid for a minute (2026-07-28
+// ttlMs, which go-sdk would otherwise serve from its cache): the Manager's
+// catalog is the cache, and a refresh is asked for.
+func TestRefreshPastListTTL(t *testing.T) {
+	srv := mcptest.NewServer("ttl")
+	var lists atomic.Int32
+	srv.Server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				// A tool that changes with every answer, and no
+				// list_changed for it.
+				n := lists.Add(1)
+				r.Tools = append(r.Tools, &mcp.Tool{Name: fmt.Sprintf("gen-%d", n), InputSchema: map[string]any{"type": "object"}})
+				r.TTLMs = 60000
+			}
+			return res, err
+		}
+	})
+	hs := mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return srv.Server })
+	m := newManager(t, nil)
+	connectReady(t, m, "s", mcpclient.ServerOptions{URL: hs.URL, Client: mcpclient.ClientOptions{ProtocolVersion: "2026-07-28"}})
+	ctx := testCtx(t)
+	before := lists.Load()
+	if !slices.Contains(toolNames(m.ListTools(mcpclient.Filter{})), fmt.Sprintf("s/gen-%d", before)) {
+		t.Fatalf("tools after discovery: %v", toolNames(m.ListTools(mcpclient.Filter{})))
+	}
+	if d, err := m.DiscoverIfConnected(ctx, "s", nil); err != nil || !d.Success {
+		t.Fatalf("refresh: %+v, %v", d, err)
+	}
+	if got := lists.Load(); got != before+1 {
+		t.Errorf("the refresh listed the tools %d times, want once", got-before)
+	}
+	names := toolNames(m.ListTools(mcpclient.Filter{}))
+	if !slices.Contains(names, fmt.Sprintf("s/gen-%d", before+1)) || slices.Contains(names, fmt.Sprintf("s/gen-%d", before)) {
+		t.Errorf("tools after the refresh: %v; want gen-%d only", names, before+1)
 	}
 }
