@@ -2,6 +2,7 @@ package netguard
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentmcp/agentmcp/internal/whatwg"
@@ -13,15 +14,17 @@ const maxTextRunes = 500
 // Sanitize prepares text that came from a server or an authorization
 // server (an error message, an error_description) for a log line or a UI.
 // It removes C0 control characters other than tab, line feed and carriage
-// return, DEL and the C1 controls U+0080 to U+009F, replaces invalid UTF-8
-// with U+FFFD, and then, if more than 500 characters (runes) remain, keeps
-// the first 500 and appends "...". It does not escape HTML.
+// return, DEL, the C1 controls U+0080 to U+009F and the bidirectional
+// controls (U+202E and its kin, which can make text read other than it
+// is), replaces invalid UTF-8 with U+FFFD, and then, if more than 500
+// characters (runes) remain, keeps the first 500 and appends "...". It
+// does not escape HTML.
 func Sanitize(s string) string {
 	s = strings.Map(func(r rune) rune {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r':
 			return r
-		case r < 0x20 || 0x7f <= r && r <= 0x9f:
+		case r < 0x20 || 0x7f <= r && r <= 0x9f, unicode.Is(unicode.Bidi_Control, r):
 			return -1
 		}
 		return r

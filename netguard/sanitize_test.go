@@ -16,6 +16,7 @@ func TestSanitize(t *testing.T) {
 		{"C0 removed", "a\x00b\x07c\x1b[31md", "abc[31md"},
 		{"DEL removed", "a\x7fb", "ab"},
 		{"C1 removed", "a\u0080b\u009bc\u009fd", "abcd"},
+		{"bidi controls removed", "a\u202eb\u2066c\u2069d\u200fe\u061cf", "abcdef"},
 		{"above C1 kept", "a\u00a0b é ☕", "a\u00a0b é ☕"},
 		{"invalid UTF-8", "a\xffb", "a\uFFFDb"},
 		{"empty", "", ""},
