@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -53,8 +54,10 @@ func (t bareTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // and credentials added to every request.
 func (c *conn) sdkStreamableTransport() mcp.Transport {
 	hc := *c.m.httpClient
+	endpoint, _ := url.Parse(c.opts.URL) // checked at registration
 	hc.Transport = &sdkRoundTripper{
 		next:      c.m.httpClient.Transport,
+		endpoint:  endpoint,
 		header:    c.opts.Transport.Headers,
 		authorize: c.authorizeRequest(),
 	}
@@ -76,12 +79,13 @@ func (c *conn) sdkStreamableTransport() mcp.Transport {
 // and IsTransportNotImplemented hold as with the default transport.
 type sdkRoundTripper struct {
 	next      http.RoundTripper // nil means http.DefaultTransport
+	endpoint  *url.URL          // the server's: credentials go to its origin only
 	header    http.Header
 	authorize func(*http.Request) error
 }
 
 func (t *sdkRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.header) > 0 || t.authorize != nil {
+	if (len(t.header) > 0 || t.authorize != nil) && (t.endpoint == nil || sameOrigin(req.URL, t.endpoint)) {
 		req = req.Clone(req.Context()) // a RoundTripper must not modify its request
 		for k, vs := range t.header {
 			req.Header[k] = vs

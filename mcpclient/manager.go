@@ -103,6 +103,7 @@ func New(opts *Options) *Manager {
 		base = &http.Client{Transport: defaultHTTPTransport(o.ConnectTimeout)}
 	}
 	m.httpClient = m.guard.HTTPClient(base)
+	m.httpClient.CheckRedirect = stripCrossOrigin(m.httpClient.CheckRedirect)
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
 	}

@@ -201,7 +201,8 @@ type TransportOptions struct {
 
 	// Headers are sent on every HTTP request of the transport, the SSE GET
 	// included. Their values are secrets: they never appear in logs, errors
-	// or state snapshots.
+	// or state snapshots, and, like the bearer token, they are not sent on
+	// to another origin when the server redirects there.
 	Headers http.Header
 
 	// Implementation selects whose streamable HTTP transport carries a

@@ -1,0 +1,71 @@
+package mcpclient
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Redirects and a server's secrets.
+//
+// net/http copies a request's headers onto every redirect hop, and drops
+// only Authorization, Cookie and WWW-Authenticate, only when the host
+// changes. A server's custom headers (API keys, most often) and a bearer
+// token on a redirect to another port of the same host would both follow a
+// redirect to another origin. So on a hop to an origin
+// other than the request's own, the Manager's HTTP client keeps only the
+// protocol's headers that carry no secret (see crossOriginHeader), and
+// go-sdk's transport (ImplementationGoSDK), which adds credentials in its
+// RoundTripper, adds them only on the server's own origin.
+
+// stripCrossOrigin wraps a CheckRedirect function (next must not be nil)
+// so that a hop to another origin carries no header but those
+// crossOriginHeader allows.
+func stripCrossOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if err := next(req, via); err != nil {
+			return err
+		}
+		if !sameOrigin(req.URL, via[0].URL) {
+			for k := range req.Header {
+				if !crossOriginHeader(k) {
+					delete(req.Header, k)
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// crossOriginHeader reports whether the canonical header name k may go to
+// another origin: content negotiation and the MCP headers that describe
+// the request itself (as its body does), not credentials. The session id
+// goes too: when a server's requests are redirected, it was the other
+// origin that issued it (and a session id is no credential: the spec
+// forbids authenticating with it).
+func crossOriginHeader(k string) bool {
+	switch k {
+	case "Accept", "Content-Type", "User-Agent", headerProtocolVersion, headerSessionID, headerMethod, headerName, headerLastEventID:
+		return true
+	}
+	return strings.HasPrefix(k, headerParamPrefix)
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(hostPort(a), hostPort(b))
+}
+
+// hostPort is u's host with its port, the scheme's default if none.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Host + ":443"
+	case "http":
+		return u.Host + ":80"
+	}
+	return u.Host
+}
