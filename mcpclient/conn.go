@@ -151,7 +151,16 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 		old.close()
 	}
 
+	c.mu.Lock()
+	resumed := c.opts.Resume.valid()
+	c.mu.Unlock()
 	s, err := c.handshake(ctx)
+	if err != nil && resumed && isSessionLost(err) && ctx.Err() == nil {
+		// The saved session is gone, and the server said so before the
+		// locally answered handshake was over (its GET stream, say): a
+		// fresh handshake, once (the saved session is used only once).
+		s, err = c.handshake(ctx)
+	}
 	if err != nil && IsUnauthorized(err) && c.opts.Auth != nil {
 		authURL, aerr := c.authorize(ctx, err)
 		switch {
