@@ -174,11 +174,23 @@ func (c *sseConn) read(sr *sseReader, body io.ReadCloser) {
 	c.shutdown()
 }
 
+// Read returns the next message; messages that arrived before the stream
+// ended are read first.
 func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.incoming:
 		return msg, nil
+	default:
+	}
+	select {
+	case msg := <-c.incoming:
+		return msg, nil
 	case <-c.done:
+		select {
+		case msg := <-c.incoming:
+			return msg, nil
+		default:
+		}
 		c.errMu.Lock()
 		defer c.errMu.Unlock()
 		if c.err != nil {

@@ -45,3 +45,62 @@ func TestSSESessionExpiryCause(t *testing.T) {
 		t.Errorf("Read after the expiry = %v, want ErrSessionExpired", err)
 	}
 }
+
+// TestReadBeforeEnd: messages that arrived before a connection ended are
+// read before the end is reported (a response read off a stream that then
+// closed is still the response), on both HTTP transports.
+func TestReadBeforeEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const n = 10
+	check := func(t *testing.T, conn interface {
+		Read(context.Context) (jsonrpc.Message, error)
+	}) {
+		t.Helper()
+		for i := range n {
+			msg, err := conn.Read(ctx)
+			if err != nil {
+				t.Fatalf("message %d: %v", i, err)
+			}
+			if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "notifications/message" {
+				t.Fatalf("message %d: %v", i, msg)
+			}
+		}
+		if _, err := conn.Read(ctx); err == nil {
+			t.Fatal("no error after the last message")
+		}
+	}
+	t.Run("sse", func(t *testing.T) {
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "event: endpoint\ndata: /message?sessionId=1\n\n")
+			for range n {
+				fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+			}
+			// and the stream ends
+		}))
+		defer hs.Close()
+		tr := &sseTransport{endpoint: hs.URL, client: hs.Client(), maxMessageSize: 1 << 20}
+		conn, err := tr.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		<-conn.(*sseConn).done // the stream has ended, its messages are queued
+		check(t, conn)
+	})
+	t.Run("streamable", func(t *testing.T) {
+		tr := &streamableTransport{endpoint: "http://127.0.0.1:1/mcp", client: http.DefaultClient}
+		conn, err := tr.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		sc := conn.(*streamableConn)
+		for range n {
+			sc.deliver(&jsonrpc.Request{Method: "notifications/message", Params: []byte(`{}`)})
+		}
+		sc.fail(errors.New("the connection broke"))
+		check(t, conn)
+	})
+}

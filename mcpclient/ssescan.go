@@ -106,6 +106,7 @@ func (s *sseReader) Next() (sseEvent, error) {
 		}
 		if len(line) == 0 { // blank line: dispatch
 			if !seen {
+				size = 0 // between events: keep-alives do not add up
 				continue
 			}
 			ev.Data = s.data.Bytes()
@@ -115,6 +116,9 @@ func (s *sseReader) Next() (sseEvent, error) {
 			return ev, nil
 		}
 		if line[0] == ':' { // comment, e.g. a keep-alive
+			if !seen {
+				size = 0
+			}
 			continue
 		}
 		seen = true

@@ -192,3 +192,18 @@ func FuzzSSEReader(f *testing.F) {
 		checkSSE(t, in, limit)
 	})
 }
+
+// TestSSEKeepAlives: comments and blank lines between events (keep-alives
+// on a quiet stream) do not count toward the next event's size limit.
+func TestSSEKeepAlives(t *testing.T) {
+	stream := strings.Repeat(": ping\n\n", 200) + "\n\n" + "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n\n"
+	ev, err := newLongSSEReader(strings.NewReader(stream), 1024).Next()
+	if err != nil || !strings.Contains(string(ev.Data), "notifications/x") {
+		t.Fatalf("Next = %q, %v; want the event after the keep-alives", ev.Data, err)
+	}
+	// One comment longer than the limit is still refused.
+	_, err = newLongSSEReader(strings.NewReader(": "+strings.Repeat("x", 2000)+"\n\ndata: x\n\n"), 1024).Next()
+	if !errors.Is(err, errEventTooLarge) {
+		t.Errorf("a 2000-byte comment: %v, want errEventTooLarge", err)
+	}
+}

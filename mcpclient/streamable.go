@@ -168,19 +168,40 @@ func (c *streamableConn) failure() error {
 	}
 }
 
+// Read returns the next message. Messages that arrived before the
+// connection broke or closed are read first: a response read off a stream
+// that then ended is still the response.
 func (c *streamableConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	if err := c.failure(); err != nil {
-		return nil, err
+	select {
+	case msg := <-c.incoming:
+		return msg, nil
+	default:
 	}
 	select {
 	case msg := <-c.incoming:
 		return msg, nil
 	case <-c.failed:
+		if msg, ok := c.pending(); ok {
+			return msg, nil
+		}
 		return nil, c.failErr
 	case <-c.done:
+		if msg, ok := c.pending(); ok {
+			return msg, nil
+		}
 		return nil, io.EOF
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// pending returns a message already waiting, if any.
+func (c *streamableConn) pending() (jsonrpc.Message, bool) {
+	select {
+	case msg := <-c.incoming:
+		return msg, true
+	default:
+		return nil, false
 	}
 }
 
