@@ -342,3 +342,36 @@ type resolverFunc func(ctx context.Context, network, host string) ([]netip.Addr,
 func (f resolverFunc) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
 	return f(ctx, network, host)
 }
+
+// TestStandaloneReopenRefused: a server that refuses the reopening of its
+// standalone stream once (409, as go-sdk's server does while it still
+// holds the old stream) is asked again: the stream, and its notifications,
+// are not given up for the rest of the session.
+func TestStandaloneReopenRefused(t *testing.T) {
+	var gets atomic.Int64
+	reopened := make(chan struct{})
+	srv := mcptest.NewServer("s")
+	real := mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
+	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			switch gets.Add(1) {
+			case 2:
+				http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
+				return
+			case 3:
+				close(reopened)
+			}
+		}
+		real.ServeHTTP(w, r)
+	}))
+	m := newManager(t, &mcpclient.Options{StreamIdleTimeout: 50 * time.Millisecond})
+	connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
+	select {
+	case <-reopened:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stream was given up after one refusal")
+	}
+	if info, _ := m.Server("s1"); info.State != mcpclient.StateReady {
+		t.Errorf("state %s (%v)", info.State, info.Error)
+	}
+}

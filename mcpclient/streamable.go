@@ -573,13 +573,15 @@ func (c *streamableConn) awaitStandalone(ctx context.Context) {
 }
 
 // standaloneLoop keeps the legacy GET stream open, reconnecting with
-// backoff. A server that does not offer the stream (405, or any other 4xx)
-// is left alone; one that forgot the session, or that cannot be reached
-// after several attempts, breaks the connection so the Manager reconnects.
+// backoff. A server that does not offer the stream (405, or any other 4xx
+// to the first GET) is left alone; one that forgot the session, or that
+// cannot be reached or keeps refusing after several attempts, breaks the
+// connection so the Manager reconnects.
 func (c *streamableConn) standaloneLoop(opened func()) {
 	defer opened()
 	lastID := ""
 	retries := 0
+	offered := false // whether the server ever opened the stream
 	for {
 		ctx, cancel := context.WithCancel(c.ctx)
 		resp, err := c.get(ctx, lastID)
@@ -594,10 +596,14 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 			switch {
 			case errors.Is(err, ErrSessionExpired):
 				return // the connection already failed
-			case errors.As(err, &herr) && herr.StatusCode < 500 && herr.StatusCode != http.StatusTooManyRequests:
+			case !offered && errors.As(err, &herr) && herr.StatusCode < 500 && herr.StatusCode != http.StatusTooManyRequests:
 				c.t.logger.Debug("mcp server offers no standalone SSE stream", "status", herr.StatusCode)
 				return
 			}
+			// A server that offered the stream and now refuses it (409
+			// while it still holds the old one, 401 with an expiring
+			// token) is asked again, with backoff, like one that cannot
+			// be reached; giving up would silently lose its notifications.
 			retries++
 			if retries > c.t.timing.maxRetries {
 				c.fail(fmt.Errorf("standalone SSE stream: %w", err))
@@ -608,6 +614,7 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 			}
 			continue
 		}
+		offered = true
 		body := io.Reader(resp.Body)
 		if c.t.idleTimeout > 0 {
 			body = newIdleReader(resp.Body, c.t.idleTimeout, cancel)
