@@ -97,6 +97,32 @@ func TestHostileServers(t *testing.T) {
 		}
 		closeWithin(t, m, 5*time.Second)
 	})
+	t.Run("JSON answer that is not the response", func(t *testing.T) {
+		hs := intercept(t, func(w http.ResponseWriter, method, name string, id json.RawMessage) bool {
+			switch name {
+			case "other-id":
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"not-%s","result":{"content":[]}}`, id)
+				return true
+			case "notification":
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+				return true
+			}
+			return false
+		})
+		m := newManager(t, nil)
+		connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
+		for _, tool := range []string{"other-id", "notification"} {
+			if _, err := m.CallTool(testCtx(t), "s1", tool, nil, nil); !errors.Is(err, mcpclient.ErrProtocol) {
+				t.Errorf("%s: %v; want ErrProtocol", tool, err)
+			}
+		}
+		if _, err := m.CallTool(testCtx(t), "s1", "echo", map[string]any{"text": "x"}, nil); err != nil {
+			t.Errorf("a call after them: %v", err)
+		}
+		closeWithin(t, m, 5*time.Second)
+	})
 	t.Run("malformed JSON", func(t *testing.T) {
 		hs := intercept(t, func(w http.ResponseWriter, method, name string, id json.RawMessage) bool {
 			switch name {

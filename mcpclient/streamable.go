@@ -339,11 +339,14 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			return rejected(protocolError("%s: malformed response: %v", summary, err))
 		}
 		if r, ok := reply.(*jsonrpc.Response); ok && r.ID == call.ID {
-			reply = handoffOf(ctx, call.Method).take(r)
-		} else {
-			own(reply)
+			c.deliver(handoffOf(ctx, call.Method).take(r))
+			return nil
 		}
+		// Something else than the answer: pass it on, and fail the call,
+		// which would otherwise wait for an answer that cannot come.
+		own(reply)
 		c.deliver(reply)
+		c.deliver(&jsonrpc.Response{ID: call.ID, Error: protocolError("%s: the server's JSON answer is not the response to the request", summary)})
 		return nil
 	case "text/event-stream":
 		if !c.goStream(func() {
