@@ -88,10 +88,12 @@ func (p *Provider) Exchange(ctx context.Context, callback url.Values) error {
 	if err := json.Unmarshal(data, f); err != nil {
 		return ErrStateUnknown
 	}
+	// What the callback says goes into errors without these.
+	secrets := []string{callback.Get("code"), f.Verifier, f.Client.Secret}
 	iss := callback.Get("iss")
 	switch {
 	case iss != "" && iss != f.Issuer:
-		return fmt.Errorf("%w (%q, expected %q)", ErrIssuer, sanitize(iss), f.Issuer)
+		return fmt.Errorf("%w (%q, expected %q)", ErrIssuer, redact(iss, secrets...), f.Issuer)
 	case iss == "" && f.IssSupported:
 		return fmt.Errorf("%w: the authorization server promised an iss parameter and sent none", ErrIssuer)
 	}
@@ -100,7 +102,7 @@ func (p *Provider) Exchange(ctx context.Context, callback url.Values) error {
 		if msg == "" {
 			msg = e
 		}
-		return fmt.Errorf("authorization failed: %s", sanitize(msg))
+		return fmt.Errorf("authorization failed: %s", redact(msg, secrets...))
 	}
 	code := callback.Get("code")
 	if code == "" {
@@ -118,7 +120,9 @@ func (p *Provider) Exchange(ctx context.Context, callback url.Values) error {
 		return fmt.Errorf("token exchange failed: %w", err)
 	}
 	t := p.tokenFrom(tr, f.Issuer, f.Endpoint, f.Resource, f.Client, f.Scopes)
-	if err := p.save(ctx, t); err != nil {
+	// Under the refresh lock: a refresh of the previous token that is in
+	// flight must not overwrite or delete this one.
+	if err := p.saveNew(ctx, t); err != nil {
 		return err
 	}
 	if len(t.Scopes) > 0 {

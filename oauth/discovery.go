@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -193,11 +194,11 @@ func (p *Provider) registration(ctx context.Context, asm *oauthex.AuthServerMeta
 		TokenEndpointAuthMethod: method,
 		ApplicationType:         applicationType(p.cfg.RedirectURL),
 	}
-	resp, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, p.http)
+	resp, err := p.register(ctx, asm.RegistrationEndpoint, meta)
 	if err != nil {
 		return client{}, fmt.Errorf("oauth: registering the client: %w", err)
 	}
-	cl := client{Issuer: asm.Issuer, ID: resp.ClientID, Secret: resp.ClientSecret, AuthMethod: resp.TokenEndpointAuthMethod, RedirectURI: p.cfg.RedirectURL, Kind: "dcr"}
+	cl := client{Issuer: asm.Issuer, ID: resp.ClientID, Secret: resp.ClientSecret, AuthMethod: resp.AuthMethod, RedirectURI: p.cfg.RedirectURL, Kind: "dcr"}
 	if cl.AuthMethod == "" {
 		// RFC 7591 says an omitted method means client_secret_basic, but
 		// servers that omit it mean what we asked for.
@@ -207,19 +208,99 @@ func (p *Provider) registration(ctx context.Context, asm *oauthex.AuthServerMeta
 		}
 	}
 	data, _ := json.Marshal(cl)
-	if err := p.st.Put(ctx, key, data, expiry(resp)); err != nil {
+	if err := p.st.Put(ctx, key, data, resp.Expiry); err != nil {
 		return client{}, fmt.Errorf("oauth: saving the registration: %w", err)
 	}
 	return cl, nil
 }
 
-// expiry is when a registration stops being usable: its secret's expiry,
-// or never.
-func expiry(resp *oauthex.ClientRegistrationResponse) time.Time {
-	if resp.ClientSecretExpiresAt.Unix() > 0 {
-		return resp.ClientSecretExpiresAt
+// registered is what a dynamic registration gave.
+type registered struct {
+	ClientID     string
+	ClientSecret string
+	AuthMethod   string
+	// Expiry is when the registration stops being usable: its secret's
+	// expiry, or zero for never.
+	Expiry time.Time
+}
+
+// register makes an RFC 7591 dynamic client registration. Its errors
+// never hold the response body, which may carry the client secret (or a
+// registration access token): only the status and, from an error
+// response, the OAuth error and its description, sanitised. It reads only
+// the fields it uses, so that a server's liberties with the others (a
+// fractional client_id_issued_at) do not fail the registration.
+func (p *Provider) register(ctx context.Context, endpoint string, meta *oauthex.ClientRegistrationMetadata) (*registered, error) {
+	payload, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
 	}
-	return time.Time{}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
+	if err != nil {
+		return nil, fmt.Errorf("invalid registration endpoint %s", netguard.RedactURL(endpoint))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return nil, err // a *url.Error, without the body
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("HTTP %d: reading the response: %w", resp.StatusCode, err)
+	}
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		return nil, registrationError(resp.StatusCode, body)
+	}
+	var r struct {
+		ClientID     string          `json:"client_id"`
+		ClientSecret string          `json:"client_secret"`
+		ExpiresAt    json.RawMessage `json:"client_secret_expires_at"`
+		AuthMethod   string          `json:"token_endpoint_auth_method"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		// The decoder's message may quote the body.
+		return nil, fmt.Errorf("HTTP %d: the response is not valid client information", resp.StatusCode)
+	}
+	if r.ClientID == "" {
+		return nil, fmt.Errorf("HTTP %d: the response has no client_id", resp.StatusCode)
+	}
+	out := &registered{ClientID: r.ClientID, ClientSecret: r.ClientSecret, AuthMethod: r.AuthMethod}
+	if len(r.ExpiresAt) > 0 && string(r.ExpiresAt) != "null" {
+		var at float64
+		if err := json.Unmarshal(r.ExpiresAt, &at); err != nil {
+			return nil, fmt.Errorf("HTTP %d: client_secret_expires_at is not a number", resp.StatusCode)
+		}
+		if at >= 1 {
+			out.Expiry = time.Unix(int64(at), 0)
+		}
+	}
+	return out, nil
+}
+
+// registrationError describes a refused registration by its status and,
+// when the body is an OAuth error response (RFC 7591 section 3.2.2), its
+// error and error_description: never by the rest of the body.
+func registrationError(status int, body []byte) error {
+	msg := fmt.Sprintf("HTTP %d", status)
+	var e struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+		// Should a server send these with an error, they are kept out of
+		// the message too.
+		Secret      string `json:"client_secret"`
+		AccessToken string `json:"registration_access_token"`
+	}
+	err := json.Unmarshal(body, &e)
+	var typeErr *json.UnmarshalTypeError
+	if (err == nil || errors.As(err, &typeErr)) && e.Error != "" {
+		msg += ": " + redact(e.Error, e.Secret, e.AccessToken)
+		if e.Description != "" {
+			msg += ": " + redact(e.Description, e.Secret, e.AccessToken)
+		}
+	}
+	return errors.New(msg)
 }
 
 // bestAuthMethod picks a token endpoint authentication method among the

@@ -19,9 +19,14 @@
 //
 // Token refreshes before expiry, once per server: concurrent callers share
 // one refresh, and Storage.Lock extends that across processes. A rotated
-// refresh token is saved before it is used; a network error or a 5xx is
-// retried and never loses the refresh token; invalid_grant drops the
-// tokens, so that the next request's 401 starts a new authorisation.
+// refresh token is saved before it is used; a network error, a 5xx or a
+// 429 is retried and never loses the refresh token; a refusal
+// (invalid_grant, invalid_client, any other OAuth error or 4xx) drops the
+// tokens, so that the next request's 401 starts a new authorisation, and
+// invalid_client or unauthorized_client drops the dynamic registration
+// too. Exchange saves its tokens under the same lock, and a refresh writes
+// or drops only the token it refreshed: one that a completed
+// authorisation replaced meanwhile is left alone.
 //
 // # Usage
 //
@@ -45,5 +50,8 @@
 // Callback errors (ErrStateFormat, ErrStateUnknown, ErrStateExpired,
 // ErrStateServer, ErrIssuer) have messages fit for users; token endpoint
 // failures are *TokenError; ErrResourceMismatch refuses a resource whose
-// metadata names another one. Text from authorization servers is sanitised.
+// metadata names another one. Text from authorization servers is
+// sanitised; errors carry no more of a response than its status and OAuth
+// error (error, error_description), and never a token, a client secret, an
+// authorization code or a PKCE verifier.
 package oauth

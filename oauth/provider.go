@@ -219,10 +219,13 @@ type flow struct {
 
 // Token returns the access token to send, refreshing it first when it has
 // expired (or expires within 30 seconds) and can be refreshed. A refresh
-// that the authorization server refuses (invalid_grant) drops the tokens,
-// so that the request goes without one and the server's 401 starts a new
-// authorisation; one that fails for a network error or a 5xx is retried,
-// and keeps the refresh token for later.
+// that the authorization server refuses for good (invalid_grant, or any
+// other OAuth error or 4xx that is not transient) drops the tokens, so
+// that the request goes without one and the server's 401 starts a new
+// authorisation; invalid_client and unauthorized_client drop the dynamic
+// registration too, so that it registers anew. One that fails for a
+// network error, a 5xx or a 429 is retried, and keeps the refresh token
+// for later.
 func (p *Provider) Token(ctx context.Context) (string, error) {
 	t, err := p.current(ctx)
 	if err != nil || t == nil {
@@ -284,6 +287,16 @@ func (p *Provider) load(ctx context.Context) (*Token, error) {
 	return &t, nil
 }
 
+// saveNew saves the token of a new authorisation. It holds the refresh
+// lock, which excludes every user of the storage, this process's
+// refreshes included: a refresh in flight finishes first, and a later one
+// finds this token.
+func (p *Provider) saveNew(ctx context.Context, t *Token) error {
+	return p.st.Lock(ctx, "refresh", func(ctx context.Context) error {
+		return p.save(ctx, t)
+	})
+}
+
 func (p *Provider) save(ctx context.Context, t *Token) error {
 	data, err := json.Marshal(t)
 	if err != nil {
@@ -324,7 +337,10 @@ func (p *Provider) refreshToken(ctx context.Context, stale string) (*Token, erro
 }
 
 // doRefresh makes the refresh request, with retries for transient
-// failures.
+// failures. Before it writes or deletes the token, it makes sure the
+// stored one is still t: one that changed meanwhile (an authorisation
+// completed while the lock was lost, or another writer) is left alone and
+// returned.
 func (p *Provider) doRefresh(ctx context.Context, t *Token) (*Token, error) {
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}}
 	if t.Resource != "" {
@@ -338,6 +354,9 @@ func (p *Provider) doRefresh(ctx context.Context, t *Token) (*Token, error) {
 			if next.RefreshToken == "" {
 				next.RefreshToken = t.RefreshToken // not rotated
 			}
+			if cur, same, err := p.stillStored(ctx, t); err != nil || !same {
+				return cur, err
+			}
 			if err := p.save(ctx, next); err != nil {
 				return nil, err
 			}
@@ -345,17 +364,25 @@ func (p *Provider) doRefresh(ctx context.Context, t *Token) (*Token, error) {
 			return next, nil
 		}
 		var terr *TokenError
-		if errors.As(err, &terr) && !terr.Transient() {
-			if terr.Code == "invalid_grant" {
-				// The grant is gone: drop the tokens, so the next request
-				// goes without one and the 401 starts a new authorisation.
-				p.logger.Info("oauth refresh token refused; authorization needed again", "server", p.cfg.ServerID)
-				if err := p.st.Delete(ctx, keyToken); err != nil {
-					return nil, fmt.Errorf("oauth: dropping the refused token: %w", err)
-				}
-				p.setCached(nil)
-				return nil, nil
+		if errors.As(err, &terr) && terr.refused() {
+			// The grant is gone (or the client is): drop the tokens, so
+			// the next request goes without one and the 401 starts a new
+			// authorisation. Keeping them would fail every request
+			// before it is sent, and no 401 would ever come.
+			if cur, same, err := p.stillStored(ctx, t); err != nil || !same {
+				return cur, err
 			}
+			p.logger.Info("oauth refresh refused; authorization needed again", "server", p.cfg.ServerID, "status", terr.StatusCode, "error", terr.Code)
+			if terr.lostClient() {
+				p.forgetClient(ctx, t.Issuer, t.Client.ID)
+			}
+			if err := p.st.Delete(ctx, keyToken); err != nil {
+				return nil, fmt.Errorf("oauth: dropping the refused token: %w", err)
+			}
+			p.setCached(nil)
+			return nil, nil
+		}
+		if terr != nil && !terr.Transient() {
 			return nil, fmt.Errorf("oauth: refreshing the token: %w", err)
 		}
 		lastErr = err
@@ -369,6 +396,46 @@ func (p *Provider) doRefresh(ctx context.Context, t *Token) (*Token, error) {
 	}
 	// The refresh token is kept: the failure was not its fault.
 	return nil, fmt.Errorf("oauth: refreshing the token failed %d times (the refresh token is kept): %w", p.cfg.RefreshAttempts, lastErr)
+}
+
+// stillStored re-reads the stored token before a refresh of t writes or
+// deletes it, and reports whether it is still t. If not, it caches and
+// returns the stored one (nil if none), which the refresh must leave
+// alone.
+func (p *Provider) stillStored(ctx context.Context, t *Token) (*Token, bool, error) {
+	cur, err := p.load(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if cur != nil && cur.AccessToken == t.AccessToken && cur.RefreshToken == t.RefreshToken {
+		return cur, true, nil
+	}
+	p.logger.Info("oauth token replaced while it was refreshed; the replacement is kept", "server", p.cfg.ServerID)
+	p.setCached(cur)
+	return cur, false, nil
+}
+
+// forgetClient deletes the stored registration with issuer if it is
+// clientID's, so that the next authorisation registers anew. A failure
+// is logged: the token is dropped all the same.
+func (p *Provider) forgetClient(ctx context.Context, issuer, clientID string) {
+	key := keyClient + issuer
+	data, err := p.st.Get(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		return // pre-registered, or a metadata document: nothing stored
+	}
+	if err == nil {
+		var cl client
+		if json.Unmarshal(data, &cl) == nil && cl.ID != clientID {
+			return // registered anew already
+		}
+		err = p.st.Delete(ctx, key)
+	}
+	if err != nil {
+		p.logger.Warn("oauth: dropping the refused client registration failed", "server", p.cfg.ServerID, "error", err)
+		return
+	}
+	p.logger.Info("oauth client registration refused; it will register again", "server", p.cfg.ServerID)
 }
 
 // Authorize starts an authorisation after the server refused a request:
@@ -474,7 +541,7 @@ func (p *Provider) clientCredentials(ctx context.Context, asm *oauthex.AuthServe
 	if err != nil {
 		return fmt.Errorf("oauth: client credentials: %w", err)
 	}
-	return p.save(ctx, p.tokenFrom(tr, asm.Issuer, asm.TokenEndpoint, resource, cl, scopes))
+	return p.saveNew(ctx, p.tokenFrom(tr, asm.Issuer, asm.TokenEndpoint, resource, cl, scopes))
 }
 
 // challengeParam returns a parameter of the first Bearer challenge that

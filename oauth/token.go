@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,16 +31,35 @@ func (e *TokenError) Error() string {
 	return fmt.Sprintf("token endpoint: HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
 }
 
-// Transient reports whether trying again later may succeed: a 5xx or a
-// 429, or the OAuth errors that say so.
+// Transient reports whether trying again later may succeed: a 429, the
+// OAuth errors that say so (temporarily_unavailable, server_error), or a
+// 5xx that is not one of the RFC 6749 errors refusing the request (a 5xx
+// with another "error" may well come from a gateway).
 func (e *TokenError) Transient() bool {
+	if e.StatusCode == http.StatusTooManyRequests {
+		return true
+	}
 	switch e.Code {
 	case "temporarily_unavailable", "server_error":
 		return true
-	case "":
-		return e.StatusCode >= 500 || e.StatusCode == http.StatusTooManyRequests
+	case "invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
+		"unsupported_grant_type", "invalid_scope", "invalid_target":
+		return false
 	}
-	return false
+	return e.StatusCode >= 500
+}
+
+// refused reports whether the token endpoint refused the request for good:
+// an error response (a 4xx, or an OAuth error) that is not transient.
+// Trying the same grant again cannot succeed.
+func (e *TokenError) refused() bool {
+	return e.StatusCode >= 400 && !e.Transient()
+}
+
+// lostClient reports whether the refusal is about the client rather than
+// the grant: its registration is no good any more.
+func (e *TokenError) lostClient() bool {
+	return e.Code == "invalid_client" || e.Code == "unauthorized_client"
 }
 
 type tokenResponse struct {
@@ -52,12 +72,15 @@ type tokenResponse struct {
 
 // tokenRequest posts form to a token endpoint with the client's
 // authentication. Network errors come back as they are (transient);
-// HTTP failures as *TokenError.
+// HTTP failures as *TokenError, whose text never holds the request's
+// secrets (code, verifier, refresh token, client credentials) or the
+// tokens of the response, even when the server echoes them.
 func (p *Provider) tokenRequest(ctx context.Context, endpoint string, cl client, form url.Values) (*tokenResponse, error) {
 	if err := p.checkEndpoint(endpoint); err != nil {
 		return nil, err
 	}
 	form = cloneValues(form)
+	var secrets []string // what errors must not show
 	method := cl.AuthMethod
 	if method == "" {
 		method = "client_secret_basic"
@@ -90,7 +113,14 @@ func (p *Provider) tokenRequest(ctx context.Context, endpoint string, cl client,
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	if method == "client_secret_basic" {
-		req.SetBasicAuth(url.QueryEscape(cl.ID), url.QueryEscape(cl.Secret))
+		user, pass := url.QueryEscape(cl.ID), url.QueryEscape(cl.Secret)
+		req.SetBasicAuth(user, pass)
+		// The header's credentials, should the server echo them.
+		secrets = append(secrets, base64.StdEncoding.EncodeToString([]byte(user+":"+pass)))
+	}
+	secrets = append(secrets, cl.Secret)
+	for _, k := range []string{"code", "code_verifier", "refresh_token", "client_secret", "client_assertion"} {
+		secrets = append(secrets, form.Get(k))
 	}
 	resp, err := p.http.Do(req)
 	if err != nil {
@@ -108,7 +138,7 @@ func (p *Provider) tokenRequest(ctx context.Context, endpoint string, cl client,
 			Description string `json:"error_description"`
 		}
 		if json.Unmarshal(body, &e) == nil {
-			terr.Code, terr.Description = sanitize(e.Error), sanitize(e.Description)
+			terr.Code, terr.Description = redact(e.Error, secrets...), redact(e.Description, secrets...)
 		}
 		return nil, terr
 	}
@@ -117,9 +147,33 @@ func (p *Provider) tokenRequest(ctx context.Context, endpoint string, cl client,
 		return nil, &TokenError{StatusCode: resp.StatusCode, Code: "invalid_response", Description: "no access_token in the token response"}
 	}
 	if tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "bearer") {
-		return nil, &TokenError{StatusCode: resp.StatusCode, Code: "invalid_response", Description: "unsupported token type " + sanitize(tr.TokenType)}
+		secrets = append(secrets, tr.AccessToken, tr.RefreshToken)
+		return nil, &TokenError{StatusCode: resp.StatusCode, Code: "invalid_response", Description: "unsupported token type " + redact(tr.TokenType, secrets...)}
 	}
 	return &tr, nil
+}
+
+// redact prepares text from an authorization server for an error message,
+// as sanitize does, and replaces the secrets in it (and their
+// form-encoded forms) with "[redacted]": a server that echoes a request
+// or its own response must not put codes, verifiers, tokens or client
+// secrets in errors, which end up in logs and UIs. It replaces before
+// sanitising, which may cut a secret short, and after, which may join one
+// by removing control characters.
+func redact(s string, secrets ...string) string {
+	replace := func(s string) string {
+		for _, secret := range secrets {
+			if secret == "" {
+				continue
+			}
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+			if esc := url.QueryEscape(secret); esc != secret {
+				s = strings.ReplaceAll(s, esc, "[redacted]")
+			}
+		}
+		return s
+	}
+	return replace(sanitize(replace(s)))
 }
 
 // tokenFrom builds the stored token from a token response.

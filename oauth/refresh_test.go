@@ -1,0 +1,261 @@
+package oauth_test
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/oauth"
+)
+
+// TestExchangeDuringRefresh: the access token expires while the user
+// completes a step-up authorisation; the refresh in flight then finishes
+// (refreshed, or refused with invalid_grant) and must not overwrite or
+// delete the new token. With a lock that excludes, the exchange waits for
+// the refresh, even one slow to write what it got; with a lost lock, the
+// refresh sees the new token and leaves it alone.
+func TestExchangeDuringRefresh(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		fault     oauthtest.Fault // of the refresh
+		lostLocks bool
+		slowWrite bool // the refresh is slow to write its outcome, not to get it
+	}{
+		{"refreshed", oauthtest.FaultNone, false, false},
+		{"invalid_grant", oauthtest.FaultInvalidGrant, false, false},
+		{"refreshed, lock lost", oauthtest.FaultNone, true, false},
+		{"invalid_grant, lock lost", oauthtest.FaultInvalidGrant, true, false},
+		{"refreshed, slow write", oauthtest.FaultNone, false, true},
+		{"invalid_grant, slow write", oauthtest.FaultInvalidGrant, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			clock := oauthtest.NewClock(time.Time{})
+			as := oauthtest.NewServer(t, &oauthtest.Options{Now: clock.Now, Scopes: []string{"mcp:read", "mcp:write"}, AccessTokenTTL: time.Minute})
+			st := &spyStorage{lostLocks: tt.lostLocks}
+			rt := newRefreshTransport(t)
+			p := newProvider(t, as.URL, st, func(c *oauth.Config) {
+				c.Now, c.HTTPClient, c.RefreshAttempts = clock.Now, &http.Client{Transport: rt}, 1
+			})
+
+			// The user authorises mcp:read; a step-up to mcp:write starts,
+			// and the user approves it.
+			first := authURL(t, p, http.StatusUnauthorized, `Bearer scope="mcp:read"`)
+			if err := p.Exchange(ctx, visit(t, as, first)); err != nil {
+				t.Fatal(err)
+			}
+			stepUp := visit(t, as, authURL(t, p, http.StatusForbidden, `Bearer error="insufficient_scope", scope="mcp:write"`))
+
+			// The access token expires: a refresh starts, and its answer is
+			// slow to come back (or its write to be done).
+			clock.Advance(31 * time.Second)
+			if tt.fault != oauthtest.FaultNone {
+				as.FailTokenRequests(1, tt.fault)
+			}
+			var events <-chan string
+			release := func() { close(rt.release) }
+			if tt.slowWrite {
+				events = st.arm()
+				release = st.holdWrite()
+			} else {
+				rt.hold.Store(true)
+			}
+			refreshed := make(chan string, 1)
+			go func() {
+				at, err := p.Token(ctx)
+				if err != nil {
+					t.Errorf("Token (refreshing): %v", err)
+				}
+				refreshed <- at
+			}()
+			if tt.slowWrite {
+				for e := range events {
+					if e == "held" {
+						break
+					}
+				}
+			} else {
+				<-rt.arrived
+				events = st.arm()
+			}
+
+			// The step-up's callback arrives meanwhile. The refresh goes on
+			// once the exchange has saved its token or waits for the lock.
+			exchanged := make(chan error, 1)
+			go func() { exchanged <- p.Exchange(ctx, stepUp) }()
+			saving := func(e string) bool { return e == "put token" || e == "lock refresh" && !tt.lostLocks }
+			var exchangeErr error
+		wait:
+			for {
+				select {
+				case e := <-events:
+					if saving(e) {
+						break wait
+					}
+				case exchangeErr = <-exchanged:
+					// Done already (the lock lost): the storage noted
+					// everything it did before.
+					exchanged <- exchangeErr
+					for {
+						select {
+						case e := <-events:
+							if saving(e) {
+								break wait
+							}
+						default:
+							t.Fatalf("Exchange returned without saving: %v", exchangeErr)
+						}
+					}
+				}
+			}
+			release()
+			if err := <-exchanged; err != nil {
+				t.Fatalf("Exchange: %v", err)
+			}
+			refreshedAT := <-refreshed
+
+			// The step-up's token is kept: stored, and what Token returns.
+			at, err := p.Token(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if scopes, ok := as.Valid(at); !ok || !slices.Contains(scopes, "mcp:write") {
+				t.Errorf("token after the refresh = %q (valid %v, scopes %v); want the step-up's token, with mcp:write", at, ok, scopes)
+			}
+			if tok := storedToken(t, st); tok == nil || tok.AccessToken != at {
+				t.Errorf("stored token = %+v; want the step-up's token", tok)
+			}
+			if tt.lostLocks && refreshedAT != at {
+				t.Errorf("the refresh returned %q; want the newer token %q", refreshedAT, at)
+			}
+			if n := as.Counts.RefreshGrants.Load(); n != 1 {
+				t.Errorf("%d refresh requests; want 1", n)
+			}
+		})
+	}
+}
+
+// TestRefreshRefused: a refresh that the token endpoint refuses for good
+// (a 4xx other than 429, or an OAuth error) drops the token, so that the
+// next request goes without one and its 401 starts a new authorisation;
+// invalid_client and unauthorized_client also drop the dynamic
+// registration, so that it registers anew. Transient failures (5xx, 429,
+// network errors) keep the refresh token.
+func TestRefreshRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// the answer to the refresh; zero status: the authorization server
+		// forgot the client (RemoveClient) and answers invalid_client.
+		status       int
+		body         string
+		wantDropped  bool
+		wantRegister bool // a new registration
+	}{
+		{"invalid_grant", 400, `{"error":"invalid_grant"}`, true, false},
+		{"invalid_client, client forgotten", 0, "", true, true},
+		{"invalid_client", 401, `{"error":"invalid_client","error_description":"client authentication failed"}`, true, true},
+		{"unauthorized_client", 400, `{"error":"unauthorized_client"}`, true, true},
+		{"invalid_scope", 400, `{"error":"invalid_scope"}`, true, false},
+		{"400 without a body", 400, "", true, false},
+		{"401 without a body", 401, "", true, false},
+		{"403 HTML", 403, "<html>Forbidden</html>", true, false},
+		{"invalid_grant with a 5xx", 500, `{"error":"invalid_grant"}`, true, false},
+
+		{"429", 429, "", false, false},
+		{"429 with an OAuth error", 429, `{"error":"slow_down"}`, false, false},
+		{"503 temporarily_unavailable", 503, `{"error":"temporarily_unavailable"}`, false, false},
+		{"500 without a body", 500, "", false, false},
+		{"502 from a gateway", 502, `{"error":"bad_gateway"}`, false, false},
+		{"400 temporarily_unavailable", 400, `{"error":"temporarily_unavailable"}`, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			clock := oauthtest.NewClock(time.Time{})
+			as := oauthtest.NewServer(t, &oauthtest.Options{Now: clock.Now, AccessTokenTTL: time.Minute,
+				AuthMethods: []string{"client_secret_basic"}})
+			st := &oauth.MemoryStorage{}
+			rt := newRefreshTransport(t)
+			p := newProvider(t, as.URL, st, func(c *oauth.Config) {
+				c.Now, c.HTTPClient, c.RefreshAttempts = clock.Now, &http.Client{Transport: rt}, 1
+			})
+			login(t, p, as)
+			before := storedToken(t, st)
+			if before == nil || before.RefreshToken == "" {
+				t.Fatalf("after the login: token %+v", before)
+			}
+			oldClient := before.Client.ID
+
+			clock.Advance(31 * time.Second)
+			if tt.status == 0 {
+				as.RemoveClient(oldClient)
+			} else {
+				rt.answer.Store(&cannedAnswer{tt.status, tt.body})
+			}
+			at, err := p.Token(ctx)
+			rt.answer.Store(nil)
+
+			if !tt.wantDropped {
+				if err == nil || at != "" {
+					t.Fatalf("Token = %q, %v; want an error", at, err)
+				}
+				if tok := storedToken(t, st); tok == nil || tok.RefreshToken != before.RefreshToken {
+					t.Fatalf("after a transient failure: stored token %+v; want the refresh token kept", tok)
+				}
+				// Once the endpoint is back, the kept refresh token works.
+				if at, err := p.Token(ctx); err != nil || at == "" || at == before.AccessToken {
+					t.Errorf("Token after the failure = %q, %v; want a refreshed token", at, err)
+				}
+				return
+			}
+
+			// Dropped: the request goes without a token, the server's 401
+			// starts a new authorisation, which completes.
+			if err != nil || at != "" {
+				t.Fatalf("Token = %q, %v; want no token and no error", at, err)
+			}
+			if tok := storedToken(t, st); tok != nil {
+				t.Errorf("stored token after the refusal: %+v", tok)
+			}
+			_, registered := st.Get(ctx, keyClient+as.Issuer())
+			if registered == nil == tt.wantRegister {
+				t.Errorf("registration stored after the refusal: %v; want %v", registered == nil, !tt.wantRegister)
+			}
+			u := authURL(t, p, http.StatusUnauthorized, "")
+			if err := p.Exchange(ctx, visit(t, as, u)); err != nil {
+				t.Fatalf("Exchange after the refusal: %v", err)
+			}
+			q := mustParse(t, u).Query()
+			if newClient := q.Get("client_id") != oldClient; newClient != tt.wantRegister {
+				t.Errorf("authorised again with client %s (first %s); want a new registration: %v", q.Get("client_id"), oldClient, tt.wantRegister)
+			}
+			want := int64(1)
+			if tt.wantRegister {
+				want = 2
+			}
+			if n := as.Counts.Registrations.Load(); n != want {
+				t.Errorf("%d registrations; want %d", n, want)
+			}
+			if at, err := p.Token(ctx); err != nil || at == "" {
+				t.Errorf("Token after the new authorisation = %q, %v", at, err)
+			}
+		})
+	}
+}
+
+func mustParse(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
