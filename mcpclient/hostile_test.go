@@ -97,6 +97,23 @@ func TestHostileServers(t *testing.T) {
 		}
 		closeWithin(t, m, 5*time.Second)
 	})
+	t.Run("response stream cut inside an event", func(t *testing.T) {
+		hs := intercept(t, func(w http.ResponseWriter, method, name string, id json.RawMessage) bool {
+			if name != "cut" {
+				return false
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"jsonrpc":"2.0","id":`)
+			return true
+		})
+		m := newManager(t, nil)
+		connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
+		_, err := m.CallTool(testCtx(t), "s1", "cut", nil, nil)
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("a cut stream: %v; want the cause (io.ErrUnexpectedEOF) kept", err)
+		}
+		closeWithin(t, m, 5*time.Second)
+	})
 	t.Run("JSON answer that is not the response", func(t *testing.T) {
 		hs := intercept(t, func(w http.ResponseWriter, method, name string, id json.RawMessage) bool {
 			switch name {

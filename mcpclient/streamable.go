@@ -503,7 +503,11 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 			retries++
 		}
 		if lastID == "" || c.modern() || retries > c.t.timing.maxRetries {
-			c.deliver(&jsonrpc.Response{ID: call.ID, Error: fmt.Errorf("%s: the server ended the response stream without a response", call.Method)})
+			err := fmt.Errorf("%s: the server ended the response stream without a response", call.Method)
+			if r.err != nil {
+				err = fmt.Errorf("%w: %w", err, r.err) // the break itself, for errors.Is/As
+			}
+			c.deliver(&jsonrpc.Response{ID: call.ID, Error: err})
 			return
 		}
 		if !c.wait(ctx, c.t.timing.delay(retries, r.retry)) {
