@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -111,9 +113,11 @@ type oauthCallbacks interface {
 
 // callback is /agents/{class}/{name}/callback, where OAuth providers send
 // the user back. It needs no access token (the provider's redirect carries
-// none; the agent checks its single-use state instead).
+// none; the agent checks its single-use state instead), so it never
+// creates an agent: only one already open, or one with servers in the
+// store, can answer (existingEntry).
 func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
-	e, err := s.agentEntry(r.Context(), r.PathValue("class"), r.PathValue("name"))
+	e, err := s.existingEntry(r.Context(), r.PathValue("class"), r.PathValue("name"))
 	if err != nil {
 		writeError(w, s.openError(err))
 		return
@@ -181,6 +185,8 @@ func unknownServer(e *entry, id string) *APIError {
 // seed's addMcpServer(serverName, url, options). Only name and url are
 // required.
 type AddRequest struct {
+	// Name is the display name: at most MaxNameLength characters, with no
+	// control characters.
 	Name string `json:"name"`
 	URL  string `json:"url"`
 	// ID is a stable server id (normalised as agent.NormalizeServerID).
@@ -228,11 +234,26 @@ func (req *AddRequest) Options() (agent.AddOptions, error) {
 	return o, nil
 }
 
+// MaxNameLength is the longest server name AddRequest takes, in
+// characters.
+const MaxNameLength = 200
+
+// isControl reports whether r is a control character (C0, DEL, C1) or a
+// bidirectional control (U+202E and the like), which a display name must
+// not contain: they rewrite terminals and reorder what the dashboard shows.
+func isControl(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+}
+
 func (req *AddRequest) options() (agent.AddOptions, *APIError) {
 	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix}
 	switch {
 	case strings.TrimSpace(req.Name) == "":
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required")
+	case utf8.RuneCountInString(req.Name) > MaxNameLength:
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is longer than %d characters", MaxNameLength)
+	case strings.ContainsFunc(req.Name, isControl):
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name contains a control character (line breaks, escapes and bidirectional controls are refused)")
 	case strings.TrimSpace(req.URL) == "":
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "url is required")
 	case req.ID != "" && strings.TrimSpace(req.ID) == "":

@@ -198,6 +198,11 @@ func TestAPIBadInput(t *testing.T) {
 		{"too large", "POST", agentPath + "/servers", `{"name":"` + strings.Repeat("x", maxBody) + `"}`, nil, 413, CodeBodyTooLarge, "larger"},
 		{"no name", "POST", agentPath + "/servers", `{"url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "name is required"},
 		{"no url", "POST", agentPath + "/servers", `{"name":"x"}`, nil, 400, CodeInvalidRequest, "url is required"},
+		{"name with an escape", "POST", agentPath + "/servers", `{"name":"\u001b[31mred","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "control character"},
+		{"name with a line break", "POST", agentPath + "/servers", `{"name":"a\nb","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "control character"},
+		{"name with a C1 control", "POST", agentPath + "/servers", `{"name":"a\u009bb","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "control character"},
+		{"name with a bidi override", "POST", agentPath + "/servers", `{"name":"a\u202eb","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "control character"},
+		{"name too long", "POST", agentPath + "/servers", `{"name":"` + strings.Repeat("é", MaxNameLength+1) + `","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "longer than 200 characters"},
 		{"relative url", "POST", agentPath + "/servers", `{"name":"x","url":"/mcp"}`, nil, 400, CodeInvalidURL, "http or https"},
 		{"ftp url", "POST", agentPath + "/servers", `{"name":"x","url":"ftp://example.com/"}`, nil, 400, CodeInvalidURL, "http or https"},
 		{"blocked private address", "POST", agentPath + "/servers", `{"name":"x","url":"http://10.1.2.3/mcp"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
@@ -333,5 +338,17 @@ func TestClient(t *testing.T) {
 	bad, _ := NewClient(AgentURL(e.ts.URL, "test", "a"), nil)
 	if _, err := bad.MCPServers(ctx); !errorsAs(err, &aerr) || aerr.Code != CodeUnauthorized {
 		t.Fatalf("without token: %v", err)
+	}
+}
+
+// TestAddRequestName: names of up to MaxNameLength characters, however
+// many bytes, and printable Unicode are taken.
+func TestAddRequestName(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{strings.Repeat("é", MaxNameLength), "Docs – 東京 🚀", "a b"} {
+		req := AddRequest{Name: name, URL: "https://example.com/mcp"}
+		if _, err := req.Options(); err != nil {
+			t.Errorf("name %q: %v", name, err)
+		}
 	}
 }

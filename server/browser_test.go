@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
 )
 
 // chromium is Debian's Chromium, which scripts/install-test-deps installs.
@@ -225,5 +230,125 @@ func TestREADMEScreenshot(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join("..", "docs", "dashboard.png"), shot, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDashboardBadSchemas: servers may send any JSON as a tool's input
+// schema (or an elicitation's). Properties that are not objects become
+// free JSON fields, a required that is not an array is ignored, and values
+// of the wrong type are shown as JSON; the page never throws, and every
+// tool, of every server, is listed and callable.
+func TestDashboardBadSchemas(t *testing.T) {
+	ctx, problems := browser(t)
+	e := newEnv(t, &Options{DefaultAgent: "test/a"})
+	_, goodURL := mcpServer(t, "good")
+
+	bad := mcp.NewServer(&mcp.Implementation{Name: "bad", Version: "1"}, nil)
+	schemas := map[string]string{
+		"null-property":   `{"type":"object","properties":{"x":null}}`,
+		"required-number": `{"type":"object","properties":{"y":{"type":"string"}},"required":5}`,
+		"required-object": `{"type":"object","properties":{"y":{"type":"string"}},"required":{"y":true}}`,
+		"properties-text": `{"type":"object","properties":"abc"}`,
+		"odd-values": `{"type":"object","properties":{
+			"a":{"type":{"toString":1}},
+			"b":{"enum":[{"toString":1,"valueOf":1},null,[1]]},
+			"c":{"type":["null",5],"description":{"toString":1,"valueOf":1}},
+			"d":"string","e":[1],"f":{"title":7,"type":"string"}},
+			"required":["f",{"toString":1}]}`,
+	}
+	for name, schema := range schemas {
+		bad.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(schema)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "args " + string(req.Params.Arguments)}}}, nil
+			})
+	}
+	// ask-bad asks for input with a null property in its form.
+	bad.AddTool(&mcp.Tool{Name: "ask-bad", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Who?", RequestedSchema: map[string]any{
+				"type": "object", "properties": map[string]any{"x": nil, "name": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil
+		})
+	badURL := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return bad }).URL
+	c := e.client("test", "a")
+	// Should the test stop with an elicitation pending, decline it before
+	// the bad server waits for its tool call to end.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		pending, _ := c.Elicitations(ctx)
+		for _, el := range pending {
+			c.AnswerElicitation(ctx, el.ID, ElicitationAnswer{Action: "decline"})
+		}
+	})
+	for id, url := range map[string]string{"good": goodURL, "bad": badURL} {
+		if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: id, URL: url, ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	tool := func(server, name string) string {
+		return fmt.Sprintf(`details.tool[data-server-id=%q][data-tool=%q]`, server, name)
+	}
+	steps := []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(e.ts.URL + "/"),
+		chromedp.WaitVisible(css(`#status[data-status="open"]`)),
+		chromedp.WaitVisible(css(tool("good", "echo"))),
+	}
+	for name := range schemas {
+		steps = append(steps, chromedp.WaitVisible(css(tool("bad", name))))
+	}
+	nullProp := tool("bad", "null-property")
+	steps = append(steps,
+		// The null property is a free JSON field, and the call sends it.
+		chromedp.Click(css(nullProp+" > summary")),
+		chromedp.SendKeys(css(nullProp+` form textarea[name="x"]`), `{"k":1}`),
+		chromedp.Click(css(nullProp+` form button[type="submit"]`)),
+		chromedp.WaitVisible(css(nullProp+` pre.result[data-outcome="ok"]`)),
+	)
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%v (problems: %v)", err, problems())
+	}
+	out, _ := chromedp.Run(ctx, chromedp.Text(css(nullProp+" pre.result")))
+	if !strings.HasPrefix(out, `args {"x":{"k":1}}`) {
+		t.Errorf("null-property result %q", out)
+	}
+	// Every property of the odd schema has a field, and only the valid
+	// required name is required.
+	fields, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(`+
+		`'details.tool[data-tool="odd-values"] form [name]')].map((f) => f.name + (f.required ? "*" : ""))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c", "d", "e", "f*"}, fields); diff != "" {
+		t.Errorf("odd-values fields (-want +got):\n%s", diff)
+	}
+	for _, name := range []string{"required-number", "required-object"} {
+		req, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(
+			`document.querySelector('details.tool[data-tool=%q] form input[name="y"]').required`, name)))
+		if err != nil || req {
+			t.Errorf("%s: y required=%v (%v), want an optional field", name, req, err)
+		}
+	}
+
+	// An elicitation with a null property shows as a form too.
+	ask := tool("bad", "ask-bad")
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(ask+" > summary")),
+		chromedp.Click(css(ask+` form button[type="submit"]`)),
+		chromedp.WaitVisible(css(`.elicitation[data-mode="form"] input[name="name"]`)),
+		chromedp.WaitVisible(css(`.elicitation[data-mode="form"] textarea[name="x"]`)),
+		chromedp.Click(css(`.elicitation .form-actions button.remove`)), // Decline
+		chromedp.WaitVisible(css(ask+` pre.result[data-outcome="ok"]`)),
+	)
+	if err != nil {
+		t.Fatalf("elicitation: %v (problems: %v)", err, problems())
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page reported problems: %v", p)
 	}
 }

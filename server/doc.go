@@ -19,7 +19,8 @@
 //	GET    /agents/{class}/{name}/resource-templates        {"resourceTemplates": [...]}, same filter
 //	GET    /agents/{class}/{name}/elicitations              {"elicitations": [...]}: servers' pending requests for input
 //	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
-//	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed
+//	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
+//	                                                        and it never creates an agent: unknown_agent unless the agent is open or has stored servers
 //	GET    /                                                the dashboard (package dashboard); /?token=T sets the token cookie
 //	GET    /static/...                                      its assets
 //
@@ -45,6 +46,10 @@
 // {"type":"agentmcp_elicitations","elicitations":[...]} frames (on connect
 // when there are some, and after every change), and the dashboard shows
 // them as forms.
+//
+// On the SSE stream each frame is one event named after the frame's type:
+// "event: cf_agent_mcp_servers" or "event: agentmcp_elicitations", with
+// the frame as its data; "event: close" ends the stream.
 //
 // # Usage
 //

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -194,5 +195,77 @@ func TestDashboardElicitation(t *testing.T) {
 	}
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the page reported problems: %v", p)
+	}
+}
+
+// TestSSEElicitations: on the SSE stream every event is named after its
+// frame's type, the elicitations frames included.
+func TestSSEElicitations(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	url := askServer(t)
+	ctx := testCtx(t)
+	c := e.client("test", "a")
+	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "asker", URL: url, ID: "asker"}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.ts.URL+agentPath+"/events", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	// next returns the next event whose data is a frame of type typ,
+	// checking on the way that every event's name is its frame's type (an
+	// error, not fatal: the elicitation must still be answered, or the
+	// test server would wait for it forever).
+	next := func(typ string) []byte {
+		t.Helper()
+		var event string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data := []byte(strings.TrimPrefix(line, "data: "))
+				var f struct{ Type string }
+				if err := json.Unmarshal(data, &f); err != nil {
+					t.Fatalf("event %q: data is not JSON: %s", event, data)
+				}
+				if event != f.Type {
+					t.Errorf("a %s frame came as event %q: %.200s", f.Type, event, data)
+				}
+				if f.Type == typ {
+					return data
+				}
+			}
+		}
+		t.Fatalf("stream ended: %v", sc.Err())
+		return nil
+	}
+	next(FrameType) // the state, on connect
+
+	called := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "asker", "ask", nil)
+		called <- err
+	}()
+	var f ElicitationsFrame
+	json.Unmarshal(next(ElicitationsFrameType), &f)
+	if len(f.Elicitations) != 1 || f.Elicitations[0].ServerID != "asker" {
+		t.Fatalf("elicitations frame: %+v", f)
+	}
+	if err := c.AnswerElicitation(ctx, f.Elicitations[0].ID, ElicitationAnswer{Action: "cancel"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-called; err != nil {
+		t.Fatalf("call: %v", err)
+	}
+	json.Unmarshal(next(ElicitationsFrameType), &f)
+	if len(f.Elicitations) != 0 {
+		t.Errorf("still pending: %+v", f)
 	}
 }

@@ -20,7 +20,7 @@ const (
 	CodeCrossOrigin          = "cross_origin"           // 403: a browser request from another site
 	CodeNotFound             = "not_found"              // 404: no such route
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
-	CodeUnknownAgent         = "unknown_agent"          // 404: an agent class or name the server does not host
+	CodeUnknownAgent         = "unknown_agent"          // 404: an agent class or name the server does not host (on the OAuth callback: an agent neither open nor stored)
 	CodeUnknownServer        = "unknown_server"         // 404: no MCP server with that id in the agent
 	CodeUnknownTool          = "unknown_tool"           // 404: the server lists no such tool
 	CodeUnknownElicitation   = "unknown_elicitation"    // 404: no pending elicitation with that id

@@ -1,11 +1,15 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/coder/websocket"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentmcp/agentmcp/store"
 )
 
 func TestToken(t *testing.T) {
@@ -32,7 +36,9 @@ func TestToken(t *testing.T) {
 		{"dashboard page needs none", "/", nil, 200},
 		{"assets need none", "/static/agent.js", nil, 200},
 		// The authorization server's redirect carries no token: the
-		// agent's single-use state protects the callback.
+		// agent's single-use state protects the callback. (test/a is open:
+		// the bearer request above opened it; the callback opens none,
+		// see TestCallbackOpensNoAgent.)
 		{"OAuth callback needs none", agentPath + "/callback?state=x&code=y", nil, 400},
 		// With a token, any Host is served (the token defeats DNS rebinding).
 		{"other host with token", agentPath + "/servers", []string{"Host: agents.example.com", "Authorization: Bearer s3cret-token"}, 200},
@@ -155,5 +161,56 @@ func TestBrowserChecks(t *testing.T) {
 	status, h, b = e.do("GET", "/", "")
 	if status != 200 || !strings.Contains(string(b), `content="agentmcp/default"`) || strings.Contains(string(b), "<script>") {
 		t.Errorf("index: %d %s", status, b)
+	}
+}
+
+// TestCallbackOpensNoAgent: the OAuth callback needs no token, so it must
+// not create agents: calls for agents that are neither open nor stored get
+// unknown_agent and open nothing, and the token holder can still open
+// Options.MaxAgents agents. An open agent, or one with stored servers,
+// answers its callbacks.
+func TestCallbackOpensNoAgent(t *testing.T) {
+	t.Parallel()
+	const max = 3
+	e := newEnv(t, &Options{Token: "s3cret-token", MaxAgents: max})
+	auth := "Authorization: Bearer s3cret-token"
+	for i := range 2 * max {
+		path := fmt.Sprintf("/agents/x/n%d/callback?state=s:abc&code=c", i)
+		status, _, b := e.do("GET", path, "")
+		if status != http.StatusNotFound || apiError(t, b).Code != CodeUnknownAgent {
+			t.Fatalf("GET %s: %d %s, want 404 %s", path, status, b, CodeUnknownAgent)
+		}
+	}
+	if got := e.srv.Agents(); len(got) != 0 {
+		t.Fatalf("the callbacks opened agents: %v", got)
+	}
+	for i := range max {
+		path := fmt.Sprintf("/agents/test/a%d/servers", i)
+		if status, _, b := e.do("GET", path, "", auth); status != http.StatusOK {
+			t.Fatalf("GET %s with the token: %d %s", path, status, b)
+		}
+	}
+
+	// An open agent answers its callback (a stray state: the callback page
+	// with the error, not unknown_agent).
+	status, h, b := e.do("GET", "/agents/test/a0/callback?state=s:abc&code=c", "")
+	if status != http.StatusBadRequest || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+		t.Errorf("callback of an open agent: %d %s %s", status, h.Get("Content-Type"), b)
+	}
+
+	// An agent with stored servers that is not open yet is opened by its
+	// callback, as a restart would open it.
+	e2 := newEnv(t, nil)
+	row := store.Server{Namespace: "test/stored", ID: "s", Name: "s", URL: "http://127.0.0.1:1/mcp",
+		CallbackURL: "http://127.0.0.1:1/agents/test/stored/callback", AuthURL: "http://127.0.0.1:1/authorize"}
+	if err := e2.st.PutServer(testCtx(t), row); err != nil {
+		t.Fatal(err)
+	}
+	status, h, b = e2.do("GET", "/agents/test/stored/callback?state=s:abc&code=c", "")
+	if status != http.StatusBadRequest || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+		t.Errorf("callback of a stored agent: %d %s %s", status, h.Get("Content-Type"), b)
+	}
+	if diff := cmp.Diff([]AgentInfo{{Class: "test", Name: "stored"}}, e2.srv.Agents()); diff != "" {
+		t.Errorf("agents (-want +got):\n%s", diff)
 	}
 }

@@ -288,6 +288,35 @@ func (s *Server) agentEntry(ctx context.Context, class, name string) (*entry, er
 	return e, nil
 }
 
+// existingEntry is agentEntry for requests that carry no access token (the
+// OAuth callback): it never creates an agent. It returns the agent when it
+// is open (or being opened), or opens it when it has servers in the store,
+// as a restart would; any other agent is unknown_agent, and nothing is
+// opened, so that such requests cannot use up Options.MaxAgents.
+func (s *Server) existingEntry(ctx context.Context, class, name string) (*entry, error) {
+	if aerr := s.checkAgent(class, name); aerr != nil {
+		return nil, aerr
+	}
+	key := class + "/" + name
+	s.mu.Lock()
+	closed := s.closed
+	_, open := s.agents[key]
+	s.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	if !open {
+		rows, err := s.st.ListServers(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("reading the servers of agent %s: %w", key, err)
+		}
+		if len(rows) == 0 {
+			return nil, apiErrorf(http.StatusNotFound, CodeUnknownAgent, "agent %s has no MCP servers: there is no authorization to complete", key)
+		}
+	}
+	return s.agentEntry(ctx, class, name)
+}
+
 // open opens the agent of e, outside s.mu. The caller's ctx bounds only
 // the storage reads: the agent outlives the request that opened it.
 func (s *Server) open(ctx context.Context, key string, e *entry) {

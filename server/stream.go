@@ -55,9 +55,16 @@ type hub struct {
 	stopped       bool
 }
 
+// frame is one encoded stream message and its type (FrameType or
+// ElicitationsFrameType), the SSE event name.
+type frame struct {
+	typ  string
+	data []byte
+}
+
 // client is one stream connection.
 type client struct {
-	send chan []byte   // frames to write, buffered
+	send chan frame    // frames to write, buffered
 	gone chan struct{} // closed when the hub drops the client
 	// reason says why the hub dropped it; set before gone is closed.
 	reason string
@@ -116,13 +123,13 @@ func (h *hub) run() {
 		}
 		// Frames are computed after the flags were taken: they include
 		// every change the flags report.
-		var state, elicit []byte
+		state, elicit := frame{typ: FrameType}, frame{typ: ElicitationsFrameType}
 		if changed || len(joining) > 0 {
-			state, _ = json.Marshal(Frame{Type: FrameType, MCP: h.a.MCPServers()})
+			state.data, _ = json.Marshal(Frame{Type: FrameType, MCP: h.a.MCPServers()})
 		}
 		pending := h.elicit.list()
 		if elicitChanged || (len(joining) > 0 && len(pending) > 0) {
-			elicit, _ = json.Marshal(ElicitationsFrame{Type: ElicitationsFrameType, Elicitations: pending})
+			elicit.data, _ = json.Marshal(ElicitationsFrame{Type: ElicitationsFrameType, Elicitations: pending})
 		}
 		h.mu.Lock()
 		if h.stopped {
@@ -150,10 +157,10 @@ func (h *hub) run() {
 	}
 }
 
-// deliverLocked queues frame for c, or drops c when its buffer is full.
-func (h *hub) deliverLocked(c *client, frame []byte) bool {
+// deliverLocked queues f for c, or drops c when its buffer is full.
+func (h *hub) deliverLocked(c *client, f frame) bool {
 	select {
-	case c.send <- frame:
+	case c.send <- f:
 		return true
 	default:
 		h.dropLocked(c, reasonFellBehind)
@@ -174,7 +181,7 @@ func (h *hub) dropLocked(c *client, reason string) {
 // join adds a client, which gets the current state as its first frame. It
 // returns nil when the hub has stopped.
 func (h *hub) join() *client {
-	c := &client{send: make(chan []byte, h.buffer), gone: make(chan struct{})}
+	c := &client{send: make(chan frame, h.buffer), gone: make(chan struct{})}
 	h.mu.Lock()
 	if h.stopped {
 		h.mu.Unlock()
@@ -263,7 +270,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request, e *entry) {
 	// close frame sent below.)
 	ctx := conn.CloseRead(context.Background())
 	var gone <-chan struct{}
-	var send <-chan []byte
+	var send <-chan frame
 	if c != nil {
 		gone, send = c.gone, c.send
 	}
@@ -271,9 +278,9 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request, e *entry) {
 	defer stopPing()
 	for {
 		select {
-		case frame := <-send:
+		case f := <-send:
 			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-			err := conn.Write(wctx, websocket.MessageText, frame)
+			err := conn.Write(wctx, websocket.MessageText, f.data)
 			cancel()
 			if err != nil {
 				return
@@ -310,10 +317,14 @@ func (s *Server) keepAlive() (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// sse serves the agent's state as server-sent events, for curl:
+// sse serves the agent's stream as server-sent events, for curl: the
+// frames of the WebSocket, each as an event named after its type,
 //
 //	event: cf_agent_mcp_servers
 //	data: {"type":"cf_agent_mcp_servers","mcp":{...}}
+//
+//	event: agentmcp_elicitations
+//	data: {"type":"agentmcp_elicitations","elicitations":[...]}
 //
 // on connect and after every change. When the server drops the stream it
 // sends "event: close" with {"reason": "..."} first.
@@ -343,7 +354,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, e *entry) {
 		return
 	}
 	var gone <-chan struct{}
-	var send <-chan []byte
+	var send <-chan frame
 	if c != nil {
 		gone, send = c.gone, c.send
 	}
@@ -351,8 +362,8 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, e *entry) {
 	defer stopPing()
 	for {
 		select {
-		case frame := <-send:
-			if !write("event: %s\ndata: %s\n\n", FrameType, frame) {
+		case f := <-send:
+			if !write("event: %s\ndata: %s\n\n", f.typ, f.data) {
 				return
 			}
 		case <-gone:

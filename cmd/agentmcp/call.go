@@ -70,7 +70,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return callAgentTool(ctx, &cf, &tf, toolFlag, argsFlag, positional, stdout, stderr)
 	}
 	if tf.given() {
-		return usageErrorf("--server, --db, --postgres, --token and --agent apply to a SERVER of an agent, not to a URL or a command")
+		return usageErrorf("--server, --db, --postgres, --token, --agent and --public-url apply to a SERVER of an agent, not to a URL or a command")
 	}
 	spec, rest, err := cf.server(positional, command, hasCommand)
 	if err != nil {

@@ -105,7 +105,7 @@ func printServers(w io.Writer, st agent.MCPServersState) error {
 }
 
 // cell makes server-supplied text safe for one table cell: one line, no
-// control characters, no tabs.
+// control characters (bidirectional ones included), no tabs.
 func cell(s string) string {
 	s = oneLine(s)
 	if s == "" {

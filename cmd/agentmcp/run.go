@@ -186,7 +186,8 @@ func exitCode(err error) int {
 
 // oneLine makes s fit on one terminal line: line breaks become "; " and
 // other control characters (which a server could use to rewrite the
-// terminal) are dropped.
+// terminal) are dropped, and so are bidirectional controls (U+202E and the
+// like, which reorder what the line shows).
 func oneLine(s string) string {
 	lines := strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
 	for i, l := range lines {
@@ -194,7 +195,7 @@ func oneLine(s string) string {
 			switch {
 			case r == '\t':
 				return ' '
-			case unicode.IsControl(r):
+			case unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
 				return -1
 			}
 			return r

@@ -199,11 +199,30 @@ func TestOneLine(t *testing.T) {
 		{"a\r\n\r\nb\n", "a; b"},
 		{"  a \n\t b\t", "a; b"},
 		{"red \x1b[31mtext\x1b[0m", "red [31mtext[0m"},
+		{"C1 \u009b31mcsi", "C1 31mcsi"},
+		// Bidirectional controls would reorder the line: "txt.exe" shown
+		// as "exe.txt", say.
+		{"evil\u202etxt.exe", "eviltxt.exe"},
+		{"\u2066a\u2067b\u2068c\u2069 \u202a\u202b\u202c\u202dd \u200e\u200f\u061ce", "abc d e"},
 		{"", ""},
 	}
 	for _, tt := range tests {
 		if got := oneLine(tt.in); got != tt.want {
 			t.Errorf("oneLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestCell: table cells drop bidirectional controls too.
+func TestCell(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"name\u202egnp.exe", "namegnp.exe"},
+		{"\u202e", "-"},
+		{"a\tb", "a b"},
+	}
+	for _, tt := range tests {
+		if got := cell(tt.in); got != tt.want {
+			t.Errorf("cell(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -50,9 +50,11 @@ Flags:
                     others at /?agent=class/name)
   --public-url URL  the server's address as browsers reach it, for OAuth
                     callback URLs behind a proxy (default: the address each
-                    request was sent to)
-  --origin URL      a web app origin (http://localhost:5173) allowed to use the
-                    API and the streams from a browser. Repeatable.
+                    request was sent to). Without a token its host is served
+                    like a loopback one (set a token if others can reach it).
+  --origin ORIGIN   a web app origin, scheme://host[:port] with no path
+                    (http://localhost:5173), allowed to use the API and the
+                    streams from a browser. Repeatable.
 
 Set AGENTMCP_SECRET_KEY (a passphrase of 16 bytes or more, or 32 random bytes
 in hex or base64) to encrypt header values and OAuth tokens in the database.
@@ -102,9 +104,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if class, name, ok := strings.Cut(agentRef, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
 		return usageErrorf("--agent %q: want class/name, the class in kebab-case", agentRef)
 	}
+	var allowedHosts []string
 	if publicURL != "" {
-		if u, err := url.Parse(publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usageErrorf("--public-url %q: want an http(s) URL", publicURL)
+		u, err := parsePublicURL(publicURL)
+		if err != nil {
+			return err
+		}
+		// OAuth callbacks arrive with the public URL's Host.
+		allowedHosts = append(allowedHosts, u.Hostname())
+		publicURL = strings.TrimSuffix(publicURL, "/")
+	}
+	for _, o := range origins {
+		if err := http.NewCrossOriginProtection().AddTrustedOrigin(o); err != nil {
+			return usageErrorf("--origin %q: want an origin, scheme://host[:port] with no path (http://localhost:5173)", o)
 		}
 	}
 
@@ -112,14 +124,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if strings.TrimSpace(os.Getenv(store.EnvSecretKey)) == "" {
 		logger.Warn(store.EnvSecretKey + " is not set: header values and OAuth tokens are stored in plaintext in the database")
 	}
+	for _, h := range allowedHosts {
+		if token == "" && !loopback(h) && !strings.HasSuffix(strings.ToLower(h), ".localhost") {
+			logger.Warn("--public-url without an access token: requests for " + h + " are served without one; set --token or " + envToken + " if others can reach that address")
+		}
+	}
 	st, err := openStore(ctx, db, dsn)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	srv, err := server.Open(ctx, st, &server.Options{
-		Agent:          &agent.Options{CallbackHost: strings.TrimSuffix(publicURL, "/")},
+		Agent:          &agent.Options{CallbackHost: publicURL},
 		Token:          token,
+		AllowedHosts:   allowedHosts,
 		TrustedOrigins: origins,
 		DefaultAgent:   agentRef,
 		Logger:         logger,
@@ -177,6 +195,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintln(stdout, "agentmcp serve: stopped")
 	return nil
+}
+
+// parsePublicURL checks a --public-url value: an http(s) URL with a host.
+func parsePublicURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return nil, usageErrorf("--public-url %q: want an http(s) URL", raw)
+	}
+	return u, nil
 }
 
 // loopback reports whether host, from --addr, is a loopback name or address.

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,9 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/oauthtest"
 	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
 // served is an agentmcp serve running in-process.
@@ -240,6 +247,14 @@ func TestTerminalErrors(t *testing.T) {
 		{[]string{"serve", "--addr", ":0"}, exitUsage, "set an access token"},
 		{[]string{"serve", "--db", db, "--postgres", "postgres://x"}, exitUsage, "not both"},
 		{[]string{"serve", "--agent", "Bad/x"}, exitUsage, "kebab-case"},
+		// --origin takes bare origins only; anything else could never
+		// match, and is refused rather than dropped.
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--origin", "http://localhost:5173/"}, exitUsage, `--origin "http://localhost:5173/"`},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--origin", "localhost:5173"}, exitUsage, `--origin "localhost:5173"`},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--origin", "http://localhost:5173", "--origin", "http://x.example/app"}, exitUsage, `--origin "http://x.example/app"`},
+		{[]string{"serve", "--public-url", "ftp://x.example"}, exitUsage, "want an http(s) URL"},
+		{[]string{"add", "--db", db, "--public-url", "agents.example.com", "s", "http://x/"}, exitUsage, "want an http(s) URL"},
+		{[]string{"ls", "--public-url", "https://agents.example.com"}, exitUsage, "--public-url is for --db"},
 		{[]string{"add", "s"}, exitUsage, "want NAME and URL"},
 		{[]string{"add", "s", "ftp://x"}, exitUsage, "scheme"},
 		{[]string{"add", "s", "http://x/", "--header", "Mcp-Session-Id: 1"}, exitUsage, "the transport sets it"},
@@ -365,5 +380,136 @@ func TestParseConfig(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTerminalDBOAuth: a server that needs OAuth, added with --db, is
+// stored with the callback URL of the agentmcp serve that will run on the
+// database (--public-url, by default serve's default address), and that
+// serve completes its authorization.
+func TestTerminalDBOAuth(t *testing.T) {
+	t.Setenv(store.EnvSecretKey, "")
+	t.Setenv(envToken, "")
+	t.Setenv(envServer, "")
+	as := oauthtest.NewServer(t, nil)
+	srv := mcptest.NewServer("private")
+	res := as.ServeMCP(t, mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server }), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	added := regexp.MustCompile(`^added private as private: authorization needed; open (\S+)\n$`)
+
+	// callbackURL returns the stored callback URL of the server, and the
+	// redirect URI of the authorization URL add printed.
+	callbackURL := func(db, authURL string) (stored, redirect string) {
+		t.Helper()
+		st, err := sqlite.Open(ctx, db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		row, err := st.GetServer(ctx, "agentmcp/default", "private")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(authURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return row.CallbackURL, u.Query().Get("redirect_uri")
+	}
+
+	// --public-url names the callback host.
+	db2 := filepath.Join(t.TempDir(), "public.db")
+	r := runCmd(t, "add", "--db", db2, "--public-url", "https://agents.example.com/", "private", res.URL, "--id", "private")
+	r.mustSucceed(t)
+	m := added.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("add --public-url: %q", r.stdout)
+	}
+	const public = "https://agents.example.com/agents/agentmcp/default/callback"
+	if stored, redirect := callbackURL(db2, m[1]); stored != public || redirect != public {
+		t.Errorf("with --public-url: stored callback URL %q, redirect_uri %q; want %q", stored, redirect, public)
+	}
+
+	// By default, serve's default address.
+	db := filepath.Join(t.TempDir(), "agentmcp.db")
+	r = runCmd(t, "add", "--db", db, "private", res.URL, "--id", "private")
+	r.mustSucceed(t)
+	m = added.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("add: %q", r.stdout)
+	}
+	authURL := m[1]
+	const local = defaultServer + "/agents/agentmcp/default/callback"
+	if stored, redirect := callbackURL(db, authURL); stored != local || redirect != local {
+		t.Errorf("stored callback URL %q, redirect_uri %q; want %q", stored, redirect, local)
+	}
+
+	// serve on the database waits for the authorization, shows where to
+	// authorize, and completes it when the browser comes back to the
+	// callback (on serve's actual address: the test cannot take 8787).
+	s := startServe(t, "--db", db)
+	c, err := server.NewClient(server.AgentURL(s.base, "agentmcp", "default"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.MCPServers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := st.Servers["private"]; p.State != "authenticating" || p.AuthURL == nil || *p.AuthURL != authURL {
+		t.Fatalf("under serve: %+v, want authenticating with the auth URL %s", p, authURL)
+	}
+	loc, err := as.VisitAuthURL(ctx, authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := loc.Scheme + "://" + loc.Host + loc.Path; got != local {
+		t.Fatalf("the authorization server redirects to %s", loc)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.base+loc.Path+"?"+loc.RawQuery, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("callback: %d", resp.StatusCode)
+	}
+	waitReady(t, s.base, "private")
+}
+
+// TestServePublicURL: without a token, serve answers requests for the
+// host of its --public-url (the OAuth callbacks come back with it), and
+// still refuses other hosts.
+func TestServePublicURL(t *testing.T) {
+	t.Setenv(envToken, "")
+	s := startServe(t, "--db", filepath.Join(t.TempDir(), "a.db"), "--public-url", "https://agents.example.com/")
+	get := func(host, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", s.base+path, nil)
+		req.Host = host
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if status, b := get("agents.example.com", "/"); status != http.StatusOK {
+		t.Errorf("dashboard for the public host: %d %s", status, b)
+	}
+	// The callback route answers (no such agent here), not host_not_allowed.
+	status, b := get("agents.example.com", "/agents/agentmcp/default/callback?state=s:x&code=c")
+	if status != http.StatusNotFound || !strings.Contains(b, server.CodeUnknownAgent) {
+		t.Errorf("callback for the public host: %d %s", status, b)
+	}
+	if status, b := get("other.example.com", "/"); status != http.StatusForbidden || !strings.Contains(b, server.CodeHostNotAllowed) {
+		t.Errorf("another host: %d %s", status, b)
+	}
+	res := s.stop()
+	if !strings.Contains(res.stderr, "--public-url without an access token") {
+		t.Errorf("no warning about serving agents.example.com without a token:\n%s", res.stderr)
 	}
 }

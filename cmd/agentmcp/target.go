@@ -35,12 +35,13 @@ const defaultServer = "http://127.0.0.1:8787"
 // call, import) act on: one of a running agentmcp serve (the default) or
 // a database opened directly.
 type targetFlags struct {
-	server   string
-	db       string
-	postgres string
-	token    string
-	agent    string
-	timeout  time.Duration
+	server    string
+	db        string
+	postgres  string
+	token     string
+	agent     string
+	publicURL string
+	timeout   time.Duration
 }
 
 const targetFlagsUsage = `Target flags (which agent the command acts on):
@@ -51,6 +52,11 @@ const targetFlagsUsage = `Target flags (which agent the command acts on):
                    no agentmcp serve on it at the same time (it would not see
                    the change until restarted)
   --postgres DSN   use this PostgreSQL database directly instead
+  --public-url URL
+                   with --db or --postgres: the address of the agentmcp serve
+                   that will run on the database (its --public-url, or its
+                   --addr), for the OAuth callback URL of the servers added
+                   (default http://127.0.0.1:8787, serve's default)
   --agent C/N      the agent, class/name (default agentmcp/default, the one
                    the dashboard shows)
   --timeout D      bound the whole command, connecting included (default 60s)
@@ -69,12 +75,13 @@ func (f *targetFlags) registerTarget(fs *flag.FlagSet) {
 	fs.StringVar(&f.postgres, "postgres", "", "")
 	fs.StringVar(&f.token, "token", "", "")
 	fs.StringVar(&f.agent, "agent", server.DefaultAgent, "")
+	fs.StringVar(&f.publicURL, "public-url", "", "")
 }
 
 // given reports whether a target flag was set, for call, which also takes
 // a URL.
 func (f *targetFlags) given() bool {
-	return f.server != "" || f.db != "" || f.postgres != "" || f.token != "" || f.agent != server.DefaultAgent
+	return f.server != "" || f.db != "" || f.postgres != "" || f.token != "" || f.agent != server.DefaultAgent || f.publicURL != ""
 }
 
 // backend is the agent a terminal command acts on.
@@ -110,6 +117,9 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, connect bool) 
 		return nil, usageErrorf("give one of --server, --db and --postgres")
 	}
 	if f.db == "" && f.postgres == "" {
+		if f.publicURL != "" {
+			return nil, usageErrorf("--public-url is for --db and --postgres; a running agentmcp serve has its own")
+		}
 		base := f.server
 		if base == "" {
 			base = os.Getenv(envServer)
@@ -130,11 +140,21 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, connect bool) 
 	if f.token != "" {
 		return nil, usageErrorf("--token is for --server, not for a database")
 	}
+	// Servers added here that need OAuth get the callback URL of the
+	// agentmcp serve that will run on this database, so that it can
+	// complete their authorization.
+	publicURL := f.publicURL
+	if publicURL == "" {
+		publicURL = defaultServer
+	}
+	if _, err := parsePublicURL(publicURL); err != nil {
+		return nil, err
+	}
 	st, err := openStore(ctx, f.db, f.postgres)
 	if err != nil {
 		return nil, err
 	}
-	a, err := agent.Open(ctx, st, class, name, nil)
+	a, err := agent.Open(ctx, st, class, name, &agent.Options{CallbackHost: strings.TrimSuffix(publicURL, "/")})
 	if err != nil {
 		st.Close()
 		return nil, err

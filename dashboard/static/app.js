@@ -157,7 +157,7 @@ function renderTools(mcp) {
       const sig = JSON.stringify(t);
       let entry = toolNodes.get(key);
       if (!entry || entry.sig !== sig) {
-        entry = { node: toolNode(id, t), sig };
+        entry = { node: safeToolNode(id, t), sig };
         toolNodes.set(key, entry);
       }
       return entry.node;
@@ -177,6 +177,22 @@ function renderTools(mcp) {
   $("no-tools").hidden = mcp.tools.length > 0;
 }
 
+// safeToolNode is toolNode, or, should that fail on something a server
+// sent, a node that says so: one tool never keeps the others off the page.
+function safeToolNode(serverId, tool) {
+  try {
+    return toolNode(serverId, tool);
+  } catch (e) {
+    console.warn("agentmcp: cannot show tool", tool && tool.name, e);
+    return el(
+      "details",
+      { class: "tool", dataset: { serverId, tool: String(tool && tool.name) } },
+      el("summary", {}, el("span", { class: "tool-name mono" }, String(tool && tool.name))),
+      el("p", { class: "muted" }, "This tool's input schema cannot be shown; call it through the API."),
+    );
+  }
+}
+
 function toolNode(serverId, tool) {
   return el(
     "details",
@@ -185,7 +201,7 @@ function toolNode(serverId, tool) {
       "summary",
       {},
       el("span", { class: "tool-name mono" }, tool.name),
-      tool.description ? el("span", { class: "muted" }, " — " + tool.description) : null,
+      str(tool.description) ? el("span", { class: "muted" }, " — " + str(tool.description)) : null,
     ),
     el(
       "details",
@@ -197,22 +213,51 @@ function toolNode(serverId, tool) {
   );
 }
 
-// fieldType is the JSON type a property's input collects.
+// A schema comes from a server and may be any JSON value: these helpers
+// read it without ever throwing (no property access on null, no string
+// conversion of objects, which can throw: {"toString": 1}).
+
+// isObject reports whether v is a JSON object (not null, not an array).
+function isObject(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+// str is v when it is a string, else "".
+function str(v) {
+  return typeof v === "string" ? v : "";
+}
+
+// jsonText shows any JSON value as text: strings as they are, the rest as
+// JSON.
+function jsonText(v) {
+  return typeof v === "string" ? v : (JSON.stringify(v) ?? "");
+}
+
+// fieldType is the JSON type a property's input collects, "" when the
+// property does not say (or is not a schema object).
 function fieldType(p) {
-  const t = Array.isArray(p.type) ? p.type.find((x) => x !== "null") : p.type;
-  return t || (p.properties ? "object" : "");
+  if (!isObject(p)) return "";
+  const t = Array.isArray(p.type) ? p.type.find((x) => typeof x === "string" && x !== "null") : p.type;
+  if (typeof t === "string" && t !== "") return t;
+  return isObject(p.properties) ? "object" : "";
 }
 
 // schemaFields builds inputs for a JSON schema's properties: text, number
 // and checkbox inputs for scalars, a select for enums, a JSON text area for
-// the rest. It returns the label and input nodes, and the fields collect
-// reads.
+// the rest (and for properties that are not schema objects). It returns
+// the label and input nodes, and the fields collect reads. Any JSON value
+// is taken: properties that are not an object mean none, a required that
+// is not an array of strings is ignored.
 function schemaFields(schema) {
-  const props = (schema && schema.properties) || {};
-  const required = new Set((schema && schema.required) || []);
+  const props = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
+  const required = new Set(
+    isObject(schema) && Array.isArray(schema.required) ? schema.required.filter((x) => typeof x === "string") : [],
+  );
   const fields = [];
   const nodes = [];
-  for (const [name, p] of Object.entries(props)) {
+  for (const [name, raw] of Object.entries(props)) {
+    const p = isObject(raw) ? raw : {};
+    const desc = str(p.description) || str(p.title);
     const id = uid();
     const type = fieldType(p);
     const req = required.has(name);
@@ -224,7 +269,7 @@ function schemaFields(schema) {
         "select",
         { id, name, required: req },
         req ? null : el("option", { value: "" }, ""),
-        ...p.enum.map((v) => el("option", { value: JSON.stringify(v) }, String(v))),
+        ...p.enum.map((v) => el("option", { value: JSON.stringify(v) }, jsonText(v))),
       );
     } else if (type === "boolean") {
       kind = "boolean";
@@ -247,7 +292,7 @@ function schemaFields(schema) {
         el("span", { class: "mono" }, name),
         req ? el("span", { class: "req", title: "required" }, " *") : null,
         type ? el("span", { class: "muted" }, ` ${type}`) : null,
-        p.description || p.title ? el("small", { class: "muted" }, " — " + (p.description || p.title)) : null,
+        desc ? el("small", { class: "muted" }, " — " + desc) : null,
       ),
       input,
     );
@@ -290,27 +335,33 @@ function toolForm(serverId, tool) {
   return form;
 }
 
+// put sets args[name] as an own property, even for names like
+// "__proto__" that a plain assignment would not.
+function put(args, name, value) {
+  Object.defineProperty(args, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function collect(fields) {
   const args = {};
   for (const f of fields) {
     const v = f.input.value;
     switch (f.kind) {
       case "boolean":
-        if (f.input.checked || f.req) args[f.name] = f.input.checked;
+        if (f.input.checked || f.req) put(args, f.name, f.input.checked);
         break;
       case "number":
-        if (v !== "") args[f.name] = Number(v);
+        if (v !== "") put(args, f.name, Number(v));
         break;
       case "string":
-        if (v !== "" || f.req) args[f.name] = v;
+        if (v !== "" || f.req) put(args, f.name, v);
         break;
       case "enum":
-        if (v !== "") args[f.name] = JSON.parse(v);
+        if (v !== "") put(args, f.name, JSON.parse(v));
         break;
       default:
         if (v.trim() !== "") {
           try {
-            args[f.name] = JSON.parse(v);
+            put(args, f.name, JSON.parse(v));
           } catch (e) {
             throw new Error(`${f.name}: invalid JSON (${e.message})`);
           }
@@ -377,12 +428,45 @@ function renderElicitations(list) {
   const seen = new Set();
   const nodes = list.map((e) => {
     seen.add(e.id);
-    if (!elicitNodes.has(e.id)) elicitNodes.set(e.id, elicitationNode(e));
+    if (!elicitNodes.has(e.id)) elicitNodes.set(e.id, safeElicitationNode(e));
     return elicitNodes.get(e.id);
   });
   for (const id of [...elicitNodes.keys()]) if (!seen.has(id)) elicitNodes.delete(id);
   $("elicitations").replaceChildren(...nodes);
   $("elicitations-section").hidden = list.length === 0;
+}
+
+// safeElicitationNode is elicitationNode, or, should that fail on
+// something a server sent, a node that says so, with the decline and
+// cancel answers (the API can still answer it).
+function safeElicitationNode(e) {
+  try {
+    return elicitationNode(e);
+  } catch (err) {
+    console.warn("agentmcp: cannot show elicitation", e && e.id, err);
+    const out = el("output", { class: "muted" });
+    const reply = (action) => async () => {
+      try {
+        await conn.answerElicitation(e.id, action);
+        out.textContent = action === "decline" ? "Declined." : "Cancelled.";
+      } catch (err2) {
+        out.dataset.outcome = "error";
+        out.textContent = err2.message;
+      }
+    };
+    return el(
+      "div",
+      { class: "elicitation", dataset: { id: String(e.id), mode: "invalid" } },
+      el("p", {}, el("span", { class: "mono" }, String(e.serverId)), " asks for input this page cannot show."),
+      el(
+        "div",
+        { class: "form-actions" },
+        el("button", { type: "button", class: "remove", onclick: reply("decline") }, "Decline"),
+        el("button", { type: "button", class: "remove", onclick: reply("cancel") }, "Cancel"),
+        out,
+      ),
+    );
+  }
 }
 
 function elicitationNode(e) {
