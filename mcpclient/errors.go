@@ -168,8 +168,16 @@ func rejected(err error) error { return rejectedError{err} }
 
 type rejectedError struct{ err error }
 
-func (e rejectedError) Error() string   { return e.err.Error() }
-func (e rejectedError) Unwrap() []error { return []error{e.err, errRejected} }
+func (e rejectedError) Error() string { return e.err.Error() }
+func (e rejectedError) Unwrap() error { return e.err }
+
+// Is matches go-sdk's sentinel (by its code, as JSON-RPC errors compare)
+// without being one in the chain: errors.As for a *jsonrpc.Error finds
+// only what a server sent, never this mark.
+func (e rejectedError) Is(target error) bool {
+	w, ok := target.(*jsonrpc.Error)
+	return ok && w != nil && w.Code == errRejected.Code
+}
 
 // protocolError wraps err with ErrProtocol.
 func protocolError(format string, args ...any) error {
