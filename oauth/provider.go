@@ -284,6 +284,14 @@ func (p *Provider) load(ctx context.Context) (*Token, error) {
 	if err := json.Unmarshal(data, &t); err != nil {
 		return nil, fmt.Errorf("oauth: stored token: %w", err)
 	}
+	if t.Resource != "" && strings.TrimSuffix(t.Resource, "/") != strings.TrimSuffix(p.cfg.ServerURL, "/") {
+		// A token for another resource (the server's URL changed since,
+		// or the row was copied from another server's) is never sent:
+		// without it, the server's 401 starts an authorisation for this
+		// one.
+		p.logger.Warn("oauth: the stored token is for another resource; not using it", "server", p.cfg.ServerID)
+		return nil, nil
+	}
 	return &t, nil
 }
 

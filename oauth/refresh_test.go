@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -258,4 +259,29 @@ func mustParse(t testing.TB, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestTokenForAnotherResource: a stored token whose resource is not this
+// server's URL (the URL changed since, or the row came from another
+// server) is never sent.
+func TestTokenForAnotherResource(t *testing.T) {
+	st := &oauth.MemoryStorage{}
+	p := newProvider(t, "http://127.0.0.1:9", st, nil)
+	ctx := testCtx(t)
+	put := func(resource string) {
+		t.Helper()
+		data, _ := json.Marshal(map[string]any{"access_token": "AT", "resource": resource})
+		if err := st.Put(ctx, keyToken, data, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("http://127.0.0.1:9/other")
+	if tok, err := p.Token(ctx); err != nil || tok != "" {
+		t.Errorf("Token() = %q, %v with another resource's token; want none", tok, err)
+	}
+	put("http://127.0.0.1:9/mcp")
+	p2 := newProvider(t, "http://127.0.0.1:9", st, nil) // nothing cached
+	if tok, err := p2.Token(ctx); err != nil || tok != "AT" {
+		t.Errorf("Token() = %q, %v with this resource's token; want AT", tok, err)
+	}
 }
