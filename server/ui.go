@@ -63,7 +63,13 @@ func (s *Server) static() http.Handler {
 	}
 	files := http.StripPrefix("/static/", http.FileServerFS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/") {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET, HEAD)", r.Method))
+			return
+		}
+		name := strings.TrimPrefix(r.URL.Path, "/static/")
+		if info, err := fs.Stat(sub, name); err != nil || info.IsDir() || !fs.ValidPath(name) {
 			writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
 			return
 		}
