@@ -36,7 +36,7 @@ func newSecurity(o *Options) *security {
 	}
 	for _, origin := range o.TrustedOrigins {
 		if err := sec.cop.AddTrustedOrigin(origin); err != nil {
-			continue // not an origin; it can never match
+			continue // not an origin (Open refuses those)
 		}
 		sec.trusted[origin] = true
 		sec.originPatterns = append(sec.originPatterns, origin)

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
 func TestToken(t *testing.T) {
@@ -212,5 +214,24 @@ func TestCallbackOpensNoAgent(t *testing.T) {
 	}
 	if diff := cmp.Diff([]AgentInfo{{Class: "test", Name: "stored"}}, e2.srv.Agents()); diff != "" {
 		t.Errorf("agents (-want +got):\n%s", diff)
+	}
+}
+
+// TestBadTrustedOrigins: Open refuses a TrustedOrigins entry that is not an
+// origin, rather than ignore it (it could never match, and the web app it
+// was meant for would be refused without a word).
+func TestBadTrustedOrigins(t *testing.T) {
+	st, err := sqlite.Open(testCtx(t), filepath.Join(t.TempDir(), "agentmcp.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, origin := range []string{"http://localhost:5173/", "localhost:5173", "http://localhost:5173/app"} {
+		if srv, err := Open(testCtx(t), st, &Options{TrustedOrigins: []string{origin}}); err == nil || !strings.Contains(err.Error(), origin) {
+			if srv != nil {
+				srv.Close(testCtx(t))
+			}
+			t.Errorf("Open with TrustedOrigins %q: %v; want an error naming it", origin, err)
+		}
 	}
 }

@@ -40,7 +40,8 @@ type Options struct {
 	// TrustedOrigins are the origins ("http://localhost:5173") of web apps
 	// allowed to use the API and the streams from a browser, with the
 	// user's cookie (CORS, WebSocket origin and CSRF checks). Nil means
-	// only the server's own pages.
+	// only the server's own pages. Open refuses an entry that is not an
+	// origin (a path, even "/", or no scheme).
 	TrustedOrigins []string
 
 	// Classes restricts the agent classes served. Nil means any class that
@@ -139,6 +140,13 @@ type NamespaceLister interface {
 // class or name the server would not serve are skipped, with a warning.
 // The Server does not close st.
 func Open(ctx context.Context, st store.Store, opts *Options) (*Server, error) {
+	if opts != nil {
+		for _, origin := range opts.TrustedOrigins {
+			if err := http.NewCrossOriginProtection().AddTrustedOrigin(origin); err != nil {
+				return nil, fmt.Errorf("server: TrustedOrigins: %q is not an origin (scheme://host[:port], no path)", origin)
+			}
+		}
+	}
 	s := newServer(st, opts)
 	lister, ok := st.(NamespaceLister)
 	if !ok {
