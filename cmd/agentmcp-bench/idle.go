@@ -1,20 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
@@ -64,18 +61,9 @@ func runIdle(ctx context.Context, c *config, srv *serverProc) (string, []figure,
 				if c.heapprofile != "" && rep == 0 {
 					args = append(args, "-heapprofile", fmt.Sprintf("%s-%s-%s.heap", c.heapprofile, e.name, impl))
 				}
-				cmd := exec.CommandContext(ctx, exe, args...)
-				cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-				cmd.WaitDelay = 5 * time.Second
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					return "", nil, fmt.Errorf("idle child: %w: %s", err, stderr.String())
-				}
 				var r idleReport
-				if err := json.Unmarshal(out, &r); err != nil {
-					return "", nil, fmt.Errorf("idle child printed %q: %w", out, err)
+				if err := childJSON(ctx, "idle child", &r, exe, args...); err != nil {
+					return "", nil, err
 				}
 				reports[e.name+"|"+impl] = append(reports[e.name+"|"+impl], r)
 			}

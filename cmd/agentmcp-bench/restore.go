@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -69,18 +66,9 @@ func runRestore(ctx context.Context, c *config, srv *serverProc) (string, []figu
 		if err := copyFile(template, db); err != nil {
 			return "", nil, err
 		}
-		cmd := exec.CommandContext(ctx, exe, "restore", "-db", db, "-concurrency", strconv.Itoa(c.restoreConns))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		cmd.WaitDelay = 5 * time.Second
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return "", nil, fmt.Errorf("restore child: %w: %s", err, stderr.String())
-		}
 		var r restoreReport
-		if err := json.Unmarshal(out, &r); err != nil {
-			return "", nil, fmt.Errorf("restore child printed %q: %w", out, err)
+		if err := childJSON(ctx, "restore child", &r, exe, "restore", "-db", db, "-concurrency", strconv.Itoa(c.restoreConns)); err != nil {
+			return "", nil, err
 		}
 		if r.Error != "" || r.Ready != r.Total || r.Total != c.restore {
 			return "", nil, fmt.Errorf("restore: %d of %d ready (%d stored): %s", r.Ready, r.Total, c.restore, r.Error)

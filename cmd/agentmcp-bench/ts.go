@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/peers"
@@ -70,14 +69,9 @@ func runTS(ctx context.Context, c *config, srv *serverProc, cr *callsResult) (st
 
 	url := srv.urls.Main + pathFast
 	progress(c.stderr, "ts: %d repetitions of %d calls with Node %s", c.reps, c.tsCalls, strings.TrimSpace(string(nodeVersion)))
-	cmd := exec.CommandContext(ctx, node, script, dir, url, strconv.Itoa(c.reps), strconv.Itoa(c.tsCalls), "100")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	cmd.WaitDelay = 5 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := childOutput(ctx, "node", node, script, dir, url, strconv.Itoa(c.reps), strconv.Itoa(c.tsCalls), "100")
 	if err != nil {
-		return "", nil, fmt.Errorf("node: %w: %s", err, stderr.String())
+		return "", nil, err
 	}
 	var ts []sample
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -93,7 +87,7 @@ func runTS(ctx context.Context, c *config, srv *serverProc, cr *callsResult) (st
 		ts = append(ts, sample{p50: time.Duration(r.P50 * 1e3), p99: time.Duration(r.P99 * 1e3), perSec: r.PerS})
 	}
 	if len(ts) == 0 {
-		return "", nil, fmt.Errorf("node printed no results: %s", stderr.String())
+		return "", nil, fmt.Errorf("node printed no results: %.200q", out)
 	}
 
 	// The Manager's figure, from the calls section on the same server.
