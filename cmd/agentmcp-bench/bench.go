@@ -78,17 +78,11 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopCPU, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stopCPU()
 	if *memprofile != "" {
 		runtime.MemProfileRate = 4096
 		defer func() {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -36,4 +38,24 @@ func childJSON(ctx context.Context, what string, v any, name string, args ...str
 		return fmt.Errorf("%s printed %q: %w", what, out, err)
 	}
 	return nil
+}
+
+// startCPUProfile profiles this process's CPU into the file at path, if
+// path is set, until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -73,20 +73,12 @@ func profile(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := warm(ctx, c, *tool, 100); err != nil {
 		return err
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
+	stopCPU, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
 	s, err := measure(ctx, c, workload{name: "profile", tool: *tool, conc: *conc, n: *n})
-	if *cpuprofile != "" {
-		pprof.StopCPUProfile()
-	}
+	stopCPU()
 	if err != nil {
 		return err
 	}
