@@ -96,7 +96,7 @@ func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return fail(protocolError("invalid SSE endpoint %q: %v", ev.Data, err))
 	}
-	if post.Scheme != base.Scheme || post.Host != base.Host {
+	if !sameOrigin(post, base) {
 		return fail(protocolError("the SSE endpoint event names another origin (%s)", redactURL(post)))
 	}
 	if !stop() {
