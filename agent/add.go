@@ -63,7 +63,9 @@ var ErrIDInUse = errors.New("mcp server id is already in use")
 //
 // It fails, storing nothing, for an invalid or blocked URL or an id in use
 // by another server. A server that cannot be reached or discovered stays
-// stored, so that a later call or a restart retries it.
+// stored and is retried in the background (mcpclient.RetryOptions); adding
+// it again while it is failed, or Reconnect, retries it at once, as does
+// a restart.
 func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *AddOptions) (AddResult, error) {
 	var o AddOptions
 	if opts != nil {
@@ -223,9 +225,57 @@ func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddRe
 		a.mu.Unlock()
 		return a.connect(ctx, id, row.URL)
 	case mcpclient.StateFailed:
-		return AddResult{}, fmt.Errorf("MCP server %q is in failed state: %w", info.Name, info.Error)
+		// Adding it again is asking for it: one attempt now.
+		res, err := a.Reconnect(ctx, id)
+		if err != nil {
+			return AddResult{}, err
+		}
+		return res, nil
 	}
 	return AddResult{ID: id, State: mcpclient.StateReady}, nil
+}
+
+// Reconnect connects a stored server again at once, whatever its state, and
+// discovers it (mcpclient.Manager.Reconnect): a failed server does not wait
+// for its background retry. Its OAuth tokens and registration are kept. The
+// result is ready, or authenticating with the AuthURL the user must visit;
+// a server that is still unreachable (or whose discovery failed) returns an
+// error, and is retried in the background. An unknown id is an error that
+// wraps mcpclient.ErrNotRegistered.
+func (a *Agent) Reconnect(ctx context.Context, id string) (AddResult, error) {
+	a.mu.Lock()
+	row, ok := a.rows[id]
+	a.mu.Unlock()
+	if !ok {
+		return AddResult{}, fmt.Errorf("%w: %q", mcpclient.ErrNotRegistered, id)
+	}
+	res, err := a.m.Reconnect(ctx, id)
+	if err != nil {
+		return AddResult{}, err
+	}
+	switch res.State {
+	case mcpclient.StateReady:
+		a.clearAuthURL(ctx, id)
+		return AddResult{ID: id, State: mcpclient.StateReady}, nil
+	case mcpclient.StateAuthenticating:
+		if res.AuthURL == "" {
+			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", redact(row.URL), res.Err)
+		}
+		a.updateRow(ctx, id, func(row *store.Server) bool {
+			changed := row.AuthURL != res.AuthURL
+			row.AuthURL = res.AuthURL
+			return changed
+		})
+		return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: res.AuthURL}, nil
+	case mcpclient.StateConnected:
+		a.clearAuthURL(ctx, id)
+		return AddResult{}, fmt.Errorf("failed to discover MCP server capabilities: %w", res.Err)
+	default:
+		if res.Err == nil {
+			return AddResult{}, fmt.Errorf("MCP server %q is %s", row.Name, res.State)
+		}
+		return AddResult{}, fmt.Errorf("failed to connect to MCP server at %s: %w", redact(row.URL), res.Err)
+	}
 }
 
 // redeemable reports whether an authorisation URL can still be used: an
@@ -378,7 +428,8 @@ func storeOptions(o AddOptions) store.ServerOptions {
 		}
 	}
 	if r := o.Retry; r != nil {
-		so.Retry = &store.Retry{MaxAttempts: r.MaxAttempts, BaseDelayMS: r.BaseDelay.Milliseconds(), MaxDelayMS: r.MaxDelay.Milliseconds()}
+		so.Retry = &store.Retry{MaxAttempts: r.MaxAttempts, BaseDelayMS: r.BaseDelay.Milliseconds(), MaxDelayMS: r.MaxDelay.Milliseconds(),
+			BackgroundMaxDelayMS: r.BackgroundMaxDelay.Milliseconds(), DisableBackground: r.DisableBackground}
 	}
 	return so
 }

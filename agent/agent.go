@@ -189,8 +189,10 @@ func (a *Agent) serverOptions(row store.Server) (mcpclient.ServerOptions, error)
 	}
 	if r := o.Retry; r != nil {
 		so.Retry = &mcpclient.RetryOptions{MaxAttempts: r.MaxAttempts,
-			BaseDelay: time.Duration(r.BaseDelayMS) * time.Millisecond,
-			MaxDelay:  time.Duration(r.MaxDelayMS) * time.Millisecond}
+			BaseDelay:          time.Duration(r.BaseDelayMS) * time.Millisecond,
+			MaxDelay:           time.Duration(r.MaxDelayMS) * time.Millisecond,
+			BackgroundMaxDelay: time.Duration(r.BackgroundMaxDelayMS) * time.Millisecond,
+			DisableBackground:  r.DisableBackground}
 	}
 	if o.ProtocolVersion != "" && len(o.DiscoverResult) > 0 {
 		var res mcp.InitializeResult

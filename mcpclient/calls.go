@@ -116,7 +116,7 @@ func doCall[T any](ctx context.Context, c *conn, method, name string, repeatable
 		c.noteCallError(s, err)
 		return zero, fmt.Errorf("%s %q on server %q: %w", method, name, c.ID(), err)
 	}
-	op := c.startRenew(s, false)
+	op := c.startRenew(s, 1)
 	select {
 	case <-op.done:
 	case <-ctx.Done():

@@ -27,3 +27,16 @@ func backoff(r RetryOptions, k int) time.Duration {
 	}
 	return rand.N(ceil)
 }
+
+// backgroundDelay returns the wait before background attempt n (1-based),
+// made after the r.MaxAttempts attempts were spent: the backoff goes on
+// doubling from where they left it, capped at r.BackgroundMaxDelay, with
+// equal jitter (a random duration in [d/2, d)) so that servers that went
+// down together are not all retried at once.
+func backgroundDelay(r RetryOptions, n int) time.Duration {
+	d := r.BaseDelay << min(r.MaxAttempts+n-1, 30)
+	if d > r.BackgroundMaxDelay || d <= 0 {
+		d = r.BackgroundMaxDelay
+	}
+	return d/2 + rand.N(d/2+1)
+}

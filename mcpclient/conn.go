@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,7 +56,22 @@ type conn struct {
 	// hooks is the connection's part in elicitation, sampling and roots
 	// (hooks.go).
 	hooks connHooks
+
+	// life bounds the connection work of the current epoch: handshakes,
+	// retries, background retries and discoveries. Closing the connection
+	// cancels it and starts a new epoch, so that work started before can
+	// never bring the server back.
+	life       context.Context
+	lifeCancel context.CancelFunc
+	epoch      uint64
+	// bg is the background retry waiting, if any; bgRound counts the
+	// background attempts since the server was last connected.
+	bg      *bgRetry
+	bgRound int
 }
+
+// bgRetry is a background retry waiting for its time.
+type bgRetry struct{ cancel context.CancelFunc }
 
 // session is one MCP session.
 type session struct {
@@ -69,6 +86,11 @@ type session struct {
 	pending   [3]bool // lists the server changed before it was installed
 
 	hooks *sessionHooks // its client and what it advertised (hooks.go)
+
+	// unverified marks a resumed session that has not yet exchanged a
+	// message with the server: its first exchange decides whether the
+	// server is still there (guarded by the conn's mu).
+	unverified bool
 }
 
 // sessionInfo describes the current or last session.
@@ -111,6 +133,7 @@ func newConn(m *Manager, id string, opts ServerOptions) *conn {
 		// itself turns out to be gone.
 		c.last = sessionInfo{transport: TransportStreamableHTTP, protocolVersion: r.ProtocolVersion}
 	}
+	c.life, c.lifeCancel = context.WithCancel(m.ctx)
 	c.idp.Store(&id)
 	return c
 }
@@ -130,11 +153,52 @@ func (c *conn) setState(state State, err error) {
 	c.m.publish(Event{Kind: EventStateChanged, ServerID: c.ID(), State: state, Err: err})
 }
 
-// connectOnce makes one handshake, replacing any current session.
+// setStateAt is setState for work of epoch: it does nothing, and reports
+// false, once the connection was closed since.
+func (c *conn) setStateAt(epoch uint64, state State, err error) bool {
+	c.mu.Lock()
+	if c.removed || c.epoch != epoch {
+		c.mu.Unlock()
+		return false
+	}
+	c.state, c.err = state, err
+	c.mu.Unlock()
+	c.m.publish(Event{Kind: EventStateChanged, ServerID: c.ID(), State: state, Err: err})
+	return true
+}
+
+// current returns the epoch and its context.
+func (c *conn) current() (context.Context, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.life, c.epoch
+}
+
+// errClosedMeanwhile is the outcome of a connect that a CloseConnection
+// (or RemoveServer) cancelled.
+var errClosedMeanwhile = errors.New("the connection was closed while connecting")
+
+// closedResult is the outcome of a connect cancelled by a close.
+func (c *conn) closedResult() ConnectResult {
+	c.mu.Lock()
+	state := c.state
+	c.mu.Unlock()
+	return ConnectResult{State: state, Err: errClosedMeanwhile}
+}
+
+// connectOnce makes one handshake, replacing any current session. A close
+// of the connection cancels it; it then changes nothing.
 func (c *conn) connectOnce(ctx context.Context) ConnectResult {
+	life, epoch := c.current()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(life, cancel)()
 	select {
 	case c.dial <- struct{}{}:
 	case <-ctx.Done():
+		if life.Err() != nil {
+			return c.closedResult()
+		}
 		return ConnectResult{State: StateFailed, Err: ctx.Err()}
 	}
 	defer func() { <-c.dial }()
@@ -143,6 +207,10 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 	if c.removed {
 		c.mu.Unlock()
 		return ConnectResult{State: StateFailed, Err: ErrNotRegistered}
+	}
+	if c.epoch != epoch {
+		c.mu.Unlock()
+		return c.closedResult()
 	}
 	old := c.sess
 	c.sess = nil
@@ -155,6 +223,9 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 	resumed := c.opts.Resume.valid()
 	c.mu.Unlock()
 	s, err := c.handshake(ctx)
+	if err != nil && life.Err() != nil {
+		return c.closedResult()
+	}
 	if err != nil && resumed && isSessionLost(err) && ctx.Err() == nil {
 		// The saved session is gone, and the server said so before the
 		// locally answered handshake was over (its GET stream, say): a
@@ -167,7 +238,9 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 		case aerr != nil:
 			err = aerr
 		case authURL != "":
-			c.setAuthenticating(authURL, err)
+			if !c.setAuthenticatingAt(epoch, authURL, err) {
+				return c.closedResult()
+			}
 			return ConnectResult{State: StateAuthenticating, AuthURL: authURL, Err: err}
 		default:
 			// New credentials without a user: try once more.
@@ -175,23 +248,35 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 		}
 	}
 	if err != nil {
+		if life.Err() != nil {
+			return c.closedResult()
+		}
 		if IsUnauthorized(err) {
 			c.mu.Lock()
 			authURL := c.authURL
 			c.mu.Unlock()
-			c.setState(StateAuthenticating, err)
+			if !c.setStateAt(epoch, StateAuthenticating, err) {
+				return c.closedResult()
+			}
 			return ConnectResult{State: StateAuthenticating, AuthURL: authURL, Err: err}
 		}
-		c.setState(StateFailed, err)
+		if !c.setStateAt(epoch, StateFailed, err) {
+			return c.closedResult()
+		}
 		return ConnectResult{State: StateFailed, Err: err}
 	}
 
 	c.mu.Lock()
-	if c.removed {
+	if c.removed || c.epoch != epoch {
+		removed := c.removed
 		c.mu.Unlock()
 		s.close()
-		return ConnectResult{State: StateFailed, Err: ErrNotRegistered}
+		if removed {
+			return ConnectResult{State: StateFailed, Err: ErrNotRegistered}
+		}
+		return c.closedResult()
 	}
+	c.bgRound = 0
 	c.sess = s
 	s.installed = true
 	pending := s.pending
@@ -202,7 +287,7 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 	}
 	c.authURL = ""
 	c.mu.Unlock()
-	c.setState(StateConnected, nil)
+	c.setStateAt(epoch, StateConnected, nil)
 	for kind, changed := range pending {
 		if changed {
 			c.listChanged(s, kind)
@@ -218,6 +303,18 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 	return ConnectResult{State: StateConnected}
 }
 
+// setAuthenticatingAt is setAuthenticating for work of epoch.
+func (c *conn) setAuthenticatingAt(epoch uint64, authURL string, err error) bool {
+	c.mu.Lock()
+	if c.removed || c.epoch != epoch {
+		c.mu.Unlock()
+		return false
+	}
+	c.authURL = authURL
+	c.mu.Unlock()
+	return c.setStateAt(epoch, StateAuthenticating, err)
+}
+
 // sessionEnded is called when a session's connection closes. If it was
 // still the current session, the connection dropped: reconnect.
 func (c *conn) sessionEnded(s *session, err error) {
@@ -228,13 +325,14 @@ func (c *conn) sessionEnded(s *session, err error) {
 		return
 	}
 	c.m.logger.Info("mcp connection dropped; reconnecting", "server", c.ID(), "error", err)
-	c.startRenew(s, true)
+	c.startRenew(s, c.retry.MaxAttempts)
 }
 
-// startRenew replaces the session old with a new one, in the background.
-// Concurrent callers share one renewal. withRetry follows the server's
-// RetryOptions; without it, one attempt is made.
-func (c *conn) startRenew(old *session, withRetry bool) *renewOp {
+// startRenew replaces the session old with a new one, in the background,
+// making up to attempts attempts (with the server's backoff between them).
+// Concurrent callers share one renewal. When the attempts are spent and
+// the server is failed, the background retry takes over.
+func (c *conn) startRenew(old *session, attempts int) *renewOp {
 	c.mu.Lock()
 	if op := c.renewing; op != nil {
 		c.mu.Unlock()
@@ -252,19 +350,35 @@ func (c *conn) startRenew(old *session, withRetry bool) *renewOp {
 	default:
 		c.renewing = op
 		c.sess = nil
+		if c.bg != nil {
+			c.bg.cancel() // this attempt is the next one
+			c.bg = nil
+		}
+		life, epoch := c.life, c.epoch
 		c.mu.Unlock()
 		if old != nil {
 			old.close()
 		}
-		c.setState(StateConnecting, nil)
-		c.m.goTracked(func(ctx context.Context) {
-			err := c.reconnect(ctx, withRetry)
+		c.setStateAt(epoch, StateConnecting, nil)
+		if !c.m.goTracked(func(context.Context) {
+			err := c.reconnect(life, epoch, attempts)
 			c.mu.Lock()
-			c.renewing = nil
+			if c.renewing == op {
+				c.renewing = nil
+			}
 			c.mu.Unlock()
 			op.err = err
 			close(op.done)
-		})
+			c.scheduleRetry(epoch)
+		}) {
+			c.mu.Lock()
+			if c.renewing == op {
+				c.renewing = nil
+			}
+			c.mu.Unlock()
+			op.err = ErrClosed
+			close(op.done)
+		}
 		return op
 	}
 	c.mu.Unlock()
@@ -273,12 +387,12 @@ func (c *conn) startRenew(old *session, withRetry bool) *renewOp {
 }
 
 // reconnect connects with retry and discovers. It is the seed's
-// "connect with retry, then discover" used for restores and drops.
-func (c *conn) reconnect(ctx context.Context, withRetry bool) error {
-	attempts := 1
-	if withRetry {
-		attempts = c.retry.MaxAttempts
-	}
+// "connect with retry, then discover" used for restores and drops. A
+// resumed session counts as connected only once its first exchange (the
+// discovery) went through: a server that cannot be reached fails the
+// attempt, and one that rejects the session gets one fresh handshake.
+func (c *conn) reconnect(ctx context.Context, epoch uint64, attempts int) error {
+	attempts = max(attempts, 1)
 	var res ConnectResult
 	stale := false // a resumed session turned out to be gone
 	for k := 1; ; k++ {
@@ -291,8 +405,15 @@ func (c *conn) reconnect(ctx context.Context, withRetry bool) error {
 		var d DiscoverResult
 		if res.State == StateConnected {
 			d = c.discover(ctx, c.m.opts.DiscoverTimeout)
+			if d.State == StateFailed {
+				// A resumed session whose server cannot be reached.
+				res = ConnectResult{State: StateFailed, Err: d.Err}
+			}
 		}
 		<-c.m.connectSlots
+		if errors.Is(res.Err, errClosedMeanwhile) || ctx.Err() != nil {
+			return errClosedMeanwhile
+		}
 		lost := (res.State == StateFailed && isSessionLost(res.Err)) ||
 			(res.State == StateConnected && !d.Success && isSessionLost(d.Err))
 		if lost && !stale {
@@ -307,32 +428,86 @@ func (c *conn) reconnect(ctx context.Context, withRetry bool) error {
 			// its own state and error report it.
 			return nil
 		}
-		if res.State == StateAuthenticating || k >= attempts || ctx.Err() != nil {
+		if res.State == StateAuthenticating || k >= attempts {
 			return res.Err
 		}
 		select {
 		case <-c.m.clock.After(backoff(c.retry, k)):
 		case <-ctx.Done():
-			return ctx.Err()
+			return errClosedMeanwhile
 		}
 		c.mu.Lock()
-		stop := c.removed || c.state != StateFailed
+		stop := c.removed || c.epoch != epoch || c.state != StateFailed
 		c.mu.Unlock()
 		if stop {
 			return res.Err // closed or replaced meanwhile
 		}
-		c.setState(StateConnecting, res.Err)
+		c.setStateAt(epoch, StateConnecting, res.Err)
+	}
+}
+
+// scheduleRetry starts the background retry of a server that is failed
+// after its attempts were spent: one attempt after a capped, jittered
+// backoff (RetryOptions.BackgroundMaxDelay), and again after each failure,
+// until the server is connected, closed or removed. It is not counted by
+// WaitForConnections.
+func (c *conn) scheduleRetry(epoch uint64) {
+	if c.retry.DisableBackground {
+		return
+	}
+	c.mu.Lock()
+	if c.removed || c.epoch != epoch || c.bg != nil || c.renewing != nil || c.state != StateFailed || c.m.ctx.Err() != nil {
+		c.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(c.life)
+	bg := &bgRetry{cancel: cancel}
+	c.bg = bg
+	c.bgRound++
+	d := backgroundDelay(c.retry, c.bgRound)
+	c.mu.Unlock()
+	c.m.logger.Info("mcp server unreachable; retrying in the background", "server", c.ID(), "in", d.Round(time.Millisecond))
+	ok := c.m.goBackground(func() {
+		defer cancel()
+		var fire bool
+		select {
+		case <-c.m.clock.After(d):
+			fire = true
+		case <-ctx.Done():
+		}
+		c.mu.Lock()
+		mine := c.bg == bg
+		if mine {
+			c.bg = nil
+		}
+		fire = fire && mine && c.epoch == epoch && !c.removed && c.renewing == nil && c.state == StateFailed && c.sess == nil
+		c.mu.Unlock()
+		if fire {
+			c.startRenew(nil, 1)
+		}
+	})
+	if !ok {
+		cancel()
+		c.mu.Lock()
+		if c.bg == bg {
+			c.bg = nil
+		}
+		c.mu.Unlock()
 	}
 }
 
 // liveSession returns the current session, waiting for a renewal in
-// flight to finish.
+// flight to finish. A failed server gets one reconnection attempt first
+// (bounded by ctx and the connect and discovery timeouts).
 func (c *conn) liveSession(ctx context.Context) (*session, error) {
 	c.mu.Lock()
 	s, op, state, err := c.sess, c.renewing, c.state, c.err
 	c.mu.Unlock()
 	if s != nil {
 		return s, nil
+	}
+	if op == nil && state == StateFailed {
+		op = c.startRenew(nil, 1)
 	}
 	if op != nil {
 		select {
@@ -353,20 +528,53 @@ func (c *conn) liveSession(ctx context.Context) (*session, error) {
 	return nil, fmt.Errorf("%w: %q is %s", ErrNotConnected, c.ID(), state)
 }
 
+// reconnectNow is Manager.Reconnect: a new session at once, whatever the
+// state, joining a renewal in flight rather than starting another.
+func (c *conn) reconnectNow() *renewOp {
+	c.mu.Lock()
+	c.opts.Resume = nil // a fresh handshake, never a saved session
+	s := c.sess
+	c.mu.Unlock()
+	return c.startRenew(s, 1)
+}
+
 // noteCallError starts a reconnection when a call failed because the
 // server could not be reached: a 2026-07-28 connection has no stream that
 // would notice otherwise.
 func (c *conn) noteCallError(s *session, err error) {
-	var uerr *url.Error
-	var nerr *net.OpError
-	if errors.As(err, &uerr) || errors.As(err, &nerr) {
-		c.startRenew(s, true)
+	if isUnreachable(err) {
+		c.startRenew(s, c.retry.MaxAttempts)
 	}
 }
 
-// close ends the session. With state "" the server is being removed;
-// otherwise it stays registered in that state. With keep, the server is not
-// told (no DELETE), so the session can be resumed later.
+// isUnreachable reports whether err means the server could not be reached
+// at all: refused, reset, timed out, a name that does not resolve, a
+// connection closed before any answer. An HTTP status or a JSON-RPC error
+// came from a live server, and is not that.
+func isUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var herr *HTTPError
+	if errors.As(err, &herr) || errors.Is(err, ErrProtocol) {
+		return false
+	}
+	var (
+		uerr *url.Error
+		nerr *net.OpError
+		derr *net.DNSError
+	)
+	return errors.As(err, &uerr) || errors.As(err, &nerr) || errors.As(err, &derr) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.Is(err, context.DeadlineExceeded)
+}
+
+// close ends the session and cancels the connection work in flight
+// (connects, retries, the background retry, discoveries), which then
+// changes nothing. With state "" the server is being removed; otherwise
+// it stays registered in that state. With keep, the server is not told (no
+// DELETE), so the session can be resumed later.
 func (c *conn) close(ctx context.Context, state State, keep bool) error {
 	c.mu.Lock()
 	s := c.sess
@@ -376,6 +584,11 @@ func (c *conn) close(ctx context.Context, state State, keep bool) error {
 		c.discoverCancel = nil
 	}
 	c.discoverGen++
+	c.lifeCancel()
+	c.life, c.lifeCancel = context.WithCancel(c.m.ctx)
+	c.epoch++
+	c.bg, c.bgRound = nil, 0
+	c.renewing = nil // the one in flight ends at once, changing nothing
 	if state == "" {
 		c.removed = true
 	}
@@ -508,6 +721,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		}
 		if resume.valid() {
 			version = resume.ProtocolVersion
+			s.unverified = true
 		} else {
 			resume = nil
 		}

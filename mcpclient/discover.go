@@ -28,22 +28,27 @@ func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth b
 		c.discoverCancel() // a new discovery replaces one in flight
 	}
 	c.discoverGen++
-	gen, listGen := c.discoverGen, c.listGen
+	gen, listGen, epoch, verify := c.discoverGen, c.listGen, c.epoch, s.unverified
 	dctx, cancel := context.WithTimeout(ctx, timeout)
-	stop := context.AfterFunc(c.m.ctx, cancel)
+	stop := context.AfterFunc(c.life, cancel)
 	c.discoverCancel = cancel
 	c.mu.Unlock()
 	defer stop()
 	defer cancel()
-	c.setState(StateDiscovering, nil)
+	if !c.setStateAt(epoch, StateDiscovering, nil) {
+		return DiscoverResult{State: c.info().State, Err: errors.New("discovery was cancelled")}
+	}
 
-	cat, err := c.fetchCatalog(dctx, s)
+	cat, err := c.fetchCatalog(dctx, s, verify)
 	if err != nil && dctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		err = fmt.Errorf("discovery timed out after %v: %w", timeout, err)
 	}
 
 	c.mu.Lock()
-	if c.discoverGen != gen || c.sess != s {
+	if verify && !isUnreachable(err) && !isSessionLost(err) {
+		s.unverified = false // the server answered: the session is live
+	}
+	if c.discoverGen != gen || c.sess != s || c.epoch != epoch {
 		// Replaced by a newer discovery, or the session went away (and a
 		// renewal, which discovers again, is under way).
 		state := c.state
@@ -86,25 +91,77 @@ func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth b
 		}
 		c.setAuthenticating(authURL, err)
 		return DiscoverResult{State: StateAuthenticating, Err: err}
+	case verify && isUnreachable(err):
+		// The first exchange of a resumed session: its server cannot be
+		// reached, so the connect failed after all.
+		c.m.logger.Warn("mcp server of a resumed session is unreachable", "server", c.ID(), "error", err)
+		c.mu.Lock()
+		current := c.sess == s && c.epoch == epoch
+		if current {
+			c.sess = nil
+		}
+		c.mu.Unlock()
+		if current {
+			s.close()
+			c.setStateAt(epoch, StateFailed, err)
+		}
+		return DiscoverResult{State: StateFailed, Err: err}
+	case verify && isSessionLost(err):
+		// The server rejected the resumed session: one fresh handshake
+		// (the renewal in flight, or a new one), which discovers again.
+		c.setStateAt(epoch, StateConnecting, err)
+		c.startRenew(s, 1)
+		return DiscoverResult{State: StateConnecting, Err: err}
 	default:
 		c.m.logger.Warn("mcp discovery failed", "server", c.ID(), "error", err)
-		c.setState(StateConnected, err)
+		c.setStateAt(epoch, StateConnected, err)
 		if isSessionLost(err) {
 			// The server forgot the session: re-initialise once, which
 			// discovers again.
-			c.startRenew(s, false)
+			c.startRenew(s, 1)
 		}
 		return DiscoverResult{State: StateConnected, Err: err}
 	}
 }
 
 // fetchCatalog lists every catalog the server advertises, in parallel.
-func (c *conn) fetchCatalog(ctx context.Context, s *session) (*catalog, error) {
+// With verify (a resumed session's first exchange), one request goes
+// alone first, so that a server that is gone is found out with one
+// request, and one that answers is known to be there: the first list, or a
+// ping when the server advertises none.
+func (c *conn) fetchCatalog(ctx context.Context, s *session, verify bool) (*catalog, error) {
 	caps := s.cs.InitializeResult().Capabilities
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{}
 	}
 	cat := &catalog{}
+	if verify {
+		var err error
+		switch {
+		case caps.Tools != nil:
+			if cat.tools, err = c.listTools(ctx, s); err != nil {
+				return nil, fmt.Errorf("listing tools: %w", err)
+			}
+			caps = &mcp.ServerCapabilities{Prompts: caps.Prompts, Resources: caps.Resources}
+		case caps.Prompts != nil:
+			if cat.prompts, err = c.listPrompts(ctx, s); err != nil {
+				return nil, fmt.Errorf("listing prompts: %w", err)
+			}
+			caps = &mcp.ServerCapabilities{Resources: caps.Resources}
+		case caps.Resources != nil:
+			if cat.resources, err = c.listResources(ctx, s); err != nil {
+				return nil, fmt.Errorf("listing resources: %w", err)
+			}
+			caps = &mcp.ServerCapabilities{}
+			if cat.templates, err = c.listTemplates(ctx, s); err != nil {
+				return nil, fmt.Errorf("listing resource templates: %w", err)
+			}
+		default:
+			if err := s.cs.Ping(ctx, nil); err != nil {
+				return nil, fmt.Errorf("ping: %w", err)
+			}
+		}
+	}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex

@@ -197,8 +197,40 @@ func (m *Manager) EstablishConnection(id string) error {
 	c.mu.Lock()
 	s := c.sess
 	c.mu.Unlock()
-	c.startRenew(s, true)
+	c.startRenew(s, c.retry.MaxAttempts)
 	return nil
+}
+
+// Reconnect connects a registered server again at once, whatever its
+// state, and discovers it: the action behind a Reconnect button. A
+// background retry waiting for its time is replaced by this attempt; a
+// reconnection already in flight is joined, not repeated; a current
+// session is replaced by a fresh handshake (a saved session to resume is
+// not used). Stored OAuth tokens and client registrations are kept.
+//
+// The result is the server's state afterwards: StateReady, StateConnected
+// when the discovery failed (Err says why), StateAuthenticating (with
+// AuthURL when a flow started) or StateFailed with the error, after which
+// the background retry continues. Cancelling ctx stops the wait, not the
+// attempt.
+func (m *Manager) Reconnect(ctx context.Context, id string) (ConnectResult, error) {
+	c, err := m.lookup(id)
+	if err != nil {
+		return ConnectResult{}, err
+	}
+	op := c.reconnectNow()
+	select {
+	case <-op.done:
+	case <-ctx.Done():
+		return ConnectResult{}, ctx.Err()
+	}
+	if op.err != nil && (errors.Is(op.err, ErrClosed) || errors.Is(op.err, errClosedMeanwhile)) {
+		if m.ctx.Err() != nil {
+			return ConnectResult{}, ErrClosed
+		}
+	}
+	info := c.info()
+	return ConnectResult{State: info.State, AuthURL: info.AuthURL, Err: info.Error}, nil
 }
 
 // FinishAuthorization ends the authorisation a server was waiting for.
@@ -219,7 +251,7 @@ func (m *Manager) FinishAuthorization(id string, err error) error {
 		c.setState(StateFailed, err)
 		return nil
 	}
-	c.startRenew(s, true)
+	c.startRenew(s, c.retry.MaxAttempts)
 	return nil
 }
 
@@ -287,7 +319,10 @@ type DiscoverResult struct {
 // DiscoverIfConnected fetches the server's catalog when it is connected or
 // ready (a manual refresh), moving it to ready. A failed discovery leaves it
 // connected (or authenticating on 401), never failed, so it can be retried.
-// A new discovery cancels one in flight for the same server.
+// A new discovery cancels one in flight for the same server. A failed
+// server gets one reconnection attempt first (which discovers), and a
+// resumed session whose server turns out to be unreachable is a failed
+// connection, retried as the server's RetryOptions say.
 func (m *Manager) DiscoverIfConnected(ctx context.Context, id string, opts *DiscoverOptions) (DiscoverResult, error) {
 	c, err := m.lookup(id)
 	if err != nil {
@@ -298,15 +333,38 @@ func (m *Manager) DiscoverIfConnected(ctx context.Context, id string, opts *Disc
 		timeout = opts.Timeout
 	}
 	defer m.track()()
-	res := c.discover(ctx, timeout)
-	if res.Success || !isSessionLost(res.Err) {
-		return res, nil
-	}
-	// The session had expired; discover started a renewal, which discovers
-	// again. Report that discovery.
 	c.mu.Lock()
 	op := c.renewing
-	c.mu.Unlock()
+	if op == nil && c.state == StateFailed && c.sess == nil {
+		c.mu.Unlock()
+		op = c.startRenew(nil, 1)
+	} else {
+		c.mu.Unlock()
+	}
+	var res DiscoverResult
+	if op == nil {
+		res = c.discover(ctx, timeout)
+		switch {
+		case res.Success:
+			return res, nil
+		case res.State == StateFailed:
+			// A resumed session whose server is gone: the first attempt
+			// failed; the retry policy makes the others.
+			if n := c.retry.MaxAttempts - 1; n > 0 {
+				c.startRenew(nil, n)
+			} else {
+				_, epoch := c.current()
+				c.scheduleRetry(epoch)
+			}
+		case !isSessionLost(res.Err):
+			return res, nil
+		}
+		// The session had expired; discover started a renewal, which
+		// discovers again. Report that discovery.
+		c.mu.Lock()
+		op = c.renewing
+		c.mu.Unlock()
+	}
 	if op != nil {
 		select {
 		case <-op.done:
@@ -363,12 +421,12 @@ func (m *Manager) track() (done func()) {
 }
 
 // goTracked runs fn in the background, counted by WaitForConnections and
-// stopped by Close.
-func (m *Manager) goTracked(fn func(ctx context.Context)) {
+// stopped by Close. It reports false, running nothing, after Close.
+func (m *Manager) goTracked(fn func(ctx context.Context)) bool {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return
+		return false
 	}
 	m.wg.Add(1)
 	m.mu.Unlock()
@@ -378,6 +436,25 @@ func (m *Manager) goTracked(fn func(ctx context.Context)) {
 		defer done()
 		fn(m.ctx)
 	}()
+	return true
+}
+
+// goBackground runs fn in the background, waited for by Close but not
+// counted by WaitForConnections (a background retry waiting for its time).
+// It reports false, running nothing, after Close.
+func (m *Manager) goBackground(fn func()) bool {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return false
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		fn()
+	}()
+	return true
 }
 
 // CloseConnection closes the server's session and keeps it registered, in

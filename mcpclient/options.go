@@ -128,8 +128,9 @@ type ServerOptions struct {
 	// Transport selects and configures the transport.
 	Transport TransportOptions
 
-	// Retry configures background reconnection. Nil means 3 attempts,
-	// 500 ms base delay, 5 s maximum delay, full jitter.
+	// Retry configures reconnection. Nil means 3 attempts, 500 ms base
+	// delay, 5 s maximum delay, full jitter, then background attempts at
+	// most 3 minutes apart.
 	Retry *RetryOptions
 
 	// PendingAuthURL, if set, registers the server in state authenticating,
@@ -211,9 +212,18 @@ type TransportOptions struct {
 	Implementation TransportImplementation
 }
 
-// RetryOptions configures reconnection with exponential backoff and full
-// jitter: before attempt k+1 the Manager waits a random duration in
+// RetryOptions configures reconnection (after a drop, on a restore, after
+// an authorisation) with exponential backoff and full jitter: before
+// attempt k+1 the Manager waits a random duration in
 // [0, min(2^k × BaseDelay, MaxDelay)).
+//
+// When the MaxAttempts attempts are spent the server is failed, and it
+// keeps being retried in the background, one attempt at a time: the
+// backoff goes on doubling from where the attempts left it, capped at
+// BackgroundMaxDelay, with equal jitter (a wait in [d/2, d)), until the
+// server is connected, closed or removed. A call, a read, a prompt or a
+// discovery on a failed server, and Manager.Reconnect, make one attempt at
+// once.
 type RetryOptions struct {
 	// MaxAttempts counts attempts, the first included. Zero means 3.
 	MaxAttempts int
@@ -221,11 +231,19 @@ type RetryOptions struct {
 	BaseDelay time.Duration
 	// MaxDelay caps one wait. Zero means 5 s.
 	MaxDelay time.Duration
+	// BackgroundMaxDelay caps the wait between background attempts. Zero
+	// means 3 minutes. It is at least MaxDelay.
+	BackgroundMaxDelay time.Duration
+	// DisableBackground turns the background retry off: once the
+	// MaxAttempts attempts are spent the server stays failed until a call,
+	// a discovery or Reconnect. False (the zero value) means retry.
+	DisableBackground bool
 }
 
 // withDefaults validates r and fills in its zero fields.
 func (r *RetryOptions) withDefaults() (RetryOptions, error) {
-	out := RetryOptions{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 5 * time.Second}
+	out := RetryOptions{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 5 * time.Second,
+		BackgroundMaxDelay: 3 * time.Minute}
 	if r == nil {
 		return out, nil
 	}
@@ -236,6 +254,12 @@ func (r *RetryOptions) withDefaults() (RetryOptions, error) {
 		return out, errors.New("retry.BaseDelay must be > 0")
 	case r.MaxDelay < 0:
 		return out, errors.New("retry.MaxDelay must be > 0")
+	case r.BackgroundMaxDelay < 0:
+		return out, errors.New("retry.BackgroundMaxDelay must be > 0")
+	}
+	out.DisableBackground = r.DisableBackground
+	if r.BackgroundMaxDelay > 0 {
+		out.BackgroundMaxDelay = r.BackgroundMaxDelay
 	}
 	if r.MaxAttempts > 0 {
 		out.MaxAttempts = r.MaxAttempts
@@ -249,6 +273,7 @@ func (r *RetryOptions) withDefaults() (RetryOptions, error) {
 	if out.BaseDelay > out.MaxDelay {
 		return out, errors.New("retry.BaseDelay must be <= retry.MaxDelay")
 	}
+	out.BackgroundMaxDelay = max(out.BackgroundMaxDelay, out.MaxDelay)
 	return out, nil
 }
 

@@ -15,10 +15,16 @@ import (
 
 // countingServer hosts a go-sdk server in mode and counts its handshakes.
 func countingServer(t *testing.T, mode mcptest.Mode) (hs *mcptest.HTTPServer, handshakes *atomic.Int64) {
+	handshakes = new(atomic.Int64)
+	return mcptest.ServeHandler(t, countingHandler(t, mode, handshakes)), handshakes
+}
+
+// countingHandler serves a new go-sdk server in mode, counting handshakes
+// in handshakes: what a restarted process serves.
+func countingHandler(t *testing.T, mode mcptest.Mode, handshakes *atomic.Int64) http.Handler {
 	srv := mcptest.NewServer("s")
 	real := mcptest.Handler(t, mode, func() *mcp.Server { return srv.Server })
-	handshakes = new(atomic.Int64)
-	hs = mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg struct{ Method string }
@@ -27,8 +33,7 @@ func countingServer(t *testing.T, mode mcptest.Mode) (hs *mcptest.HTTPServer, ha
 			handshakes.Add(1)
 		}
 		real.ServeHTTP(w, r)
-	}))
-	return hs, handshakes
+	})
 }
 
 // saveResume round-trips a Resume through JSON, as storage would.

@@ -77,6 +77,10 @@ type Retry struct {
 	MaxAttempts int   `json:"maxAttempts,omitempty"`
 	BaseDelayMS int64 `json:"baseDelayMs,omitempty"`
 	MaxDelayMS  int64 `json:"maxDelayMs,omitempty"`
+	// BackgroundMaxDelayMS caps the wait between background attempts.
+	BackgroundMaxDelayMS int64 `json:"backgroundMaxDelayMs,omitempty"`
+	// DisableBackground turns the background retry off.
+	DisableBackground bool `json:"disableBackground,omitempty"`
 }
 
 // StatelessProtocolVersion is the MCP protocol version whose sessions are
