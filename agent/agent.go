@@ -314,8 +314,10 @@ func (a *Agent) Namespace() string { return a.ns }
 func (a *Agent) WaitForConnections(ctx context.Context) { a.m.WaitForConnections(ctx) }
 
 // Close closes the agent's connections, keeping the servers' sessions alive
-// so that the agent resumes them when it is opened again. It does not close
-// the store. Close is idempotent.
+// so that the agent resumes them when it is opened again on the same store.
+// A program that will not open it again (its store ends with it) should set
+// Options.Manager.EndSessionsOnClose, and Close then ends the sessions. It
+// does not close the store. Close is idempotent.
 func (a *Agent) Close(ctx context.Context) error {
 	a.mu.Lock()
 	already := a.closed

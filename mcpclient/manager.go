@@ -515,9 +515,12 @@ func (m *Manager) RemoveServer(ctx context.Context, id string) error {
 // and waits for them, at most until ctx is done. Close is idempotent; after
 // it, methods return ErrClosed.
 //
-// Unlike CloseAllConnections, Close does not end the servers' sessions, so
-// that a process that restarts can resume them (ServerInfo.Resume); servers
-// expire sessions that are never resumed.
+// By default, unlike CloseAllConnections, Close does not end the servers'
+// sessions (no DELETE on streamable HTTP), so that a process that restarts
+// can resume them (ServerInfo.Resume); servers expire sessions that are
+// never resumed. With Options.EndSessionsOnClose, Close ends them, as a
+// caller that will not resume them should. Stdio, SSE and in-process
+// sessions end with their connection either way.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	already := m.closed
@@ -527,7 +530,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		return nil
 	}
 	m.cancel()
-	err := m.closeAll(ctx, true)
+	err := m.closeAll(ctx, !m.opts.EndSessionsOnClose)
 	done := make(chan struct{})
 	go func() {
 		m.wg.Wait()

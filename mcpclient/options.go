@@ -65,6 +65,15 @@ type Options struct {
 	// MaxConcurrentConnects bounds the background connections (restores,
 	// reconnections) made at once. Zero means 16.
 	MaxConcurrentConnects int
+
+	// EndSessionsOnClose makes Close end the servers' sessions, as
+	// CloseAllConnections does (on streamable HTTP, a DELETE with the
+	// session id), for a process that will not resume them: a one-shot
+	// command, or one that keeps no record of its sessions (ServerInfo.Resume)
+	// across restarts. False (the default) leaves them alive on the servers,
+	// so that a process that restarts can resume them; servers expire the
+	// ones never resumed.
+	EndSessionsOnClose bool
 }
 
 // Version is the version of agentmcp, reported in ClientInfo by default.

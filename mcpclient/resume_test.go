@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -111,6 +112,40 @@ func TestResume(t *testing.T) {
 			}
 			if n := handshakes.Load() - before; n != 1 {
 				t.Errorf("%d handshakes to recover, want 1", n)
+			}
+		})
+	}
+}
+
+// TestCloseEndsSessions: by default Close leaves a stateful server's
+// session alive for a later resumption; with EndSessionsOnClose, as a
+// caller that will not resume sets it, Close ends it with a DELETE.
+func TestCloseEndsSessions(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		end  bool
+		impl mcpclient.TransportImplementation
+	}{
+		{name: "keep"},
+		{name: "end", end: true},
+		{name: "end/go-sdk", end: true, impl: mcpclient.ImplementationGoSDK},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server })
+			m := mcpclient.New(&mcpclient.Options{EndSessionsOnClose: tt.end})
+			connectReady(t, m, "s", mcpclient.ServerOptions{URL: hs.URL,
+				Transport: mcpclient.TransportOptions{Implementation: tt.impl}})
+			info, _ := m.Server("s")
+			if err := m.Close(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			all, ended := hs.Sessions()
+			want := []string(nil)
+			if tt.end {
+				want = []string{info.SessionID}
+			}
+			if len(all) != 1 || all[0] != info.SessionID || !slices.Equal(ended, want) {
+				t.Errorf("sessions %q, ended %q; want %q ended", all, ended, want)
 			}
 		})
 	}

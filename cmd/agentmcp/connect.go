@@ -97,6 +97,8 @@ func connect(ctx context.Context, spec *serverSpec, timeout time.Duration) (*ses
 		HTTPClient:      hc,
 		ConnectTimeout:  timeout,
 		DiscoverTimeout: timeout,
+		// A command runs once: nothing will resume its session.
+		EndSessionsOnClose: true,
 	}
 	if spec.allowPrivate {
 		g, err := netguard.New(&netguard.Policy{AllowPrivate: true}, nil)
@@ -192,8 +194,8 @@ func (s *session) info() mcpclient.ServerInfo {
 	return info
 }
 
-// close closes the Manager, which ends the session (and stops a stdio
-// server). Its error is not reported: the command's outcome is decided by
+// close closes the Manager, which ends the session (a DELETE on a stateful
+// streamable HTTP server, and stops a stdio server). Its error is not reported: the command's outcome is decided by
 // then, and how a server goes away is not the user's failure.
 func (s *session) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)

@@ -27,7 +27,8 @@ Connects to the MCP server at URL, or to the stdio server that COMMAND
 starts, and prints one JSON document: the server's info, the negotiated
 protocol version, the transport used, the session id (if any), its
 instructions and capabilities, and its tools, prompts, resources and
-resource templates.
+resource templates. It then ends the session (a server that keeps sessions
+gets a DELETE), as call does.
 
 Examples:
   agentmcp inspect https://example.com/mcp

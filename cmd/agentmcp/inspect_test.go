@@ -227,3 +227,27 @@ func TestAllowPrivate(t *testing.T) {
 		t.Errorf("metadata address with --allow-private: %v, %q", err, errb.String())
 	}
 }
+
+// TestOneShotEndsSession checks that inspect and call end the session they
+// opened on a stateful server (a DELETE), rather than leaving it for the
+// server to expire.
+func TestOneShotEndsSession(t *testing.T) {
+	for _, cmd := range [][]string{{"inspect"}, {"call", "--tool", "echo", "--args", `{"text":"hi"}`}} {
+		t.Run(cmd[0], func(t *testing.T) {
+			t.Parallel()
+			srv, hs := serve(t, mcptest.Stateful)
+			runCmd(t, append(cmd, hs.URL)...).mustSucceed(t)
+			all, ended := hs.Sessions()
+			if len(all) != 1 || !slices.Equal(all, ended) {
+				t.Errorf("sessions handed out %q, ended by the client %q; want one, ended", all, ended)
+			}
+			var open int
+			for range srv.Sessions() {
+				open++
+			}
+			if open != 0 {
+				t.Errorf("the server still has %d sessions", open)
+			}
+		})
+	}
+}

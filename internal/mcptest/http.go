@@ -47,6 +47,7 @@ type HTTPServer struct {
 	srv      *http.Server
 	fault    int             // status to answer every request with, or 0
 	sessions map[string]bool // session ids handed out; true once expired
+	ended    []string        // session ids the client ended (DELETE answered 2xx)
 }
 
 // Serve hosts the server returned by newServer (called for each request
@@ -128,22 +129,36 @@ func (s *HTTPServer) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.handler.ServeHTTP(&sessionRecorder{ResponseWriter: w, s: s}, r)
+	rec := &sessionRecorder{ResponseWriter: w, s: s}
+	s.handler.ServeHTTP(rec, r)
+	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" && rec.code/100 == 2 {
+		s.mu.Lock()
+		s.ended = append(s.ended, id)
+		s.mu.Unlock()
+	}
 }
 
-// sessionRecorder notes the session ids the handler hands out.
+// sessionRecorder notes the session ids the handler hands out, and the
+// status of its answer.
 type sessionRecorder struct {
 	http.ResponseWriter
-	s *HTTPServer
+	s    *HTTPServer
+	code int
 }
 
 func (r *sessionRecorder) WriteHeader(code int) {
 	r.note()
+	if r.code == 0 {
+		r.code = code
+	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *sessionRecorder) Write(b []byte) (int, error) {
 	r.note()
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
 	return r.ResponseWriter.Write(b)
 }
 
@@ -167,6 +182,19 @@ func (r *sessionRecorder) Flush() {
 }
 
 func (r *sessionRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Sessions returns the session ids handed out so far, sorted, and those
+// that a client ended with a DELETE the server accepted, in the order they
+// ended.
+func (s *HTTPServer) Sessions() (all, ended []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id := range s.sessions {
+		all = append(all, id)
+	}
+	slices.Sort(all)
+	return all, slices.Clone(s.ended)
+}
 
 // ExpireSessions makes every session handed out so far unknown: requests
 // that carry one get 404, as from a replica that never knew it or a server
