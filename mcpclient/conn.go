@@ -683,13 +683,13 @@ func (c *conn) handshake(ctx context.Context) (*session, error) {
 		}
 		c.mu.Unlock()
 		s, err := c.handshakeOver(ctx, first)
-		if err == nil || !IsTransportNotImplemented(err) {
+		if err == nil || !triesOtherTransport(err) {
 			return s, err
 		}
-		c.m.logger.Info("mcp server does not implement the transport; trying the other", "server", c.ID(), "tried", first, "next", second)
+		c.m.logger.Info("mcp server refused the transport; trying the other", "server", c.ID(), "tried", first, "next", second, "error", err)
 		s, err2 := c.handshakeOver(ctx, second)
 		if err2 != nil {
-			return nil, fmt.Errorf("%s: %v; %s: %w", first, err, second, err2)
+			return nil, fmt.Errorf("%s failed: %v; then %s failed: %w", first, err, second, err2)
 		}
 		return s, nil
 	default:

@@ -30,9 +30,11 @@
 // # Transports
 //
 // TransportAuto, the default for URLs, tries streamable HTTP and falls back
-// to SSE only when the endpoint answers 404 or 405 without a JSON-RPC error
-// (it does not implement streamable HTTP); a 401 or a 5xx never falls back,
-// and an explicit transport type never does. The HTTP transports are
+// to SSE only when the endpoint refuses the handshake with a 4xx that
+// carries no JSON-RPC error (404 and 405 from servers that do not implement
+// streamable HTTP, 400 from go-sdk's SSE server); a 401, 403, 429 or 5xx
+// never falls back, and an explicit transport type never does. When both
+// transports fail, the error says how each did. The HTTP transports are
 // agentmcp's own (go-sdk's session and protocol layers run on top of them):
 // their failures are typed ([*HTTPError]), custom headers go on every
 // request including the SSE GET, messages and events are size-capped, and

@@ -30,7 +30,8 @@ var (
 	// ErrTransportNotImplemented is wrapped by every error that means the
 	// endpoint does not implement the transport that was tried (HTTP 404 or
 	// 405 on the handshake). Under TransportAuto it triggers the fallback
-	// from streamable HTTP to SSE.
+	// from streamable HTTP to SSE, as any other 4xx without a JSON-RPC error
+	// does, except 401, 403 and 429.
 	ErrTransportNotImplemented = errors.New("transport not implemented")
 
 	// ErrSessionExpired is wrapped when the server no longer knows the
@@ -141,6 +142,25 @@ func IsUnauthorized(err error) bool { return errors.Is(err, ErrUnauthorized) }
 // session the server forgot is not that.
 func IsTransportNotImplemented(err error) bool {
 	return errors.Is(err, ErrTransportNotImplemented) && !errors.Is(err, ErrSessionExpired)
+}
+
+// triesOtherTransport reports whether a handshake that failed with err
+// lets TransportAuto try the other HTTP transport: the endpoint answered
+// with a 4xx that carries no JSON-RPC error (the spec names 404 and 405;
+// go-sdk's SSE server answers the streamable initialize POST with 400),
+// other than 401 and 403 (authorisation) and 429 (rate limiting), and not
+// for a session it forgot.
+func triesOtherTransport(err error) bool {
+	var herr *HTTPError
+	if errors.Is(err, ErrSessionExpired) || !errors.As(err, &herr) || herr.JSONRPC != nil {
+		return false
+	}
+	switch code := herr.StatusCode; code {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+		return false
+	default:
+		return code >= 400 && code < 500
+	}
 }
 
 // isMethodNotFound reports whether err is a JSON-RPC -32601 from the peer.

@@ -22,7 +22,8 @@ const (
 	// ImplementationGoSDK is go-sdk's mcp.StreamableClientTransport, for
 	// comparison or as a fallback. Custom headers and credentials still go
 	// on every request, and a 401, 403 or (on the handshake) 404 or 405
-	// still classify as with the default, but saved sessions are not
+	// still classify as with the default (TransportAuto falls back to SSE
+	// on 404 and 405 only), but saved sessions are not
 	// resumed (ServerOptions.Resume is ignored and ServerInfo.Resume is
 	// nil), a message over Options.MaxMessageSize fails the connection
 	// rather than the one call, progress notifications go through go-sdk's

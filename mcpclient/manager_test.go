@@ -1,8 +1,11 @@
 package mcpclient_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
@@ -118,11 +121,17 @@ func TestTransportRules(t *testing.T) {
 		fault      int
 		transport  mcpclient.TransportType
 		want       mcpclient.State
-		wantNotSSE bool // the SSE transport must not have been tried
+		wantNotSSE bool     // the SSE transport must not have been tried
+		wantErr    []string // in the error, in this order
 	}{
 		{name: "500 fails without fallback", mode: mcptest.Stateful, fault: http.StatusInternalServerError, want: mcpclient.StateFailed, wantNotSSE: true},
 		{name: "401 authenticates without fallback", mode: mcptest.Stateful, fault: http.StatusUnauthorized, want: mcpclient.StateAuthenticating, wantNotSSE: true},
-		{name: "404 falls back and fails on SSE too", mode: mcptest.Stateful, fault: http.StatusNotFound, want: mcpclient.StateFailed},
+		{name: "404 falls back and fails on SSE too", mode: mcptest.Stateful, fault: http.StatusNotFound, want: mcpclient.StateFailed,
+			wantErr: []string{"streamable-http failed: ", "POST ", ": 404 Not Found", "then sse failed: GET ", "404 Not Found"}},
+		{name: "400 falls back and fails on SSE too", mode: mcptest.Stateful, fault: http.StatusBadRequest, want: mcpclient.StateFailed,
+			wantErr: []string{"streamable-http failed: ", "POST ", ": 400 Bad Request", "then sse failed: GET ", "400 Bad Request"}},
+		{name: "403 fails without fallback", mode: mcptest.Stateful, fault: http.StatusForbidden, want: mcpclient.StateFailed, wantNotSSE: true},
+		{name: "429 fails without fallback", mode: mcptest.Stateful, fault: http.StatusTooManyRequests, want: mcpclient.StateFailed, wantNotSSE: true},
 		{name: "explicit streamable on SSE-only endpoint", mode: mcptest.SSE, transport: mcpclient.TransportStreamableHTTP, want: mcpclient.StateFailed, wantNotSSE: true},
 		{name: "explicit SSE on streamable endpoint", mode: mcptest.Stateful, transport: mcpclient.TransportSSE, want: mcpclient.StateFailed},
 	}
@@ -147,6 +156,9 @@ func TestTransportRules(t *testing.T) {
 				t.Fatalf("state %s (%v), want %s", res.State, res.Err, tt.want)
 			}
 			_ = gets
+			if msg := fmt.Sprint(res.Err); !inOrder(msg, tt.wantErr) {
+				t.Errorf("error %q; want %q in it, in order", msg, tt.wantErr)
+			}
 			info, _ := m.Server("s1")
 			if info.State != tt.want {
 				t.Errorf("Server().State = %s, want %s", info.State, tt.want)
@@ -164,5 +176,74 @@ func TestTransportRules(t *testing.T) {
 				t.Errorf("%d requests: the SSE transport was tried", n)
 			}
 		})
+	}
+}
+
+// inOrder reports whether s contains each of subs, in order.
+func inOrder(s string, subs []string) bool {
+	for _, sub := range subs {
+		i := strings.Index(s, sub)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(sub):]
+	}
+	return true
+}
+
+// TestAutoFallbackGoSDKSSE connects with TransportAuto to go-sdk's own SSE
+// server, which answers the streamable initialize POST with 400 text/plain
+// (not 404 or 405): the Manager falls back to SSE.
+func TestAutoFallbackGoSDKSSE(t *testing.T) {
+	t.Parallel()
+	srv := mcptest.NewServer("s")
+	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv.Server }, nil)
+	var posts400 atomic.Int64
+	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		if r.Method == http.MethodPost && rec.code == http.StatusBadRequest {
+			posts400.Add(1)
+		}
+	}))
+	t.Cleanup(func() {
+		for ss := range srv.Sessions() {
+			ss.Close()
+		}
+	})
+	m := newManager(t, nil)
+	connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
+	info, _ := m.Server("s1")
+	if info.Transport != mcpclient.TransportSSE || info.ProtocolVersion != "2025-11-25" {
+		t.Errorf("transport %q version %q; want sse 2025-11-25", info.Transport, info.ProtocolVersion)
+	}
+	if posts400.Load() == 0 {
+		t.Errorf("the server never answered 400: the test does not test the fallback on 400")
+	}
+	res, err := m.CallTool(testCtx(t), "s1", "echo", map[string]any{"text": "hi"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, res); got != "echo: hi" {
+		t.Errorf("echo = %q", got)
+	}
+}
+
+// statusRecorder records the status a handler answered with.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
 	}
 }

@@ -84,8 +84,11 @@ type TransportType string
 
 const (
 	// TransportAuto tries streamable HTTP first and falls back to SSE only
-	// when the endpoint does not implement streamable HTTP (HTTP 404 or 405
-	// on the handshake), never on 401 or 5xx. It is the default for URLs.
+	// when the endpoint refuses the handshake with an HTTP 4xx that carries
+	// no JSON-RPC error (404 and 405 from servers without streamable HTTP,
+	// 400 from go-sdk's SSE server), never on 401, 403, 429 or 5xx. Once a
+	// server spoke SSE, it tries SSE first. When both fail, the error says
+	// how each did. It is the default for URLs.
 	TransportAuto TransportType = "auto"
 	// TransportStreamableHTTP is the streamable HTTP transport, in both
 	// protocol eras. It never falls back.

@@ -31,9 +31,9 @@ const defaultTimeout = 30 * time.Second
 // text of the subcommands that use them.
 const connFlagsUsage = `Connection flags:
   --transport T    auto (the default for a URL), streamable-http, sse or stdio.
-                   auto tries streamable HTTP, then SSE if the endpoint does not
-                   implement it (HTTP 404 or 405). A command after -- runs over
-                   stdio.
+                   auto tries streamable HTTP, then SSE if the endpoint refuses
+                   it with an HTTP 4xx other than 401, 403 and 429 (404, 405,
+                   400). A command after -- runs over stdio.
   --header 'K: V'  an HTTP header for every request, e.g.
                    --header 'Authorization: Bearer TOKEN'. Repeatable. Header
                    values are never printed, not even in error messages.
