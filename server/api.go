@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,9 +31,18 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("/{$}", s.index)
 	mux.Handle("/static/", s.static())
 	mux.HandleFunc("/agents", s.listAgents)
-	mux.Handle("/agents/{class}/{name}", s.agentRoute(methods{http.MethodGet: s.agentRoot}))
+	// PUT is createAgent, which needs to know whether the agent existed;
+	// it is listed here for the Allow header of a 405.
+	agentRoot := s.agentRoute(methods{http.MethodGet: s.agentRoot, http.MethodPut: nil})
+	mux.HandleFunc("/agents/{class}/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			s.createAgent(w, r)
+			return
+		}
+		agentRoot.ServeHTTP(w, r)
+	})
 	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
-	mux.Handle("/agents/{class}/{name}/servers", s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}))
+	mux.Handle("/agents/{class}/{name}/servers", s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost))
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/tools/call", s.agentRoute(methods{http.MethodPost: s.callTool}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/resources/read", s.agentRoute(methods{http.MethodPost: s.readResource}))
@@ -54,8 +64,9 @@ type agentHandler func(w http.ResponseWriter, r *http.Request, e *entry)
 type methods map[string]agentHandler
 
 // agentRoute opens the agent named by the path and calls the handler of
-// the request's method.
-func (s *Server) agentRoute(m methods) http.Handler {
+// the request's method. Only the methods in creating create the agent when
+// it does not exist; the others answer unknown_agent (knownEntry).
+func (s *Server) agentRoute(m methods, creating ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, ok := m[r.Method]
 		if !ok && r.Method == http.MethodHead {
@@ -71,7 +82,11 @@ func (s *Server) agentRoute(m methods) http.Handler {
 			writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: %s)", r.Method, strings.Join(allow, ", ")))
 			return
 		}
-		e, err := s.agentEntry(r.Context(), r.PathValue("class"), r.PathValue("name"))
+		open := s.knownEntry
+		if slices.Contains(creating, r.Method) {
+			open = s.agentEntry
+		}
+		e, err := open(r.Context(), r.PathValue("class"), r.PathValue("name"))
 		if err != nil {
 			writeError(w, s.openError(err))
 			return
@@ -138,7 +153,26 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Agents []AgentInfo `json:"agents"`
-	}{s.Agents()})
+	}{s.knownAgents()})
+}
+
+// createAgent is PUT /agents/{class}/{name}, which creates the agent: 201
+// when it was created, 200 when it existed. An agent without servers lasts
+// until the server stops (only agents with stored servers are restored).
+func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
+	class, name := r.PathValue("class"), r.PathValue("name")
+	status := http.StatusOK
+	_, err := s.knownEntry(r.Context(), class, name)
+	var aerr *APIError
+	if errors.As(err, &aerr) && aerr.Code == CodeUnknownAgent && s.checkAgent(class, name) == nil {
+		status = http.StatusCreated
+		_, err = s.agentEntry(r.Context(), class, name)
+	}
+	if err != nil {
+		writeError(w, s.openError(err))
+		return
+	}
+	writeJSON(w, status, AgentInfo{Class: class, Name: name})
 }
 
 // agentRoot is the agent's route: its WebSocket, or its MCPServersState as
@@ -454,17 +488,63 @@ type CallToolRequest struct {
 	Name string `json:"name"`
 	// Arguments is a JSON object; absent or null means {}.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// TimeoutMS bounds the call, in milliseconds, up to MaxCallTimeout.
+	// Zero means Options.CallTimeout.
+	TimeoutMS int64 `json:"timeoutMs,omitempty"`
 }
 
 // ReadResourceRequest is the body of POST .../servers/{id}/resources/read.
 type ReadResourceRequest struct {
 	URI string `json:"uri"`
+	// TimeoutMS is as in CallToolRequest.
+	TimeoutMS int64 `json:"timeoutMs,omitempty"`
 }
 
 // GetPromptRequest is the body of POST .../servers/{id}/prompts/get.
 type GetPromptRequest struct {
 	Name      string            `json:"name"`
 	Arguments map[string]string `json:"arguments,omitempty"`
+	// TimeoutMS is as in CallToolRequest.
+	TimeoutMS int64 `json:"timeoutMs,omitempty"`
+}
+
+// errCallTimeout is the cause of a call's context when its bound passed.
+var errCallTimeout = errors.New("the call's time limit passed")
+
+// callContext bounds a call on an MCP server by the request's timeoutMs,
+// else Options.CallTimeout. The call also ends when the HTTP client goes
+// away (the request's context); either way the Manager cancels it on the
+// MCP server. It returns the bound (zero for none).
+func (s *Server) callContext(r *http.Request, timeoutMS int64) (context.Context, context.CancelFunc, time.Duration, *APIError) {
+	d := s.opts.CallTimeout
+	switch {
+	case timeoutMS < 0:
+		return nil, nil, 0, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "timeoutMs must not be negative")
+	case timeoutMS > MaxCallTimeout.Milliseconds():
+		return nil, nil, 0, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "timeoutMs is larger than %d (%v)", MaxCallTimeout.Milliseconds(), MaxCallTimeout)
+	case timeoutMS > 0:
+		d = time.Duration(timeoutMS) * time.Millisecond
+	}
+	if d < 0 {
+		ctx, cancel := context.WithCancel(r.Context())
+		return ctx, cancel, 0, nil
+	}
+	ctx, cancel := context.WithTimeoutCause(r.Context(), d, errCallTimeout)
+	return ctx, cancel, d, nil
+}
+
+// callFailed maps the error of a call bounded by callContext.
+func (s *Server) callFailed(ctx context.Context, r *http.Request, e *entry, id, what string, limit time.Duration, err error) *APIError {
+	switch {
+	case context.Cause(ctx) == errCallTimeout:
+		aerr := apiErrorf(http.StatusGatewayTimeout, CodeTimeout,
+			"%s on MCP server %q took longer than %v (timeoutMs, or the server's default); it was cancelled on the MCP server", what, id, limit)
+		aerr.ServerID = id
+		return aerr
+	case r.Context().Err() != nil:
+		s.logger.Info("call cancelled: its HTTP client went away", "agent", e.class+"/"+e.name, "server", id, "call", what)
+	}
+	return callError(id, err)
 }
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, e *entry) {
@@ -492,27 +572,32 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, e *entry) {
 		writeError(w, unknownServer(e, id))
 		return
 	}
-	var names []string
-	found := false
-	for _, t := range e.a.Manager().ListTools(mcpclient.Filter{ServerID: []string{id}}) {
-		names = append(names, t.Name)
-		found = found || t.Name == req.Name
+	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
 	}
-	if !found {
-		if srv.State != string(mcpclient.StateReady) {
-			aerr := apiErrorf(http.StatusConflict, CodeNotConnected, "MCP server %q is %s, not ready", id, srv.State)
+	defer cancel()
+	// A ready server's catalog is known: a tool it does not list is
+	// refused here. Any other server is left to the Manager, which
+	// reconnects it or says why it cannot.
+	if srv.State == string(mcpclient.StateReady) {
+		var names []string
+		found := false
+		for _, t := range e.a.Manager().ListTools(mcpclient.Filter{ServerID: []string{id}}) {
+			names = append(names, t.Name)
+			found = found || t.Name == req.Name
+		}
+		if !found {
+			aerr := apiErrorf(http.StatusNotFound, CodeUnknownTool, "MCP server %q has no tool %q (it has: %s)", id, req.Name, list(names))
 			aerr.ServerID = id
 			writeError(w, aerr)
 			return
 		}
-		aerr := apiErrorf(http.StatusNotFound, CodeUnknownTool, "MCP server %q has no tool %q (it has: %s)", id, req.Name, list(names))
-		aerr.ServerID = id
-		writeError(w, aerr)
-		return
 	}
-	res, err := e.a.Manager().CallTool(r.Context(), id, req.Name, args, nil)
+	res, err := e.a.Manager().CallTool(ctx, id, req.Name, args, nil)
 	if err != nil {
-		writeError(w, callError(id, err))
+		writeError(w, s.callFailed(ctx, r, e, id, fmt.Sprintf("tools/call %q", req.Name), limit, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
@@ -546,9 +631,15 @@ func (s *Server) readResource(w http.ResponseWriter, r *http.Request, e *entry) 
 		writeError(w, unknownServer(e, id))
 		return
 	}
-	res, err := e.a.Manager().ReadResource(r.Context(), id, req.URI)
+	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	defer cancel()
+	res, err := e.a.Manager().ReadResource(ctx, id, req.URI)
 	if err != nil {
-		writeError(w, callError(id, err))
+		writeError(w, s.callFailed(ctx, r, e, id, fmt.Sprintf("resources/read %q", req.URI), limit, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
@@ -569,9 +660,15 @@ func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, e *entry) {
 		writeError(w, unknownServer(e, id))
 		return
 	}
-	res, err := e.a.Manager().GetPrompt(r.Context(), id, req.Name, req.Arguments)
+	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	defer cancel()
+	res, err := e.a.Manager().GetPrompt(ctx, id, req.Name, req.Arguments)
 	if err != nil {
-		writeError(w, callError(id, err))
+		writeError(w, s.callFailed(ctx, r, e, id, fmt.Sprintf("prompts/get %q", req.Name), limit, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, res)

@@ -55,7 +55,7 @@ func TestAPIRoutes(t *testing.T) {
 
 	var agents struct{ Agents []AgentInfo }
 	json.Unmarshal(get("/agents", 200), &agents)
-	if diff := cmp.Diff([]AgentInfo{{Class: "test", Name: "a"}}, agents.Agents); diff != "" {
+	if diff := cmp.Diff([]AgentInfo{{Class: "agentmcp", Name: "default"}, {Class: "test", Name: "a"}}, agents.Agents); diff != "" {
 		t.Errorf("agents (-want +got):\n%s", diff)
 	}
 

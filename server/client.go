@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -127,6 +128,28 @@ func (c *Client) AddMCPServer(ctx context.Context, req AddRequest) (agent.AddRes
 	return res, err
 }
 
+// CreateAgent creates the agent (PUT /agents/{class}/{name}); it is not an
+// error when it exists. Adding a server creates it too; reading an agent
+// that does not exist is an *APIError with code unknown_agent that lists
+// the agents that do.
+func (c *Client) CreateAgent(ctx context.Context) error {
+	return c.do(ctx, http.MethodPut, "", nil, nil)
+}
+
+// ListAgents returns the agents ("class/name") of the server at base
+// ("http://127.0.0.1:8787").
+func ListAgents(ctx context.Context, base string, opts *ClientOptions) ([]AgentInfo, error) {
+	c, err := NewClient(strings.TrimSuffix(base, "/")+"/agents", opts)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Agents []AgentInfo `json:"agents"`
+	}
+	err = c.do(ctx, http.MethodGet, "", nil, &out)
+	return out.Agents, err
+}
+
 // RemoveMCPServer removes a server.
 func (c *Client) RemoveMCPServer(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/servers/"+url.PathEscape(id), nil, nil)
@@ -158,32 +181,46 @@ func (c *Client) ListTools(ctx context.Context, f mcpclient.Filter) ([]mcpclient
 	return out.Tools, err
 }
 
-// CallTool calls a tool. A tool failure is a result with IsError set.
+// timeoutMS is the time left before ctx's deadline, in milliseconds
+// (rounded up, at most MaxCallTimeout), or 0 when ctx has none: the server
+// then gives up on a call when its client does.
+func timeoutMS(ctx context.Context) int64 {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	return max(1, min(time.Until(deadline).Milliseconds()+1, MaxCallTimeout.Milliseconds()))
+}
+
+// CallTool calls a tool. A tool failure is a result with IsError set. The
+// server bounds the call by ctx's deadline (timeoutMs), else by its
+// default (Options.CallTimeout); cancelling ctx cancels the call on the
+// MCP server.
 func (c *Client) CallTool(ctx context.Context, serverID, name string, args any) (*mcp.CallToolResult, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
 	var res mcp.CallToolResult
-	if err := c.do(ctx, http.MethodPost, "/servers/"+url.PathEscape(serverID)+"/tools/call", CallToolRequest{Name: name, Arguments: raw}, &res); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/servers/"+url.PathEscape(serverID)+"/tools/call", CallToolRequest{Name: name, Arguments: raw, TimeoutMS: timeoutMS(ctx)}, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
-// ReadResource reads a resource.
+// ReadResource reads a resource, bounded as CallTool.
 func (c *Client) ReadResource(ctx context.Context, serverID, uri string) (*mcp.ReadResourceResult, error) {
 	var res mcp.ReadResourceResult
-	if err := c.do(ctx, http.MethodPost, "/servers/"+url.PathEscape(serverID)+"/resources/read", ReadResourceRequest{URI: uri}, &res); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/servers/"+url.PathEscape(serverID)+"/resources/read", ReadResourceRequest{URI: uri, TimeoutMS: timeoutMS(ctx)}, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
-// GetPrompt gets a prompt.
+// GetPrompt gets a prompt, bounded as CallTool.
 func (c *Client) GetPrompt(ctx context.Context, serverID, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	var res mcp.GetPromptResult
-	if err := c.do(ctx, http.MethodPost, "/servers/"+url.PathEscape(serverID)+"/prompts/get", GetPromptRequest{Name: name, Arguments: args}, &res); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/servers/"+url.PathEscape(serverID)+"/prompts/get", GetPromptRequest{Name: name, Arguments: args, TimeoutMS: timeoutMS(ctx)}, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil

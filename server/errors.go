@@ -20,7 +20,7 @@ const (
 	CodeCrossOrigin          = "cross_origin"           // 403: a browser request from another site
 	CodeNotFound             = "not_found"              // 404: no such route
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
-	CodeUnknownAgent         = "unknown_agent"          // 404: an agent class or name the server does not host (on the OAuth callback: an agent neither open nor stored)
+	CodeUnknownAgent         = "unknown_agent"          // 404: an agent that does not exist (not created, no stored servers), or a class or name the server does not host; Agents lists those that exist
 	CodeUnknownServer        = "unknown_server"         // 404: no MCP server with that id in the agent
 	CodeUnknownTool          = "unknown_tool"           // 404: the server lists no such tool
 	CodeUnknownElicitation   = "unknown_elicitation"    // 404: no pending elicitation with that id
@@ -43,7 +43,7 @@ const (
 )
 
 // errorBody is the JSON of every error response:
-// {"error":{"code":"stable_code","message":"...","serverId":"..."}}.
+// {"error":{"code":"stable_code","message":"...","serverId":"...","agents":[...]}}.
 type errorBody struct {
 	Error APIError `json:"error"`
 }
@@ -60,6 +60,9 @@ type APIError struct {
 	// ServerID names the MCP server concerned, when there is one (for
 	// connect_failed, the id under which the server was stored).
 	ServerID string `json:"serverId,omitempty"`
+	// Agents lists the agents that exist ("class/name"), with
+	// unknown_agent.
+	Agents []string `json:"agents,omitempty"`
 }
 
 func (e *APIError) Error() string {

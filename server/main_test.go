@@ -114,6 +114,15 @@ func (e *env) do(method, path, body string, hdr ...string) (int, http.Header, []
 	return res.StatusCode, res.Header, b
 }
 
+// create creates agent class/name (PUT /agents/{class}/{name}); hdr are
+// as for do.
+func (e *env) create(class, name string, hdr ...string) {
+	e.t.Helper()
+	if status, _, b := e.do("PUT", "/agents/"+class+"/"+name, "", hdr...); status != http.StatusCreated && status != http.StatusOK {
+		e.t.Fatalf("creating agent %s/%s: %d %s", class, name, status, b)
+	}
+}
+
 // client returns a Client of agent class/name.
 func (e *env) client(class, name string) *Client {
 	e.t.Helper()
@@ -156,6 +165,12 @@ func apiError(t *testing.T, b []byte) APIError {
 // sessions) and returns it with its URL.
 func mcpServer(t *testing.T, name string) (*mcptest.Server, string) {
 	srv := mcptest.NewServer(name)
-	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
+	_, url := mcpServerOf(t, srv.Server)
+	return srv, url
+}
+
+// mcpServerOf hosts srv as mcpServer does.
+func mcpServerOf(t *testing.T, srv *mcp.Server) (*mcp.Server, string) {
+	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv })
 	return srv, hs.URL
 }

@@ -29,7 +29,7 @@ func TestRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An agent with no servers is not restored.
-	if _, err := e.client("empty", "c").MCPServers(ctx); err != nil {
+	if err := e.client("empty", "c").CreateAgent(ctx); err != nil {
 		t.Fatal(err)
 	}
 	before, err := e.client("test", "a").MCPServers(ctx)

@@ -19,6 +19,7 @@ func TestToken(t *testing.T) {
 	e := newEnv(t, &Options{Token: "s3cret-token"})
 	port := e.ts.URL[strings.LastIndex(e.ts.URL, ":")+1:]
 	cookie := "agentmcp_token_" + port
+	e.create("test", "a", "Authorization: Bearer s3cret-token")
 	tests := []struct {
 		name   string
 		path   string
@@ -39,8 +40,8 @@ func TestToken(t *testing.T) {
 		{"assets need none", "/static/agent.js", nil, 200},
 		// The authorization server's redirect carries no token: the
 		// agent's single-use state protects the callback. (test/a is open:
-		// the bearer request above opened it; the callback opens none,
-		// see TestCallbackOpensNoAgent.)
+		// it was created above; the callback opens none, see
+		// TestCallbackOpensNoAgent.)
 		{"OAuth callback needs none", agentPath + "/callback?state=x&code=y", nil, 400},
 		// With a token, any Host is served (the token defeats DNS rebinding).
 		{"other host with token", agentPath + "/servers", []string{"Host: agents.example.com", "Authorization: Bearer s3cret-token"}, 200},
@@ -88,6 +89,7 @@ func TestToken(t *testing.T) {
 func TestBrowserChecks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, &Options{TrustedOrigins: []string{"http://localhost:5173"}})
+	e.create("test", "a")
 	self := e.ts.URL
 	tests := []struct {
 		name   string
@@ -187,9 +189,9 @@ func TestCallbackOpensNoAgent(t *testing.T) {
 		t.Fatalf("the callbacks opened agents: %v", got)
 	}
 	for i := range max {
-		path := fmt.Sprintf("/agents/test/a%d/servers", i)
-		if status, _, b := e.do("GET", path, "", auth); status != http.StatusOK {
-			t.Fatalf("GET %s with the token: %d %s", path, status, b)
+		path := fmt.Sprintf("/agents/test/a%d", i)
+		if status, _, b := e.do("PUT", path, "", auth); status != http.StatusCreated {
+			t.Fatalf("PUT %s with the token: %d %s", path, status, b)
 		}
 	}
 

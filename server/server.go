@@ -77,6 +77,14 @@ type Options struct {
 	// elicitation.
 	ElicitationTimeout time.Duration
 
+	// CallTimeout bounds a tool call, resource read or prompt get made
+	// through the API when the request names no timeoutMs. Zero means
+	// DefaultCallTimeout; negative means no bound of the server's own (a
+	// call then lasts as long as its HTTP request). A call that passes its
+	// bound, or whose HTTP client goes away, is cancelled on the MCP
+	// server (notifications/cancelled).
+	CallTimeout time.Duration
+
 	// OAuthCallback configures how agents answer OAuth callbacks. Nil means
 	// a page for the dashboard's Authorize popup, which closes itself after
 	// a success and shows the error after a failure.
@@ -90,10 +98,19 @@ type Options struct {
 // use when none is named.
 const DefaultAgent = "agentmcp/default"
 
+// DefaultCallTimeout is the bound of an API call on an MCP server when
+// neither the request (timeoutMs) nor Options.CallTimeout sets one.
+const DefaultCallTimeout = 2 * time.Minute
+
+// MaxCallTimeout is the largest timeoutMs a request may ask for.
+const MaxCallTimeout = time.Hour
+
 // Server hosts named agents over HTTP: a JSON API, WebSocket and SSE
-// streams of their MCP state, and the dashboard. Agents are opened on first
-// use, and those with stored servers are opened by Open. It is an
-// http.Handler.
+// streams of their MCP state, and the dashboard. An agent exists when it
+// has servers in the store (Open opens those), when it was created (by
+// adding a server to it, PUT /agents/{class}/{name}, or Agent), and for
+// the default agents (DefaultAgent and Options.DefaultAgent), which always
+// exist; reading any other agent is unknown_agent. It is an http.Handler.
 //
 // A Server is safe for concurrent use.
 type Server struct {
@@ -190,6 +207,9 @@ func newServer(st store.Store, opts *Options) *Server {
 	}
 	if o.DefaultAgent == "" {
 		o.DefaultAgent = DefaultAgent
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = DefaultCallTimeout
 	}
 	logger := o.Logger
 	if logger == nil {
@@ -323,6 +343,77 @@ func (s *Server) existingEntry(ctx context.Context, class, name string) (*entry,
 		}
 	}
 	return s.agentEntry(ctx, class, name)
+}
+
+// knownEntry is agentEntry for requests that read or use an agent: it
+// opens only an agent that exists (open, with servers in the store, or a
+// default agent). Any other agent is unknown_agent, with the list of the
+// agents that exist, and nothing is opened.
+func (s *Server) knownEntry(ctx context.Context, class, name string) (*entry, error) {
+	if aerr := s.checkAgent(class, name); aerr != nil {
+		return nil, aerr
+	}
+	key := class + "/" + name
+	s.mu.Lock()
+	closed := s.closed
+	_, open := s.agents[key]
+	s.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	if !open && !s.isDefault(key) {
+		rows, err := s.st.ListServers(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("reading the servers of agent %s: %w", key, err)
+		}
+		if len(rows) == 0 {
+			return nil, s.unknownAgent(key)
+		}
+	}
+	return s.agentEntry(ctx, class, name)
+}
+
+// unknownAgent is the error for a request to an agent that does not exist.
+func (s *Server) unknownAgent(key string) *APIError {
+	var known []string
+	for _, a := range s.knownAgents() {
+		known = append(known, a.Class+"/"+a.Name)
+	}
+	err := apiErrorf(http.StatusNotFound, CodeUnknownAgent,
+		"there is no agent %s (agents: %s); adding a server to it creates it", key, strings.Join(known, ", "))
+	err.Agents = known
+	return err
+}
+
+// isDefault reports whether key ("class/name") is a default agent, which
+// always exists.
+func (s *Server) isDefault(key string) bool {
+	return key == s.opts.DefaultAgent || key == DefaultAgent
+}
+
+// defaults returns the default agents this server hosts.
+func (s *Server) defaults() []AgentInfo {
+	var out []AgentInfo
+	for _, key := range []string{s.opts.DefaultAgent, DefaultAgent} {
+		class, name, _ := strings.Cut(key, "/")
+		if s.checkAgent(class, name) != nil || slices.Contains(out, AgentInfo{class, name}) {
+			continue
+		}
+		out = append(out, AgentInfo{Class: class, Name: name})
+	}
+	return out
+}
+
+// knownAgents returns the agents that exist: the default agents first,
+// then the open ones in the order they were opened.
+func (s *Server) knownAgents() []AgentInfo {
+	out := s.defaults()
+	for _, a := range s.Agents() {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // open opens the agent of e, outside s.mu. The caller's ctx bounds only

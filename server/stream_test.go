@@ -55,6 +55,7 @@ func toolNames(st agent.MCPServersState, id string) []string {
 func TestStream(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
+	e.create("test", "a")
 	srv, url := mcpServer(t, "s")
 	ctx := testCtx(t)
 
@@ -123,6 +124,7 @@ func TestStream(t *testing.T) {
 func TestSSE(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
+	e.create("test", "a")
 	_, url := mcpServer(t, "s")
 	ctx := testCtx(t)
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.ts.URL+agentPath+"/events", nil)
@@ -188,6 +190,7 @@ func TestShouldSendProtocolMessages(t *testing.T) {
 	e := newEnv(t, &Options{ShouldSendProtocolMessages: func(r *http.Request) bool {
 		return r.Header.Get("X-Quiet") == ""
 	}})
+	e.create("test", "a")
 	_, url := mcpServer(t, "s")
 	ctx := testCtx(t)
 	quiet, _, err := websocket.Dial(ctx, AgentURL(e.ts.URL, "test", "a"), &websocket.DialOptions{HTTPHeader: http.Header{"X-Quiet": {"1"}}})
@@ -270,6 +273,7 @@ func TestSlowClientDropped(t *testing.T) {
 func TestSlowWebSocketClosed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
+	e.create("test", "a")
 	conn, err := Dial(testCtx(t), AgentURL(e.ts.URL, "test", "a"), nil)
 	if err != nil {
 		t.Fatal(err)

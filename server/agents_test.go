@@ -1,0 +1,222 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestUnknownAgent: reading an agent that does not exist (state, servers,
+// catalog, elicitations, streams, calls) is a 404 unknown_agent that lists
+// the agents that exist, and opens nothing. Adding a server or PUT creates
+// one; the default agent always exists.
+func TestUnknownAgent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	_, url := mcpServer(t, "s")
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	const nosuch = "/agents/test/nosuch"
+	wantAgents := []string{"agentmcp/default", "test/a"}
+	for _, tt := range []struct{ method, path, body string }{
+		{"GET", nosuch, ""},
+		{"GET", nosuch + "/servers", ""},
+		{"GET", nosuch + "/servers/s", ""},
+		{"DELETE", nosuch + "/servers/s", ""},
+		{"GET", nosuch + "/tools", ""},
+		{"GET", nosuch + "/prompts", ""},
+		{"GET", nosuch + "/resources", ""},
+		{"GET", nosuch + "/resource-templates", ""},
+		{"GET", nosuch + "/elicitations", ""},
+		{"POST", nosuch + "/elicitations/x", `{"action":"decline"}`},
+		{"GET", nosuch + "/events", ""},
+		{"POST", nosuch + "/servers/s/tools/call", `{"name":"echo"}`},
+		{"POST", nosuch + "/servers/s/resources/read", `{"uri":"test://static"}`},
+		{"POST", nosuch + "/servers/s/prompts/get", `{"name":"greet"}`},
+	} {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			status, _, b := e.do(tt.method, tt.path, tt.body)
+			if status != http.StatusNotFound {
+				t.Fatalf("status %d: %s", status, b)
+			}
+			got := apiError(t, b)
+			if got.Code != CodeUnknownAgent {
+				t.Errorf("code %q: %s", got.Code, b)
+			}
+			if diff := cmp.Diff(wantAgents, got.Agents); diff != "" {
+				t.Errorf("agents (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The WebSocket is refused before the upgrade; the Go client says why.
+	_, res, err := websocket.Dial(testCtx(t), AgentURL(e.ts.URL, "test", "nosuch"), nil)
+	if err == nil || res == nil || res.StatusCode != http.StatusNotFound {
+		t.Errorf("WebSocket of an unknown agent: %v %v", res, err)
+	}
+	_, err = e.client("test", "nosuch").MCPServers(testCtx(t))
+	var aerr *APIError
+	if !errors.As(err, &aerr) || aerr.Code != CodeUnknownAgent || !cmp.Equal(wantAgents, aerr.Agents) {
+		t.Errorf("client: %v %+v", err, aerr)
+	}
+	if diff := cmp.Diff([]AgentInfo{{Class: "test", Name: "a"}}, e.srv.Agents()); diff != "" {
+		t.Fatalf("reads opened agents (-want +got):\n%s", diff)
+	}
+
+	// The default agent exists without servers.
+	if status, _, b := e.do("GET", "/agents/agentmcp/default", ""); status != http.StatusOK {
+		t.Errorf("default agent: %d %s", status, b)
+	}
+	// PUT creates an agent: 201, then 200.
+	for _, want := range []int{http.StatusCreated, http.StatusOK} {
+		if status, _, b := e.do("PUT", "/agents/test/made", ""); status != want {
+			t.Errorf("PUT: %d %s, want %d", status, b, want)
+		}
+	}
+	if status, _, b := e.do("PUT", "/agents/Bad/made", ""); status != http.StatusNotFound || apiError(t, b).Code != CodeUnknownAgent {
+		t.Errorf("PUT of a bad class: %d %s", status, b)
+	}
+	if status, _, b := e.do("GET", "/agents/test/made/servers", ""); status != http.StatusOK {
+		t.Errorf("created agent: %d %s", status, b)
+	}
+	// Adding a server creates an agent.
+	c := e.client("test", "added")
+	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	agents, err := ListAgents(testCtx(t), e.ts.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []AgentInfo{{"agentmcp", "default"}, {"test", "a"}, {"test", "made"}, {"test", "added"}}
+	if diff := cmp.Diff(want, agents); diff != "" {
+		t.Errorf("agents (-want +got):\n%s", diff)
+	}
+}
+
+// TestCallTimeout: a call on an MCP server through the API is bounded by
+// the request's timeoutMs, else by Options.CallTimeout, and is cancelled on
+// the MCP server when the bound passes or its HTTP client goes away.
+func TestCallTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &Options{CallTimeout: 200 * time.Millisecond})
+	srv, url := mcpServer(t, "s")
+	t.Cleanup(srv.ReleaseSlow)
+
+	// A server with a slow resource and a slow prompt.
+	slow := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, nil)
+	cancelled := make(chan string, 4)
+	block := func(ctx context.Context, what string) error {
+		<-ctx.Done()
+		cancelled <- what
+		return ctx.Err()
+	}
+	slow.AddResource(&mcp.Resource{URI: "test://slow", Name: "slow"}, func(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return nil, block(ctx, "resource")
+	})
+	slow.AddPrompt(&mcp.Prompt{Name: "slow"}, func(ctx context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return nil, block(ctx, "prompt")
+	})
+	_, slowURL := mcpServerOf(t, slow)
+
+	c := e.client("test", "a")
+	for id, u := range map[string]string{"s": url, "slow": slowURL} {
+		if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: id, URL: u, ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSignal := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-testCtx(t).Done():
+			t.Fatalf("no %s", what)
+		}
+	}
+	timedOut := func(path, body string) {
+		t.Helper()
+		status, _, b := e.do("POST", agentPath+path, body)
+		if status != http.StatusGatewayTimeout {
+			t.Fatalf("POST %s %s: %d %s", path, body, status, b)
+		}
+		if got := apiError(t, b); got.Code != CodeTimeout || got.ServerID == "" {
+			t.Errorf("error %+v", got)
+		}
+	}
+
+	// timeoutMs, then the server's default.
+	timedOut("/servers/s/tools/call", `{"name":"slow","timeoutMs":50}`)
+	waitSignal(srv.SlowCancelled, "cancellation of the call with timeoutMs")
+	timedOut("/servers/s/tools/call", `{"name":"slow"}`)
+	waitSignal(srv.SlowCancelled, "cancellation of the call bounded by CallTimeout")
+	for _, tt := range []struct{ path, body, what string }{
+		{"/servers/slow/resources/read", `{"uri":"test://slow","timeoutMs":50}`, "resource"},
+		{"/servers/slow/prompts/get", `{"name":"slow"}`, "prompt"},
+	} {
+		timedOut(tt.path, tt.body)
+		select {
+		case got := <-cancelled:
+			if got != tt.what {
+				t.Errorf("cancelled %s, want %s", got, tt.what)
+			}
+		case <-testCtx(t).Done():
+			t.Fatalf("the %s was not cancelled", tt.what)
+		}
+	}
+
+	// A client that goes away cancels its call on the MCP server. (Its
+	// deadline, sent as timeoutMs, keeps the server's 200ms default out
+	// of the way.)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "s", "slow", nil)
+		done <- err
+	}()
+	for range 3 { // the two calls above, then this one
+		waitSignal(srv.SlowStarted, "slow call")
+	}
+	cancel()
+	waitSignal(srv.SlowCancelled, "cancellation when the client went away")
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("client: %v", err)
+	}
+
+	for _, body := range []string{`{"name":"slow","timeoutMs":-1}`, fmt.Sprintf(`{"name":"slow","timeoutMs":%d}`, MaxCallTimeout.Milliseconds()+1)} {
+		status, _, b := e.do("POST", agentPath+"/servers/s/tools/call", body)
+		if status != http.StatusBadRequest || apiError(t, b).Code != CodeInvalidRequest {
+			t.Errorf("%s: %d %s", body, status, b)
+		}
+	}
+}
+
+// TestClientTimeoutMS: the Go client sends the time left before its
+// context's deadline as timeoutMs, within what the server takes.
+func TestClientTimeoutMS(t *testing.T) {
+	t.Parallel()
+	if got := timeoutMS(context.Background()); got != 0 {
+		t.Errorf("no deadline: %d", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got := timeoutMS(ctx); got < 1 || got > 10_001 {
+		t.Errorf("10s: %d", got)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Hour)
+	defer cancel()
+	if got := timeoutMS(ctx); got != MaxCallTimeout.Milliseconds() {
+		t.Errorf("5h: %d, want %d", got, MaxCallTimeout.Milliseconds())
+	}
+	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if got := timeoutMS(ctx); got != 1 {
+		t.Errorf("past: %d", got)
+	}
+}
