@@ -158,20 +158,20 @@ func TestDashboard(t *testing.T) {
 
 	do("calling tools",
 		chromedp.Click(css(tool("echo")+" > summary")),
-		chromedp.Click(css(tool("echo")+" details.schema > summary")),
+		chromedp.Click(css(tool("echo")+" details.raw > summary")),
 		chromedp.SendKeys(css(tool("echo")+` form input[name="text"]`), "hello from the browser"),
 		chromedp.Click(css(tool("echo")+` form button[type="submit"]`)),
-		chromedp.WaitVisible(css(tool("echo")+` pre.result[data-outcome="ok"]`)),
+		chromedp.WaitVisible(css(tool("echo")+` .result[data-outcome="ok"]`)),
 		chromedp.Click(css(tool("add")+" > summary")),
 		chromedp.SendKeys(css(tool("add")+` form input[name="a"]`), "2"),
 		chromedp.SendKeys(css(tool("add")+` form input[name="b"]`), "40"),
 		chromedp.Click(css(tool("add")+` form button[type="submit"]`)),
-		chromedp.WaitVisible(css(tool("add")+` pre.result[data-outcome="ok"]`)),
+		chromedp.WaitVisible(css(tool("add")+` .result[data-outcome="ok"]`)),
 	)
-	if got := text(tool("echo") + " pre.result"); !strings.HasPrefix(got, "echo: hello from the browser") {
+	if got := text(tool("echo") + " .result"); !strings.HasPrefix(got, "echo: hello from the browser") {
 		t.Errorf("echo result %q", got)
 	}
-	if got := text(tool("add") + " pre.result"); !strings.HasPrefix(got, "42") {
+	if got := text(tool("add") + " .result"); !strings.HasPrefix(got, "42") {
 		t.Errorf("add result %q", got)
 	}
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -219,7 +219,7 @@ func TestREADMEScreenshot(t *testing.T) {
 		chromedp.Click(css(echo+" > summary")),
 		chromedp.SendKeys(css(echo+` form input[name="text"]`), "hello, agents"),
 		chromedp.Click(css(echo+` form button[type="submit"]`)),
-		chromedp.WaitVisible(css(echo+` pre.result[data-outcome="ok"]`)),
+		chromedp.WaitVisible(css(echo+` .result[data-outcome="ok"]`)),
 	)
 	if err != nil {
 		t.Fatalf("%v (problems: %v)", err, problems())
@@ -308,12 +308,12 @@ func TestDashboardBadSchemas(t *testing.T) {
 		chromedp.Click(css(nullProp+" > summary")),
 		chromedp.SendKeys(css(nullProp+` form textarea[name="x"]`), `{"k":1}`),
 		chromedp.Click(css(nullProp+` form button[type="submit"]`)),
-		chromedp.WaitVisible(css(nullProp+` pre.result[data-outcome="ok"]`)),
+		chromedp.WaitVisible(css(nullProp+` .result[data-outcome="ok"]`)),
 	)
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%v (problems: %v)", err, problems())
 	}
-	out, _ := chromedp.Run(ctx, chromedp.Text(css(nullProp+" pre.result")))
+	out, _ := chromedp.Run(ctx, chromedp.Text(css(nullProp+" .result")))
 	if !strings.HasPrefix(out, `args {"x":{"k":1}}`) {
 		t.Errorf("null-property result %q", out)
 	}
@@ -343,7 +343,7 @@ func TestDashboardBadSchemas(t *testing.T) {
 		chromedp.WaitVisible(css(`.elicitation[data-mode="form"] input[name="name"]`)),
 		chromedp.WaitVisible(css(`.elicitation[data-mode="form"] textarea[name="x"]`)),
 		chromedp.Click(css(`.elicitation .form-actions button.remove`)), // Decline
-		chromedp.WaitVisible(css(ask+` pre.result[data-outcome="ok"]`)),
+		chromedp.WaitVisible(css(ask+` .result[data-outcome="ok"]`)),
 	)
 	if err != nil {
 		t.Fatalf("elicitation: %v (problems: %v)", err, problems())

@@ -257,6 +257,9 @@ func Dial(ctx context.Context, agentURL string, opts *ClientOptions) (*Conn, err
 		if res != nil && res.StatusCode == http.StatusUnauthorized {
 			return nil, &APIError{Status: res.StatusCode, Code: CodeUnauthorized, Message: "the server wants an access token"}
 		}
+		if res != nil && res.StatusCode == http.StatusNotFound {
+			return nil, &APIError{Status: res.StatusCode, Code: CodeUnknownAgent, Message: "there is no such agent (GET /agents lists them; adding a server creates one)"}
+		}
 		return nil, fmt.Errorf("dial %s: %w", agentURL, err)
 	}
 	ws.SetReadLimit(64 << 20)

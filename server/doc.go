@@ -1,18 +1,25 @@
 // Package server hosts named agents over HTTP: what agentmcp serve runs.
 //
-// Each agent lives at /agents/{class}/{name}, is opened on first use, and
-// is restored on start when it has servers in the store. Its routes:
+// Each agent lives at /agents/{class}/{name}. An agent exists when it has
+// servers in the store (Open opens those), when it was created (by adding
+// a server to it, or PUT /agents/{class}/{name}; one without servers
+// lasts until the server stops), and for the default agents
+// (DefaultAgent, agentmcp/default, and Options.DefaultAgent), which always
+// exist. Every other route of an agent that does not exist answers 404
+// unknown_agent, with the agents that exist in the error's "agents": a
+// mistyped name never creates an empty agent. Its routes:
 //
-//	GET    /agents                                          the open agents
+//	GET    /agents                                          the agents that exist: {"agents": [{class, name}]}, default agents first
+//	PUT    /agents/{class}/{name}                           create the agent -> 201, or 200 when it exists
 //	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
 //	GET    /agents/{class}/{name}/events                    the state as server-sent events
 //	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}}
-//	POST   /agents/{class}/{name}/servers                   add (AddRequest) -> {id, state, authUrl?}; 201 new, 200 existing
+//	POST   /agents/{class}/{name}/servers                   add (AddRequest) -> {id, state, authUrl?}; 201 new, 200 existing; creates the agent
 //	GET    /agents/{class}/{name}/servers/{id}              one server, with its id
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
-//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments} -> CallToolResult
-//	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri} -> ReadResourceResult
-//	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments} -> GetPromptResult
+//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult
+//	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
+//	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
 //	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
 //	GET    /agents/{class}/{name}/prompts                   {"prompts": [...]}, same filter
 //	GET    /agents/{class}/{name}/resources                 {"resources": [...]}, same filter
@@ -21,8 +28,19 @@
 //	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
 //	                                                        and it never creates an agent: unknown_agent unless the agent is open or has stored servers
-//	GET    /                                                the dashboard (package dashboard); /?token=T sets the token cookie
+//	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
 //	GET    /static/...                                      its assets
+//
+// # Calls
+//
+// A tool call, resource read or prompt get through the API is bounded by
+// the request's timeoutMs (milliseconds, at most MaxCallTimeout, one
+// hour), else by Options.CallTimeout, else by DefaultCallTimeout (2
+// minutes); past it the answer is 504 timeout. When the bound passes, or
+// the HTTP client goes away (the dashboard's Cancel button aborts its
+// request), the call is cancelled on the MCP server: it gets
+// notifications/cancelled. The Go Client sends its context's deadline as
+// timeoutMs.
 //
 // Classes are kebab-case (ValidClass), so that an agent's default OAuth
 // callback URL, /agents/{kebab(class)}/{name}/callback, routes back to it.

@@ -183,13 +183,13 @@ func TestDashboardElicitation(t *testing.T) {
 		chromedp.WaitVisible(css(`#elicitations-section .elicitation[data-mode="form"] input[name="name"]`)),
 		chromedp.SendKeys(css(`.elicitation input[name="name"]`), "Grace"),
 		chromedp.Click(css(`.elicitation button[type="submit"]`)),
-		chromedp.WaitVisible(css(ask+` pre.result[data-outcome="ok"]`)),
+		chromedp.WaitVisible(css(ask+` .result[data-outcome="ok"]`)),
 		chromedp.WaitNotVisible(css(`#elicitations-section`)),
 	)
 	if err != nil {
 		t.Fatalf("%v (problems: %v)", err, problems())
 	}
-	msg, _ := chromedp.Run(ctx, chromedp.Text(css(ask+` pre.result`)))
+	msg, _ := chromedp.Run(ctx, chromedp.Text(css(ask+` .result`)))
 	if !strings.HasPrefix(msg, "hello Grace") {
 		t.Errorf("result %q", msg)
 	}

@@ -29,6 +29,14 @@ func Example() {
 	defer srv.CloseStreams()
 
 	url := server.AgentURL(ts.URL, "my-agent", "default")
+	c, err := server.NewClient(url, nil)
+	if err != nil {
+		panic(err)
+	}
+	// Agents are created explicitly: by adding a server, or so.
+	if err := c.CreateAgent(ctx); err != nil {
+		panic(err)
+	}
 	conn, err := server.Dial(ctx, url, nil)
 	if err != nil {
 		panic(err)
@@ -39,10 +47,6 @@ func Example() {
 	})
 	defer dispose()
 
-	c, err := server.NewClient(url, nil)
-	if err != nil {
-		panic(err)
-	}
 	_, err = c.AddMCPServer(ctx, server.AddRequest{Name: "internal", URL: "http://10.0.0.1/mcp"})
 	fmt.Println(err.(*server.APIError).Code)
 	// Output:

@@ -42,7 +42,7 @@ func TestDashboardOAuth(t *testing.T) {
 		t.Fatalf("adding the server: %v (problems: %v)", err, problems())
 	}
 	out, _ := chromedp.Run(ctx, chromedp.Text(css(`#add-result`)))
-	if out != "Added as private: authorization needed (use Authorize)." {
+	if out != "Added as private: sign-in needed (use Authorize)." {
 		t.Errorf("add result %q", out)
 	}
 	// The popup is a new page target; it should go away by itself.

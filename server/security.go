@@ -13,7 +13,7 @@ import (
 // csp is the Content-Security-Policy of every response: the dashboard's
 // own scripts, styles and connections only; no inline script, nothing
 // from another host, no framing.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // security holds the request checks every response goes through.

@@ -66,10 +66,16 @@ export class AgentError extends Error {
 //
 // Options: agent (class, default "agentmcp"), name (default "default"),
 // host (default this page's host), secure (wss/https; default as this page),
-// prefix (default "agents"), onMcpUpdate(mcp), onStatus(status) with status
-// "connecting", "open", "reconnecting", "unauthorized" or "closed",
-// onElicitations(list) with the servers' pending requests for the user's
-// input (answer them with answerElicitation).
+// prefix (default "agents"), onMcpUpdate(mcp), onStatus(status, conn) with
+// status "connecting", "open", "reconnecting", "unauthorized",
+// "unknown_agent" (the agent does not exist: conn.agents lists those that
+// do; adding a server creates it) or "closed", onElicitations(list) with the
+// servers' pending requests for the user's input (answer them with
+// answerElicitation).
+//
+// While the status is not "open", conn.mcp is the last state received, not
+// a live one: conn.downSince is when the stream went down (a Date), null
+// while it is open.
 export function connectAgent(options = {}) {
   const {
     agent = "agentmcp",
@@ -89,12 +95,14 @@ export function connectAgent(options = {}) {
   let closed = false;
   let retry = 0;
   let timer = null;
-  const conn = { mcp: null, elicitations: [], status: "connecting", url: httpBase };
+  const conn = { mcp: null, elicitations: [], status: "connecting", url: httpBase, downSince: null, agents: [] };
 
   const setStatus = (s) => {
+    if (s === "open") conn.downSince = null;
+    else if (!conn.downSince) conn.downSince = new Date();
     if (conn.status === s) return;
     conn.status = s;
-    onStatus(s);
+    onStatus(s, conn);
   };
 
   const open = () => {
@@ -128,21 +136,29 @@ export function connectAgent(options = {}) {
       ws = null;
       if (closed) return;
       // The handshake status is not visible to scripts: ask the API why.
-      let unauthorized = false;
+      let why = "reconnecting";
       try {
         const res = await fetch(httpBase + "/servers", { credentials: "include" });
-        unauthorized = res.status === 401;
+        if (res.status === 401) why = "unauthorized";
+        if (res.status === 404) {
+          const body = await res.json().catch(() => null);
+          const e = (body && body.error) || {};
+          if (e.code === "unknown_agent") {
+            why = "unknown_agent";
+            conn.agents = Array.isArray(e.agents) ? e.agents.filter((a) => typeof a === "string") : [];
+          }
+        }
       } catch {}
       if (closed) return;
-      setStatus(unauthorized ? "unauthorized" : "reconnecting");
+      setStatus(why);
       const delay = Math.min(8000, 500 * 2 ** retry) * (0.5 + Math.random() / 2);
       retry = Math.min(retry + 1, 4);
       timer = setTimeout(open, delay);
     });
   };
 
-  const api = async (method, sub, body) => {
-    const init = { method, credentials: "include", headers: {} };
+  const api = async (method, sub, body, signal) => {
+    const init = { method, credentials: "include", headers: {}, signal };
     if (body !== undefined) {
       init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
@@ -177,6 +193,14 @@ export function connectAgent(options = {}) {
       if (ws) ws.close(1000);
       setStatus("closed");
     },
+    // reconnectNow opens the stream at once when it is down (after the
+    // agent was created, say), instead of at the next retry.
+    reconnectNow() {
+      if (closed || ws) return;
+      clearTimeout(timer);
+      retry = 0;
+      open();
+    },
     // getMcpServers returns the current MCPServersState.
     getMcpServers: () => api("GET", ""),
     // addMcpServer adds a server: options {id, transport: {type, headers},
@@ -184,17 +208,31 @@ export function connectAgent(options = {}) {
     // to {id, state, authUrl?}.
     addMcpServer: (serverName, url, opts = {}) => api("POST", "/servers", { name: serverName, url, ...opts }),
     removeMcpServer: (id) => api("DELETE", `/servers/${seg(id)}`),
+    // reconnectMcpServer connects a failed or not-connected server again
+    // now. It resolves to {id, state, authUrl?}.
+    reconnectMcpServer: (id) => api("POST", `/servers/${seg(id)}/reconnect`),
     listTools: async (filter) => (await api("GET", "/tools" + query(filter))).tools,
     listPrompts: async (filter) => (await api("GET", "/prompts" + query(filter))).prompts,
     listResources: async (filter) => (await api("GET", "/resources" + query(filter))).resources,
     listResourceTemplates: async (filter) => (await api("GET", "/resource-templates" + query(filter))).resourceTemplates,
     // callTool resolves to the CallToolResult (a tool failure has isError).
-    callTool: (serverId, toolName, args = {}) =>
-      api("POST", `/servers/${seg(serverId)}/tools/call`, { name: toolName, arguments: args }),
-    readResource: (serverId, uri) => api("POST", `/servers/${seg(serverId)}/resources/read`, { uri }),
-    getPrompt: (serverId, promptName, args = {}) =>
-      api("POST", `/servers/${seg(serverId)}/prompts/get`, { name: promptName, arguments: args }),
+    // Options: signal (an AbortSignal: aborting it cancels the call on the
+    // MCP server), timeoutMs (the server's limit for this call; default
+    // the server's, 2 minutes unless configured).
+    callTool: (serverId, toolName, args = {}, { signal, timeoutMs } = {}) =>
+      api("POST", `/servers/${seg(serverId)}/tools/call`, { name: toolName, arguments: args, timeoutMs }, signal),
+    readResource: (serverId, uri, { signal, timeoutMs } = {}) =>
+      api("POST", `/servers/${seg(serverId)}/resources/read`, { uri, timeoutMs }, signal),
+    getPrompt: (serverId, promptName, args = {}, { signal, timeoutMs } = {}) =>
+      api("POST", `/servers/${seg(serverId)}/prompts/get`, { name: promptName, arguments: args, timeoutMs }, signal),
     listElicitations: async () => (await api("GET", "/elicitations")).elicitations,
+    // listAgents resolves to the agents of the server: [{class, name}].
+    listAgents: async () => {
+      const res = await fetch(`${secure ? "https" : "http"}://${host}/${prefix}`, { credentials: "include" });
+      if (!res.ok) throw new AgentError(res.status, "http_" + res.status, res.statusText);
+      const data = await res.json();
+      return Array.isArray(data && data.agents) ? data.agents : [];
+    },
     // answerElicitation answers a server's request for input: action
     // "accept" (with the form's content), "decline" or "cancel".
     answerElicitation: (id, action, content) =>

@@ -1,45 +1,37 @@
 // app.js: the agentmcp dashboard. Everything from the server is put on the
 // page with textContent or as attribute values, never as HTML.
 import { connectAgent, errorText } from "./agent.js";
+import { promptMessages, resourceContents, rawJSON, toolResult } from "./content.js";
+import { el, isObject, jsonText, safeURL, str, uid } from "./dom.js";
+import { schemaForm } from "./forms.js";
 
 const $ = (id) => document.getElementById(id);
-
-// el builds an element: props are attributes ("class", "dataset", on*
-// listeners), children are nodes or strings (text).
-function el(tag, props = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") e.className = v;
-    else if (k === "dataset") Object.assign(e.dataset, v);
-    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
-  return e;
-}
-
-let uidSeq = 0;
-const uid = () => "f" + ++uidSeq;
 
 const meta = document.querySelector('meta[name="agentmcp-default-agent"]');
 const params = new URLSearchParams(location.search);
 const agentRef = params.get("agent") || (meta && meta.content) || "agentmcp/default";
 const [agentClass, agentName = "default"] = agentRef.split("/");
-$("agent-name").textContent = `${agentClass}/${agentName}`;
+const currentAgent = `${agentClass}/${agentName}`;
+$("agent-name").textContent = currentAgent;
 
 const STATUS_TEXT = {
   connecting: "connecting…",
   open: "live",
-  reconnecting: "reconnecting…",
+  reconnecting: "disconnected",
   unauthorized: "access token required",
+  unknown_agent: "no such agent",
   closed: "closed",
 };
+
+let lastMcp = null;
 
 const conn = connectAgent({
   agent: agentClass,
   name: agentName,
-  onMcpUpdate: render,
+  onMcpUpdate(mcp) {
+    lastMcp = mcp;
+    render();
+  },
   onElicitations: renderElicitations,
   onStatus(status) {
     const s = $("status");
@@ -47,50 +39,146 @@ const conn = connectAgent({
     s.textContent = STATUS_TEXT[status] || status;
     const notice = $("notice");
     if (status === "unauthorized") {
-      notice.textContent =
-        "This server needs its access token. Open the dashboard link that agentmcp serve printed (it ends in /?token=…).";
+      notice.replaceChildren(
+        "This server needs its access token. Open the dashboard link that agentmcp serve printed (it ends in /?token=…).",
+      );
+      notice.hidden = false;
+    } else if (status === "unknown_agent") {
+      notice.replaceChildren(...unknownAgentNotice());
       notice.hidden = false;
     } else if (status === "open") {
       notice.hidden = true;
+      refreshAgents();
     }
+    render();
   },
 });
 
-// The servers in display order: by name, then id.
-const sortedServers = (mcp) =>
-  Object.entries(mcp.servers).sort(([a, x], [b, y]) => x.name.localeCompare(y.name) || a.localeCompare(b));
+// live reports whether the page shows the agent's state as it is now.
+const live = () => conn.status === "open";
 
-function render(mcp) {
+// agentLink is a link to the dashboard of agent ref ("class/name").
+const agentLink = (ref) => el("a", { href: "/?agent=" + encodeURIComponent(ref), class: "mono" }, ref);
+
+function unknownAgentNotice() {
+  const nodes = [`There is no agent ${currentAgent}. `];
+  if (conn.agents.length) {
+    nodes.push("Agents: ");
+    conn.agents.forEach((a, i) => nodes.push(i ? ", " : "", agentLink(a)));
+    nodes.push(". ");
+  }
+  nodes.push("Adding a server below creates it.");
+  return nodes;
+}
+
+// The agent picker lists the server's agents; choosing one opens its
+// dashboard. "Other agent…" takes a class/name.
+async function refreshAgents() {
+  let agents = [];
+  try {
+    agents = (await conn.listAgents()).map((a) => `${a.class}/${a.name}`);
+  } catch {
+    return;
+  }
+  const picker = $("agent-picker");
+  const refs = agents.includes(currentAgent) ? agents : [currentAgent, ...agents];
+  picker.replaceChildren(
+    ...refs.map((r) => el("option", { value: r, selected: r === currentAgent }, agents.includes(r) ? r : `${r} (does not exist)`)),
+    el("option", { value: "" }, "Other agent…"),
+  );
+}
+$("agent-picker").addEventListener("change", (ev) => {
+  const v = ev.target.value;
+  if (v) {
+    location.search = "?agent=" + encodeURIComponent(v);
+    return;
+  }
+  $("agent-other").hidden = false;
+  $("agent-other").querySelector("input").focus();
+});
+$("agent-other").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const v = String(new FormData(ev.target).get("agent") || "").trim();
+  if (v) location.search = "?agent=" + encodeURIComponent(v.includes("/") ? v : `${agentClass}/${v}`);
+});
+refreshAgents();
+
+// The servers in the order the server gives them (the state's servers
+// object keeps its order).
+const serverEntries = (mcp) => Object.entries(isObject(mcp && mcp.servers) ? mcp.servers : {});
+
+function render() {
+  const mcp = lastMcp || { servers: {}, tools: [], prompts: [], resources: [], resourceTemplates: [] };
+  renderBanner();
   renderServers(mcp);
   renderTools(mcp);
+  renderPrompts(mcp);
+  renderResources(mcp);
 }
+
+// renderBanner says when the page is not live: every state below is the
+// last one received, unknown now.
+function renderBanner() {
+  const b = $("stream-banner");
+  const down = !live() && conn.downSince && conn.status !== "unknown_agent";
+  document.body.classList.toggle("stale", Boolean(down));
+  b.hidden = !down;
+  if (down) {
+    b.replaceChildren(
+      el("strong", {}, `Disconnected from serve since ${conn.downSince.toLocaleTimeString()}.`),
+      " Server states are unknown until the connection returns; the rows show the last ones known. Reconnecting…",
+    );
+  }
+}
+
+const STATE_TEXT = { authenticating: "sign-in needed", "not-connected": "not connected" };
 
 function renderServers(mcp) {
-  const rows = sortedServers(mcp).map(([id, s]) =>
-    el(
+  const stale = !live();
+  const since = conn.downSince ? conn.downSince.toLocaleTimeString() : "";
+  const rows = serverEntries(mcp).map(([id, s]) => {
+    const state = stale
+      ? el(
+          "span",
+          { class: "state", dataset: { state: "unknown" }, title: `last known: ${str(s.state)}` },
+          "unknown",
+          el("small", { class: "muted" }, ` (was ${STATE_TEXT[s.state] || str(s.state)}; disconnected from serve since ${since})`),
+        )
+      : el("span", { class: "state", dataset: { state: str(s.state) } }, STATE_TEXT[s.state] || str(s.state));
+    return el(
       "tr",
-      { dataset: { serverId: id } },
-      el("td", {}, s.name),
+      { dataset: { serverId: id }, class: stale ? "stale" : null },
+      el("td", {}, str(s.name)),
       el("td", { class: "mono" }, id),
-      el("td", {}, el("span", { class: "state", dataset: { state: s.state } }, s.state)),
-      el("td", {}, s.transport || ""),
-      el("td", { class: "mono url" }, s.server_url),
-      el("td", { class: "error" }, errorText(s.error)),
-      el("td", { class: "actions" }, authorizeButton(id, s), removeButton(id, s)),
-    ),
-  );
+      el("td", {}, state),
+      el("td", {}, str(s.transport)),
+      el("td", { class: "mono url" }, str(s.server_url)),
+      el("td", { class: "error" }, errorNode(s)),
+      el("td", { class: "actions" }, stale ? null : authorizeButton(id, s), stale ? null : reconnectButton(id, s), removeButton(id, s)),
+    );
+  });
   $("servers").tBodies[0].replaceChildren(...rows);
-  $("no-servers").hidden = rows.length > 0;
+  const none = $("no-servers");
+  none.hidden = rows.length > 0;
+  none.textContent =
+    conn.status === "unknown_agent"
+      ? `The agent ${currentAgent} does not exist: adding a server below creates it.`
+      : "No servers yet: add one below.";
 }
 
-// safeURL returns u when it is an http(s) URL, else null.
-function safeURL(u) {
-  try {
-    const url = new URL(u);
-    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
-  } catch {
-    return null;
-  }
+// errorNode shows a server's error: its short summary, with the whole
+// error behind it when there is more.
+function errorNode(s) {
+  const full = errorText(str(s.error));
+  const summary = errorText(str(s.error_summary)) || full;
+  if (!summary) return null;
+  if (!full || full === summary) return el("span", { class: "error-text" }, summary);
+  return el(
+    "details",
+    { class: "error-details" },
+    el("summary", { class: "error-text" }, summary),
+    el("pre", { class: "mono" }, full),
+  );
 }
 
 // authorizeButton opens the OAuth page in a popup; the state stream flips
@@ -103,9 +191,36 @@ function authorizeButton(id, s) {
     {
       type: "button",
       class: "authorize",
+      title: `Sign in to ${str(s.name)}`,
       onclick: () => window.open(url, "agentmcp-oauth-" + id, "popup=yes,width=600,height=720,noopener"),
     },
     "Authorize",
+  );
+}
+
+// reconnectButton connects a failed or not-connected server again.
+function reconnectButton(id, s) {
+  if (s.state !== "failed" && s.state !== "not-connected") return null;
+  return el(
+    "button",
+    {
+      type: "button",
+      class: "reconnect",
+      title: `Connect to ${str(s.name)} again`,
+      onclick: async (ev) => {
+        ev.target.disabled = true;
+        ev.target.textContent = "Reconnecting…";
+        try {
+          await conn.reconnectMcpServer(id);
+        } catch (e) {
+          showNotice(`Reconnecting ${id} failed: ${e.message}`);
+        } finally {
+          ev.target.disabled = false;
+          ev.target.textContent = "Reconnect";
+        }
+      },
+    },
+    "Reconnect",
   );
 }
 
@@ -115,7 +230,7 @@ function removeButton(id, s) {
     {
       type: "button",
       class: "remove",
-      title: `Remove ${s.name} (${id})`,
+      title: `Remove ${str(s.name)} (${id})`,
       onclick: async (ev) => {
         ev.target.disabled = true;
         try {
@@ -136,250 +251,291 @@ function showNotice(text) {
   n.hidden = false;
 }
 
-// Tool nodes are kept across updates (keyed by server and name) so that a
-// form being filled in or an open schema survives other servers' changes.
-const toolNodes = new Map(); // key -> {node, sig}
+// Catalog nodes are kept across updates (keyed by kind, server and name)
+// so that a form being filled in, a call running or a result shown
+// survives other changes.
+const nodes = new Map(); // key -> {node, sig}
 
-function renderTools(mcp) {
-  const byServer = new Map();
-  for (const t of mcp.tools) {
-    if (!byServer.has(t.serverId)) byServer.set(t.serverId, []);
-    byServer.get(t.serverId).push(t);
+function keep(kind, serverId, item, key, build) {
+  const k = kind + "\u0000" + serverId + "\u0000" + key;
+  const sig = jsonText(item);
+  let entry = nodes.get(k);
+  if (!entry || entry.sig !== sig) {
+    entry = { node: safeNode(kind, serverId, item, key, build), sig };
+    nodes.set(k, entry);
   }
-  const groups = [];
-  const seen = new Set();
-  for (const [id, s] of sortedServers(mcp)) {
-    const tools = byServer.get(id);
-    if (!tools) continue;
-    const nodes = tools.map((t) => {
-      const key = id + "\u0000" + t.name;
-      seen.add(key);
-      const sig = JSON.stringify(t);
-      let entry = toolNodes.get(key);
-      if (!entry || entry.sig !== sig) {
-        entry = { node: safeToolNode(id, t), sig };
-        toolNodes.set(key, entry);
-      }
-      return entry.node;
-    });
-    groups.push(
-      el(
-        "div",
-        { class: "tool-group", dataset: { serverId: id } },
-        el("h3", {}, s.name, " ", el("span", { class: "muted mono" }, `(${id}, ${tools.length} tools)`)),
-        ...nodes,
-      ),
-    );
-  }
-  for (const key of [...toolNodes.keys()]) if (!seen.has(key)) toolNodes.delete(key);
-  $("tools").replaceChildren(...groups);
-  $("tool-count").textContent = `(${mcp.tools.length})`;
-  $("no-tools").hidden = mcp.tools.length > 0;
+  entry.seen = true;
+  return entry.node;
 }
 
-// safeToolNode is toolNode, or, should that fail on something a server
-// sent, a node that says so: one tool never keeps the others off the page.
-function safeToolNode(serverId, tool) {
+// safeNode is build(), or, should that fail on something a server sent, a
+// node that says so: one item never keeps the others off the page.
+function safeNode(kind, serverId, item, key, build) {
   try {
-    return toolNode(serverId, tool);
+    return build();
   } catch (e) {
-    console.warn("agentmcp: cannot show tool", tool && tool.name, e);
+    console.warn(`agentmcp: cannot show ${kind}`, key, e);
     return el(
       "details",
-      { class: "tool", dataset: { serverId, tool: String(tool && tool.name) } },
-      el("summary", {}, el("span", { class: "tool-name mono" }, String(tool && tool.name))),
-      el("p", { class: "muted" }, "This tool's input schema cannot be shown; call it through the API."),
+      { class: kind, dataset: { serverId, [kind === "tool" ? "tool" : "key"]: key } },
+      el("summary", {}, el("span", { class: "tool-name mono" }, key)),
+      el("p", { class: "muted" }, `This ${kind} cannot be shown here; use the API.`),
     );
   }
 }
 
-function toolNode(serverId, tool) {
-  return el(
-    "details",
-    { class: "tool", dataset: { serverId, tool: tool.name } },
-    el(
-      "summary",
-      {},
-      el("span", { class: "tool-name mono" }, tool.name),
-      str(tool.description) ? el("span", { class: "muted" }, " — " + str(tool.description)) : null,
-    ),
-    el(
-      "details",
-      { class: "schema" },
-      el("summary", {}, "input schema"),
-      el("pre", { class: "mono" }, JSON.stringify(tool.inputSchema || {}, null, 2)),
-    ),
-    toolForm(serverId, tool),
-  );
-}
-
-// A schema comes from a server and may be any JSON value: these helpers
-// read it without ever throwing (no property access on null, no string
-// conversion of objects, which can throw: {"toString": 1}).
-
-// isObject reports whether v is a JSON object (not null, not an array).
-function isObject(v) {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-// str is v when it is a string, else "".
-function str(v) {
-  return typeof v === "string" ? v : "";
-}
-
-// jsonText shows any JSON value as text: strings as they are, the rest as
-// JSON.
-function jsonText(v) {
-  return typeof v === "string" ? v : (JSON.stringify(v) ?? "");
-}
-
-// fieldType is the JSON type a property's input collects, "" when the
-// property does not say (or is not a schema object).
-function fieldType(p) {
-  if (!isObject(p)) return "";
-  const t = Array.isArray(p.type) ? p.type.find((x) => typeof x === "string" && x !== "null") : p.type;
-  if (typeof t === "string" && t !== "") return t;
-  return isObject(p.properties) ? "object" : "";
-}
-
-// schemaFields builds inputs for a JSON schema's properties: text, number
-// and checkbox inputs for scalars, a select for enums, a JSON text area for
-// the rest (and for properties that are not schema objects). It returns
-// the label and input nodes, and the fields collect reads. Any JSON value
-// is taken: properties that are not an object mean none, a required that
-// is not an array of strings is ignored.
-function schemaFields(schema) {
-  const props = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
-  const required = new Set(
-    isObject(schema) && Array.isArray(schema.required) ? schema.required.filter((x) => typeof x === "string") : [],
-  );
-  const fields = [];
-  const nodes = [];
-  for (const [name, raw] of Object.entries(props)) {
-    const p = isObject(raw) ? raw : {};
-    const desc = str(p.description) || str(p.title);
-    const id = uid();
-    const type = fieldType(p);
-    const req = required.has(name);
-    let input;
-    let kind;
-    if (Array.isArray(p.enum)) {
-      kind = "enum";
-      input = el(
-        "select",
-        { id, name, required: req },
-        req ? null : el("option", { value: "" }, ""),
-        ...p.enum.map((v) => el("option", { value: JSON.stringify(v) }, jsonText(v))),
-      );
-    } else if (type === "boolean") {
-      kind = "boolean";
-      input = el("input", { id, name, type: "checkbox" });
-    } else if (type === "integer" || type === "number") {
-      kind = "number";
-      input = el("input", { id, name, type: "number", step: type === "integer" ? "1" : "any", required: req });
-    } else if (type === "string") {
-      kind = "string";
-      input = el("input", { id, name, type: "text", required: req });
-    } else {
-      kind = "json";
-      input = el("textarea", { id, name, rows: 2, placeholder: type ? `JSON ${type}` : "JSON" });
-    }
-    fields.push({ name, kind, input, req });
-    nodes.push(
+// groups renders catalog entries ({serverId, kind, key, item, build})
+// grouped by server, in server order.
+function groups(mcp, entries) {
+  const byServer = new Map();
+  for (const x of entries) {
+    if (!byServer.has(x.serverId)) byServer.set(x.serverId, []);
+    byServer.get(x.serverId).push(x);
+  }
+  const out = [];
+  for (const [id, s] of serverEntries(mcp)) {
+    const list = byServer.get(id);
+    if (!list) continue;
+    out.push(
       el(
-        "label",
-        { for: id },
-        el("span", { class: "mono" }, name),
-        req ? el("span", { class: "req", title: "required" }, " *") : null,
-        type ? el("span", { class: "muted" }, ` ${type}`) : null,
-        desc ? el("small", { class: "muted" }, " — " + desc) : null,
+        "div",
+        { class: "group", dataset: { serverId: id } },
+        el("h3", {}, str(s.name), " ", el("span", { class: "muted mono" }, `(${id}, ${list.length})`)),
+        ...list.map((x) => keep(x.kind, id, x.item, x.key, () => x.build(id, x.item))),
       ),
-      input,
     );
   }
-  return { fields, nodes };
+  return out;
 }
 
-// toolForm is a form generated from the tool's input schema.
-function toolForm(serverId, tool) {
-  const { fields, nodes } = schemaFields(tool.inputSchema || {});
-  const form = el("form", { class: "call-form" }, ...nodes);
-  if (fields.length === 0) form.append(el("p", { class: "muted" }, "No arguments."));
-  const result = el("pre", { class: "result mono", "aria-live": "polite" });
-  const button = el("button", { type: "submit" }, "Call " + tool.name);
-  form.append(el("div", { class: "form-actions" }, button), result);
+// entriesOf turns a catalog list into group entries.
+function entriesOf(items, kind, keyOf, build) {
+  return (Array.isArray(items) ? items : [])
+    .filter(isObject)
+    .map((item) => ({ serverId: item.serverId, kind, key: keyOf(item), item, build }));
+}
+
+function sweep() {
+  for (const [k, entry] of nodes) {
+    if (!entry.seen) nodes.delete(k);
+    entry.seen = false;
+  }
+}
+
+function renderTools(mcp) {
+  const tools = entriesOf(mcp.tools, "tool", (t) => str(t.name), toolNode);
+  $("tools").replaceChildren(...groups(mcp, tools));
+  $("tool-count").textContent = `(${tools.length})`;
+  $("no-tools").hidden = tools.length > 0;
+}
+
+function renderPrompts(mcp) {
+  const prompts = entriesOf(mcp.prompts, "prompt", (p) => str(p.name), promptNode);
+  $("prompts").replaceChildren(...groups(mcp, prompts));
+  $("prompt-count").textContent = `(${prompts.length})`;
+  $("no-prompts").hidden = prompts.length > 0;
+}
+
+function renderResources(mcp) {
+  const all = [
+    ...entriesOf(mcp.resources, "resource", (r) => str(r.uri), resourceNode),
+    ...entriesOf(mcp.resourceTemplates, "template", (r) => str(r.uriTemplate), templateNode),
+  ];
+  $("resources").replaceChildren(...groups(mcp, all));
+  $("resource-count").textContent = `(${all.length})`;
+  $("no-resources").hidden = all.length > 0;
+  sweep();
+}
+
+// summaryOf is the summary line of a catalog item: name and description.
+function summaryOf(name, description, extra) {
+  return el(
+    "summary",
+    {},
+    el("span", { class: "tool-name mono" }, name),
+    extra ? el("span", { class: "muted mono" }, " " + extra) : null,
+    str(description) ? el("span", { class: "muted" }, " — " + str(description)) : null,
+  );
+}
+
+// reader reads resources of server id, for resource links in results.
+const reader = (id) => (uri) => conn.readResource(id, uri);
+
+// runner wires a form to a call: the button calls run(signal), a Cancel
+// button aborts it (which cancels the call on the MCP server), and the
+// result box shows what show(result) returns.
+function runner(form, label, run, show) {
+  const result = el("div", { class: "result", "aria-live": "polite" });
+  const button = el("button", { type: "submit" }, label);
+  const cancel = el("button", { type: "button", class: "cancel", hidden: true }, "Cancel");
+  let ctrl = null;
+  cancel.addEventListener("click", () => ctrl && ctrl.abort());
+  form.append(el("div", { class: "form-actions" }, button, cancel), result);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    let args;
+    let call;
     try {
-      args = collect(fields);
+      call = run();
     } catch (e) {
       result.dataset.outcome = "error";
-      result.textContent = e.message;
+      result.replaceChildren(el("p", { class: "error-text" }, e.message));
       return;
     }
+    ctrl = new AbortController();
     button.disabled = true;
+    cancel.hidden = false;
     result.dataset.outcome = "pending";
-    result.textContent = "calling…";
+    const started = new Date();
+    result.replaceChildren(el("p", { class: "muted" }, `running since ${started.toLocaleTimeString()}…`));
     try {
-      const res = await conn.callTool(serverId, tool.name, args);
-      result.dataset.outcome = res.isError ? "error" : "ok";
-      result.textContent = formatResult(res);
+      const res = await call(ctrl.signal);
+      result.dataset.outcome = res && res.isError ? "error" : "ok";
+      result.replaceChildren(...show(res));
     } catch (e) {
-      result.dataset.outcome = "error";
-      result.textContent = `Error (${e.code || "network"}): ${e.message}`;
+      if (ctrl.signal.aborted) {
+        result.dataset.outcome = "cancelled";
+        result.replaceChildren(el("p", { class: "muted" }, "Cancelled: the call was cancelled on the MCP server."));
+      } else {
+        result.dataset.outcome = "error";
+        result.replaceChildren(el("p", { class: "error-text" }, `Error (${e.code || "network"}): ${e.message}`));
+      }
     } finally {
+      ctrl = null;
       button.disabled = false;
+      cancel.hidden = true;
     }
   });
   return form;
 }
 
-// put sets args[name] as an own property, even for names like
-// "__proto__" that a plain assignment would not.
-function put(args, name, value) {
-  Object.defineProperty(args, name, { value, enumerable: true, writable: true, configurable: true });
+function toolNode(serverId, tool) {
+  const { nodes: fields, collect } = schemaForm(tool.inputSchema || {});
+  const form = el("form", { class: "call-form" }, ...fields);
+  if (fields.length === 0) form.append(el("p", { class: "muted" }, "No arguments."));
+  runner(
+    form,
+    "Call " + str(tool.name),
+    () => {
+      const args = collect();
+      return (signal) => conn.callTool(serverId, tool.name, args, { signal });
+    },
+    (res) => toolResult(res, reader(serverId)),
+  );
+  return el(
+    "details",
+    { class: "tool", dataset: { serverId, tool: str(tool.name) } },
+    summaryOf(str(tool.name), tool.description),
+    rawJSON(tool.inputSchema || {}, "input schema"),
+    form,
+  );
 }
 
-function collect(fields) {
-  const args = {};
-  for (const f of fields) {
-    const v = f.input.value;
-    switch (f.kind) {
-      case "boolean":
-        if (f.input.checked || f.req) put(args, f.name, f.input.checked);
-        break;
-      case "number":
-        if (v !== "") put(args, f.name, Number(v));
-        break;
-      case "string":
-        if (v !== "" || f.req) put(args, f.name, v);
-        break;
-      case "enum":
-        if (v !== "") put(args, f.name, JSON.parse(v));
-        break;
-      default:
-        if (v.trim() !== "") {
-          try {
-            put(args, f.name, JSON.parse(v));
-          } catch (e) {
-            throw new Error(`${f.name}: invalid JSON (${e.message})`);
-          }
-        }
+function promptNode(serverId, prompt) {
+  const args = (Array.isArray(prompt.arguments) ? prompt.arguments : []).filter((a) => isObject(a) && str(a.name));
+  const inputs = [];
+  const form = el("form", { class: "call-form" });
+  for (const a of args) {
+    const id = uid();
+    const input = el("input", { id, name: a.name, type: "text", required: a.required === true });
+    inputs.push({ name: a.name, input, req: a.required === true });
+    form.append(
+      el(
+        "label",
+        { for: id },
+        el("span", { class: "mono" }, a.name),
+        a.required === true ? el("span", { class: "req", title: "required" }, " *") : null,
+        str(a.description) ? el("small", { class: "muted" }, " — " + str(a.description)) : null,
+      ),
+      input,
+    );
+  }
+  if (args.length === 0) form.append(el("p", { class: "muted" }, "No arguments."));
+  runner(
+    form,
+    "Get prompt",
+    () => {
+      const values = {};
+      for (const f of inputs) if (f.input.value !== "" || f.req) Object.defineProperty(values, f.name, { value: f.input.value, enumerable: true });
+      return (signal) => conn.getPrompt(serverId, prompt.name, values, { signal });
+    },
+    (res) => promptMessages(res, reader(serverId)),
+  );
+  return el("details", { class: "prompt", dataset: { serverId, prompt: str(prompt.name) } }, summaryOf(str(prompt.name), prompt.description), form);
+}
+
+function resourceNode(serverId, r) {
+  const form = el("form", { class: "call-form" });
+  runner(
+    form,
+    "Read",
+    () => (signal) => conn.readResource(serverId, r.uri, { signal }),
+    (res) => [...resourceContents(res && res.contents), rawJSON(res)],
+  );
+  return el(
+    "details",
+    { class: "resource", dataset: { serverId, uri: str(r.uri) } },
+    summaryOf(str(r.title) || str(r.name) || str(r.uri), r.description, `${str(r.uri)}${r.mimeType ? " · " + str(r.mimeType) : ""}`),
+    form,
+  );
+}
+
+// templateVars returns the variables of a URI template (RFC 6570), in
+// order, without operators or modifiers.
+function templateVars(t) {
+  const vars = [];
+  for (const m of str(t).matchAll(/\{([^}]*)\}/g)) {
+    for (const v of m[1].replace(/^[+#./;?&]/, "").split(",")) {
+      const name = v.replace(/(\*|:\d+)$/, "").trim();
+      if (name && !vars.includes(name)) vars.push(name);
     }
   }
-  return args;
+  return vars;
 }
 
-// formatResult shows a CallToolResult: its text content first, then the
-// whole result as JSON.
-function formatResult(res) {
-  const texts = (res.content || []).filter((c) => c.type === "text").map((c) => c.text);
-  const head = res.isError ? "Tool error:\n" : "";
-  return head + (texts.length ? texts.join("\n") + "\n\n" : "") + JSON.stringify(res, null, 2);
+// expand fills a URI template's simple expressions ({var}, {+var},
+// {/var}, {?a,b}, ...) with values.
+function expand(t, values) {
+  return str(t).replace(/\{([^}]*)\}/g, (_, expr) => {
+    const op = /^[+#./;?&]/.test(expr) ? expr[0] : "";
+    const names = expr.slice(op.length).split(",").map((v) => v.replace(/(\*|:\d+)$/, "").trim());
+    const enc = op === "+" || op === "#" ? encodeURI : encodeURIComponent;
+    const parts = names.filter((n) => values[n] !== undefined && values[n] !== "");
+    if (op === "?" || op === "&") return parts.length ? op + parts.map((n) => `${n}=${enc(values[n])}`).join("&") : "";
+    if (op === ";") return parts.map((n) => `;${n}=${enc(values[n])}`).join("");
+    const sep = op === "/" ? "/" : op === "." ? "." : ",";
+    const lead = op === "/" || op === "." || op === "#" ? op : "";
+    return parts.length ? lead + parts.map((n) => enc(values[n])).join(sep) : "";
+  });
 }
 
-// The add form.
+function templateNode(serverId, t) {
+  const vars = templateVars(t.uriTemplate);
+  const form = el("form", { class: "call-form" });
+  const inputs = vars.map((v) => {
+    const id = uid();
+    const input = el("input", { id, name: v, type: "text", required: true });
+    form.append(el("label", { for: id }, el("span", { class: "mono" }, v)), input);
+    return [v, input];
+  });
+  runner(
+    form,
+    "Read",
+    () => {
+      const uri = expand(t.uriTemplate, Object.fromEntries(inputs.map(([v, input]) => [v, input.value])));
+      return (signal) => conn.readResource(serverId, uri, { signal });
+    },
+    (res) => [...resourceContents(res && res.contents), rawJSON(res)],
+  );
+  return el(
+    "details",
+    { class: "template", dataset: { serverId, uriTemplate: str(t.uriTemplate) } },
+    summaryOf(str(t.title) || str(t.name) || str(t.uriTemplate), t.description, `${str(t.uriTemplate)} (template)`),
+    form,
+  );
+}
+
+// The add form. Adding a server to an agent that does not exist creates
+// the agent.
 $("add-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const form = ev.target;
@@ -409,13 +565,14 @@ $("add-form").addEventListener("submit", async (ev) => {
     const res = await conn.addMcpServer(name, String(data.get("url")).trim(), options);
     out.dataset.outcome = "ok";
     out.textContent =
-      res.state === "authenticating" ? `Added as ${res.id}: authorization needed (use Authorize).` : `Added as ${res.id}: ${res.state}.`;
+      res.state === "authenticating" ? `Added as ${res.id}: sign-in needed (use Authorize).` : `Added as ${res.id}: ${res.state}.`;
     form.reset();
   } catch (e) {
     out.dataset.outcome = "error";
     out.textContent = `${e.message}`;
   } finally {
     button.disabled = false;
+    if (conn.status === "unknown_agent") conn.reconnectNow();
   }
 });
 
@@ -426,13 +583,13 @@ const elicitNodes = new Map(); // id -> node
 
 function renderElicitations(list) {
   const seen = new Set();
-  const nodes = list.map((e) => {
+  const out = list.map((e) => {
     seen.add(e.id);
     if (!elicitNodes.has(e.id)) elicitNodes.set(e.id, safeElicitationNode(e));
     return elicitNodes.get(e.id);
   });
   for (const id of [...elicitNodes.keys()]) if (!seen.has(id)) elicitNodes.delete(id);
-  $("elicitations").replaceChildren(...nodes);
+  $("elicitations").replaceChildren(...out);
   $("elicitations-section").hidden = list.length === 0;
 }
 
@@ -513,17 +670,17 @@ function elicitationNode(e) {
   try {
     schema = typeof e.requestedSchema === "string" ? JSON.parse(e.requestedSchema) : e.requestedSchema || {};
   } catch {}
-  const { fields, nodes } = schemaFields(schema);
+  const { nodes: fields, collect } = schemaForm(schema);
   const send = el("button", { type: "submit" }, "Send");
   const decline = el("button", { type: "button", class: "remove" }, "Decline");
   const cancel = el("button", { type: "button", class: "remove" }, "Cancel");
   const buttons = [send, decline, cancel];
-  const form = el("form", { class: "call-form" }, ...nodes, el("div", { class: "form-actions" }, send, decline, cancel, out));
+  const form = el("form", { class: "call-form" }, ...fields, el("div", { class: "form-actions" }, send, decline, cancel, out));
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     let content;
     try {
-      content = collect(fields);
+      content = collect();
     } catch (err) {
       out.dataset.outcome = "error";
       out.textContent = err.message;
