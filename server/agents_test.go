@@ -11,6 +11,9 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
 // TestUnknownAgent: reading an agent that does not exist (state, servers,
@@ -218,5 +221,43 @@ func TestClientTimeoutMS(t *testing.T) {
 	defer cancel()
 	if got := timeoutMS(ctx); got != 1 {
 		t.Errorf("past: %d", got)
+	}
+}
+
+// TestAPIReconnect: POST .../servers/{id}/reconnect connects a failed
+// server again at once (its background retry is minutes away here): while
+// the server is down it is connect_failed, once it is back, ready with its
+// tools.
+func TestAPIReconnect(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	srv := mcptest.NewServer("s")
+	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
+	hs.Stop()
+	c := e.client("test", "a")
+	ctx := testCtx(t)
+	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
+	_, err := c.AddMCPServer(ctx, AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry})
+	var aerr *APIError
+	if !errors.As(err, &aerr) || aerr.Code != CodeConnectFailed {
+		t.Fatalf("add while down: %v", err)
+	}
+	if _, err := c.Reconnect(ctx, "s"); !errors.As(err, &aerr) || aerr.Code != CodeConnectFailed || aerr.ServerID != "s" || aerr.Status != http.StatusBadGateway {
+		t.Fatalf("reconnect while down: %v", err)
+	}
+	hs.Restart()
+	res, err := c.Reconnect(ctx, "s")
+	if err != nil || res.State != mcpclient.StateReady || res.ID != "s" {
+		t.Fatalf("reconnect: %+v %v", res, err)
+	}
+	tools, err := c.ListTools(ctx, mcpclient.Filter{ServerID: []string{"s"}})
+	if err != nil || len(tools) == 0 {
+		t.Errorf("tools after reconnect: %d %v", len(tools), err)
+	}
+	if _, err := c.Reconnect(ctx, "nope"); !errors.As(err, &aerr) || aerr.Code != CodeUnknownServer {
+		t.Errorf("unknown server: %v", err)
+	}
+	if _, err := e.client("test", "nosuch").Reconnect(ctx, "s"); !errors.As(err, &aerr) || aerr.Code != CodeUnknownAgent {
+		t.Errorf("unknown agent: %v", err)
 	}
 }

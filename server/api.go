@@ -44,6 +44,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
 	mux.Handle("/agents/{class}/{name}/servers", s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost))
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}/reconnect", s.agentRoute(methods{http.MethodPost: s.reconnectServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/tools/call", s.agentRoute(methods{http.MethodPost: s.callTool}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/resources/read", s.agentRoute(methods{http.MethodPost: s.readResource}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/prompts/get", s.agentRoute(methods{http.MethodPost: s.getPrompt}))
@@ -360,7 +361,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, e *entry) {
 		// The checks passed, so the server was stored: the connection
 		// failed. It stays stored and is retried on restart.
 		if id, ok := storedID(e.a, &req); ok {
-			aerr := apiErrorf(http.StatusBadGateway, CodeConnectFailed, "%v (the server is saved as %q; remove it or restart to retry)", err, id)
+			aerr := apiErrorf(http.StatusBadGateway, CodeConnectFailed, "%v (the server is saved as %q and retried in the background; POST .../servers/{id}/reconnect retries it now)", err, id)
 			aerr.ServerID = id
 			writeError(w, aerr)
 			return
@@ -416,6 +417,42 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, e *entry) 
 		s.logger.Info("mcp server removed; closing its connection failed", "agent", e.class+"/"+e.name, "server", id, "error", err)
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// reconnectServer is POST .../servers/{id}/reconnect: it connects the
+// server again at once (agent.Agent.Reconnect), whatever its state, within
+// Options.CallTimeout, keeping its OAuth grant. The answer is the
+// AddResult (ready, or authenticating with the URL to visit); a server
+// still unreachable is connect_failed, and keeps being retried in the
+// background.
+func (s *Server) reconnectServer(w http.ResponseWriter, r *http.Request, e *entry) {
+	id := r.PathValue("id")
+	if _, ok := e.a.Server(id); !ok {
+		writeError(w, unknownServer(e, id))
+		return
+	}
+	ctx, cancel, limit, aerr := s.callContext(r, 0)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	defer cancel()
+	res, err := e.a.Reconnect(ctx, id)
+	if err != nil {
+		var aerr *APIError
+		switch {
+		case context.Cause(ctx) == errCallTimeout:
+			aerr = apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "reconnecting MCP server %q took longer than %v; it keeps being retried in the background", id, limit)
+		case errors.Is(err, mcpclient.ErrClosed):
+			aerr = apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the agent is closing")
+		default:
+			aerr = apiErrorf(http.StatusBadGateway, CodeConnectFailed, "reconnecting MCP server %q: %v (it keeps being retried in the background)", id, err)
+		}
+		aerr.ServerID = id
+		writeError(w, aerr)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 // filter parses the seed's filter from the query: serverId, serverName and

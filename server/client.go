@@ -150,6 +150,16 @@ func ListAgents(ctx context.Context, base string, opts *ClientOptions) ([]AgentI
 	return out.Agents, err
 }
 
+// Reconnect connects a server again at once, whatever its state, keeping
+// its OAuth grant. It returns ready, or authenticating with the URL to
+// visit; a server still unreachable is an *APIError with code
+// connect_failed (it keeps being retried in the background).
+func (c *Client) Reconnect(ctx context.Context, id string) (agent.AddResult, error) {
+	var res agent.AddResult
+	err := c.do(ctx, http.MethodPost, "/servers/"+url.PathEscape(id)+"/reconnect", nil, &res)
+	return res, err
+}
+
 // RemoveMCPServer removes a server.
 func (c *Client) RemoveMCPServer(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/servers/"+url.PathEscape(id), nil, nil)

@@ -441,3 +441,37 @@ func TestDashboardPanels(t *testing.T) {
 	}
 	p.noProblems()
 }
+
+// TestDashboardReconnect: a failed server's row has a Reconnect button
+// (its background retry is minutes away here); once the server is back,
+// Reconnect brings it ready.
+func TestDashboardReconnect(t *testing.T) {
+	p := newPage(t)
+	e := newEnv(t, &Options{DefaultAgent: "test/a"})
+	srv := mcptest.NewServer("s")
+	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
+	hs.Stop()
+	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry}); err == nil {
+		t.Fatal("added a server that is down")
+	}
+	row := `#servers tr[data-server-id="s"]`
+	p.do("opening the dashboard",
+		chromedp.Navigate(e.ts.URL+"/"),
+		chromedp.WaitVisible(css(`#status[data-status="open"]`)),
+		chromedp.WaitVisible(css(row+` .state[data-state="failed"]`)),
+		chromedp.WaitVisible(css(row+` button.reconnect`)),
+	)
+	if got := p.text(row + " td.error"); got == "" {
+		t.Errorf("a failed server without an error")
+	}
+	p.screenshot("dashboard-failed.png")
+	hs.Restart()
+	p.do("reconnecting",
+		chromedp.Click(css(row+` button.reconnect`)),
+		chromedp.WaitVisible(css(row+` .state[data-state="ready"]`)),
+		chromedp.WaitVisible(css(`details.tool[data-server-id="s"][data-tool="echo"]`)),
+		chromedp.WaitNotPresent(css(row+` button.reconnect`)),
+	)
+	p.noProblems()
+}

@@ -17,6 +17,7 @@
 //	POST   /agents/{class}/{name}/servers                   add (AddRequest) -> {id, state, authUrl?}; 201 new, 200 existing; creates the agent
 //	GET    /agents/{class}/{name}/servers/{id}              one server, with its id
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
+//	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
 //	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult
 //	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
 //	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
