@@ -35,7 +35,9 @@ var (
 	ErrTransportNotImplemented = errors.New("transport not implemented")
 
 	// ErrSessionExpired is wrapped when the server no longer knows the
-	// session (HTTP 404 with a session id). The Manager re-initialises the
+	// session: HTTP 404 to a request with a session id, 400 or 410 whose
+	// message names the session, or any 4xx but 401, 403 and 429 to the
+	// first requests of a resumed session. The Manager re-initialises the
 	// session once, transparently, and repeats the request if that is safe.
 	ErrSessionExpired = errors.New("mcp session expired")
 

@@ -150,3 +150,63 @@ func TestCloseEndsSessions(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeRejected: a server that answers a saved session it does not
+// know with something else than the spec's 404 (server-everything's
+// "400 No valid session ID provided", a 410, any 4xx to the first
+// request) gets exactly one fresh handshake, and ends ready with its
+// tools, never connected with none.
+func TestResumeRejected(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+	}{
+		{"400 naming the session", http.StatusBadRequest, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`},
+		{"410 naming the session", http.StatusGone, "session gone"},
+		{"400 on the first request", http.StatusBadRequest, "bad request"},
+		{"403 on the first request", http.StatusForbidden, "forbidden"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var forgotten atomic.Value // the session id the server no longer knows
+			forgotten.Store("")
+			handshakes := new(atomic.Int64)
+			real := countingHandler(t, mcptest.Stateful, handshakes)
+			hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && sid == forgotten.Load() {
+					if tc.body[0] == '{' {
+						w.Header().Set("Content-Type", "application/json")
+					}
+					w.WriteHeader(tc.status)
+					io.WriteString(w, tc.body)
+					return
+				}
+				real.ServeHTTP(w, r)
+			}))
+			ctx := testCtx(t)
+			m1 := mcpclient.New(nil)
+			connectReady(t, m1, "s1", mcpclient.ServerOptions{URL: hs.URL})
+			saved := saveResume(t, m1, "s1")
+			if err := m1.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			forgotten.Store(saved.SessionID)
+			before := handshakes.Load()
+
+			m2 := newManager(t, nil)
+			m2.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: hs.URL, Resume: saved})
+			m2.EstablishConnection("s1")
+			m2.WaitForConnections(ctx)
+			info, _ := m2.Server("s1")
+			if info.State != mcpclient.StateReady || info.SessionID == saved.SessionID {
+				t.Errorf("after the rejected session: %s (%v), session %q (saved %q)", info.State, info.Error, info.SessionID, saved.SessionID)
+			}
+			if n := len(m2.ListTools(mcpclient.Filter{})); n == 0 {
+				t.Error("no tools")
+			}
+			if n := handshakes.Load() - before; n != 1 {
+				t.Errorf("%d handshakes, want 1", n)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,6 +88,7 @@ func (t *streamableTransport) Connect(context.Context) (mcp.Connection, error) {
 	}
 	if t.resume != nil {
 		t.conn.sessionID = t.resume.SessionID
+		t.conn.unconfirmed = true
 	}
 	return t.conn, nil
 }
@@ -121,6 +123,10 @@ type streamableConn struct {
 	// closing is set when Close begins: no stream reader starts after it,
 	// so that its wait for them is final.
 	closing bool
+	// unconfirmed is set while a resumed session has had no successful
+	// POST: any 4xx to its first requests means the server does not know
+	// the session.
+	unconfirmed bool
 }
 
 // keepSession makes Close leave the server's session alive.
@@ -439,12 +445,17 @@ func (c *streamableConn) setHeaders(req *http.Request, protocolVersion string) {
 // for the caller to close.
 func (c *streamableConn) checkResponse(req *http.Request, resp *http.Response) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if req.Method == http.MethodPost {
+			c.mu.Lock()
+			c.unconfirmed = false
+			c.mu.Unlock()
+		}
 		return nil
 	}
 	herr := newHTTPError(req, resp)
-	if resp.StatusCode == http.StatusNotFound && req.Header.Get(headerSessionID) != "" {
-		// The server forgot the session (spec: 404 for an unknown
-		// session id). The connection is over; the Manager starts a new one.
+	if req.Header.Get(headerSessionID) != "" && c.sessionRejected(req, herr) {
+		// The server does not know the session. The connection is over;
+		// the Manager starts a new one.
 		err := fmt.Errorf("%w (%w): %w", ErrSessionExpired, mcp.ErrSessionMissing, herr)
 		c.fail(err)
 		return err
@@ -453,6 +464,34 @@ func (c *streamableConn) checkResponse(req *http.Request, resp *http.Response) e
 		return rejected(fmt.Errorf("%w: %w", herr.JSONRPC, herr))
 	}
 	return rejected(herr)
+}
+
+// sessionRejected reports whether herr, the answer to req (which carried a
+// session id), means the server does not know the session: 404, as the
+// spec says; 400 or 410 whose message names the session, as many servers
+// answer (the TypeScript SDK's "Bad Request: No valid session ID
+// provided"); any 4xx but authorisation and rate limiting to a POST of a
+// resumed session that no POST has yet confirmed.
+func (c *streamableConn) sessionRejected(req *http.Request, herr *HTTPError) bool {
+	switch code := herr.StatusCode; {
+	case code == http.StatusNotFound:
+		return true
+	case code == http.StatusBadRequest || code == http.StatusGone:
+		msg := herr.Body
+		if herr.JSONRPC != nil {
+			msg = herr.JSONRPC.Message
+		}
+		if strings.Contains(strings.ToLower(msg), "session") {
+			return true
+		}
+	}
+	if req.Method != http.MethodPost || herr.StatusCode < 400 || herr.StatusCode >= 500 ||
+		herr.StatusCode == http.StatusTooManyRequests || errors.Is(herr, ErrUnauthorized) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unconfirmed
 }
 
 // newHTTPError reads the start of resp's body into an HTTPError.
