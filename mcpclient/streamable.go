@@ -127,6 +127,10 @@ type streamableConn struct {
 	// POST: any 4xx to its first requests means the server does not know
 	// the session.
 	unconfirmed bool
+	// unreachable is why the 2026-07-28 probe (server/discover) could not
+	// reach the server: the legacy initialize that go-sdk sends next fails
+	// with it at once, so that one attempt is one request.
+	unreachable error
 }
 
 // keepSession makes Close leave the server's session alive.
@@ -263,7 +267,11 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if m.Method == "initialize" {
 				c.mu.Lock()
 				c.initID = m.ID
+				unreachable := c.unreachable
 				c.mu.Unlock()
+				if unreachable != nil {
+					return unreachable
+				}
 			}
 		} else if c.modern() {
 			// 2026-07-28 defines no client-to-server notifications over
@@ -308,7 +316,13 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return rejected(fmt.Errorf("%s: %w", summary, redactErr(err)))
+		err = rejected(fmt.Errorf("%s: %w", summary, redactErr(err)))
+		if summary == "server/discover" && isUnreachable(err) {
+			c.mu.Lock()
+			c.unreachable = err
+			c.mu.Unlock()
+		}
+		return err
 	}
 	if err := c.checkResponse(req, resp); err != nil {
 		resp.Body.Close()

@@ -1,0 +1,214 @@
+package agent_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fakeClock is a Clock whose waits end only when the test says so.
+type fakeClock struct {
+	mu      sync.Mutex
+	waiters []chan time.Time
+	waiting chan struct{} // receives a value each time After is called
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{waiting: make(chan struct{}, 100)} }
+
+func (c *fakeClock) Now() time.Time { return time.Unix(0, 0) }
+
+func (c *fakeClock) After(time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	c.mu.Lock()
+	c.waiters = append(c.waiters, ch)
+	c.mu.Unlock()
+	c.waiting <- struct{}{}
+	return ch
+}
+
+// fire ends every wait in progress.
+func (c *fakeClock) fire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.waiters {
+		ch <- time.Unix(0, 0)
+	}
+	c.waiters = nil
+}
+
+// refuser listens where a server used to be and resets every connection
+// once it has read its request, as a host whose server is gone would: it
+// counts the POSTs that attempt to reach the server, by JSON-RPC method
+// (not the 2026-07-28 subscriptions/listen stream, the counterpart of the
+// legacy GET stream, which goes with a session's first request).
+type refuser struct {
+	mu    sync.Mutex
+	posts []string
+}
+
+func refuse(t *testing.T, rawURL string) *refuser {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &refuser{}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second)) // safety net
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				body, _ := io.ReadAll(req.Body)
+				if req.Method == http.MethodPost && !strings.Contains(string(body), `"subscriptions/listen"`) {
+					var msg struct{ Method string }
+					json.Unmarshal(body, &msg)
+					r.mu.Lock()
+					r.posts = append(r.posts, msg.Method)
+					r.mu.Unlock()
+				}
+				c.(*net.TCPConn).SetLinger(0) // close with a reset
+			})
+		}
+	})
+	t.Cleanup(func() {
+		l.Close()
+		wg.Wait()
+	})
+	return r
+}
+
+// restart serves c again on its port with a new server that knows none of
+// the old sessions, as a restarted process would, still counting.
+func (c *counting) restart(t *testing.T, mode mcptest.Mode) {
+	c.srv = mcptest.NewServer("s")
+	real := mcptest.Handler(t, mode, func() *mcp.Server { return c.srv.Server })
+	c.RestartWith(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.requests.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct{ Method string }
+		json.Unmarshal(body, &msg)
+		if msg.Method == "initialize" || msg.Method == "server/discover" {
+			c.handshakes.Add(1)
+		}
+		real.ServeHTTP(w, r)
+	}))
+}
+
+func (r *refuser) attempts() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.posts...)
+}
+
+// TestRestoreTellsTheTruth: after a restart (SQLite, both eras), a
+// resumed session is confirmed by its first exchange. A server that is
+// gone is failed once WaitForConnections returns, after exactly the
+// attempts of its retry policy (counted where it used to listen), with an
+// error naming the cause, and is then retried in the background; a live
+// one is resumed with no handshake; a restarted one gets one fresh
+// handshake (legacy era; a 2026-07-28 server has no session to lose, and
+// needs none).
+func TestRestoreTellsTheTruth(t *testing.T) {
+	for _, era := range []struct {
+		name string
+		mode mcptest.Mode
+	}{{"2025-11-25", mcptest.Stateful}, {"2026-07-28", mcptest.Stateless}} {
+		t.Run(era.name, func(t *testing.T) {
+			live, restarted, gone := serve(t, era.mode), serve(t, era.mode), serve(t, era.mode)
+			path := filepath.Join(t.TempDir(), "agent.db")
+			st := openSQLite(t, path)
+			ctx := testCtx(t)
+			a, err := agent.Open(ctx, st, "TestAgent", "truth", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := map[string]string{}
+			for name, s := range map[string]*counting{"live": live, "restarted": restarted, "gone": gone} {
+				res, err := a.AddMCPServer(ctx, name, s.URL, &agent.AddOptions{Retry: &mcpclient.RetryOptions{MaxAttempts: 2}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[name] = res.ID
+			}
+			if err := a.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+
+			// While the agent is down: one server restarts (losing its
+			// sessions), one is gone for good.
+			restarted.restart(t, era.mode)
+			gone.Stop()
+			refused := refuse(t, gone.URL)
+			liveHandshakes, restartedHandshakes := live.handshakes.Load(), restarted.handshakes.Load()
+
+			clock := newFakeClock()
+			a = openAgent(t, st, "truth", &agent.Options{Manager: &mcpclient.Options{Clock: clock}})
+			<-clock.waiting // the gone server's backoff after its first attempt
+			clock.fire()
+			a.WaitForConnections(ctx)
+
+			state := a.MCPServers().Servers
+			if s := state[ids["live"]]; s.State != "ready" {
+				t.Errorf("live server: %s (%v)", s.State, s.Error)
+			}
+			if n := live.handshakes.Load() - liveHandshakes; n != 0 {
+				t.Errorf("the live server got %d handshakes, want 0", n)
+			}
+			tools := 0
+			for _, tool := range a.MCPServers().Tools {
+				if tool.ServerID == ids["restarted"] {
+					tools++
+				}
+			}
+			if s := state[ids["restarted"]]; s.State != "ready" || tools == 0 {
+				t.Errorf("restarted server: %s (%v), %d tools", s.State, s.Error, tools)
+			}
+			want := int64(1)
+			if era.mode == mcptest.Stateless {
+				want = 0
+			}
+			if n := restarted.handshakes.Load() - restartedHandshakes; n != want {
+				t.Errorf("the restarted server got %d handshakes, want %d", n, want)
+			}
+			g := state[ids["gone"]]
+			if g.State != "failed" || g.Error == nil || !strings.Contains(*g.Error, "connection reset") {
+				t.Errorf("gone server: %s, error %v; want failed, naming the reset", g.State, g.Error)
+			}
+			if got := refused.attempts(); len(got) != 2 {
+				t.Errorf("the gone server was tried %d times (%v), want the 2 of its retry policy", len(got), got)
+			}
+			select {
+			case <-clock.waiting: // the background retry
+			default:
+				t.Error("no background retry is waiting for the gone server")
+			}
+		})
+	}
+}
