@@ -7,15 +7,18 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/peers"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -210,5 +213,68 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 				t.Error("no background retry is waiting for the gone server")
 			}
 		})
+	}
+}
+
+// TestRestartBothSides: the agent stops, the reference server (a real
+// process) restarts and forgets its sessions, the agent opens again: the
+// server is ready with its tools after exactly one fresh handshake (the
+// reference server answers the old session with "400 No valid session ID
+// provided", not 404). A proxy on 127.0.0.1 counts the handshakes.
+func TestRestartBothSides(t *testing.T) {
+	peers.Require(t)
+	ps := peers.StartEverything(t, "streamableHttp")
+	target, _ := url.Parse(ps.URL)
+	var handshakes, rejected atomic.Int64
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: target.Host})
+	proxy.FlushInterval = -1 // event streams pass at once
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.StatusCode == http.StatusBadRequest && resp.Request.Method == http.MethodPost {
+			rejected.Add(1)
+		}
+		return nil
+	}
+	px := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if strings.Contains(string(body), `"method":"initialize"`) {
+			handshakes.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	path := filepath.Join(t.TempDir(), "agent.db")
+	st := openSQLite(t, path)
+	ctx := testCtx(t)
+	a, err := agent.Open(ctx, st, "TestAgent", "both", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.AddMCPServer(ctx, "everything", px.URL, nil)
+	if err != nil || res.State != mcpclient.StateReady {
+		t.Fatalf("AddMCPServer = %+v, %v", res, err)
+	}
+	old, _ := a.Manager().Server(res.ID)
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	ps.Restart()
+	before := handshakes.Load()
+	a = openAgent(t, st, "both", nil)
+	a.WaitForConnections(ctx)
+	info, _ := a.Manager().Server(res.ID)
+	tools := len(a.Manager().ListTools(mcpclient.Filter{ServerID: []string{res.ID}}))
+	if info.State != mcpclient.StateReady || tools == 0 || info.SessionID == old.SessionID {
+		t.Errorf("after both restarted: %s (%v), %d tools, session %q (old %q)", info.State, info.Error, tools, info.SessionID, old.SessionID)
+	}
+	if n := handshakes.Load() - before; n != 1 {
+		t.Errorf("%d handshakes, want 1", n)
+	}
+	if rejected.Load() == 0 {
+		t.Error("the reference server never answered the old session with a 400: the test no longer tests that")
+	}
+	out, err := a.Manager().CallTool(ctx, res.ID, "echo", map[string]any{"message": "both"}, nil)
+	if err != nil || len(out.Content) == 0 {
+		t.Errorf("echo: %v", err)
 	}
 }

@@ -2,8 +2,10 @@ package mcpclient_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/peers"
@@ -165,5 +167,63 @@ func TestRetryBudget(t *testing.T) {
 	}
 	if _, err := m.CallTool(testCtx(t), "s1", "echo", nil, nil); !errors.Is(err, mcpclient.ErrNotConnected) {
 		t.Errorf("call on a failed server: %v", err)
+	}
+}
+
+// TestComesBackByItself: the reference server, a real process, is killed
+// under a connected Manager and stays down past the retry budget and
+// several background attempts; once it is started again the server comes
+// back ready with no call from the user. The backoff is short (the
+// options a test may set); the event waits have a timeout only as a
+// safety net.
+func TestComesBackByItself(t *testing.T) {
+	peers.Require(t)
+	ps := peers.StartEverything(t, "streamableHttp")
+	m := newManager(t, nil)
+	rec := record(m)
+	retry := &mcpclient.RetryOptions{MaxAttempts: 2, BaseDelay: 50 * time.Millisecond, MaxDelay: 200 * time.Millisecond,
+		BackgroundMaxDelay: 500 * time.Millisecond}
+	connectReady(t, m, "ev", mcpclient.ServerOptions{URL: ps.URL, Retry: retry})
+
+	down := time.Now()
+	ps.Stop()
+	// The budget: two failed attempts. Then background attempts, each
+	// failing while the server is down.
+	for i := range 2 + 3 {
+		rec.waitFor(t, fmt.Sprintf("failed attempt %d", i+1), stateIs("ev", mcpclient.StateFailed))
+	}
+	m.WaitForConnections(testCtx(t)) // the background retry is not waited for
+	ps.Restart()
+	rec.waitFor(t, "ready, by itself", stateIs("ev", mcpclient.StateReady))
+	t.Logf("down %v: 2 attempts and 3 background attempts failed; back by itself", time.Since(down).Round(time.Millisecond))
+	res, err := m.CallTool(testCtx(t), "ev", "echo", map[string]any{"message": "back"}, nil)
+	if err != nil || textOf(t, res) != "Echo: back" {
+		t.Errorf("echo after coming back: %v", err)
+	}
+}
+
+// TestCallReconnectsProcess: with the background retry off, the reference
+// server killed and started again stays failed until a tool call, which
+// reconnects it first.
+func TestCallReconnectsProcess(t *testing.T) {
+	peers.Require(t)
+	ps := peers.StartEverything(t, "streamableHttp")
+	m := newManager(t, nil)
+	rec := record(m)
+	retry := &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}
+	connectReady(t, m, "ev", mcpclient.ServerOptions{URL: ps.URL, Retry: retry})
+	ps.Stop()
+	rec.waitFor(t, "failed", stateIs("ev", mcpclient.StateFailed))
+	m.WaitForConnections(testCtx(t))
+	ps.Restart()
+	if info, _ := m.Server("ev"); info.State != mcpclient.StateFailed {
+		t.Fatalf("before the call: %s", info.State)
+	}
+	res, err := m.CallTool(testCtx(t), "ev", "echo", map[string]any{"message": "again"}, nil)
+	if err != nil || textOf(t, res) != "Echo: again" {
+		t.Fatalf("call on the failed server: %v", err)
+	}
+	if info, _ := m.Server("ev"); info.State != mcpclient.StateReady {
+		t.Errorf("after the call: %s (%v)", info.State, info.Error)
 	}
 }
