@@ -47,14 +47,43 @@
 //
 // # Staying connected
 //
-// A legacy session that the server forgets (404) is re-initialised once,
+// A legacy session that the server forgets is re-initialised once,
 // transparently, and the request is repeated when that is safe: lists,
 // resource reads, prompts, and tools annotated readOnlyHint or
 // idempotentHint. Any other tool call caught by the loss returns an
-// [*InterruptedCallError]: it may or may not have run. A dropped connection
-// reconnects in the background following the server's RetryOptions (3
-// attempts, 500 ms base, 5 s cap, full jitter by default), and
-// WaitForConnections waits for that work to settle.
+// [*InterruptedCallError]: it may or may not have run. A server forgets a
+// session when it answers 404 to it, 400 or 410 with a message naming the
+// session (the TypeScript SDK's "No valid session ID provided"), or any
+// 4xx but 401, 403 and 429 to the first request of a resumed one.
+//
+// A dropped connection reconnects in the background following the
+// server's RetryOptions (3 attempts, 500 ms base, 5 s cap, full jitter by
+// default), and WaitForConnections waits for that work to settle. When the
+// attempts are spent the server is failed, with the error, and the Manager
+// never gives up for good: it keeps retrying in the background, one attempt
+// at a time, the backoff doubling up to RetryOptions.BackgroundMaxDelay (3
+// minutes by default, with jitter; DisableBackground turns it off). This
+// retry is not counted by WaitForConnections. A call, a resource read, a
+// prompt or a discovery on a failed server makes one attempt at once
+// first, bounded by the connect and discovery timeouts, and
+// [Manager.Reconnect] makes one whatever the state. Nothing of this drops
+// a server's OAuth tokens or registration.
+//
+// A session resumed from ServerOptions.Resume costs no handshake, and its
+// first exchange decides what it is worth: the first list of its discovery
+// (or a ping, for a server that advertises none) goes alone. A server that
+// answers keeps the session; one that cannot be reached (refused, reset,
+// timed out, a name that does not resolve) fails the attempt, and the
+// retry policy goes on as for any failed connect; one that rejects the
+// session gets exactly one fresh handshake. A discovery that fails for a
+// protocol reason on a live connection still leaves the server connected.
+// So after a restore, WaitForConnections returns once each server is
+// confirmed or failed.
+//
+// CloseConnection, CloseAllConnections and RemoveServer cancel the
+// connection work in flight at once (a handshake, a retry waiting for its
+// backoff, the background retry, a discovery); what was cancelled never
+// brings the server back.
 //
 // # Elicitation, sampling and roots
 //
