@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -117,12 +116,4 @@ func (s *session) inspect() *inspectOutput {
 		out.ResourceTemplates = append(out.ResourceTemplates, t.ResourceTemplate)
 	}
 	return out
-}
-
-// writeJSON prints v as indented JSON, with <, > and & as they are.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
