@@ -56,10 +56,11 @@ var ErrIDInUse = errors.New("mcp server id is already in use")
 // AddMCPServer adds an MCP server, connects to it and discovers its
 // catalog, and stores it so that it comes back after a restart.
 //
-// It is idempotent: when a server with the same name and the same
-// normalised URL exists, that server is returned and nothing new is
-// created (concurrent calls share one connection attempt). The same name
-// with another URL is another server.
+// It is idempotent: when a server with the same name and the same URL
+// (SameServerURL: normalised, one trailing slash of the path ignored)
+// exists, that server is returned and nothing new is created (concurrent
+// calls share one connection attempt). The same name with another URL is
+// another server.
 //
 // It fails, storing nothing, for an invalid or blocked URL or an id in use
 // by another server. A server that cannot be reached or discovered stays
@@ -173,7 +174,7 @@ func (a *Agent) findLocked(name, normalized, requested string) (existing, confli
 	defer a.mu.Unlock()
 	for _, id := range a.order {
 		row := a.rows[id]
-		same := row.Name == name && sameURL(row.URL, normalized)
+		same := row.Name == name && SameServerURL(row.URL, normalized)
 		if same && existing == nil {
 			existing = &row
 		}
@@ -182,11 +183,6 @@ func (a *Agent) findLocked(name, normalized, requested string) (existing, confli
 		}
 	}
 	return existing, conflict
-}
-
-func sameURL(stored, normalized string) bool {
-	n, err := NormalizeURL(stored)
-	return err == nil && n == normalized
 }
 
 // freshID returns a random id no stored server has.

@@ -46,8 +46,36 @@ func NormalizeServerID(s string) string {
 // NormalizeURL returns the WHATWG serialisation of raw (new URL(raw).href):
 // scheme and host lower-cased, default ports dropped, an empty path made
 // "/", dot segments resolved, IPv4 and IPv6 literals canonical, IDN hosts in
-// punycode. Two URLs name the same server when they normalise alike.
+// punycode. It is the URL AddMCPServer stores and dials. SameServerURL
+// says whether two URLs name the same server.
 func NormalizeURL(raw string) (string, error) { return whatwg.Normalize(raw) }
+
+// SameServerURL reports whether a and b name the same server, as
+// AddMCPServer compares them: alike once normalised with NormalizeURL,
+// where one trailing slash of the path does not count
+// (https://x.example/mcp and https://X.example:443/mcp/ are the same
+// server). An invalid URL is the same as no other.
+func SameServerURL(a, b string) bool {
+	ka, err := urlKey(a)
+	if err != nil {
+		return false
+	}
+	kb, err := urlKey(b)
+	return err == nil && ka == kb
+}
+
+// urlKey is what SameServerURL compares: the normalised URL without one
+// trailing slash on its path ("/" itself stays).
+func urlKey(raw string) (string, error) {
+	u, err := whatwg.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if len(u.Path) > 1 && strings.HasSuffix(u.Path, "/") {
+		u.Path = u.Path[:len(u.Path)-1]
+	}
+	return u.Href(), nil
+}
 
 // newServerID returns a random id of 8 URL-safe characters, as the seed's
 // nanoid(8), except that it starts with a letter or digit: an id that

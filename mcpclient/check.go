@@ -4,13 +4,13 @@ package mcpclient
 // without registering anything: the option checks (exactly one of URL,
 // Command and InProcess; transport type; header names; retry options;
 // protocol version) and, for a URL, the SSRF guard. The error wraps
-// netguard.ErrBlockedURL for a URL the guard refuses.
+// netguard.ErrBlockedURL for a URL the guard refuses; the guard judges the
+// URL first, so a blocked host is reported as blocked whatever its scheme.
 func (m *Manager) CheckServerOptions(opts ServerOptions) error {
-	if err := opts.validate(); err != nil {
-		return err
-	}
 	if opts.URL != "" {
-		return m.guard.CheckURL(opts.URL)
+		if err := m.guard.CheckURL(opts.URL); err != nil {
+			return err
+		}
 	}
-	return nil
+	return opts.validate()
 }

@@ -137,13 +137,15 @@ func (m *Manager) RegisterServer(ctx context.Context, id string, opts ServerOpti
 	if id == "" {
 		return "", errors.New("register mcp server: empty id")
 	}
-	if err := opts.validate(); err != nil {
-		return "", fmt.Errorf("register mcp server %q: %w", id, err)
-	}
+	// The guard judges the host first, as netguard documents: a blocked
+	// host is reported as blocked whatever its scheme.
 	if opts.URL != "" {
 		if err := m.guard.CheckURL(opts.URL); err != nil {
 			return "", err
 		}
+	}
+	if err := opts.validate(); err != nil {
+		return "", fmt.Errorf("register mcp server %q: %w", id, err)
 	}
 	m.mu.Lock()
 	if m.closed {
@@ -294,12 +296,14 @@ func (m *Manager) Guard() *netguard.Guard { return m.guard }
 func (m *Manager) HTTPClient() *http.Client { return m.httpClient }
 
 // CheckURL reports whether url may be registered: an http or https URL
-// that the SSRF guard accepts.
+// that the SSRF guard accepts. The guard judges the host first, so a
+// blocked host is reported as blocked (netguard.ErrBlockedURL) whatever
+// its scheme.
 func (m *Manager) CheckURL(url string) error {
-	if err := (&ServerOptions{URL: url}).validate(); err != nil {
+	if err := m.guard.CheckURL(url); err != nil {
 		return err
 	}
-	return m.guard.CheckURL(url)
+	return (&ServerOptions{URL: url}).validate()
 }
 
 // DiscoverOptions configures DiscoverIfConnected.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
 )
 
 // maxBody caps a request body.
@@ -337,6 +338,12 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, e *entry) {
 	}
 	opts, aerr := req.options()
 	if aerr != nil {
+		// The SSRF guard judges the host before the scheme, as netguard
+		// documents: ftp://10.0.0.1/ is a blocked URL, not an unsupported one.
+		var blocked *netguard.BlockedError
+		if aerr.Code == CodeInvalidURL && errors.As(e.a.Manager().CheckURL(req.URL), &blocked) && blocked.Host != "" {
+			aerr = addError(blocked)
+		}
 		writeError(w, aerr)
 		return
 	}
@@ -394,7 +401,7 @@ func storedID(a *agent.Agent, req *AddRequest) (string, bool) {
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	for id, srv := range servers {
-		if srv.Name == req.Name && srv.ServerURL == u.String() {
+		if srv.Name == req.Name && agent.SameServerURL(srv.ServerURL, u.String()) {
 			return id, true
 		}
 	}

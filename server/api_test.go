@@ -208,6 +208,7 @@ func TestAPIBadInput(t *testing.T) {
 		{"name too long", "POST", agentPath + "/servers", `{"name":"` + strings.Repeat("é", MaxNameLength+1) + `","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "longer than 200 characters"},
 		{"relative url", "POST", agentPath + "/servers", `{"name":"x","url":"/mcp"}`, nil, 400, CodeInvalidURL, "http or https"},
 		{"ftp url", "POST", agentPath + "/servers", `{"name":"x","url":"ftp://example.com/"}`, nil, 400, CodeInvalidURL, "http or https"},
+		{"blocked host under ftp", "POST", agentPath + "/servers", `{"name":"x","url":"ftp://10.0.0.1/"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
 		{"blocked private address", "POST", agentPath + "/servers", `{"name":"x","url":"http://10.1.2.3/mcp"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
 		{"blocked metadata address", "POST", agentPath + "/servers", `{"name":"x","url":"http://169.254.169.254/latest"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
 		{"blocked hex address", "POST", agentPath + "/servers", `{"name":"x","url":"http://0x0a000001/mcp"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
