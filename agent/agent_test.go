@@ -482,7 +482,8 @@ func TestSecretsAtRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := openAgent(t, st, "secrets", nil)
-	_, err = a.AddMCPServer(testCtx(t), "S", s.URL+"?token=query-secret", &agent.AddOptions{
+	withSecrets := strings.Replace(s.URL, "http://", "http://user-secret:password-secret@", 1) + "?token=query-secret"
+	_, err = a.AddMCPServer(testCtx(t), "S", withSecrets, &agent.AddOptions{
 		Transport: mcpclient.TransportOptions{Headers: http.Header{"Authorization": {"Bearer header-secret"}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -491,8 +492,13 @@ func TestSecretsAtRest(t *testing.T) {
 	st.Close()
 	raw, _ := os.ReadFile(path)
 	wal, _ := os.ReadFile(path + "-wal")
-	if bytes.Contains(append(raw, wal...), []byte("header-secret")) {
-		t.Errorf("a header value is in the database file in plaintext")
+	for _, secret := range []string{"header-secret", "user-secret", "password-secret", "query-secret"} {
+		if bytes.Contains(append(raw, wal...), []byte(secret)) {
+			t.Errorf("%s is in the database file in plaintext", secret)
+		}
+	}
+	if !bytes.Contains(append(raw, wal...), []byte(s.URL)) {
+		t.Errorf("the database file lacks the URL %s: the check above proves nothing", s.URL)
 	}
 	out, _ := json.Marshal(a.MCPServers())
 	if bytes.Contains(out, []byte("secret")) {

@@ -50,12 +50,17 @@
 // # Secrets at rest
 //
 // With a Cipher, a backend encrypts each server's ServerOptions (header
-// values and session ids are credentials) and every key-value value with
-// AES-256-GCM before writing them; names, URLs, client ids and keys stay
-// readable. Without one it stores them in plaintext and the server should
-// say so once at start. Stored values carry a versioned prefix ("plain:" or
+// values and session ids are credentials), the secret parts of its URL
+// (userinfo, query and fragment) and every key-value value with AES-256-GCM
+// before writing them; names, URLs without those parts, client ids and keys
+// stay readable. A backend stores the URL split: its url column holds it
+// without the secret parts, and the sealed options hold the whole URL when
+// it has any; rows written before URLs were split (the whole URL in the
+// column) read the same, and are split when next written. Without a Cipher
+// a backend stores everything in plaintext and the server should say so
+// once at start. Stored values carry a versioned prefix ("plain:" or
 // "aesgcm1:"), so rows written before a key was configured stay readable
-// with it. The key comes from AGENTMCP_SECRET_KEY (CipherFromEnv), as 32
+// with it (they are encrypted when next written). The key comes from AGENTMCP_SECRET_KEY (CipherFromEnv), as 32
 // bytes in hex or base64 used as is, or as a passphrase stretched with
 // PBKDF2-HMAC-SHA256. Losing the key loses the encrypted values: reads fail
 // with ErrDecrypt, and the server must be added again. There is no key

@@ -19,7 +19,9 @@ type Server struct {
 	ID string
 	// Name is the caller's display name (not unique).
 	Name string
-	// URL is the server URL as normalised by the agent.
+	// URL is the server URL as normalised by the agent. Its userinfo, query
+	// and fragment are stored with Options, encrypted when the Store has a
+	// Cipher; the rest is stored readable.
 	URL string
 	// CallbackURL is the full OAuth redirect URI, "" when the server was added
 	// without a callback host (no OAuth).

@@ -57,7 +57,8 @@ Flags:
                     streams from a browser. Repeatable.
 
 Set AGENTMCP_SECRET_KEY (a passphrase of 16 bytes or more, or 32 random bytes
-in hex or base64) to encrypt header values and OAuth tokens in the database.
+in hex or base64) to encrypt header values, the user:password, query and
+fragment of server URLs, and OAuth tokens in the database.
 
 Examples:
   agentmcp serve

@@ -23,8 +23,8 @@ const DefaultLockConns = 8
 
 // Options configure a Store. The zero value of every field is usable.
 type Options struct {
-	// Cipher encrypts server options and key-value values before they are
-	// written. Nil stores them in plaintext (marked as such, so a key
+	// Cipher encrypts server options, the userinfo, query and fragment of
+	// server URLs, and key-value values before they are written. Nil stores them in plaintext (marked as such, so a key
 	// configured later still reads them).
 	Cipher *store.Cipher
 	// Now is the clock for timestamps and key-value expiry. Nil means
@@ -109,11 +109,11 @@ func (s *Store) scanServer(ns string, row pgx.Row) (store.Server, error) {
 	if err := row.Scan(&srv.ID, &srv.Name, &srv.URL, &srv.CallbackURL, &srv.ClientID, &srv.AuthURL, &opts, &srv.CreatedAt, &srv.UpdatedAt); err != nil {
 		return srv, err
 	}
-	o, err := codec.OpenOptions(s.cipher, ns, opts)
+	u, o, err := codec.OpenServer(s.cipher, ns, srv.URL, opts)
 	if err != nil {
 		return srv, fmt.Errorf("server %q: %w", srv.ID, err)
 	}
-	srv.Options = o
+	srv.URL, srv.Options = u, o
 	srv.CreatedAt = srv.CreatedAt.UTC()
 	srv.UpdatedAt = srv.UpdatedAt.UTC()
 	return srv, nil
@@ -173,7 +173,7 @@ func (s *Store) putServer(ctx context.Context, srv store.Server) error {
 	if err := codec.CheckScope(srv.Namespace, srv.ID); err != nil {
 		return err
 	}
-	opts, err := codec.SealOptions(s.cipher, srv.Namespace, srv.Options)
+	urlColumn, opts, err := codec.SealServer(s.cipher, srv.Namespace, srv.URL, srv.Options)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func (s *Store) putServer(ctx context.Context, srv store.Server) error {
 			name = excluded.name, url = excluded.url, callback_url = excluded.callback_url,
 			client_id = excluded.client_id, auth_url = excluded.auth_url, options = excluded.options,
 			updated_at = excluded.updated_at`,
-		srv.Namespace, srv.ID, srv.Name, srv.URL, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, now)
+		srv.Namespace, srv.ID, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, now)
 	return err
 }
 
@@ -206,14 +206,14 @@ func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.
 			if srv.Namespace != ns || srv.ID != id {
 				return codec.ErrIDChanged
 			}
-			opts, err := codec.SealOptions(s.cipher, ns, srv.Options)
+			urlColumn, opts, err := codec.SealServer(s.cipher, ns, srv.URL, srv.Options)
 			if err != nil {
 				return err
 			}
 			_, err = tx.Exec(ctx, `
 				UPDATE agentmcp_servers SET name = $3, url = $4, callback_url = $5, client_id = $6, auth_url = $7, options = $8, updated_at = $9
 				WHERE namespace = $1 AND id = $2`,
-				ns, id, srv.Name, srv.URL, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, s.now())
+				ns, id, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, s.now())
 			return err
 		})
 	}

@@ -34,8 +34,8 @@ const (
 
 // Options configure a Store. The zero value of every field is usable.
 type Options struct {
-	// Cipher encrypts server options and key-value values before they are
-	// written. Nil stores them in plaintext (marked as such, so a key
+	// Cipher encrypts server options, the userinfo, query and fragment of
+	// server URLs, and key-value values before they are written. Nil stores them in plaintext (marked as such, so a key
 	// configured later still reads them).
 	Cipher *store.Cipher
 	// Now is the clock for timestamps and key-value expiry. Nil means
@@ -233,11 +233,11 @@ func (s *Store) scanServer(ns string, row scanner) (store.Server, error) {
 	if err := row.Scan(&srv.ID, &srv.Name, &srv.URL, &srv.CallbackURL, &srv.ClientID, &srv.AuthURL, &opts, &created, &updated); err != nil {
 		return srv, err
 	}
-	o, err := codec.OpenOptions(s.cipher, ns, opts)
+	u, o, err := codec.OpenServer(s.cipher, ns, srv.URL, opts)
 	if err != nil {
 		return srv, fmt.Errorf("server %q: %w", srv.ID, err)
 	}
-	srv.Options = o
+	srv.URL, srv.Options = u, o
 	srv.CreatedAt = time.UnixMicro(created).UTC()
 	srv.UpdatedAt = time.UnixMicro(updated).UTC()
 	return srv, nil
@@ -292,7 +292,7 @@ func (s *Store) putServer(ctx context.Context, srv store.Server) error {
 	if err := codec.CheckScope(srv.Namespace, srv.ID); err != nil {
 		return err
 	}
-	opts, err := codec.SealOptions(s.cipher, srv.Namespace, srv.Options)
+	urlColumn, opts, err := codec.SealServer(s.cipher, srv.Namespace, srv.URL, srv.Options)
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func (s *Store) putServer(ctx context.Context, srv store.Server) error {
 			name = excluded.name, url = excluded.url, callback_url = excluded.callback_url,
 			client_id = excluded.client_id, auth_url = excluded.auth_url, options = excluded.options,
 			updated_at = excluded.updated_at`,
-		srv.Namespace, srv.ID, srv.Name, srv.URL, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, now, now)
+		srv.Namespace, srv.ID, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, now, now)
 	return err
 }
 
@@ -324,14 +324,14 @@ func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.
 			if srv.Namespace != ns || srv.ID != id {
 				return codec.ErrIDChanged
 			}
-			opts, err := codec.SealOptions(s.cipher, ns, srv.Options)
+			urlColumn, opts, err := codec.SealServer(s.cipher, ns, srv.URL, srv.Options)
 			if err != nil {
 				return err
 			}
 			_, err = tx.ExecContext(ctx, `
 			UPDATE servers SET name = ?, url = ?, callback_url = ?, client_id = ?, auth_url = ?, options = ?, updated_at = ?
 			WHERE namespace = ? AND id = ?`,
-				srv.Name, srv.URL, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, s.now().UnixMicro(), ns, id)
+				srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, s.now().UnixMicro(), ns, id)
 			return err
 		})
 	}

@@ -67,6 +67,7 @@ func Run(t *testing.T, b Backend) {
 		{"KV/Sweep", testSweep},
 		{"KV/ListPrefix", testListPrefix},
 		{"Encryption", testEncryption},
+		{"Encryption/URLSecrets", testURLSecrets},
 		{"Reopen", testReopen},
 		{"OpenTwice", testOpenTwice},
 		{"Close", testClose},
@@ -875,6 +876,85 @@ func testEncryption(t *testing.T, b Backend) {
 	}
 	if _, err := wrong.KVTake(c, ns, "enc2", "cid/token"); !errors.Is(err, store.ErrDecrypt) {
 		t.Fatalf("KVTake with the wrong key: %v, want ErrDecrypt", err)
+	}
+}
+
+// testURLSecrets checks that with a Cipher the userinfo, query and
+// fragment of a server URL are not stored in plaintext, while the URL
+// reads back whole through every read, update and rename.
+func testURLSecrets(t *testing.T, b Backend) {
+	if b.Raw == nil {
+		t.Skip("backend has no Raw")
+	}
+	c := ctx(t)
+	secrets := []string{"user-SECRET-31a", "password-SECRET-42b", "query-SECRET-53c", "fragment-SECRET-64d"}
+	const public = "https://mcp.example.com/tenant/mcp"
+	urls := map[string]string{
+		"userinfo": "https://" + secrets[0] + ":" + secrets[1] + "@mcp.example.com/tenant/mcp",
+		"query":    public + "?api_key=" + secrets[2] + "&x=1",
+		"fragment": public + "#" + secrets[3],
+		"plain":    public + "/plain",
+		"at-path":  public + "/@user",
+	}
+	s := b.Open(t, Options{Cipher: newCipher(t)})
+	for id, u := range urls {
+		srv := sample(ns, id)
+		srv.URL = u
+		mustPut(t, s, srv)
+	}
+	check := func(when string, ids map[string]string) {
+		t.Helper()
+		for id, want := range ids {
+			if got := mustGet(t, s, ns, id).URL; got != want {
+				t.Errorf("%s: GetServer(%s).URL = %q, want %q", when, id, got, want)
+			}
+		}
+		list, err := s.ListServers(c, ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, srv := range list {
+			if want, ok := ids[srv.ID]; ok && srv.URL != want {
+				t.Errorf("%s: ListServers: %s has URL %q, want %q", when, srv.ID, srv.URL, want)
+			}
+		}
+		raw := b.Raw(t)
+		if !bytes.Contains(raw, []byte(public)) {
+			t.Fatalf("%s: Raw lacks the public part of the URLs: it does not show the stored data", when)
+		}
+		for _, secret := range secrets {
+			if bytes.Contains(raw, []byte(secret)) {
+				t.Errorf("%s: URL secret %q is stored in plaintext", when, secret)
+			}
+		}
+	}
+	check("after PutServer", urls)
+
+	// UpdateServer sees the whole URL, and may change it.
+	err := s.UpdateServer(c, ns, "query", func(srv *store.Server) error {
+		if srv.URL != urls["query"] {
+			t.Errorf("UpdateServer gave URL %q, want %q", srv.URL, urls["query"])
+		}
+		srv.URL = public + "?api_key=" + secrets[2] + "-2"
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls["query"] = public + "?api_key=" + secrets[2] + "-2"
+	if err := s.UpdateServer(c, ns, "userinfo", func(srv *store.Server) error { srv.ClientID = "changed"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	check("after UpdateServer", urls)
+
+	if err := s.RenameServer(c, ns, "fragment", "fragment2"); err != nil {
+		t.Fatal(err)
+	}
+	urls["fragment2"] = urls["fragment"]
+	delete(urls, "fragment")
+	check("after RenameServer", urls)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -22,26 +23,68 @@ import (
 func optionsAD(ns string) []byte { return []byte("agentmcp/server-options\x00" + ns) }
 func kvAD(ns, key string) []byte { return []byte("agentmcp/kv\x00" + ns + "\x00" + key) }
 
-// SealOptions returns the stored form of o.
-func SealOptions(c *store.Cipher, ns string, o store.ServerOptions) ([]byte, error) {
-	b, err := json.Marshal(o)
-	if err != nil {
-		return nil, fmt.Errorf("encode options: %w", err)
-	}
-	return c.Seal(b, optionsAD(ns)), nil
+// sealedOptions is the document sealed in the options column: the server's
+// options and, when the server URL has secret parts, the whole URL.
+type sealedOptions struct {
+	store.ServerOptions
+	// URL is the server URL when it has userinfo, a query or a fragment;
+	// the url column then holds it without them (PublicURL). Empty means
+	// the url column holds the whole URL, as in rows written before URLs
+	// were split.
+	URL string `json:"url,omitempty"`
 }
 
-// OpenOptions decodes the stored form of options.
-func OpenOptions(c *store.Cipher, ns string, stored []byte) (store.ServerOptions, error) {
-	var o store.ServerOptions
-	b, err := c.Open(stored, optionsAD(ns))
+// SealServer returns the stored forms of a server's URL and options: the
+// url column, which holds the URL without its secret parts (userinfo,
+// query, fragment), and the sealed options, which hold the whole URL when
+// it has such parts. A URL's secrets are thus encrypted with the header
+// values when the Cipher has a key.
+func SealServer(c *store.Cipher, ns, rawURL string, o store.ServerOptions) (urlColumn string, options []byte, err error) {
+	doc := sealedOptions{ServerOptions: o}
+	urlColumn = rawURL
+	if public, secret := PublicURL(rawURL); secret {
+		urlColumn, doc.URL = public, rawURL
+	}
+	b, err := json.Marshal(doc)
 	if err != nil {
-		return o, fmt.Errorf("options: %w", err)
+		return "", nil, fmt.Errorf("encode options: %w", err)
 	}
-	if err := json.Unmarshal(b, &o); err != nil {
-		return o, fmt.Errorf("decode options: %w", err)
+	return urlColumn, c.Seal(b, optionsAD(ns)), nil
+}
+
+// OpenServer decodes what SealServer stored: the server's URL and options.
+// Rows written before URLs were split (the whole URL in the url column)
+// read the same.
+func OpenServer(c *store.Cipher, ns, urlColumn string, options []byte) (rawURL string, o store.ServerOptions, err error) {
+	var doc sealedOptions
+	b, err := c.Open(options, optionsAD(ns))
+	if err != nil {
+		return "", o, fmt.Errorf("options: %w", err)
 	}
-	return o, nil
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return "", o, fmt.Errorf("decode options: %w", err)
+	}
+	if doc.URL != "" {
+		return doc.URL, doc.ServerOptions, nil
+	}
+	return urlColumn, doc.ServerOptions, nil
+}
+
+// PublicURL returns rawURL without userinfo, query and fragment, and
+// whether it had any of them (or could not be parsed: then public is "").
+func PublicURL(rawURL string) (public string, secret bool) {
+	if !strings.ContainsAny(rawURL, "@?#") {
+		return rawURL, false
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", true
+	}
+	if u.User == nil && u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" && u.RawFragment == "" && !strings.HasSuffix(rawURL, "#") {
+		return rawURL, false
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String(), true
 }
 
 // SealValue returns the stored form of a key-value entry's value.
