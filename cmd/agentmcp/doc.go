@@ -24,4 +24,11 @@
 // run reports a failure itself, as one line on stderr ("agentmcp: ..."),
 // and returns it; main only turns it into the exit status (see [exitCode]).
 // Header values, URL queries and passwords never reach that line.
+//
+// # Output
+//
+// The JSON of inspect, call, tools --json and ls --json goes through one
+// writer (jsonout.go) that keeps server text from taking over the
+// terminal: bidirectional and C1 controls are printed as \u escapes, and
+// <, > and & as they are. Text output drops those characters (oneLine).
 package main

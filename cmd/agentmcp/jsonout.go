@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -91,17 +92,8 @@ func htmlEscape(hex []byte) (byte, bool) {
 }
 
 // unsafeRune reports whether r would change how a terminal shows the text
-// after it: a C1 control or a bidirectional control.
+// after it: a C1 control or a bidirectional control (the characters
+// oneLine drops from text output).
 func unsafeRune(r rune) bool {
-	switch {
-	case r >= 0x80 && r <= 0x9f:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f:
-		return true
-	case r >= 0x202a && r <= 0x202e:
-		return true
-	case r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
+	return r >= 0x80 && r <= 0x9f || unicode.Is(unicode.Bidi_Control, r)
 }
