@@ -2,11 +2,15 @@ package agent_test
 
 import (
 	"errors"
+	"net/http"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/oauthtest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,5 +72,49 @@ func TestReconnect(t *testing.T) {
 	}
 	if _, err := st.GetServer(ctx, a.Namespace(), res.ID); errors.Is(err, store.ErrNotFound) {
 		t.Error("the row is gone")
+	}
+}
+
+// TestReconnectKeepsOAuth: a server that was authorised, goes down and
+// fails, is brought back by Reconnect and by adding it again with the
+// tokens it had: no new authorisation.
+func TestReconnectKeepsOAuth(t *testing.T) {
+	var down atomic.Bool
+	e := &oauthEnv{t: t, clock: oauthtest.NewClock(time.Time{}), srv: mcptest.NewServer("protected")}
+	e.as = oauthtest.NewServer(t, &oauthtest.Options{Now: e.clock.Now})
+	real := mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return e.srv.Server })
+	e.res = e.as.ServeMCP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		real.ServeHTTP(w, r)
+	}), nil)
+	e.path = filepath.Join(t.TempDir(), "agent.db")
+	e.open()
+	r := e.add("Protected")
+	e.authorize(r)
+	ctx := testCtx(t)
+
+	down.Store(true)
+	if _, err := e.a.Reconnect(ctx, r.ID); err == nil {
+		t.Fatal("Reconnect with the server down succeeded")
+	}
+	if s := e.state(r.ID); s.State != "failed" {
+		t.Fatalf("with the server down: %+v", s)
+	}
+	down.Store(false)
+	if got, err := e.a.Reconnect(ctx, r.ID); err != nil || got.State != mcpclient.StateReady || got.AuthURL != "" {
+		t.Fatalf("Reconnect = %+v, %v; want ready with the tokens it had", got, err)
+	}
+
+	down.Store(true)
+	e.a.Reconnect(ctx, r.ID)
+	down.Store(false)
+	if got, err := e.a.AddMCPServer(ctx, "Protected", e.res.URL, nil); err != nil || got.State != mcpclient.StateReady {
+		t.Fatalf("adding the failed server again = %+v, %v; want ready", got, err)
+	}
+	if _, err := e.a.Manager().CallTool(ctx, r.ID, "echo", map[string]any{"text": "still authorised"}, nil); err != nil {
+		t.Errorf("call: %v", err)
 	}
 }
