@@ -13,7 +13,15 @@
 //     connectAgent({agent, name, onMcpUpdate}), the seed's useAgent shape:
 //     the agent's live MCP state over its WebSocket, and its JSON API. The
 //     dashboard uses it; a React app can import it too.
-//   - static/app.js: the dashboard itself.
+//   - static/app.js: the dashboard itself: servers (in the order the state
+//     gives them), the agent picker, tools, prompts and resources panels,
+//     elicitations, and the banner while the stream to serve is down.
+//   - static/forms.js: forms generated from JSON schemas (defaults,
+//     enumerations with titles, arrays, nested objects).
+//   - static/content.js: MCP content as page nodes (text, images and audio
+//     of known media types as data: URLs, resource links, embedded
+//     resources).
+//   - static/dom.js: small DOM helpers.
 //   - static/style.css.
 //
 // The page loads nothing from another host and runs no inline script, so

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
@@ -44,6 +45,25 @@ func TestDashboardOAuth(t *testing.T) {
 	out, _ := chromedp.Run(ctx, chromedp.Text(css(`#add-result`)))
 	if out != "Added as private: sign-in needed (use Authorize)." {
 		t.Errorf("add result %q", out)
+	}
+	// authenticating is a call to action, not a failure: it reads "sign-in
+	// needed", beside Authorize, in another colour than failed.
+	look, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const s = document.querySelector('`+row+` .state');
+		const failed = document.createElement("span");
+		failed.className = "state";
+		failed.dataset.state = "failed";
+		document.body.append(failed);
+		const out = [s.textContent, String(getComputedStyle(s).color === getComputedStyle(failed).color),
+			document.querySelector('`+row+` button.authorize').textContent];
+		failed.remove();
+		return out;
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"sign-in needed", "false", "Authorize"}, look); diff != "" {
+		t.Errorf("the authenticating row (-want +got):\n%s", diff)
 	}
 	// The popup is a new page target; it should go away by itself.
 	wctx, cancelWait := context.WithTimeout(ctx, 30*time.Second)

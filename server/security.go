@@ -11,8 +11,9 @@ import (
 )
 
 // csp is the Content-Security-Policy of every response: the dashboard's
-// own scripts, styles and connections only; no inline script, nothing
-// from another host, no framing.
+// own scripts, styles and connections only (images and audio in results
+// as data: URLs); no inline script, nothing from another host, no
+// framing.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 

@@ -271,8 +271,9 @@ func (s *Server) checkAgent(class, name string) *APIError {
 // errClosed is returned by Agent after Close.
 var errClosed = errors.New("server: closed")
 
-// Agent returns the agent class/name, opening it (and restoring its stored
-// servers) on first use. Concurrent calls for one agent open it once.
+// Agent returns the agent class/name, creating it when it does not exist
+// (opening it, and restoring its stored servers, on first use). Concurrent
+// calls for one agent open it once.
 func (s *Server) Agent(ctx context.Context, class, name string) (*agent.Agent, error) {
 	e, err := s.agentEntry(ctx, class, name)
 	if err != nil {

@@ -285,8 +285,8 @@ function safeNode(kind, serverId, item, key, build) {
 }
 
 // groups renders catalog entries ({serverId, kind, key, item, build})
-// grouped by server, in server order.
-function groups(mcp, entries) {
+// grouped by server, in server order, as "KIND-group" elements.
+function groups(mcp, kind, entries) {
   const byServer = new Map();
   for (const x of entries) {
     if (!byServer.has(x.serverId)) byServer.set(x.serverId, []);
@@ -299,7 +299,7 @@ function groups(mcp, entries) {
     out.push(
       el(
         "div",
-        { class: "group", dataset: { serverId: id } },
+        { class: `group ${kind}-group`, dataset: { serverId: id } },
         el("h3", {}, str(s.name), " ", el("span", { class: "muted mono" }, `(${id}, ${list.length})`)),
         ...list.map((x) => keep(x.kind, id, x.item, x.key, () => x.build(id, x.item))),
       ),
@@ -324,14 +324,14 @@ function sweep() {
 
 function renderTools(mcp) {
   const tools = entriesOf(mcp.tools, "tool", (t) => str(t.name), toolNode);
-  $("tools").replaceChildren(...groups(mcp, tools));
+  $("tools").replaceChildren(...groups(mcp, "tool", tools));
   $("tool-count").textContent = `(${tools.length})`;
   $("no-tools").hidden = tools.length > 0;
 }
 
 function renderPrompts(mcp) {
   const prompts = entriesOf(mcp.prompts, "prompt", (p) => str(p.name), promptNode);
-  $("prompts").replaceChildren(...groups(mcp, prompts));
+  $("prompts").replaceChildren(...groups(mcp, "prompt", prompts));
   $("prompt-count").textContent = `(${prompts.length})`;
   $("no-prompts").hidden = prompts.length > 0;
 }
@@ -341,7 +341,7 @@ function renderResources(mcp) {
     ...entriesOf(mcp.resources, "resource", (r) => str(r.uri), resourceNode),
     ...entriesOf(mcp.resourceTemplates, "template", (r) => str(r.uriTemplate), templateNode),
   ];
-  $("resources").replaceChildren(...groups(mcp, all));
+  $("resources").replaceChildren(...groups(mcp, "resource", all));
   $("resource-count").textContent = `(${all.length})`;
   $("no-resources").hidden = all.length > 0;
   sweep();
