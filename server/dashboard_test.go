@@ -475,3 +475,51 @@ func TestDashboardReconnect(t *testing.T) {
 	)
 	p.noProblems()
 }
+
+// TestDashboardNoSecrets: header values and the userinfo and query of a
+// server's URL never reach the page, whether the server is ready or failed
+// (its error names the URL).
+func TestDashboardNoSecrets(t *testing.T) {
+	p := newPage(t)
+	e := newEnv(t, &Options{DefaultAgent: "test/a"})
+	_, url := mcpServer(t, "s")
+	down := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("down").Server })
+	down.Stop()
+	c := e.client("test", "a")
+	secretURL := func(u string) string {
+		return strings.Replace(u, "http://", "http://user:url-password-1@", 1) + "?key=query-secret-2"
+	}
+	headers := &TransportRequest{Headers: map[string]string{"X-Api-Key": "header-secret-3"}}
+	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "up", URL: secretURL(url), ID: "up", Transport: headers}); err != nil {
+		t.Fatal(err)
+	}
+	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
+	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "down", URL: secretURL(down.URL), ID: "down", Transport: headers, Retry: slowRetry}); err == nil {
+		t.Fatal("added a server that is down")
+	}
+	p.do("opening the dashboard",
+		chromedp.Navigate(e.ts.URL+"/"),
+		chromedp.WaitVisible(css(`#status[data-status="open"]`)),
+		chromedp.WaitVisible(css(`#servers tr[data-server-id="up"] .state[data-state="ready"]`)),
+		chromedp.WaitVisible(css(`#servers tr[data-server-id="down"] .state[data-state="failed"]`)),
+		chromedp.Click(css(`details.tool[data-server-id="up"][data-tool="echo"] > summary`)),
+		chromedp.SendKeys(css(`details.tool[data-server-id="up"][data-tool="echo"] input[name="text"]`), "x"),
+		chromedp.Click(css(`details.tool[data-server-id="up"][data-tool="echo"] button[type="submit"]`)),
+		chromedp.WaitVisible(css(`details.tool[data-server-id="up"][data-tool="echo"] .result[data-outcome="ok"]`)),
+	)
+	// Everything the page holds: its markup, with every details element
+	// open, and the raw JSON it was sent.
+	html := eval[string](p, `(() => {
+		document.querySelectorAll("details").forEach((d) => (d.open = true));
+		return document.documentElement.outerHTML;
+	})()`)
+	for _, secret := range []string{"url-password-1", "query-secret-2", "header-secret-3"} {
+		if strings.Contains(html, secret) {
+			t.Errorf("the page holds %q", secret)
+		}
+	}
+	if !strings.Contains(html, "127.0.0.1") {
+		t.Errorf("the page shows no server URL at all")
+	}
+	p.noProblems()
+}
