@@ -62,7 +62,7 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usageErrorf("want NAME and URL, got %d arguments", len(positional))
 	}
 	name, rawURL := positional[0], positional[1]
-	u, err := parseURL(rawURL)
+	u, err := checkServerURL(rawURL, nil)
 	if err != nil {
 		return err
 	}

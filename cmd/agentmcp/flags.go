@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
 )
 
 // connFlags are the flags that say how to reach a server, shared by every
@@ -172,7 +173,7 @@ func (f *connFlags) server(positional, command []string, hasCommand bool) (*serv
 	if transport == mcpclient.TransportStdio {
 		return nil, nil, usageErrorf("--transport stdio needs a command after --, not a URL")
 	}
-	u, err := parseURL(raw)
+	u, err := checkServerURL(raw, &netguard.Policy{AllowPrivate: f.allowPrivate})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,6 +188,21 @@ func (f *connFlags) server(positional, command []string, hasCommand bool) (*serv
 	spec.authorization = headers.Get("Authorization") != ""
 	spec.secrets = append(secrets, urlSecrets(raw, u)...)
 	return spec, positional[1:], nil
+}
+
+// checkServerURL is parseURL for a URL to connect to. The SSRF guard of
+// policy p (nil: the default policy) judges the host first, as netguard
+// documents: ftp://10.0.0.1/ is a blocked URL, not a wrong scheme.
+func checkServerURL(raw string, p *netguard.Policy) (*url.URL, error) {
+	u, err := parseURL(raw)
+	if err != nil {
+		var blocked *netguard.BlockedError
+		if g, gerr := netguard.New(p, nil); gerr == nil && errors.As(g.CheckURL(raw), &blocked) && blocked.Host != "" {
+			return nil, blocked
+		}
+		return nil, err
+	}
+	return u, nil
 }
 
 // parseURL checks the server URL. Errors do not quote it: it may hold
