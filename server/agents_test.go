@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,7 +110,9 @@ func TestUnknownAgent(t *testing.T) {
 // the MCP server when the bound passes or its HTTP client goes away.
 func TestCallTimeout(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, &Options{CallTimeout: 200 * time.Millisecond})
+	// Limits long enough for the calls to reach the MCP server on a busy
+	// machine: the test checks that the server sees them cancelled.
+	e := newEnv(t, &Options{CallTimeout: time.Second})
 	srv, url := mcpServer(t, "s")
 	t.Cleanup(srv.ReleaseSlow)
 
@@ -143,27 +146,29 @@ func TestCallTimeout(t *testing.T) {
 			t.Fatalf("no %s", what)
 		}
 	}
-	timedOut := func(path, body string) {
+	timedOut := func(path, body, limit string) {
 		t.Helper()
 		status, _, b := e.do("POST", agentPath+path, body)
 		if status != http.StatusGatewayTimeout {
 			t.Fatalf("POST %s %s: %d %s", path, body, status, b)
 		}
-		if got := apiError(t, b); got.Code != CodeTimeout || got.ServerID == "" {
-			t.Errorf("error %+v", got)
+		if got := apiError(t, b); got.Code != CodeTimeout || got.ServerID == "" || !strings.Contains(got.Message, "longer than "+limit+" ") {
+			t.Errorf("error %+v, want timeout after %s", got, limit)
 		}
 	}
 
 	// timeoutMs, then the server's default.
-	timedOut("/servers/s/tools/call", `{"name":"slow","timeoutMs":50}`)
+	timedOut("/servers/s/tools/call", `{"name":"slow","timeoutMs":500}`, "500ms")
+	waitSignal(srv.SlowStarted, "the call with timeoutMs to start")
 	waitSignal(srv.SlowCancelled, "cancellation of the call with timeoutMs")
-	timedOut("/servers/s/tools/call", `{"name":"slow"}`)
+	timedOut("/servers/s/tools/call", `{"name":"slow"}`, "1s")
+	waitSignal(srv.SlowStarted, "the call bounded by CallTimeout to start")
 	waitSignal(srv.SlowCancelled, "cancellation of the call bounded by CallTimeout")
-	for _, tt := range []struct{ path, body, what string }{
-		{"/servers/slow/resources/read", `{"uri":"test://slow","timeoutMs":50}`, "resource"},
-		{"/servers/slow/prompts/get", `{"name":"slow"}`, "prompt"},
+	for _, tt := range []struct{ path, body, limit, what string }{
+		{"/servers/slow/resources/read", `{"uri":"test://slow","timeoutMs":500}`, "500ms", "resource"},
+		{"/servers/slow/prompts/get", `{"name":"slow"}`, "1s", "prompt"},
 	} {
-		timedOut(tt.path, tt.body)
+		timedOut(tt.path, tt.body, tt.limit)
 		select {
 		case got := <-cancelled:
 			if got != tt.what {
@@ -175,17 +180,15 @@ func TestCallTimeout(t *testing.T) {
 	}
 
 	// A client that goes away cancels its call on the MCP server. (Its
-	// deadline, sent as timeoutMs, keeps the server's 200ms default out
-	// of the way.)
+	// deadline, sent as timeoutMs, keeps the server's 1s default out of
+	// the way.)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.CallTool(ctx, "s", "slow", nil)
 		done <- err
 	}()
-	for range 3 { // the two calls above, then this one
-		waitSignal(srv.SlowStarted, "slow call")
-	}
+	waitSignal(srv.SlowStarted, "slow call")
 	cancel()
 	waitSignal(srv.SlowCancelled, "cancellation when the client went away")
 	if err := <-done; !errors.Is(err, context.Canceled) {
