@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,20 +90,19 @@ type paramBinding struct {
 	header string
 }
 
-// bindingCache memoises the x-mcp-header bindings of each tool definition.
-// Tool definitions are replaced, never mutated, when a catalog refreshes.
-var bindingCache sync.Map // *mcp.Tool -> []paramBinding
-
+// toolBindings returns the x-mcp-header bindings of a tool's input schema.
+// They are found again on every call rather than kept: a call already
+// decodes its arguments, the walk costs little next to that and allocates
+// only for the bindings it finds, and a cache keyed by tool definitions
+// would hold every definition a long-lived process ever called, as
+// catalogs are replaced on every reconnection and list_changed.
 func toolBindings(tool *mcp.Tool) []paramBinding {
-	if b, ok := bindingCache.Load(tool); ok {
-		return b.([]paramBinding)
+	schema := schemaObject(tool.InputSchema)
+	if schema == nil {
+		return nil
 	}
-	var b []paramBinding
-	if schema := schemaObject(tool.InputSchema); schema != nil {
-		b = collectBindings(schema, nil, nil)
-	}
-	bindingCache.Store(tool, b)
-	return b
+	var prefix [8]string
+	return collectBindings(schema, prefix[:0], nil)
 }
 
 // schemaObject returns a schema as a generic JSON object.
@@ -123,18 +122,25 @@ func schemaObject(schema any) map[string]any {
 	return m
 }
 
+// maxBindingDepth bounds the walk of nested "properties".
+const maxBindingDepth = 32
+
 // collectBindings walks a schema's "properties" chains (only those: the
-// spec allows x-mcp-header on nothing reachable otherwise).
+// spec allows x-mcp-header on nothing reachable otherwise). prefix is the
+// path so far; only a binding found gets a copy of it.
 func collectBindings(schema map[string]any, prefix []string, out []paramBinding) []paramBinding {
 	props, _ := schema["properties"].(map[string]any)
+	if len(prefix) >= maxBindingDepth {
+		return out
+	}
 	for name, p := range props {
 		prop, ok := p.(map[string]any)
 		if !ok {
 			continue
 		}
-		path := append(append([]string(nil), prefix...), name)
+		path := append(prefix, name)
 		if h, ok := prop["x-mcp-header"].(string); ok && h != "" {
-			out = append(out, paramBinding{path: path, header: h})
+			out = append(out, paramBinding{path: slices.Clone(path), header: h})
 		}
 		out = collectBindings(prop, path, out)
 	}
