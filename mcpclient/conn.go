@@ -806,10 +806,14 @@ func (c *conn) startStdio(ctx context.Context, version string) (*session, error)
 	cmd.Dir = co.Dir
 	tail := newStderrTail(c.m.logger.With("server", c.ID()))
 	cmd.Stderr = tail
-	t := &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	noise := &stdoutNoise{logger: c.m.logger.With("server", c.ID())}
+	t := &stdioTransport{cmd: cmd, terminate: 2 * time.Second, maxLine: c.m.opts.MaxMessageSize, noise: noise}
 	s := &session{stderr: tail, transport: TransportStdio}
 	cs, err := c.newClient(s).Connect(ctx, progressTransport{t, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
+		if out := noise.String(); out != "" {
+			err = fmt.Errorf("%w; %s", err, out)
+		}
 		if out := tail.String(); out != "" {
 			err = fmt.Errorf("%w; server stderr: %s", err, out)
 		}

@@ -45,6 +45,16 @@
 // selects go-sdk's own streamable HTTP transport instead, at the costs its
 // documentation lists.
 //
+// A stdio server's stderr is logged line by line. Lines it writes to
+// stdout that are not JSON-RPC messages (banners, log lines) are skipped,
+// as the TypeScript SDK does, rather than failing the connection: the
+// first 10 of a session are logged, sanitised, the rest counted, and an
+// error from a server that fails to start quotes the last one and the last
+// lines of its stderr. A line over Options.MaxMessageSize fails the
+// connection, quoting its start. Closing a stdio session closes the
+// server's stdin, then sends SIGTERM and SIGKILL 2 seconds apart if it
+// does not exit.
+//
 // # Staying connected
 //
 // A legacy session that the server forgets is re-initialised once,

@@ -34,6 +34,23 @@ func stdioServer(mode string) int {
 		os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	}
 	fmt.Fprintln(os.Stderr, "stdio test server starting")
+	switch mode {
+	case "noisy":
+		// What careless servers print on stdout before they serve: a
+		// banner, log lines (one bracketed, one JSON but not JSON-RPC),
+		// control characters, blank lines; more than are logged.
+		fmt.Println("Note: server starting\x1b[31m")
+		fmt.Println("[INFO] listening on stdio")
+		fmt.Println(`{"level":"info","msg":"ready"}`)
+		fmt.Println()
+		for i := range 20 {
+			fmt.Printf("noise %d\n", i)
+		}
+	case "noisy-exit":
+		// A misconfigured server that says why on stdout, and exits.
+		fmt.Println("Error: API_KEY is not set\u202e")
+		return 1
+	}
 	if err := mcptest.NewServer("stdio").Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -97,8 +97,10 @@ const (
 	// never falls back.
 	TransportSSE TransportType = "sse"
 	// TransportStdio runs a command and speaks newline-delimited JSON-RPC on
-	// its stdin and stdout. It is the default when ServerOptions.Command is
-	// set.
+	// its stdin and stdout. A line on stdout that is not a JSON-RPC message
+	// (a banner, a log line) is skipped; the first 10 of a session are
+	// logged, and a failed start quotes the last one. Its stderr is logged
+	// line by line. It is the default when ServerOptions.Command is set.
 	TransportStdio TransportType = "stdio"
 	// TransportInProcess connects to an MCP server in the same process, with
 	// no HTTP (the counterpart of the seed's RPC transport). It is the

@@ -202,3 +202,54 @@ func TestCloseAllConnections(t *testing.T) {
 		t.Errorf("%d events after dispose", n)
 	}
 }
+
+// TestStdioNoise: a stdio server that prints lines that are not JSON-RPC
+// messages on stdout (a banner, log lines) still connects; the lines are
+// skipped, and logged up to a bound, sanitised.
+func TestStdioNoise(t *testing.T) {
+	var logs syncBuffer
+	m := newManager(t, &mcpclient.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	connectReady(t, m, "noisy", mcpclient.ServerOptions{Command: &mcpclient.CommandOptions{
+		Path: os.Args[0],
+		Env:  []string{"AGENTMCP_TEST_STDIO_SERVER=noisy"},
+	}})
+	res, err := m.CallTool(testCtx(t), "noisy", "echo", map[string]any{"text": "through the noise"}, nil)
+	if err != nil || textOf(t, res) != "echo: through the noise" {
+		t.Fatalf("echo: %v", err)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "not a JSON-RPC message to stdout; skipped"); n != 10 {
+		t.Errorf("%d skipped lines logged, want 10 (the bound); logs:\n%s", n, out)
+	}
+	for _, want := range []string{`line="Note: server starting[31m"`, `line="[INFO] listening on stdio"`,
+		`line="{\"level\":\"info\",\"msg\":\"ready\"}"`, "skipping them without logging past 10"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs lack %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") || strings.Contains(out, "noise 19") {
+		t.Errorf("logs hold a control character or more lines than the bound:\n%s", out)
+	}
+}
+
+// TestStdioNoiseQuoted: a stdio server that explains on stdout why it
+// exits fails the connection with that line quoted, sanitised.
+func TestStdioNoiseQuoted(t *testing.T) {
+	m := newManager(t, nil)
+	ctx := testCtx(t)
+	m.RegisterServer(ctx, "broken", mcpclient.ServerOptions{Command: &mcpclient.CommandOptions{
+		Path: os.Args[0],
+		Env:  []string{"AGENTMCP_TEST_STDIO_SERVER=noisy-exit"},
+	}})
+	res, err := m.ConnectToServer(ctx, "broken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := fmt.Sprint(res.Err)
+	if res.State != mcpclient.StateFailed || !strings.Contains(msg, `server stdout had a line that is not JSON-RPC: "Error: API_KEY is not set"`) {
+		t.Errorf("state %s, error %q; want failed, quoting the line", res.State, msg)
+	}
+	if strings.Contains(msg, "invalid character") || strings.Contains(msg, "\u202e") {
+		t.Errorf("error %q", msg)
+	}
+}

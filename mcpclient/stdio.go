@@ -1,0 +1,234 @@
+package mcpclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Lines a stdio server writes to stdout that are not JSON-RPC messages.
+const (
+	// maxLoggedNoise is how many such lines of one session are logged, each
+	// on its own; the rest are counted.
+	maxLoggedNoise = 10
+	// noiseQuote is how much of such a line (in runes) a log or an error
+	// quotes.
+	noiseQuote = 200
+)
+
+// stdioTransport runs a command and speaks newline-delimited JSON-RPC on
+// its stdin and stdout, as go-sdk's CommandTransport does, with two
+// differences: a line on stdout that is not a JSON-RPC message (a banner,
+// a log line) is skipped and logged rather than failing the connection, as
+// the TypeScript SDK does, and a line over the size cap fails with its
+// start quoted.
+type stdioTransport struct {
+	cmd       *exec.Cmd
+	terminate time.Duration // how long Close waits before each signal
+	maxLine   int           // bytes; 0 means no cap
+	noise     *stdoutNoise
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	stdout, err := t.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.maxLine, noise: t.noise}
+	it := &mcp.IOTransport{
+		// The connection is closed by closing stdin; stdout ends when the
+		// process does.
+		Reader:        nopCloser{lines},
+		Writer:        &processInput{stdin: stdin, cmd: t.cmd, terminate: t.terminate},
+		MaxLineLength: -1, // jsonLines enforces maxLine
+	}
+	return it.Connect(ctx)
+}
+
+type nopCloser struct{ io.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+// stdoutNoise records the lines a stdio server wrote to stdout that were
+// not JSON-RPC messages.
+type stdoutNoise struct {
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	count int
+	last  string // the last one, sanitised and cut
+}
+
+// note records one line (or its start).
+func (n *stdoutNoise) note(line []byte) {
+	quoted := sanitize(string(line), noiseQuote)
+	n.mu.Lock()
+	n.count++
+	count := n.count
+	n.last = quoted
+	n.mu.Unlock()
+	switch {
+	case count <= maxLoggedNoise:
+		n.logger.Warn("mcp stdio server wrote a line that is not a JSON-RPC message to stdout; skipped", "line", quoted)
+	case count == maxLoggedNoise+1:
+		n.logger.Warn(fmt.Sprintf("mcp stdio server keeps writing lines that are not JSON-RPC messages to stdout; skipping them without logging past %d", maxLoggedNoise))
+	}
+}
+
+// String describes what was skipped, for an error message, or "".
+func (n *stdoutNoise) String() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch n.count {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("server stdout had a line that is not JSON-RPC: %q", n.last)
+	}
+	return fmt.Sprintf("server stdout had %d lines that are not JSON-RPC, the last: %q", n.count, n.last)
+}
+
+// jsonLines passes on the lines of r that are JSON-RPC messages (or
+// batches), each with its newline, and skips the others.
+type jsonLines struct {
+	r     *bufio.Reader
+	max   int // 0 means no cap
+	noise *stdoutNoise
+
+	line    []byte // the line being read
+	pending []byte // what is left of the line being passed on
+	err     error  // sticky
+}
+
+func (j *jsonLines) Read(p []byte) (int, error) {
+	for len(j.pending) == 0 {
+		if j.err != nil {
+			return 0, j.err
+		}
+		j.next()
+	}
+	n := copy(p, j.pending)
+	j.pending = j.pending[n:]
+	return n, nil
+}
+
+// next reads one line: it becomes pending when it is a message, is noted
+// as noise otherwise, and sets err at the end of the stream.
+func (j *jsonLines) next() {
+	j.line = j.line[:0]
+	if cap(j.line) > 1<<20 {
+		j.line = nil // do not keep one huge message's buffer
+	}
+	maybeJSON := false // whether the line may be JSON: it starts with { or [
+	started := false
+	for {
+		chunk, err := j.r.ReadSlice('\n')
+		if !started {
+			if rest := bytes.TrimLeft(chunk, " \t\r\n"); len(rest) > 0 {
+				started = true
+				maybeJSON = rest[0] == '{' || rest[0] == '['
+			}
+		}
+		if maybeJSON || len(j.line) < noiseQuote*4 {
+			// A message is kept whole (up to max); noise only its start,
+			// for quoting.
+			j.line = append(j.line, chunk...)
+		}
+		if maybeJSON && j.max > 0 && len(j.line) > j.max+2 { // + "\r\n"
+			j.err = protocolError("stdio server wrote a line over the limit of %d bytes to stdout: %q", j.max, sanitize(string(j.line), noiseQuote))
+			return
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			j.err = err
+			return
+		}
+		eof := err == io.EOF
+		line := bytes.TrimSpace(j.line)
+		switch {
+		case len(line) == 0:
+		case maybeJSON && isMessageLine(line):
+			j.pending = append(line, '\n')
+		default:
+			j.noise.note(line)
+		}
+		if eof {
+			j.err = io.EOF
+		}
+		return
+	}
+}
+
+// isMessageLine reports whether line is a JSON-RPC message, or a batch of
+// them, that go-sdk's decoder would accept.
+func isMessageLine(line []byte) bool {
+	if line[0] == '[' {
+		return json.Valid(line)
+	}
+	_, err := decodeShared(line)
+	return err == nil
+}
+
+// processInput is the stdin of a stdio server. Closing it shuts the
+// server down as the spec says: close its stdin, wait for it to exit, then
+// SIGTERM, then SIGKILL, each after terminate.
+type processInput struct {
+	stdin     io.WriteCloser
+	cmd       *exec.Cmd
+	terminate time.Duration
+}
+
+func (w *processInput) Write(p []byte) (int, error) { return w.stdin.Write(p) }
+
+func (w *processInput) Close() error {
+	if err := w.stdin.Close(); err != nil {
+		return fmt.Errorf("closing stdin: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.cmd.Wait() }()
+	wait := func() (error, bool) {
+		t := time.NewTimer(w.terminate)
+		defer t.Stop()
+		select {
+		case err := <-done:
+			return err, true
+		case <-t.C:
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := w.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return errors.New("unresponsive stdio server process")
+}
