@@ -478,7 +478,7 @@ func TestDashboardReconnect(t *testing.T) {
 
 // TestDashboardNoSecrets: header values and the userinfo and query of a
 // server's URL never reach the page, whether the server is ready or failed
-// (its error names the URL).
+// (its error names the URL). The rows keep the order of the agent's state.
 func TestDashboardNoSecrets(t *testing.T) {
 	p := newPage(t)
 	e := newEnv(t, &Options{DefaultAgent: "test/a"})
@@ -490,11 +490,12 @@ func TestDashboardNoSecrets(t *testing.T) {
 		return strings.Replace(u, "http://", "http://user:url-password-1@", 1) + "?key=query-secret-2"
 	}
 	headers := &TransportRequest{Headers: map[string]string{"X-Api-Key": "header-secret-3"}}
-	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "up", URL: secretURL(url), ID: "up", Transport: headers}); err != nil {
+	// Names in the other order than ids: the page keeps the state's order.
+	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "a-up", URL: secretURL(url), ID: "up", Transport: headers}); err != nil {
 		t.Fatal(err)
 	}
 	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
-	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "down", URL: secretURL(down.URL), ID: "down", Transport: headers, Retry: slowRetry}); err == nil {
+	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "b-down", URL: secretURL(down.URL), ID: "down", Transport: headers, Retry: slowRetry}); err == nil {
 		t.Fatal("added a server that is down")
 	}
 	p.do("opening the dashboard",
@@ -521,5 +522,40 @@ func TestDashboardNoSecrets(t *testing.T) {
 	if !strings.Contains(html, "127.0.0.1") {
 		t.Errorf("the page shows no server URL at all")
 	}
+	rows := eval[[]string](p, `[...document.querySelectorAll("#servers tbody tr")].map((r) => r.dataset.serverId)`)
+	if diff := cmp.Diff(stateOrder(t, e, "test/a"), rows); diff != "" {
+		t.Errorf("rows not in the state's order (-state +page):\n%s", diff)
+	}
 	p.noProblems()
+}
+
+// stateOrder returns the server ids of agent ns in the order its state's
+// JSON lists them.
+func stateOrder(t *testing.T, e *env, ns string) []string {
+	t.Helper()
+	status, _, b := e.do("GET", "/agents/"+ns, "")
+	if status != http.StatusOK {
+		t.Fatalf("state: %d %s", status, b)
+	}
+	var st struct {
+		Servers json.RawMessage `json:"servers"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(st.Servers))
+	dec.Token() // {
+	var ids []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
 }
