@@ -70,6 +70,12 @@ type CallbackResult struct {
 	// AuthError says why it failed. It may contain text from the
 	// authorization server, sanitised but not escaped.
 	AuthError string `json:"authError,omitempty"`
+	// Unchanged reports a callback that changed nothing because the server
+	// was already past authorisation (connecting, connected, discovering
+	// or ready): a reload of the callback page, or a stray or forged link.
+	// AuthSuccess is then true: the server is authorized, but not by this
+	// callback.
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 // oauthState is the agent's OAuth side: providers by server id, and the
@@ -221,7 +227,8 @@ func (s *serverAuth) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) 
 
 // IsCallbackRequest reports whether r is an OAuth callback for one of the
 // agent's servers: a GET whose state names a stored server whose callback
-// URL has r's host and path.
+// URL has r's host and path. Paths are compared as sent (escaped), so that
+// "/a%2Fcb" is not the callback "/a/cb".
 func (a *Agent) IsCallbackRequest(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
@@ -237,15 +244,21 @@ func (a *Agent) IsCallbackRequest(r *http.Request) bool {
 		return false
 	}
 	cb, err := url.Parse(row.CallbackURL)
-	return err == nil && strings.EqualFold(cb.Host, r.Host) && cb.Path == r.URL.Path
+	return err == nil && strings.EqualFold(cb.Host, r.Host) && cb.EscapedPath() == r.URL.EscapedPath()
 }
 
 // HandleCallbackRequest finishes the OAuth flow a callback belongs to
 // (the seed's handleCallbackRequest). A valid callback exchanges the code,
-// stores the tokens and connects the server in the background; a
-// duplicate of one that succeeded is a harmless success; a stray or forged
-// state changes nothing; an error from the authorization server fails the
-// server with that message; an expired or reused state is refused.
+// stores the tokens and connects the server in the background. A callback
+// for a server already past authorisation (the user reloaded the page, or
+// a stray link) changes nothing and says so (Unchanged). A stray, forged,
+// reused or expired state changes nothing either. Every other failure of a
+// callback whose state is redeemable (no code, an error from the
+// authorization server, the token request refused or unreachable, the
+// tokens not stored, an issuer mismatch, a server in no state to finish)
+// spends the state and fails the server with the message in its error
+// field, as the seed says: a server is never left authenticating by its
+// own callback.
 func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) CallbackResult {
 	q := r.URL.Query()
 	state := q.Get("state")
@@ -257,9 +270,10 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		return CallbackResult{AuthError: "No serverId found in state parameter. Expected format: {serverId}:{stateValue}"}
 	}
 	res := CallbackResult{ServerID: id}
+	// invalid is why this callback cannot complete a flow, if it cannot.
+	invalid := ""
 	if q.Get("code") == "" && q.Get("error") == "" {
-		res.AuthError = "Unauthorized: no code provided"
-		return res
+		invalid = "Unauthorized: no code provided"
 	}
 	a.mu.Lock()
 	_, stored := a.rows[id]
@@ -286,26 +300,37 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 	}
 	checkErr := p.CheckState(ctx, state)
 	if accepted {
-		// A duplicate (the user reloaded the page, say): success, and the
-		// state, if still there, is spent.
+		// A duplicate (the user reloaded the page, say) or a stray link:
+		// the server is authorized already and this callback changes
+		// nothing; its state, if still redeemable, is spent.
 		if checkErr == nil {
 			p.ConsumeState(ctx, state)
 		}
 		a.clearAuthURL(ctx, id)
-		res.AuthSuccess = true
+		res.AuthSuccess, res.Unchanged = true, true
 		return res
 	}
 	if checkErr != nil {
 		// Not redeemable: stray, forged, reused or expired. It changes
 		// nothing, so it cannot break a flow in progress.
-		res.AuthError = checkErr.Error()
+		res.AuthError = stateError(checkErr)
 		if msg := callbackError(q); msg != "" && !errors.Is(checkErr, oauth.ErrStateExpired) && !errors.Is(checkErr, oauth.ErrStateUnknown) {
 			res.AuthError = msg
 		}
+		if res.AuthError != checkErr.Error() {
+			a.logger.Warn("oauth callback state not checked", "server", id, "error", checkErr)
+		}
 		return res
 	}
-	if info.State != mcpclient.StateAuthenticating && info.State != mcpclient.StateFailed {
-		res.AuthError = fmt.Sprintf("Failed to authenticate from %q state", info.State)
+	// The state is redeemable: this is the callback of the flow in
+	// progress. From here on, a failure ends the flow.
+	if invalid == "" && info.State != mcpclient.StateAuthenticating && info.State != mcpclient.StateFailed {
+		invalid = fmt.Sprintf("Failed to authenticate from %q state", info.State)
+	}
+	if invalid != "" {
+		p.ConsumeState(ctx, state)
+		a.failAuthorization(ctx, id, invalid)
+		res.AuthError = invalid
 		return res
 	}
 	if err := p.Exchange(ctx, q); err != nil {
@@ -313,6 +338,7 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		if e := callbackError(q); e != "" {
 			msg = e
 		}
+		p.ConsumeState(ctx, state) // Exchange spends it, unless storage failed first
 		a.failAuthorization(ctx, id, msg)
 		res.AuthError = netguard.Sanitize(msg)
 		return res
@@ -321,6 +347,18 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 	a.m.FinishAuthorization(id, nil)
 	res.AuthSuccess = true
 	return res
+}
+
+// stateError is what a callback's user is told when its state cannot be
+// redeemed: the oauth package's message for its own refusals, and no
+// storage details otherwise.
+func stateError(err error) string {
+	for _, known := range []error{oauth.ErrStateFormat, oauth.ErrStateUnknown, oauth.ErrStateExpired, oauth.ErrStateServer} {
+		if errors.Is(err, known) {
+			return err.Error()
+		}
+	}
+	return "the authorization state could not be checked; try again"
 }
 
 // callbackError is the authorization server's error in a callback, if any.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,25 @@ type oauthEnv struct {
 	path  string // the SQLite file
 	st    store.Store
 	a     *agent.Agent
+	// failTokenSave makes the providers' storage refuse to store tokens.
+	failTokenSave atomic.Bool
+}
+
+// errDiskFull is the storage failure failTokenSave injects.
+var errDiskFull = errors.New("disk full")
+
+// tokenSaveStorage is a provider's storage that refuses to store tokens
+// while its env says so.
+type tokenSaveStorage struct {
+	oauth.Storage
+	e *oauthEnv
+}
+
+func (s tokenSaveStorage) Put(ctx context.Context, key string, value []byte, expiresAt time.Time) error {
+	if key == "token" && s.e.failTokenSave.Load() {
+		return errDiskFull
+	}
+	return s.Storage.Put(ctx, key, value, expiresAt)
 }
 
 func newOAuthEnv(t *testing.T, opts *oauthtest.Options, ropts *oauthtest.ResourceOptions) *oauthEnv {
@@ -55,7 +75,7 @@ func (e *oauthEnv) open() {
 	e.a = openAgent(e.t, e.st, "oauth", &agent.Options{
 		CallbackHost: "http://127.0.0.1:9",
 		CreateOAuthProvider: func(p agent.ProviderParams) (agent.OAuthProvider, error) {
-			return oauth.New(p.Storage, oauth.Config{ServerID: p.ServerID, ServerURL: p.ServerURL, RedirectURL: p.CallbackURL,
+			return oauth.New(tokenSaveStorage{p.Storage, e}, oauth.Config{ServerID: p.ServerID, ServerURL: p.ServerURL, RedirectURL: p.CallbackURL,
 				Now: e.clock.Now, HTTPClient: p.HTTPClient, Guard: p.Guard})
 		},
 	})
@@ -377,10 +397,138 @@ func TestOAuthRefusals(t *testing.T) {
 	})
 }
 
+// TestOAuthCallbackFailures: every way a callback with a redeemable state
+// can fail fails the server with the reason in its error field (the seed:
+// "If OAuth fails, the connection state becomes failed and the error
+// message is stored in the server.error field"), clears its authorization
+// URL and spends the state; nothing is left authenticating, and the user
+// can start again.
+func TestOAuthCallbackFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		// prepare runs before the callback; it may change the callback URL.
+		prepare func(e *oauthEnv, loc *url.URL)
+		want    string // in the server's error and the result's
+	}{
+		{"no code", func(e *oauthEnv, loc *url.URL) { setQuery(loc, "code", "") }, "no code provided"},
+		{"error parameter", func(e *oauthEnv, loc *url.URL) {
+			setQuery(loc, "code", "")
+			setQuery(loc, "error", "access_denied")
+			setQuery(loc, "error_description", "the user said no")
+		}, "the user said no"},
+		{"token request refused", func(e *oauthEnv, loc *url.URL) { e.as.FailTokenRequests(1, oauthtest.FaultInvalidGrant) }, "invalid_grant"},
+		{"token endpoint unreachable", func(e *oauthEnv, loc *url.URL) { e.as.FailTokenRequests(1, oauthtest.FaultDropConnection) }, "token exchange failed"},
+		{"token endpoint unavailable", func(e *oauthEnv, loc *url.URL) { e.as.FailTokenRequests(1, oauthtest.FaultUnavailable) }, "temporarily_unavailable"},
+		{"tokens not stored", func(e *oauthEnv, loc *url.URL) { e.failTokenSave.Store(true) }, "disk full"},
+		{"issuer mismatch", func(e *oauthEnv, loc *url.URL) { setQuery(loc, "iss", "https://attacker.example") }, "another issuer"},
+		{"server closed meanwhile", func(e *oauthEnv, loc *url.URL) {
+			if err := e.a.Manager().CloseConnection(testCtx(e.t), "one"); err != nil {
+				e.t.Fatal(err)
+			}
+		}, `not-connected`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newOAuthEnv(t, nil, nil)
+			r, err := e.a.AddMCPServer(testCtx(t), "One", e.res.URL, &agent.AddOptions{ID: "one"})
+			if err != nil || r.State != mcpclient.StateAuthenticating {
+				t.Fatal(r, err)
+			}
+			loc := e.visit(r.AuthURL)
+			tt.prepare(e, loc)
+			cb := e.callback(loc)
+			if cb.AuthSuccess || cb.ServerID != "one" || !strings.Contains(cb.AuthError, tt.want) {
+				t.Errorf("callback = %+v; want a failure with %q", cb, tt.want)
+			}
+			s := e.state("one")
+			if s.State != "failed" || s.Error == nil || !strings.Contains(*s.Error, tt.want) || s.AuthURL != nil {
+				t.Errorf("server after the failed callback: %+v; want failed with %q", s, tt.want)
+			}
+			row, err := e.st.GetServer(testCtx(t), e.a.Namespace(), "one")
+			if err != nil || row.AuthURL != "" {
+				t.Errorf("stored auth URL after the failure: %q, %v", row.AuthURL, err)
+			}
+			// The state is spent: the same callback, made whole, is refused
+			// and changes nothing.
+			e.failTokenSave.Store(false)
+			setQuery(loc, "iss", "")
+			setQuery(loc, "error", "")
+			setQuery(loc, "error_description", "")
+			if loc.Query().Get("code") == "" {
+				setQuery(loc, "code", "some-code")
+			}
+			grants := e.as.Counts.CodeGrants.Load()
+			if cb := e.callback(loc); cb.AuthSuccess || !strings.Contains(cb.AuthError, "state not found") {
+				t.Errorf("replayed callback = %+v; want state not found", cb)
+			}
+			if n := e.as.Counts.CodeGrants.Load(); n != grants {
+				t.Errorf("the replay reached the token endpoint")
+			}
+			// The user starts again and succeeds.
+			if err := e.a.RemoveMCPServer(testCtx(t), "one"); err != nil {
+				t.Fatal(err)
+			}
+			again, err := e.a.AddMCPServer(testCtx(t), "One", e.res.URL, &agent.AddOptions{ID: "one"})
+			if err != nil || again.State != mcpclient.StateAuthenticating {
+				t.Fatalf("re-add after the failure: %+v, %v", again, err)
+			}
+			e.authorize(again)
+		})
+	}
+}
+
+// TestOAuthStrayCallbackWhenReady: a callback for a server that is
+// already ready, with a state that was never issued, changes nothing and
+// says so (Unchanged), rather than claiming to have authorized it.
+func TestOAuthStrayCallbackWhenReady(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	r := e.add("One")
+	e.authorize(r)
+	grants := e.as.Counts.CodeGrants.Load()
+	cb := e.callback(mustURL(t, "http://127.0.0.1:9/agents/test-agent/oauth/callback?code=x&state="+r.ID+":forged"))
+	if !cb.AuthSuccess || !cb.Unchanged || cb.ServerID != r.ID {
+		t.Errorf("stray callback = %+v; want success, unchanged", cb)
+	}
+	if n := e.as.Counts.CodeGrants.Load(); n != grants {
+		t.Errorf("the stray callback reached the token endpoint")
+	}
+	if s := e.state(r.ID); s.State != "ready" {
+		t.Errorf("after the stray callback: %+v", s)
+	}
+}
+
+func setQuery(u *url.URL, key, value string) {
+	q := u.Query()
+	if value == "" {
+		q.Del(key)
+	} else {
+		q.Set(key, value)
+	}
+	u.RawQuery = q.Encode()
+}
+
 func mustURL(t *testing.T, s string) *url.URL {
 	u, err := url.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestIsCallbackRequestEscapedPath: a callback path is matched as sent:
+// an encoded slash makes another path, as it does for routing.
+func TestIsCallbackRequestEscapedPath(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	r := e.add("One")
+	loc := e.visit(r.AuthURL)
+	if !e.a.IsCallbackRequest(httptest.NewRequest(http.MethodGet, loc.String(), nil)) {
+		t.Fatalf("the callback %s is not recognised", loc)
+	}
+	escaped := strings.Replace(loc.String(), "/oauth/callback", "%2Foauth/callback", 1)
+	if escaped == loc.String() {
+		t.Fatalf("unexpected callback path %s", loc.Path)
+	}
+	if e.a.IsCallbackRequest(httptest.NewRequest(http.MethodGet, escaped, nil)) {
+		t.Errorf("%s is recognised as the callback %s", escaped, loc)
+	}
 }

@@ -45,11 +45,15 @@ func newSecurity(o *Options) *security {
 	return sec
 }
 
-// wrap applies the checks before next: security headers on every response;
+// wrap applies the checks before mux: security headers on every response;
 // the Host check without a token (DNS rebinding); CORS for trusted
 // origins; and, on the API and the streams, the cross-site checks (Fetch
-// Metadata, then Origin for state-changing methods) and the token.
-func (sec *security) wrap(next http.Handler) http.Handler {
+// Metadata, then Origin for state-changing methods) and the token. Which
+// requests are protected is decided on the route mux will run (see
+// protected), so that the check and the routing cannot read a path two
+// ways.
+func (sec *security) wrap(mux *http.ServeMux) http.Handler {
+	next := mux
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)
@@ -75,7 +79,7 @@ func (sec *security) wrap(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if protected(r.URL.Path) {
+		if protected(mux, r) {
 			if !trusted && crossSite(r) {
 				writeError(w, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-site requests are refused"))
 				return
@@ -95,17 +99,42 @@ func (sec *security) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// protected reports whether a path is the API or a stream: everything
-// under /agents but the OAuth callback, which the authorization server's
-// redirect reaches without the user's token (its single-use state
-// protects it).
-func protected(p string) bool {
-	if p != "/agents" && !strings.HasPrefix(p, "/agents/") {
+// The routes that need no token. Any other route, including the ones
+// added later, is protected.
+const (
+	indexRoute    = "/{$}"
+	staticRoute   = "/static/"
+	callbackRoute = "/agents/{class}/{name}/callback"
+	fallbackRoute = "/"
+)
+
+// protected reports whether r needs the token: everything but the
+// dashboard's page and assets, and the OAuth callback, which the
+// authorization server's redirect reaches without the user's token (its
+// single-use state protects it). The answer comes from the route mux
+// matches for r, on the same (escaped) path it matches on, so that an
+// encoded slash ("/agents/c/n%2Fcallback", one path segment) or an encoded
+// letter ("/%61gents/...") is judged as the route that will serve it. The
+// fallback route (custom OAuth callback paths, and not found) is protected
+// under /agents, as the API's unknown paths are.
+func protected(mux *http.ServeMux, r *http.Request) bool {
+	_, pattern := mux.Handler(r)
+	switch pattern {
+	case indexRoute, staticRoute:
 		return false
+	case callbackRoute:
+		// A path that is not clean gets a redirect to the clean one, not
+		// the callback: protected, as anything else.
+		p := r.URL.EscapedPath()
+		return path.Clean(p) != p
+	case fallbackRoute:
+		return underAgents(r.URL.Path) || underAgents(r.URL.EscapedPath())
 	}
-	parts := strings.Split(p, "/") // "", "agents", class, name, "callback"
-	isCallback := len(parts) == 5 && parts[4] == "callback" && path.Clean(p) == p
-	return !isCallback
+	return true
+}
+
+func underAgents(p string) bool {
+	return p == "/agents" || strings.HasPrefix(p, "/agents/")
 }
 
 // crossSite reports whether a browser says the request comes from another

@@ -237,3 +237,41 @@ func TestBadTrustedOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedPathsNeedToken: the token check judges a path as the route
+// that serves it. An encoded slash is part of one path segment for the
+// routes, so "/agents/test/a%2Fcallback" is the agent root of agent
+// "a/callback", not a callback, and needs the token; an encoded letter
+// names the same route as the plain one.
+func TestEncodedPathsNeedToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &Options{Token: "s3cret-token"})
+	tests := []struct {
+		path   string
+		status int
+	}{
+		{"/agents/test/a%2Fcallback?state=x&code=y", 401},
+		{"/agents/test/a%2fcallback?state=x&code=y", 401},
+		{"/agents/test%2Fa/callback?state=x&code=y", 401},
+		{"/agents/test/a%2F..%2Fb/callback?state=x&code=y", 404}, // the callback route; the name is refused
+		{"/%61gents/test/a/servers", 401},
+		{"/agents/test/a/%73ervers", 401},
+		{"/agents/test/a/callback/?state=x&code=y", 401},
+		{"/agents/test/a/x/../callback?state=x&code=y", 401},
+		// The callback route, however spelled, needs none: it is the
+		// callback that answers (unknown_agent: test/a has no servers).
+		{"/agents/test/a/callback?state=x&code=y", 404},
+		{"/agents/test/a/%63allback?state=x&code=y", 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			status, _, b := e.do("GET", tt.path, "")
+			if status != tt.status {
+				t.Fatalf("status %d, want %d: %s", status, tt.status, b)
+			}
+			if status == 404 && apiError(t, b).Code != CodeUnknownAgent {
+				t.Errorf("not the callback's answer: %s", b)
+			}
+		})
+	}
+}

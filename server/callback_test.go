@@ -1,0 +1,89 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/oauthtest"
+)
+
+// TestCallbackPages: through serve's callback route, a callback with a
+// redeemable state and no code fails the server and says why; after a
+// genuine success, a forged callback for the ready server says that
+// nothing changed, not "Authorized".
+func TestCallbackPages(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.NewServer(t, nil)
+	srv := mcptest.NewServer("private")
+	res := as.ServeMCP(t, mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server }), nil)
+	e := newEnv(t, nil)
+	c := e.client("test", "a")
+	ctx := testCtx(t)
+
+	add := func() *url.URL {
+		t.Helper()
+		r, err := c.AddMCPServer(ctx, AddRequest{Name: "private", URL: res.URL, ID: "private"})
+		if err != nil || r.AuthURL == "" {
+			t.Fatalf("add: %+v, %v", r, err)
+		}
+		loc, err := as.VisitAuthURL(ctx, r.AuthURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(loc.String(), e.ts.URL+"/agents/test/a/callback?") {
+			t.Fatalf("callback URL %s", loc)
+		}
+		return loc
+	}
+	get := func(u string) (int, string) {
+		t.Helper()
+		status, _, b := e.do("GET", strings.TrimPrefix(u, e.ts.URL), "")
+		return status, string(b)
+	}
+
+	// No code: the server fails, the page says why.
+	loc := add()
+	q := loc.Query()
+	q.Del("code")
+	loc.RawQuery = q.Encode()
+	status, page := get(loc.String())
+	if status != http.StatusBadRequest || !strings.Contains(page, "Authorization failed") || !strings.Contains(page, "no code provided") {
+		t.Errorf("callback without a code: %d %s", status, page)
+	}
+	st, err := c.MCPServers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.Servers["private"]; s.State != "failed" || s.Error == nil || !strings.Contains(*s.Error, "no code provided") {
+		t.Errorf("server after a callback without a code: %+v", s)
+	}
+
+	// Start again, and succeed.
+	if err := c.RemoveMCPServer(ctx, "private"); err != nil {
+		t.Fatal(err)
+	}
+	loc = add()
+	if status, page := get(loc.String()); status != http.StatusOK || !strings.Contains(page, "<h2>Authorized</h2>") {
+		t.Fatalf("genuine callback: %d %s", status, page)
+	}
+	e.srv.WaitForConnections(ctx)
+
+	// A forged callback for the ready server changes nothing, and says so.
+	status, page = get(e.ts.URL + "/agents/test/a/callback?state=private:forged&code=x")
+	if status != http.StatusOK || !strings.Contains(page, "Already authorized") || !strings.Contains(page, "nothing changed") ||
+		strings.Contains(page, "<h2>Authorized</h2>") || !strings.Contains(page, `data-outcome="unchanged"`) {
+		t.Errorf("forged callback for a ready server: %d %s", status, page)
+	}
+	st, err = c.MCPServers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.Servers["private"]; s.State != "ready" {
+		t.Errorf("server after the forged callback: %+v", s)
+	}
+}
