@@ -74,8 +74,8 @@
 //
 //	st, _ := sqlite.Open(ctx, "agentmcp.db", nil)
 //	srv, _ := server.Open(ctx, st, nil) // restores the stored agents
-//	hs := &http.Server{Addr: "127.0.0.1:8787", Handler: srv}
-//	hs.RegisterOnShutdown(srv.CloseStreams)
+//	hs := srv.HTTPServer() // the limits below; CloseStreams on Shutdown
+//	hs.Addr = "127.0.0.1:8787"
 //	go hs.ListenAndServe()
 //	...
 //	hs.Shutdown(ctx) // streams end, requests finish
@@ -91,6 +91,32 @@
 // requests from other sites are refused (Fetch Metadata, and Origin for
 // state-changing methods via http.CrossOriginProtection), except from
 // Options.TrustedOrigins, which also get CORS.
+//
+// # Limits
+//
+// Slow and idle clients cannot hold connections, with or without the
+// token. The defaults, each an Options field:
+//
+//	HeaderTimeout  10s   a request's headers (at most 64 KiB) must arrive within it
+//	BodyTimeout    30s   its body must arrive within it, else 408 request_timeout
+//	WriteTimeout   60s   a response must be written within it once it starts
+//	IdleTimeout    60s   a keep-alive connection waiting for its next request is closed
+//	KeepAlive      30s   WebSocket ping / SSE comment interval on the streams
+//
+// Bodies are read before the handler runs, only after the token check,
+// and only where a route takes one: the API's POST routes, at most 1 MiB;
+// a body anywhere else is refused (413 body_too_large). A request refused
+// before its body is read (no token, a wrong host or origin, too large,
+// too slow) is answered at once and its connection closed, without
+// waiting for the rest of the body. WriteTimeout counts from the first
+// byte of the response, so a tool call may work longer before it answers.
+// The WebSocket and SSE streams are exempt from the request limits and
+// live as long as their client keeps up: a frame or ping that cannot be
+// written, or a WebSocket ping not answered, within 10 seconds closes the
+// stream. HeaderTimeout, IdleTimeout and the header size are connection
+// settings: Server.HTTPServer returns an http.Server with them; a program
+// that builds its own http.Server sets them itself (and never ReadTimeout
+// or WriteTimeout, which would cut the streams).
 //
 // # Concurrency
 //

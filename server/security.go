@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"path"
 	"strings"
+	"time"
 )
 
 // csp is the Content-Security-Policy of every response: the dashboard's
@@ -24,10 +25,13 @@ type security struct {
 	trusted        map[string]bool // TrustedOrigins
 	originPatterns []string        // for websocket.AcceptOptions
 	cop            *http.CrossOriginProtection
+	bodyTimeout    time.Duration // Options.BodyTimeout; negative: none
+	writeTimeout   time.Duration // Options.WriteTimeout; negative: none
 }
 
 func newSecurity(o *Options) *security {
-	sec := &security{allowedHosts: map[string]bool{}, trusted: map[string]bool{}, cop: http.NewCrossOriginProtection()}
+	sec := &security{allowedHosts: map[string]bool{}, trusted: map[string]bool{}, cop: http.NewCrossOriginProtection(),
+		bodyTimeout: o.BodyTimeout, writeTimeout: o.WriteTimeout}
 	if o.Token != "" {
 		sum := sha256.Sum256([]byte(o.Token))
 		sec.token = sum[:]
@@ -61,7 +65,7 @@ func (sec *security) wrap(mux *http.ServeMux) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
 		if sec.token == nil && !sec.hostAllowed(r.Host) {
-			writeError(w, apiErrorf(http.StatusForbidden, CodeHostNotAllowed,
+			refuse(w, r, apiErrorf(http.StatusForbidden, CodeHostNotAllowed,
 				"host %q is not served: without an access token only loopback names are (start the server with a token to serve other hosts)", r.Host))
 			return
 		}
@@ -79,21 +83,32 @@ func (sec *security) wrap(mux *http.ServeMux) http.Handler {
 				return
 			}
 		}
-		if protected(mux, r) {
+		_, pattern := mux.Handler(r)
+		prot := protected(pattern, r)
+		if prot {
 			if !trusted && crossSite(r) {
-				writeError(w, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-site requests are refused"))
+				refuse(w, r, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-site requests are refused"))
 				return
 			}
 			if err := sec.cop.Check(r); err != nil {
-				writeError(w, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-origin request refused"))
+				refuse(w, r, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-origin request refused"))
 				return
 			}
 			if !sec.authorized(r) {
 				h.Set("WWW-Authenticate", `Bearer realm="agentmcp"`)
-				writeError(w, apiErrorf(http.StatusUnauthorized, CodeUnauthorized,
+				refuse(w, r, apiErrorf(http.StatusUnauthorized, CodeUnauthorized,
 					"an access token is required: send Authorization: Bearer TOKEN, or open the dashboard link that agentmcp serve printed (/?token=...)"))
 				return
 			}
+		}
+		// Past the checks: the body, within its limits, then the handler,
+		// its answer bounded unless it is a stream.
+		if aerr := readBody(w, r, bodyLimit(prot, r), sec.bodyTimeout); aerr != nil {
+			refuse(w, r, aerr)
+			return
+		}
+		if !isStream(pattern, r) {
+			w = newDeadlineWriter(w, sec.writeTimeout)
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -117,8 +132,7 @@ const (
 // letter ("/%61gents/...") is judged as the route that will serve it. The
 // fallback route (custom OAuth callback paths, and not found) is protected
 // under /agents, as the API's unknown paths are.
-func protected(mux *http.ServeMux, r *http.Request) bool {
-	_, pattern := mux.Handler(r)
+func protected(pattern string, r *http.Request) bool {
 	switch pattern {
 	case indexRoute, staticRoute:
 		return false

@@ -85,6 +85,30 @@ type Options struct {
 	// server (notifications/cancelled).
 	CallTimeout time.Duration
 
+	// HeaderTimeout bounds how long a client may take to send a request's
+	// headers, and IdleTimeout how long a keep-alive connection may wait
+	// for its next request before it is closed: the connection limits of
+	// HTTPServer. Zero means 10 seconds and 60 seconds; negative means
+	// none.
+	HeaderTimeout, IdleTimeout time.Duration
+
+	// BodyTimeout bounds how long a client may take to send a request's
+	// body once its headers are in; a slower one gets 408 request_timeout
+	// and its connection is closed. Bodies are read before the handler
+	// runs, and only on the routes that take one (the API's POST routes, at
+	// most 1 MiB; a body anywhere else is refused with 413), and only from
+	// clients that passed the token check. Zero means 30 seconds; negative
+	// means none.
+	BodyTimeout time.Duration
+
+	// WriteTimeout bounds how long a response may take to be written once
+	// it starts (not the work before it: a tool call may run longer), so
+	// that a client that does not read its answer does not hold the
+	// request forever. The WebSocket and SSE streams are bounded by their
+	// own write timeout and pings instead (KeepAlive). Zero means 60
+	// seconds; negative means none.
+	WriteTimeout time.Duration
+
 	// OAuthCallback configures how agents answer OAuth callbacks. Nil means
 	// a page for the dashboard's Authorize popup, which closes itself after
 	// a success and shows the error after a failure.
@@ -211,6 +235,10 @@ func newServer(st store.Store, opts *Options) *Server {
 	if o.CallTimeout == 0 {
 		o.CallTimeout = DefaultCallTimeout
 	}
+	o.HeaderTimeout = orDefault(o.HeaderTimeout, defaultHeaderTimeout)
+	o.IdleTimeout = orDefault(o.IdleTimeout, defaultIdleTimeout)
+	o.BodyTimeout = orDefault(o.BodyTimeout, defaultBodyTimeout)
+	o.WriteTimeout = orDefault(o.WriteTimeout, defaultWriteTimeout)
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -237,6 +265,17 @@ func newServer(st store.Store, opts *Options) *Server {
 	s.sec = newSecurity(&o)
 	s.handler = s.sec.wrap(s.routes())
 	return s
+}
+
+// orDefault is d for zero, and zero (none) for a negative duration.
+func orDefault(v, d time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return d
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 var (

@@ -56,6 +56,14 @@ Flags:
                     (http://localhost:5173), allowed to use the API and the
                     streams from a browser. Repeatable.
 
+Limits: a request's headers must arrive within 10s (64 KiB at most), its body
+within 30s (1 MiB at most, on the API's POST routes only; none elsewhere); a
+response must be written within 60s of its start (a tool call may work longer
+before it); an idle keep-alive connection is closed after 60s. Requests
+without the token are answered without reading their body. The WebSocket and
+SSE streams are pinged every 30s and closed when a ping or frame is not
+taken within 10s.
+
 Set AGENTMCP_SECRET_KEY (a passphrase of 16 bytes or more, or 32 random bytes
 in hex or base64) to encrypt header values, the user:password, query and
 fragment of server URLs, and OAuth tokens in the database.
@@ -158,12 +166,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		closeServer()
 		return err
 	}
-	hs := &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
-	}
-	hs.RegisterOnShutdown(srv.CloseStreams)
+	hs := srv.HTTPServer() // the connection limits; CloseStreams on Shutdown
+	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(l) }()
 

@@ -1,0 +1,302 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/agentmcp/agentmcp/store/sqlite"
+)
+
+// liveServer is a Server behind its own HTTPServer on 127.0.0.1, for tests
+// that need the real connection handling.
+type liveServer struct {
+	srv  *Server
+	addr string
+}
+
+func startLive(t *testing.T, opts *Options) *liveServer {
+	t.Helper()
+	st, err := sqlite.Open(testCtx(t), filepath.Join(t.TempDir(), "agentmcp.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Open(testCtx(t), st, opts)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := srv.HTTPServer()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(l) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(ctx); err != nil {
+			hs.Close()
+		}
+		<-served
+		srv.Close(ctx)
+		st.Close()
+	})
+	return &liveServer{srv: srv, addr: l.Addr().String()}
+}
+
+// dial opens a raw connection to the server, closed when the test ends.
+func (ls *liveServer) dial(t *testing.T) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", ls.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, bufio.NewReader(c)
+}
+
+// safety bounds every read of these tests: far longer than the short
+// timeouts they configure, it only turns a hang into a failure.
+const safety = 20 * time.Second
+
+// readResponse reads one response and its body from br.
+func readResponse(t *testing.T, c net.Conn, br *bufio.Reader, method string) (*http.Response, string) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(safety))
+	res, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("reading the response: %v", err)
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatalf("reading the response body: %v", err)
+	}
+	return res, string(b)
+}
+
+// waitClosed blocks until the server closes c, and fails if the safety
+// deadline comes first. It returns how long it waited.
+func waitClosed(t *testing.T, c net.Conn, br *bufio.Reader) time.Duration {
+	t.Helper()
+	start := time.Now()
+	c.SetReadDeadline(start.Add(safety))
+	_, err := br.ReadByte()
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the server kept the connection open for %v", safety)
+	}
+	if err == nil {
+		t.Fatalf("the server sent more bytes; want the connection closed")
+	}
+	return time.Since(start)
+}
+
+// TestIdleConnectionClosed: a keep-alive connection with no next request
+// is closed after IdleTimeout.
+func TestIdleConnectionClosed(t *testing.T) {
+	t.Parallel()
+	ls := startLive(t, &Options{IdleTimeout: 100 * time.Millisecond})
+	c, br := ls.dial(t)
+	fmt.Fprintf(c, "GET /static/style.css HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	if res, _ := readResponse(t, c, br, "GET"); res.StatusCode != 200 || res.Close {
+		t.Fatalf("first request: %d, close %v", res.StatusCode, res.Close)
+	}
+	t.Logf("idle connection closed after %v", waitClosed(t, c, br).Round(time.Millisecond))
+}
+
+// TestSlowHeadersClosed: a client that never finishes its headers is
+// closed after HeaderTimeout.
+func TestSlowHeadersClosed(t *testing.T) {
+	t.Parallel()
+	ls := startLive(t, &Options{HeaderTimeout: 100 * time.Millisecond})
+	c, br := ls.dial(t)
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+	waitClosed(t, c, br)
+}
+
+// TestSlowBodies: a body that trickles in is cut after BodyTimeout with
+// 408; without the token it is never read (401, and the connection is
+// closed rather than kept waiting for the rest); bodies over a route's
+// limit are refused before they are read.
+func TestSlowBodies(t *testing.T) {
+	t.Parallel()
+	const token = "s3cret-token"
+	ls := startLive(t, &Options{Token: token, BodyTimeout: 200 * time.Millisecond})
+	const auth = "Authorization: Bearer " + token + "\r\n"
+	tests := []struct {
+		name   string
+		req    string // the request line and headers, without the final CRLF
+		body   string // what is sent of the body before trickling
+		status int
+		code   string
+	}{
+		{"unauthenticated POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n", "{", 401, CodeUnauthorized},
+		{"unauthenticated chunked POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n", "1\r\n{\r\n", 401, CodeUnauthorized},
+		{"trickling POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Type: application/json\r\nContent-Length: 1000\r\n", "{", 408, CodeRequestTimeout},
+		{"trickling chunked POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Transfer-Encoding: chunked\r\n", "1\r\n{\r\n", 408, CodeRequestTimeout},
+		{"too large", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 2000000\r\n", "{", 413, CodeBodyTooLarge},
+		{"body on a GET", "GET " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 10\r\n", "{", 413, CodeBodyTooLarge},
+		{"body on the callback", "GET " + agentPath + "/callback?state=s:x&code=c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n", "{", 413, CodeBodyTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, br := ls.dial(t)
+			if _, err := io.WriteString(c, tt.req+"\r\n"+tt.body); err != nil {
+				t.Fatal(err)
+			}
+			// Keep trickling, a byte at a time, until the server hangs up.
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() {
+				tick := time.NewTicker(20 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+						if _, err := c.Write([]byte(" ")); err != nil {
+							return
+						}
+					}
+				}
+			}()
+			start := time.Now()
+			res, body := readResponse(t, c, br, "POST")
+			if res.StatusCode != tt.status || !strings.Contains(body, `"code":"`+tt.code+`"`) {
+				t.Fatalf("answer %d %s; want %d %s", res.StatusCode, body, tt.status, tt.code)
+			}
+			waitClosed(t, c, br)
+			t.Logf("answered %d and closed after %v", tt.status, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestStreamsOutliveRequestLimits: the WebSocket and SSE streams are not
+// cut by the idle, body or write timeouts of ordinary requests: they last
+// as long as their pings are answered, here for many times those
+// timeouts.
+func TestStreamsOutliveRequestLimits(t *testing.T) {
+	t.Parallel()
+	const limit = 50 * time.Millisecond
+	ls := startLive(t, &Options{IdleTimeout: limit, BodyTimeout: limit, WriteTimeout: limit, KeepAlive: limit})
+	const pings = 10 // 10 × KeepAlive: well past every limit
+
+	t.Run("sse", func(t *testing.T) {
+		t.Parallel()
+		c, br := ls.dial(t)
+		fmt.Fprintf(c, "GET %s/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", agentPath)
+		c.SetReadDeadline(time.Now().Add(safety))
+		res, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("opening the stream: %v %v", res, err)
+		}
+		sc := bufio.NewScanner(res.Body)
+		seen := 0
+		for seen < pings && sc.Scan() {
+			if sc.Text() == ": keep-alive" {
+				seen++
+			}
+		}
+		if seen < pings {
+			t.Fatalf("the stream ended after %d keep-alives: %v", seen, sc.Err())
+		}
+	})
+	t.Run("websocket", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithTimeout(context.Background(), safety)
+		defer cancel()
+		ws, _, err := websocket.Dial(ctx, AgentURL("http://"+ls.addr, "test", "a"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.CloseNow()
+		// The client answers the server's pings while it reads; the
+		// server's pings need those answers within their write timeout.
+		// Reading frames past 10 ping intervals shows the connection
+		// lives; a second frame never comes unless the state changes, so
+		// the test pings the server itself, which needs its answers too.
+		if _, _, err := ws.Read(ctx); err != nil {
+			t.Fatalf("first frame: %v", err)
+		}
+		go func() {
+			for {
+				if _, _, err := ws.Read(ctx); err != nil {
+					return
+				}
+			}
+		}()
+		for i := range pings {
+			if err := ws.Ping(ctx); err != nil {
+				t.Fatalf("ping %d: %v", i, err)
+			}
+			<-time.After(limit)
+		}
+	})
+}
+
+// TestLongRequestOutlivesBodyTimeout: once its body is in, a request may
+// work for longer than BodyTimeout (a slow tool call): the body's read
+// deadline is lifted, and does not cancel the request's context.
+func TestLongRequestOutlivesBodyTimeout(t *testing.T) {
+	t.Parallel()
+	const limit = 50 * time.Millisecond
+	started, cancelled, release := make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/agents/{class}/{name}/servers", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		close(started)
+		select {
+		case <-r.Context().Done():
+			cancelled <- struct{}{}
+		case <-release:
+			fmt.Fprintf(w, "done with %s", b)
+		}
+	})
+	o := &Options{BodyTimeout: limit}
+	hs := &http.Server{Handler: newSecurity(o).wrap(mux)}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hs.Serve(l)
+	defer hs.Close()
+
+	done := make(chan string, 1)
+	go func() {
+		res, err := http.Post("http://"+l.Addr().String()+agentPath+"/servers", "application/json", strings.NewReader(`{"x":1}`))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		done <- string(b)
+	}()
+	<-started
+	select {
+	case <-cancelled:
+		t.Fatal("the request was cancelled after BodyTimeout while it worked")
+	case got := <-done:
+		t.Fatalf("the request ended while it worked: %s", got)
+	case <-time.After(10 * limit):
+	}
+	close(release)
+	if got := <-done; got != `done with {"x":1}` {
+		t.Errorf("answer %q", got)
+	}
+}
