@@ -105,7 +105,8 @@
 //
 // Bodies are read before the handler runs, only after the token check,
 // and only where a route takes one: the API's POST routes, at most 1 MiB;
-// a body anywhere else is refused (413 body_too_large). A request refused
+// anywhere else a body is never read: the route answers as without one,
+// and the connection is closed. A request refused
 // before its body is read (no token, a wrong host or origin, too large,
 // too slow) is answered at once and its connection closed, without
 // waiting for the rest of the body. WriteTimeout counts from the first

@@ -25,7 +25,7 @@ const (
 	CodeUnknownTool          = "unknown_tool"           // 404: the server lists no such tool
 	CodeUnknownElicitation   = "unknown_elicitation"    // 404: no pending elicitation with that id
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415: a body that is not application/json
-	CodeBodyTooLarge         = "body_too_large"         // 413: a body over the route's limit (1 MiB on the API's POST routes, none elsewhere)
+	CodeBodyTooLarge         = "body_too_large"         // 413: a body over 1 MiB on the API's POST routes
 	CodeRequestTimeout       = "request_timeout"        // 408: a body that did not arrive within Options.BodyTimeout
 	CodeInvalidJSON          = "invalid_json"           // 400: malformed JSON, or unknown fields
 	CodeInvalidRequest       = "invalid_request"        // 400: a missing or invalid field

@@ -60,7 +60,7 @@ func isStream(pattern string, r *http.Request) bool {
 }
 
 // bodyLimit is the largest body a request may carry: a JSON document on
-// the API's POST routes, nothing anywhere else.
+// the API's POST routes; anywhere else a body is not read (readBody).
 func bodyLimit(protected bool, r *http.Request) int64 {
 	if protected && r.Method == http.MethodPost {
 		return maxBody
@@ -77,11 +77,17 @@ func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBo
 // otherwise read up to 256 KiB of what is left before closing (a client
 // trickling it would hold the connection).
 func refuse(w http.ResponseWriter, r *http.Request, e *APIError) {
+	abandonBody(w, r)
+	writeError(w, e)
+}
+
+// abandonBody gives up r's body, if it has one: it is not read, and the
+// connection is closed after the answer.
+func abandonBody(w http.ResponseWriter, r *http.Request) {
 	if hasBody(r) {
 		w.Header().Set("Connection", "close")
 		http.NewResponseController(w).SetReadDeadline(time.Now())
 	}
-	writeError(w, e)
 }
 
 // readBody reads r's body, at most limit bytes, within timeout, and gives
@@ -95,7 +101,11 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 		return nil
 	}
 	if limit == 0 {
-		return apiErrorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "%s %s takes no body", r.Method, r.URL.Path)
+		// A route that takes no body answers as it would without one (a
+		// wrong method still gets 405), and the body is never read.
+		abandonBody(w, r)
+		r.Body, r.ContentLength = http.NoBody, 0
+		return nil
 	}
 	if r.ContentLength > limit {
 		return apiErrorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than %d bytes", limit)

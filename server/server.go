@@ -95,10 +95,10 @@ type Options struct {
 	// BodyTimeout bounds how long a client may take to send a request's
 	// body once its headers are in; a slower one gets 408 request_timeout
 	// and its connection is closed. Bodies are read before the handler
-	// runs, and only on the routes that take one (the API's POST routes, at
-	// most 1 MiB; a body anywhere else is refused with 413), and only from
-	// clients that passed the token check. Zero means 30 seconds; negative
-	// means none.
+	// runs, only from clients that passed the token check, and only on the
+	// routes that take one (the API's POST routes, at most 1 MiB; anywhere
+	// else a body is not read and the connection is closed after the
+	// answer). Zero means 30 seconds; negative means none.
 	BodyTimeout time.Duration
 
 	// WriteTimeout bounds how long a response may take to be written once

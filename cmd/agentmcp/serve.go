@@ -57,7 +57,7 @@ Flags:
                     streams from a browser. Repeatable.
 
 Limits: a request's headers must arrive within 10s (64 KiB at most), its body
-within 30s (1 MiB at most, on the API's POST routes only; none elsewhere); a
+within 30s (1 MiB at most, on the API's POST routes only; never read elsewhere); a
 response must be written within 60s of its start (a tool call may work longer
 before it); an idle keep-alive connection is closed after 60s. Requests
 without the token are answered without reading their body. The WebSocket and
