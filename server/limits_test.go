@@ -68,6 +68,9 @@ func (ls *liveServer) dial(t *testing.T) (net.Conn, *bufio.Reader) {
 	return c, bufio.NewReader(c)
 }
 
+// defaultPath is the agent that always exists.
+const defaultPath = "/agents/" + DefaultAgent
+
 // safety bounds every read of these tests: far longer than the short
 // timeouts they configure, it only turns a hang into a failure.
 const safety = 20 * time.Second
@@ -150,7 +153,7 @@ func TestSlowBodies(t *testing.T) {
 		{"too large", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 2000000\r\n", "{", 413, CodeBodyTooLarge},
 		// Elsewhere a body is not read: the route answers as without one,
 		// and the connection is closed.
-		{"body on a GET", "GET " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 10\r\n", "{", 200, ""},
+		{"body on a GET", "GET " + defaultPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 10\r\n", "{", 200, ""},
 		{"body on a wrong method", "PUT " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 10\r\n", "{", 405, CodeMethodNotAllowed},
 		{"body on the callback", "GET /agents/test/never-opened/callback?state=s:x&code=c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n", "{", 404, CodeUnknownAgent},
 	}
@@ -202,7 +205,7 @@ func TestStreamsOutliveRequestLimits(t *testing.T) {
 	t.Run("sse", func(t *testing.T) {
 		t.Parallel()
 		c, br := ls.dial(t)
-		fmt.Fprintf(c, "GET %s/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", agentPath)
+		fmt.Fprintf(c, "GET %s/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", defaultPath)
 		c.SetReadDeadline(time.Now().Add(safety))
 		res, err := http.ReadResponse(br, &http.Request{Method: "GET"})
 		if err != nil || res.StatusCode != 200 {
@@ -223,7 +226,7 @@ func TestStreamsOutliveRequestLimits(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithTimeout(context.Background(), safety)
 		defer cancel()
-		ws, _, err := websocket.Dial(ctx, AgentURL("http://"+ls.addr, "test", "a"), nil)
+		ws, _, err := websocket.Dial(ctx, AgentURL("http://"+ls.addr, "agentmcp", "default"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
