@@ -218,15 +218,32 @@ func cloneElicitation(e *mcp.ElicitationCapabilities) *mcp.ElicitationCapabiliti
 func (h *sessionHooks) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	ctx, done := h.requestCtx(ctx)
 	defer done()
-	return h.c.m.elicit(ctx, h.c.ID(), req.Params)
+	return h.c.elicit(ctx, req.Params)
 }
 
-// elicit runs the handler for the mode of p.
-func (m *Manager) elicit(ctx context.Context, serverID string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+// elicit runs the handler for the mode of p, within the limits of
+// ServerRequestLimits: p's size, and the requests for input waiting.
+func (c *conn) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	m, serverID := c.m, c.ID()
 	if p == nil {
 		p = &mcp.ElicitParams{}
 	}
 	mode := elicitMode(p)
+	var schema []byte
+	if p.RequestedSchema != nil {
+		var err error
+		if schema, err = json.Marshal(p.RequestedSchema); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("elicitation schema cannot be encoded: %v", err)}
+		}
+	}
+	if err := c.checkElicitationSize(p, schema); err != nil {
+		return nil, err
+	}
+	release, err := c.acquireInput("elicitation")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	cfg := m.hooks.elicit.Load()
 	if cfg == nil {
 		cfg = &ElicitationHandlers{}
@@ -244,15 +261,13 @@ func (m *Manager) elicit(ctx context.Context, serverID string, p *mcp.ElicitPara
 		return nil, &noHandlerError{fmt.Sprintf("no %s-mode elicitation handler is configured for mcp server %q", mode, serverID)}
 	}
 	req := &ElicitationRequest{
-		ServerID:      serverID,
-		Mode:          mode,
-		Message:       p.Message,
-		URL:           p.URL,
-		ElicitationID: p.ElicitationID,
-		Params:        p,
-	}
-	if p.RequestedSchema != nil {
-		req.RequestedSchema, _ = json.Marshal(p.RequestedSchema)
+		ServerID:        serverID,
+		Mode:            mode,
+		Message:         p.Message,
+		URL:             p.URL,
+		ElicitationID:   p.ElicitationID,
+		RequestedSchema: schema,
+		Params:          p,
 	}
 	res, err := fn(ctx, req, serverID)
 	switch {
@@ -371,6 +386,9 @@ func (h *sessionHooks) satisfyURLElicitations(ctx context.Context, werr *jsonrpc
 			return nil, protocolError("mcp server %q: malformed URL elicitation required error: %v", h.c.ID(), err)
 		}
 	}
+	if max := h.c.m.limits().PerServer; len(data.Elicitations) > max {
+		return nil, protocolError("mcp server %q: a URL elicitation required error lists %d elicitations, more than the %d a server may have pending", h.c.ID(), len(data.Elicitations), max)
+	}
 	var reqs []*ElicitationRequest
 	for _, p := range data.Elicitations {
 		if p == nil || elicitMode(p) != "url" || p.URL == "" {
@@ -399,7 +417,7 @@ func (h *sessionHooks) satisfyURLElicitations(ctx context.Context, werr *jsonrpc
 	}
 	for _, p := range data.Elicitations {
 		p.Mode = "url"
-		res, err := h.c.m.elicit(ctx, h.c.ID(), p)
+		res, err := h.c.elicit(ctx, p)
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q requires URL elicitation: %w", h.c.ID(), err)
 		}

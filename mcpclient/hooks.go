@@ -35,6 +35,11 @@ type managerHooks struct {
 	// client either starts with the new roots or is synced to them.
 	rootsMu sync.Mutex
 	roots   []*mcp.Root // nil means not set: not advertised
+
+	// inputMu guards pendingInput and every connHooks.pendingInput: the
+	// requests for input waiting for their answer (limits.go).
+	inputMu      sync.Mutex
+	pendingInput int
 }
 
 // connHooks is a connection's part: its elicitation seed, and the newest
@@ -44,11 +49,14 @@ type connHooks struct {
 	mu        sync.Mutex
 	seedSpent bool          // a session advertised the seed successfully
 	latest    *sessionHooks // of the newest session built
+
+	pendingInput int // requests for input waiting; guarded by managerHooks.inputMu
 }
 
 // sessionHooks is one session's go-sdk client and what it advertised.
 type sessionHooks struct {
 	c        *conn
+	s        *session
 	client   *mcp.Client
 	caps     *mcp.ClientCapabilities // advertised; never mutated
 	seeded   bool                    // caps.Elicitation is the connection's seed
@@ -57,6 +65,7 @@ type sessionHooks struct {
 	// mu guards the fields below. It is never held across I/O.
 	mu          sync.Mutex
 	calls       map[*call]struct{}       // requests in flight
+	inflight    int                      // server requests being answered (requestLimitMiddleware)
 	completions map[string]chan struct{} // URL elicitations awaiting notifications/elicitation/complete
 	roots       map[string]mcp.Root      // what the client's roots hold, by URI
 	rootsIdle   chan struct{}            // non-nil while a goroutine syncs the client's roots; closed when it is done
@@ -80,7 +89,7 @@ type callKey struct{}
 // client and installs the middleware. newClient (conn.go) calls it.
 func (c *conn) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	m := c.m
-	h := &sessionHooks{c: c, calls: map[*call]struct{}{}}
+	h := &sessionHooks{c: c, s: s, calls: map[*call]struct{}{}}
 	s.hooks = h
 	caps := opts.Capabilities
 	if caps == nil {
@@ -106,7 +115,7 @@ func (c *conn) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	h.caps = cloneCaps(caps)
 	h.client = mcp.NewClient(m.clientInfo, opts)
 	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware, decodedResults)
-	h.client.AddReceivingMiddleware(h.rootsMiddleware)
+	h.client.AddReceivingMiddleware(h.requestLimitMiddleware, h.rootsMiddleware)
 	// Before Connect the client has no session, so this sends nothing.
 	h.roots = rootsByURI(roots)
 	if len(roots) > 0 {
@@ -199,13 +208,21 @@ func isModern(req mcp.Request) bool {
 
 // Write notes the multi round-trip retries of a call: requests that carry
 // inputResponses or a requestState.
+//
+// It also tells the request gate (limits.go) what the client writes: the
+// handshake, and the answers to the server's requests.
 func (p *progressConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if cl, ok := ctx.Value(callKey{}).(*call); ok && !cl.retried.Load() {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && isRetryRound(req.Params) {
 			cl.retried.Store(true)
 		}
 	}
-	return p.Connection.Write(ctx, msg)
+	p.gate.written(msg)
+	err := p.Connection.Write(ctx, msg)
+	if res, ok := msg.(*jsonrpc.Response); ok {
+		p.gate.answered(res.ID)
+	}
+	return err
 }
 
 // isRetryRound reports whether request params carry input responses or a

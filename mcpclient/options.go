@@ -74,6 +74,13 @@ type Options struct {
 	// so that a process that restarts can resume them; servers expire the
 	// ones never resumed.
 	EndSessionsOnClose bool
+
+	// ServerRequests bounds what servers can make the Manager hold by
+	// asking it for something (elicitation, sampling, roots, ping): 4
+	// requests per server, 16 requests for input across servers, 64 KiB
+	// per elicitation and 1 MiB per sampling request by default. See
+	// ServerRequestLimits.
+	ServerRequests ServerRequestLimits
 }
 
 // Version is the version of agentmcp, reported in ClientInfo by default.

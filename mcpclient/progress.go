@@ -29,14 +29,15 @@ func (t progressTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	pc := &progressConn{Connection: conn, c: t.c}
+	pc := &progressConn{Connection: conn, c: t.c, gate: requestGate{c: t.c}}
 	t.s.conn = pc
 	return pc, nil
 }
 
 type progressConn struct {
 	mcp.Connection
-	c *conn
+	c    *conn
+	gate requestGate // admits the server's requests (limits.go)
 }
 
 func (p *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -46,7 +47,20 @@ func (p *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 		req, ok := msg.(*jsonrpc.Request)
-		if !ok || req.IsCall() || req.Method != "notifications/progress" {
+		if ok && req.IsCall() {
+			refuse, drop := p.gate.admit(req)
+			switch {
+			case drop:
+				continue
+			case refuse != nil:
+				if err := p.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: refuse}); err != nil {
+					p.c.m.logger.Debug("cannot refuse a server request", "server", p.c.ID(), "error", err)
+				}
+				continue
+			}
+			return msg, nil
+		}
+		if !ok || req.Method != "notifications/progress" {
 			return msg, nil
 		}
 		var params mcp.ProgressNotificationParams

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -126,6 +127,10 @@ func (h *sessionHooks) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "roots/list" {
 			return next(ctx, method, req)
+		}
+		if h.caps.RootsV2 == nil {
+			// The session did not offer roots: a server may not ask.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "roots are not offered to this server"}
 		}
 		roots := cloneRoots(h.c.m.currentRoots())
 		h.c.m.logger.Debug("mcp server listed the roots", "server", h.c.ID(), "roots", len(roots))

@@ -39,6 +39,14 @@ func (h *sessionHooks) createMessage(ctx context.Context, req *mcp.CreateMessage
 	if params == nil {
 		params = &mcp.CreateMessageParams{}
 	}
+	if err := h.c.checkSamplingSize(params); err != nil {
+		return nil, err
+	}
+	release, err := h.c.acquireInput("sampling")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	res, err := (*fn)(ctx, params, h.c.ID())
 	switch {
 	case err != nil:
