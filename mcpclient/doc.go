@@ -109,6 +109,22 @@
 // to store so that a restored server advertises the same modes before the
 // application configures its handlers again.
 //
+// What a server can make the Manager hold by asking is bounded
+// (Options.ServerRequests, [ServerRequestLimits]): by default a server has
+// at most 4 requests for input (elicitation, sampling) waiting for their
+// answer and 4 JSON-RPC requests of any kind being answered, the Manager
+// at most 16 requests for input across its servers, an elicitation
+// (message, form schema, URL) at most 64 KiB and a sampling request at
+// most 1 MiB, all far below the 16 MiB message cap. A request past a limit
+// is refused at once with a JSON-RPC error (a call whose input request is
+// refused fails with [ErrServerRequestRefused]); nothing queues. How long a
+// request for input may wait is up to its handler (agentmcp serve cancels
+// it after 10 minutes by default). A 2026-07-28 server sends no JSON-RPC
+// requests, so any it sends is dropped unread; a legacy server may send
+// none but ping during the handshake, and may ask for roots only when
+// roots are offered. Legacy requests may arrive with no call in flight
+// (on the standalone stream, as 2025-11-25 allows), under the same limits.
+//
 // # Concurrency
 //
 // A Manager is safe for concurrent use. Background work (reconnection,

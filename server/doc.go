@@ -64,7 +64,10 @@
 // POST .../elicitations/{id}; the streams carry the pending ones as
 // {"type":"agentmcp_elicitations","elicitations":[...]} frames (on connect
 // when there are some, and after every change), and the dashboard shows
-// them as forms.
+// them as forms. A server has at most 4 pending and an agent 16, each of
+// at most 64 KiB (mcpclient.ServerRequestLimits, through Options.Agent);
+// the rest are refused with a JSON-RPC error to the server, so a flooding
+// server cannot grow the list or the frames.
 //
 // On the SSE stream each frame is one event named after the frame's type:
 // "event: cf_agent_mcp_servers" or "event: agentmcp_elicitations", with

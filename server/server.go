@@ -74,7 +74,9 @@ type Options struct {
 	// input (an elicitation) waits for an answer through the API or the
 	// dashboard before it is cancelled. Zero means 10 minutes. Negative
 	// means agents get no elicitation handlers: servers are not offered
-	// elicitation.
+	// elicitation. How many may wait, and how large they may be, is
+	// Agent.Manager.ServerRequests (by default 4 per server and 16 per
+	// agent, of at most 64 KiB each); the rest are refused.
 	ElicitationTimeout time.Duration
 
 	// CallTimeout bounds a tool call, resource read or prompt get made
