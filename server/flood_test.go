@@ -53,7 +53,8 @@ func heapMiB() float64 {
 func TestServeFlood(t *testing.T) {
 	// Not parallel: the heap figures are the process's.
 	e := newEnv(t, nil)
-	ctx := testCtx(t)
+	ctx, stop := context.WithTimeout(context.Background(), 3*time.Minute) // the flood is slow under -race
+	defer stop()
 	fl := mcptest.NewFlooder(t)
 	good := mcptest.NewServer("good")
 	goodURL := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return good.Server }).URL
@@ -72,15 +73,13 @@ func TestServeFlood(t *testing.T) {
 	}
 
 	const (
-		small, big, sampling = 40, 20, 20
+		small, big, sampling = 40, 10, 5
 		sent                 = small + big + sampling
 		perServer            = 4       // mcpclient's default ServerRequestLimits.PerServer
 		bound                = 64.0    // MiB of heap growth allowed: a sanity bound, with a wide margin
 		bigSize              = 2 << 20 // as in the report: 2 MiB forms
 	)
 	before := heapMiB()
-	floodCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	for _, f := range []struct {
 		method      string
 		params      []byte
@@ -90,12 +89,14 @@ func TestServeFlood(t *testing.T) {
 		{"elicitation/create", formParams(bigSize), small + 1, big},
 		{"sampling/createMessage", samplingParams(bigSize), small + big + 1, sampling},
 	} {
-		if err := fl.Flood(floodCtx, f.method, f.params, f.first, f.size); err != nil {
+		if err := fl.Flood(ctx, f.method, f.params, f.first, f.size); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	// Settle: every request is either pending or answered.
+	settleCtx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a safety net
+	defer cancel()
 	answers := map[string]int64{} // id: error code
 	var pending []Elicitation
 	tick := time.NewTicker(20 * time.Millisecond) // polls the pending list; the answers wake it too
@@ -116,7 +117,7 @@ settle:
 			}
 			answers[a.ID] = a.Error.Code
 		case <-tick.C:
-		case <-floodCtx.Done():
+		case <-settleCtx.Done():
 			t.Errorf("the flood did not settle: %d pending, %d answered of %d", len(pending), len(answers), sent)
 			break settle
 		}
