@@ -1,6 +1,9 @@
 package agent
 
 import (
+	"cmp"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
@@ -13,7 +16,10 @@ import (
 // and the catalogs of the connected ones, each item tagged with its server
 // id. It is what dashboards receive on every change (onMcpUpdate).
 type MCPServersState struct {
-	Servers           map[string]MCPServer         `json:"servers"`
+	Servers map[string]MCPServer `json:"servers"`
+	// Order lists the ids of Servers in the order every view shows them
+	// (the CLI, the API, the dashboard): see [ServerOrder].
+	Order             []string                     `json:"order"`
 	Tools             []mcpclient.Tool             `json:"tools"`
 	Prompts           []mcpclient.Prompt           `json:"prompts"`
 	Resources         []mcpclient.Resource         `json:"resources"`
@@ -24,11 +30,15 @@ type MCPServersState struct {
 // in it is secret: the URL has no query or userinfo, headers are absent,
 // and text from servers is sanitised.
 type MCPServer struct {
-	Name         string                  `json:"name"`
-	ServerURL    string                  `json:"server_url"`
-	AuthURL      *string                 `json:"auth_url"`
-	State        string                  `json:"state"`
+	Name      string  `json:"name"`
+	ServerURL string  `json:"server_url"`
+	AuthURL   *string `json:"auth_url"`
+	State     string  `json:"state"`
+	// Error is the full detail of the last failure (the whole error
+	// chain, sanitised); ErrorSummary says in a few words what failed
+	// (see [mcpclient.ErrorSummary]). Both are set together.
 	Error        *string                 `json:"error"`
+	ErrorSummary *string                 `json:"error_summary,omitempty"`
 	Instructions *string                 `json:"instructions"`
 	Capabilities *mcp.ServerCapabilities `json:"capabilities"`
 	// Transport and ProtocolVersion say how the agent reaches the server.
@@ -55,6 +65,7 @@ func (a *Agent) MCPServers() MCPServersState {
 	stored := mcpclient.Filter{ServerID: ids}
 	return MCPServersState{
 		Servers:           rows,
+		Order:             ServerOrder(rows),
 		Tools:             orEmpty(a.m.ListTools(stored)),
 		Prompts:           orEmpty(a.m.ListPrompts(stored)),
 		Resources:         orEmpty(a.m.ListResources(stored)),
@@ -98,12 +109,33 @@ func withInfo(s MCPServer, info mcpclient.ServerInfo) MCPServer {
 	}
 	if info.Error != nil {
 		s.Error = ptr(netguard.Sanitize(info.Error.Error()))
+		s.ErrorSummary = ptr(netguard.Sanitize(mcpclient.ErrorSummary(info.Error)))
 	}
 	if info.Instructions != "" {
 		s.Instructions = ptr(netguard.Sanitize(info.Instructions))
 	}
 	s.Capabilities = info.Capabilities
 	return s
+}
+
+// ServerOrder returns the ids of servers in the one order that the CLI,
+// the API and the dashboard show them in: by name without regard to case,
+// then by name, then by id (byte-wise comparisons, so that every language
+// sorts alike).
+func ServerOrder(servers map[string]MCPServer) []string {
+	ids := make([]string, 0, len(servers))
+	for id := range servers {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int {
+		na, nb := servers[a].Name, servers[b].Name
+		return cmp.Or(
+			strings.Compare(strings.ToLower(na), strings.ToLower(nb)),
+			strings.Compare(na, nb),
+			strings.Compare(a, b),
+		)
+	})
+	return ids
 }
 
 func ptr(s string) *string { return &s }

@@ -66,7 +66,8 @@ type HTTPError struct {
 	// transport (a 2026-07-28 server answers an unknown method that way).
 	JSONRPC *jsonrpc.Error
 	// Body is the start of the response body, sanitised for display, when
-	// it is not a JSON-RPC error.
+	// it is not a JSON-RPC error; it is empty for an HTML page, which is
+	// markup rather than a message.
 	Body string
 }
 

@@ -527,7 +527,7 @@ func newHTTPError(req *http.Request, resp *http.Response) *HTTPError {
 		}
 	}
 	if herr.JSONRPC == nil {
-		herr.Body = sanitize(string(body), 200)
+		herr.Body = displayBody(resp.Header.Get("Content-Type"), body)
 	}
 	return herr
 }

@@ -196,9 +196,11 @@ type ServerState struct {
 }
 
 func (s *Server) listServers(w http.ResponseWriter, r *http.Request, e *entry) {
+	st := e.a.MCPServers()
 	writeJSON(w, http.StatusOK, struct {
 		Servers map[string]agent.MCPServer `json:"servers"`
-	}{e.a.MCPServers().Servers})
+		Order   []string                   `json:"order"` // agent.ServerOrder
+	}{st.Servers, st.Order})
 }
 
 func (s *Server) getServer(w http.ResponseWriter, r *http.Request, e *entry) {

@@ -13,7 +13,7 @@
 //	PUT    /agents/{class}/{name}                           create the agent -> 201, or 200 when it exists
 //	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
 //	GET    /agents/{class}/{name}/events                    the state as server-sent events
-//	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}}
+//	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)
 //	POST   /agents/{class}/{name}/servers                   add (AddRequest) -> {id, state, authUrl?}; 201 new, 200 existing; creates the agent
 //	GET    /agents/{class}/{name}/servers/{id}              one server, with its id
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
 func lsCommand() command {
@@ -18,9 +17,12 @@ func lsCommand() command {
 		usage: `Usage:
   agentmcp ls [flags]
 
-Prints a table of the agent's servers: id, name, state, transport, number
-of tools, URL and error. With --db, the stored servers are connected first,
-so that their states are current.
+Prints a table of the agent's servers, by name then id (the order of the
+API and the dashboard too): id, name, state, transport, number of tools,
+URL and a note: what failed, in short, for a failed server (--json has the
+full detail as "error", the short form as "error_summary"), and the URL to
+open for one that needs sign-in (authenticating). With --db, the stored
+servers are connected first, so that their states are current.
 
 Flags:
   --json           print the agent's whole state (MCPServersState) as JSON
@@ -60,19 +62,13 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return printServers(stdout, st)
 }
 
-// sortedIDs returns the server ids by name, then id.
+// sortedIDs returns the server ids in the agent's order (by name, then
+// id: agent.ServerOrder), which every view shares.
 func sortedIDs(st agent.MCPServersState) []string {
-	ids := make([]string, 0, len(st.Servers))
-	for id := range st.Servers {
-		ids = append(ids, id)
+	if len(st.Order) == len(st.Servers) {
+		return st.Order
 	}
-	slices.SortFunc(ids, func(a, b string) int {
-		if c := strings.Compare(st.Servers[a].Name, st.Servers[b].Name); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	return ids
+	return agent.ServerOrder(st.Servers)
 }
 
 func printServers(w io.Writer, st agent.MCPServersState) error {
@@ -85,23 +81,41 @@ func printServers(w io.Writer, st agent.MCPServersState) error {
 		tools[t.ServerID]++
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tTRANSPORT\tTOOLS\tURL\tERROR")
+	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tTRANSPORT\tTOOLS\tURL\tNOTE")
 	for _, id := range sortedIDs(st) {
 		s := st.Servers[id]
-		errText := ""
-		if s.Error != nil {
-			errText = *s.Error
-		}
-		if s.AuthURL != nil && s.State == "authenticating" {
-			errText = "authorize at " + *s.AuthURL
-		}
 		transport := s.Transport
 		if transport == "" {
 			transport = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", cell(id), cell(s.Name), s.State, transport, tools[id], cell(s.ServerURL), cell(errText))
+		// The note is the last column and is never cut: its end is what
+		// says what to do.
+		note := oneLine(serverNote(s))
+		if note == "" {
+			note = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", cell(id), cell(s.Name), s.State, transport, tools[id], cell(s.ServerURL), note)
 	}
 	return tw.Flush()
+}
+
+// serverNote is what ls says about a server beyond its state: what to do
+// for one that waits for sign-in, the short form of an error
+// (ls --json carries the full detail).
+func serverNote(s agent.MCPServer) string {
+	if s.State == string(mcpclient.StateAuthenticating) {
+		if s.AuthURL != nil && *s.AuthURL != "" {
+			return "sign-in needed: open " + *s.AuthURL
+		}
+		return "sign-in needed: open the dashboard (agentmcp serve) and press Authorize"
+	}
+	switch {
+	case s.ErrorSummary != nil && *s.ErrorSummary != "":
+		return *s.ErrorSummary
+	case s.Error != nil:
+		return *s.Error
+	}
+	return ""
 }
 
 // cell makes server-supplied text safe for one table cell: one line, no

@@ -103,9 +103,14 @@ $("agent-other").addEventListener("submit", (ev) => {
 });
 refreshAgents();
 
-// The servers in the order the server gives them (the state's servers
-// object keeps its order).
-const serverEntries = (mcp) => Object.entries(isObject(mcp && mcp.servers) ? mcp.servers : {});
+// The servers in the agent's one order (mcp.order: agent.ServerOrder, by
+// name then id, as agentmcp ls and the API list them).
+const serverEntries = (mcp) => {
+  const servers = isObject(mcp && mcp.servers) ? mcp.servers : {};
+  const order = Array.isArray(mcp && mcp.order) ? mcp.order.filter((id) => Object.hasOwn(servers, id)) : [];
+  const rest = Object.keys(servers).filter((id) => !order.includes(id));
+  return [...order, ...rest].map((id) => [id, servers[id]]);
+};
 
 function render() {
   const mcp = lastMcp || { servers: {}, tools: [], prompts: [], resources: [], resourceTemplates: [] };

@@ -1,0 +1,207 @@
+package mcpclient
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ErrorSummary says in a few words what failed, for a person who must act
+// on it: "cannot connect: connection refused", "the server asks for
+// sign-in", "not an MCP endpoint (HTTP 405)". The full chain (err.Error())
+// remains the detail for those who want it.
+//
+// The summary is chosen from the typed errors in err's chain (this
+// package's sentinels and types, netguard's, net, TLS and x509 errors,
+// context deadlines), never from the text of messages. It carries no
+// secret and no response body; where nothing in the chain is recognised,
+// it is the innermost error's message, shortened. It is "" for a nil err.
+func ErrorSummary(err error) string {
+	if err == nil {
+		return ""
+	}
+	var (
+		blocked  *netguard.BlockedError
+		authReq  *AuthRequiredError
+		urlElic  *URLElicitationRequiredError
+		interr   *InterruptedCallError
+		herr     *HTTPError
+		dnsErr   *net.DNSError
+		unknown  x509.UnknownAuthorityError
+		hostErr  x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		verify   *tls.CertificateVerificationError
+		record   tls.RecordHeaderError
+		alert    tls.AlertError
+		exitErr  *exec.ExitError
+		opErr    *net.OpError
+		rpcErr   *jsonrpc.Error
+		netErr   net.Error
+		hostname string
+	)
+	switch {
+	case errors.As(err, &blocked):
+		reason := blocked.Reason
+		if reason == "" {
+			reason = blocked.URL
+		}
+		return "blocked URL: " + reason
+	case errors.Is(err, netguard.ErrBlockedURL):
+		return "blocked URL"
+	case errors.Is(err, netguard.ErrUnsupportedScheme):
+		return "unsupported URL scheme (use http or https)"
+	case errors.As(err, &authReq), errors.Is(err, ErrUnauthorized):
+		return "the server asks for sign-in"
+	case errors.As(err, &urlElic):
+		if urlElic.Action != "" {
+			return "the server needs a step in the browser, which was " + actionPast(urlElic.Action)
+		}
+		return "the server needs a step in the browser"
+	case errors.As(err, &interr):
+		return "the call was interrupted; it may or may not have run"
+	case errors.Is(err, ErrSessionExpired):
+		return "session expired"
+	case errors.Is(err, ErrClosed):
+		return "the client is closed"
+	case errors.Is(err, ErrNotRegistered):
+		return "unknown server"
+	case errors.Is(err, ErrNoHandler):
+		return "the server asked for something this client cannot answer"
+	case errors.As(err, &herr):
+		return httpSummary(herr)
+	case errors.Is(err, ErrProtocol):
+		return "protocol error: the server sent something that is not valid MCP"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "server timed out"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.As(err, &dnsErr):
+		hostname = dnsErr.Name
+		if dnsErr.IsNotFound {
+			return "DNS lookup failed: no such host " + hostname
+		}
+		if dnsErr.IsTimeout {
+			return "DNS lookup timed out for " + hostname
+		}
+		return "DNS lookup failed for " + hostname
+	case errors.As(err, &unknown):
+		return "TLS failure: certificate signed by an unknown authority"
+	case errors.As(err, &hostErr):
+		return "TLS failure: the certificate is not valid for this host"
+	case errors.As(err, &invalid):
+		if invalid.Reason == x509.Expired {
+			return "TLS failure: the certificate has expired or is not yet valid"
+		}
+		return "TLS failure: invalid certificate"
+	case errors.As(err, &verify):
+		return "TLS failure: the certificate could not be verified"
+	case errors.As(err, &record):
+		return "TLS failure: the server does not speak TLS on this port"
+	case errors.As(err, &alert):
+		return "TLS failure: the server refused the handshake"
+	case errors.Is(err, exec.ErrNotFound):
+		return "command not found"
+	case errors.As(err, &exitErr):
+		return fmt.Sprintf("the server process exited (status %d)", exitErr.ExitCode())
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "cannot connect: connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by the server"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "cannot connect: host unreachable"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return "server timed out"
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return "cannot connect: " + innermost(opErr)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the server closed the connection"
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		return "connection closed"
+	case errors.Is(err, ErrNotConnected):
+		return "not connected"
+	case errors.As(err, &rpcErr):
+		return "the server answered with an error: " + sanitize(rpcErr.Message, 80)
+	}
+	return innermost(err)
+}
+
+// httpSummary describes an HTTP status the client could not use, without
+// the body.
+func httpSummary(e *HTTPError) string {
+	code := e.StatusCode
+	switch {
+	case e.JSONRPC == nil && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed):
+		return fmt.Sprintf("not an MCP endpoint (HTTP %d)", code)
+	case code == http.StatusNotAcceptable || code == http.StatusUnsupportedMediaType:
+		return fmt.Sprintf("the server does not accept MCP messages (HTTP %d)", code)
+	case code == http.StatusForbidden:
+		return "access denied (HTTP 403)"
+	case code == http.StatusTooManyRequests:
+		return "rate limited by the server (HTTP 429)"
+	case code >= 500:
+		return fmt.Sprintf("server error (HTTP %d %s)", code, http.StatusText(code))
+	case e.JSONRPC != nil:
+		return fmt.Sprintf("the server refused the request (HTTP %d): %s", code, sanitize(e.JSONRPC.Message, 80))
+	}
+	return fmt.Sprintf("the server refused the request (HTTP %d %s)", code, http.StatusText(code))
+}
+
+func actionPast(action string) string {
+	switch action {
+	case "decline":
+		return "declined"
+	case "cancel":
+		return "cancelled"
+	}
+	return action
+}
+
+// innermost returns the message of the deepest error in err's chain
+// (following the first branch of a joined error), shortened.
+func innermost(err error) string {
+	for {
+		var next error
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 {
+				next = errs[0]
+			}
+		}
+		if next == nil {
+			return sanitize(err.Error(), 120)
+		}
+		err = next
+	}
+}
+
+// displayBody returns the start of an HTTP error body as text fit to show
+// to a person: "" for an HTML page (a proxy's or a web server's error page
+// is markup, not a message) and for an empty body.
+func displayBody(contentType string, body []byte) string {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt == "text/html" || mt == "application/xhtml+xml" {
+		return ""
+	}
+	head := strings.ToLower(strings.TrimSpace(string(body[:min(len(body), 512)])))
+	if strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html") ||
+		(strings.HasPrefix(head, "<") && strings.Contains(head, "<body")) {
+		return ""
+	}
+	return sanitize(string(body), 200)
+}
