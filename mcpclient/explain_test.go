@@ -42,15 +42,6 @@ func connectErr(t *testing.T, ctx context.Context, opts *mcpclient.Options, so m
 // 127.0.0.1, and checks the short message and that the detail keeps the
 // chain but no HTML.
 func TestErrorSummaryRealFailures(t *testing.T) {
-	closedPort := func(t *testing.T) string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		return "http://" + addr + "/mcp"
-	}
 	status := func(code int, contentType, body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", contentType)
@@ -62,7 +53,7 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 	streamable := mcpclient.TransportOptions{Type: mcpclient.TransportStreamableHTTP}
 
 	t.Run("connection refused", func(t *testing.T) {
-		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: closedPort(t)})
+		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: "http://" + refusingAddr(t) + "/mcp"})
 		if got, want := mcpclient.ErrorSummary(err), "cannot connect: connection refused"; got != want {
 			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -21,14 +20,9 @@ func TestLsNotes(t *testing.T) {
 	t.Setenv(envServer, "")
 	db := filepath.Join(t.TempDir(), "agentmcp.db")
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A long path, so that the raw error would pass 80 characters
 	// before its useful end.
-	refused := "http://" + l.Addr().String() + "/a/rather/long/path/to/an/mcp/endpoint/that/is/down"
-	l.Close()
+	refused := "http://" + refusingAddr(t) + "/a/rather/long/path/to/an/mcp/endpoint/that/is/down"
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusMethodNotAllowed)
@@ -61,10 +55,10 @@ func TestLsNotes(t *testing.T) {
 	decode(t, r.stdout, &st)
 	down := st.Servers["down"]
 	if down.ErrorSummary == nil || *down.ErrorSummary != "cannot connect: connection refused" {
-		t.Errorf("error_summary = %v", down.ErrorSummary)
+		t.Errorf("error_summary = %q", deref(down.ErrorSummary))
 	}
 	if down.Error == nil || !strings.Contains(*down.Error, "dial tcp") || !strings.Contains(*down.Error, "connection refused") {
-		t.Errorf("error = %v, want the full detail", down.Error)
+		t.Errorf("error = %q, want the full detail", deref(down.Error))
 	}
 	if !strings.Contains(r.stdout, `"error_summary": "not an MCP endpoint (HTTP 405)"`) {
 		t.Errorf("ls --json:\n%s", r.stdout)
@@ -98,4 +92,11 @@ func TestLsOrder(t *testing.T) {
 	if !slices.Equal(st.Order, want) {
 		t.Errorf("MCPServersState.Order = %v, want %v", st.Order, want)
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }
