@@ -177,14 +177,20 @@ type ConnectResult struct {
 
 // ConnectToServer makes one connection attempt to a registered server:
 // transport, protocol negotiation and handshake, without retry and without
-// discovery. An existing session is replaced.
+// discovery. An existing session is replaced. A server it leaves failed is
+// retried in the background (RetryOptions).
 func (m *Manager) ConnectToServer(ctx context.Context, id string) (ConnectResult, error) {
 	c, err := m.lookup(id)
 	if err != nil {
 		return ConnectResult{}, err
 	}
 	defer m.track()()
-	return c.connectOnce(ctx), nil
+	_, epoch := c.current()
+	res := c.connectOnce(ctx)
+	if res.State == StateFailed {
+		c.scheduleRetry(epoch)
+	}
+	return res, nil
 }
 
 // EstablishConnection connects a registered server in the background, with

@@ -264,3 +264,23 @@ func TestCloseCancelsConnect(t *testing.T) {
 		t.Errorf("Reconnect after close: %+v, %v", res, err)
 	}
 }
+
+// TestBackgroundRetryAfterConnect: a server whose single connection
+// attempt (ConnectToServer, as AddMCPServer makes) fails is retried in the
+// background too.
+func TestBackgroundRetryAfterConnect(t *testing.T) {
+	hs := statefulServer(t)
+	hs.Stop()
+	clock := newFakeClock()
+	m := newManager(t, &mcpclient.Options{Clock: clock})
+	rec := record(m)
+	ctx := testCtx(t)
+	m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: hs.URL})
+	if res, _ := m.ConnectToServer(ctx, "s1"); res.State != mcpclient.StateFailed {
+		t.Fatalf("ConnectToServer with the server down: %+v", res)
+	}
+	<-clock.waiting // the background retry
+	hs.Restart()
+	clock.fire()
+	rec.waitFor(t, "ready, by itself", stateIs("s1", mcpclient.StateReady))
+}
