@@ -159,7 +159,7 @@ function renderServers(mcp) {
       el("td", {}, str(s.transport)),
       el("td", { class: "mono url" }, str(s.server_url)),
       el("td", { class: "error" }, errorNode(s)),
-      el("td", { class: "actions" }, stale ? null : authorizeButton(id, s), stale ? null : reconnectButton(id, s), removeButton(id, s)),
+      el("td", { class: "actions" }, ...(stale ? [removeButton(id, s, true)] : [authorizeButton(id, s), reconnectButton(id, s), removeButton(id, s)])),
     );
   });
   $("servers").tBodies[0].replaceChildren(...rows);
@@ -229,13 +229,16 @@ function reconnectButton(id, s) {
   );
 }
 
-function removeButton(id, s) {
+// removeButton removes the server; it is disabled (stale) while the page
+// is not live.
+function removeButton(id, s, stale = false) {
   return el(
     "button",
     {
       type: "button",
       class: "remove",
-      title: `Remove ${str(s.name)} (${id})`,
+      disabled: stale,
+      title: stale ? "Not connected to serve" : `Remove ${str(s.name)} (${id})`,
       onclick: async (ev) => {
         ev.target.disabled = true;
         try {
