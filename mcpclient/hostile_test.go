@@ -149,16 +149,18 @@ func TestHostileServers(t *testing.T) {
 				return true
 			case "garbled-sse":
 				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, "data: {not json\n\n")
+				io.WriteString(w, "data: {not json \u202e\n\n")
 				return true
 			}
 			return false
 		})
 		m := newManager(t, nil)
 		connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
-		for _, name := range []string{"garbled", "garbled-sse"} {
-			if _, err := m.CallTool(testCtx(t), "s1", name, nil, nil); !errors.Is(err, mcpclient.ErrProtocol) {
-				t.Errorf("%s: %v; want ErrProtocol", name, err)
+		// The error quotes the start of what came, sanitised.
+		for name, quote := range map[string]string{"garbled": `"{\"jsonrpc\":\"2.0\",\"id\":`, "garbled-sse": `"{not json"`} {
+			_, err := m.CallTool(testCtx(t), "s1", name, nil, nil)
+			if !errors.Is(err, mcpclient.ErrProtocol) || !strings.Contains(err.Error(), quote) || strings.Contains(err.Error(), "\u202e") {
+				t.Errorf("%s: %v; want ErrProtocol, quoting %s", name, err, quote)
 			}
 		}
 		closeWithin(t, m, 5*time.Second)

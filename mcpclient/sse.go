@@ -149,7 +149,7 @@ func (c *sseConn) read(sr *sseReader, body io.ReadCloser) {
 		}
 		var msg jsonrpc.Message
 		if msg, err = decodeMessage(ev.Data); err != nil {
-			err = protocolError("malformed message in SSE stream: %v", err)
+			err = protocolError("malformed message in SSE stream: %v: %s", err, quoteStart(ev.Data))
 			break
 		}
 		select {

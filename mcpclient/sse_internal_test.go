@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,4 +104,28 @@ func TestReadBeforeEnd(t *testing.T) {
 		sc.fail(errors.New("the connection broke"))
 		check(t, conn)
 	})
+}
+
+// TestSSEMalformedQuoted: a malformed message on the SSE stream ends the
+// connection with an error that quotes its start, sanitised.
+func TestSSEMalformedQuoted(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: endpoint\ndata: /message?sessionId=1\n\ndata: Not JSON \u202e at all\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr := &sseTransport{endpoint: hs.URL, client: hs.Client(), maxMessageSize: 1 << 20}
+	conn, err := tr.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = conn.Read(ctx)
+	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), `: "Not JSON  at all"`) {
+		t.Errorf("Read = %v; want ErrProtocol, quoting the message sanitised", err)
+	}
 }

@@ -356,7 +356,7 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 		reply, err := decodeShared(body.Bytes())
 		if err != nil {
-			return rejected(protocolError("%s: malformed response: %v", summary, err))
+			return rejected(protocolError("%s: malformed response: %v: %s", summary, err, quoteStart(body.Bytes())))
 		}
 		if r, ok := reply.(*jsonrpc.Response); ok && r.ID == call.ID {
 			c.deliver(handoffOf(ctx, call.Method).take(r))
@@ -793,7 +793,7 @@ func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call
 		}
 		msg, err := decodeShared(ev.Data)
 		if err != nil {
-			r.err = protocolError("malformed message in event stream: %v", err)
+			r.err = protocolError("malformed message in event stream: %v: %s", err, quoteStart(ev.Data))
 			return r
 		}
 		resp, ok := msg.(*jsonrpc.Response)

@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -30,6 +31,15 @@ func sanitize(s string, max int) string {
 		}
 	}
 	return s
+}
+
+// quoteStart quotes the start of a message a peer sent, for an error:
+// sanitised, cut to 100 characters.
+func quoteStart(data []byte) string {
+	if len(data) > 1024 {
+		data = data[:1024]
+	}
+	return strconv.Quote(sanitize(string(data), 100))
 }
 
 // redactURL renders u without userinfo, query or fragment, for errors and
