@@ -306,3 +306,44 @@ func TestLongRequestOutlivesBodyTimeout(t *testing.T) {
 		t.Errorf("answer %q", got)
 	}
 }
+
+// TestUnreadResponseCut: a client that does not read its answer holds the
+// request only for WriteTimeout once the answer has started; the handler's
+// writes then fail and the connection is closed.
+func TestUnreadResponseCut(t *testing.T) {
+	t.Parallel()
+	const limit = 100 * time.Millisecond
+	writeErr := make(chan error, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/static/", func(w http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 64<<10)
+		for range 1024 { // 64 MiB: far more than the sockets buffer
+			if _, err := w.Write(chunk); err != nil {
+				writeErr <- err
+				return
+			}
+		}
+		writeErr <- nil
+	})
+	hs := &http.Server{Handler: newSecurity(&Options{WriteTimeout: limit}).wrap(mux)}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hs.Serve(l)
+	defer hs.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /static/big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	select {
+	case err := <-writeErr:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("the handler's writes ended with %v; want the write deadline", err)
+		}
+	case <-time.After(safety):
+		t.Fatalf("the handler still writes to a client that does not read after %v", safety)
+	}
+}
