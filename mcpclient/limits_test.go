@@ -72,13 +72,23 @@ const smallForm = `{"message":"Name?","requestedSchema":{"type":"object","proper
 // in flight get PerServer of them pending, then PerManager across servers;
 // the rest, and any larger than the size limits, are refused at once with a
 // JSON-RPC error, and the servers' tools keep working.
+//
+// With go-sdk's transport, whose reading the Manager does not see, the
+// same limits hold once go-sdk has decoded a request.
 func TestServerRequestLimits(t *testing.T) {
+	for _, impl := range []mcpclient.TransportImplementation{mcpclient.ImplementationAgentMCP, mcpclient.ImplementationGoSDK} {
+		t.Run(string(impl), func(t *testing.T) { testServerRequestLimits(t, impl) })
+	}
+}
+
+func testServerRequestLimits(t *testing.T, impl mcpclient.TransportImplementation) {
+	f1, f2 := mcptest.NewFlooder(t), mcptest.NewFlooder(t) // stopped after the Manager closes
 	started := make(chan string, 16)
 	m := newManager(t, &mcpclient.Options{ServerRequests: mcpclient.ServerRequestLimits{PerServer: 2, PerManager: 3, MaxElicitationSize: 4 << 10}})
 	m.ConfigureElicitationHandlers(blockingForm(started))
-	f1, f2 := mcptest.NewFlooder(t), mcptest.NewFlooder(t)
-	connectReady(t, m, "f1", mcpclient.ServerOptions{URL: f1.URL})
-	connectReady(t, m, "f2", mcpclient.ServerOptions{URL: f2.URL})
+	tr := mcpclient.TransportOptions{Type: mcpclient.TransportStreamableHTTP, Implementation: impl}
+	connectReady(t, m, "f1", mcpclient.ServerOptions{URL: f1.URL, Transport: tr})
+	connectReady(t, m, "f2", mcpclient.ServerOptions{URL: f2.URL, Transport: tr})
 	ctx := testCtx(t)
 
 	// f1: two pending (PerServer), three refused.
