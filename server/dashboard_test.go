@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 )
 
@@ -462,8 +463,15 @@ func TestDashboardReconnect(t *testing.T) {
 		chromedp.WaitVisible(css(row+` .state[data-state="failed"]`)),
 		chromedp.WaitVisible(css(row+` button.reconnect`)),
 	)
-	if got := p.text(row + " td.error"); got == "" {
-		t.Errorf("a failed server without an error")
+	// The error's short form shows, the whole error one click away.
+	errCell := eval[[]string](p, `(() => {
+		const d = document.querySelector('`+row+` td.error details');
+		if (!d) return [];
+		d.open = true;
+		return [d.querySelector("summary").textContent, d.querySelector("pre").textContent];
+	})()`)
+	if len(errCell) != 2 || !strings.Contains(errCell[0], "connection refused") || len(errCell[1]) <= len(errCell[0]) || !strings.Contains(errCell[1], "127.0.0.1") {
+		t.Errorf("error cell %q, want a short form and the whole error", errCell)
 	}
 	p.screenshot("dashboard-failed.png")
 	hs.Restart()
@@ -490,7 +498,8 @@ func TestDashboardNoSecrets(t *testing.T) {
 		return strings.Replace(u, "http://", "http://user:url-password-1@", 1) + "?key=query-secret-2"
 	}
 	headers := &TransportRequest{Headers: map[string]string{"X-Api-Key": "header-secret-3"}}
-	// Names in the other order than ids: the page keeps the state's order.
+	// Names in the other order than ids: the page keeps the state's order
+	// (by name), not the order of the servers object's keys.
 	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "a-up", URL: secretURL(url), ID: "up", Transport: headers}); err != nil {
 		t.Fatal(err)
 	}
@@ -523,39 +532,29 @@ func TestDashboardNoSecrets(t *testing.T) {
 		t.Errorf("the page shows no server URL at all")
 	}
 	rows := eval[[]string](p, `[...document.querySelectorAll("#servers tbody tr")].map((r) => r.dataset.serverId)`)
+	if diff := cmp.Diff([]string{"up", "down"}, stateOrder(t, e, "test/a")); diff != "" {
+		t.Errorf("state order (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(stateOrder(t, e, "test/a"), rows); diff != "" {
 		t.Errorf("rows not in the state's order (-state +page):\n%s", diff)
 	}
 	p.noProblems()
 }
 
-// stateOrder returns the server ids of agent ns in the order its state's
-// JSON lists them.
+// stateOrder returns the server ids of agent ns in the order its state
+// gives (agent.ServerOrder).
 func stateOrder(t *testing.T, e *env, ns string) []string {
 	t.Helper()
 	status, _, b := e.do("GET", "/agents/"+ns, "")
 	if status != http.StatusOK {
 		t.Fatalf("state: %d %s", status, b)
 	}
-	var st struct {
-		Servers json.RawMessage `json:"servers"`
-	}
+	var st agent.MCPServersState
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(st.Servers))
-	dec.Token() // {
-	var ids []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, tok.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
+	if len(st.Order) != len(st.Servers) {
+		t.Fatalf("state order %v for %d servers", st.Order, len(st.Servers))
 	}
-	return ids
+	return st.Order
 }
