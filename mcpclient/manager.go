@@ -366,14 +366,16 @@ func (m *Manager) DiscoverIfConnected(ctx context.Context, id string, opts *Disc
 				_, epoch := c.current()
 				c.scheduleRetry(epoch)
 			}
-		case !isSessionLost(res.Err):
-			return res, nil
 		}
-		// The session had expired; discover started a renewal, which
-		// discovers again. Report that discovery.
+		// The session had expired, or dropped during the discovery: a
+		// renewal, which discovers again, is under way. Report that
+		// discovery.
 		c.mu.Lock()
 		op = c.renewing
 		c.mu.Unlock()
+		if op == nil && res.State != StateFailed && !isSessionLost(res.Err) {
+			return res, nil
+		}
 	}
 	if op != nil {
 		select {
