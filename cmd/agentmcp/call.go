@@ -36,6 +36,22 @@ command, TOOL and all flags come before --.
 
 A result with "isError": true is printed too, and the exit status is 1.
 
+While the tool works, the server's progress notifications are shown on
+stderr: as a progress line on a terminal, else as JSON lines
+({"type":"progress","tool":...,"progress":2,"total":5,"message":...}).
+When the server asks the user for input (an elicitation) and stdin is a
+terminal, the question is asked there: a form's fields one by one, with
+their types, options and defaults (Enter keeps the default), then sent to
+the server; for a URL, the URL is shown, to open in a browser, and the call
+goes on once Enter is pressed. Each can be declined or cancelled. When stdin
+is not a terminal, such a call fails at once: answer it from a terminal or
+from the dashboard of agentmcp serve. Through a running agentmcp serve
+(a SERVER without --db or --postgres), progress is not shown and questions
+are answered in serve's dashboard.
+
+--timeout (default 60s) bounds the whole command, connecting and the time
+taken to answer the server's questions included.
+
 Flags:
   --args JSON      the tool's arguments, a JSON object (default {})
   --tool TOOL      the tool to call, instead of the TOOL argument
@@ -87,7 +103,9 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	s, err := connect(ctx, spec, cf.timeout)
+	callCtx, term := startTerminal(ctx, tool, stderr)
+	defer term.close()
+	s, err := connectWith(ctx, spec, cf.timeout, term.handlers())
 	if err != nil {
 		return err
 	}
@@ -95,7 +113,10 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := s.checkTool(tool); err != nil {
 		return err
 	}
-	res, err := s.m.CallTool(ctx, s.id, tool, toolArgs, nil)
+	res, err := s.m.CallTool(callCtx, s.id, tool, toolArgs, term.callOptions())
+	if nerr := term.refused(callCtx); nerr != nil {
+		return nerr
+	}
 	if err != nil {
 		if ierr := interrupted(ctx); ierr != nil {
 			return ierr
@@ -236,7 +257,12 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 		}
 		return fmt.Errorf("tool %q not found on server %s (it has: %s)", tool, id, strings.Join(names, ", "))
 	}
-	res, err := b.call(ctx, id, tool, toolArgs)
+	callCtx, term := startTerminal(ctx, tool, stderr)
+	defer term.close()
+	res, err := b.call(callCtx, id, tool, toolArgs, term)
+	if nerr := term.refused(callCtx); nerr != nil {
+		return nerr
+	}
 	if err != nil {
 		if ierr := interrupted(ctx); ierr != nil {
 			return ierr

@@ -92,6 +92,12 @@ const closeTimeout = 5 * time.Second
 // bounds it all; timeout is the --timeout it came from, for messages. The
 // caller must close the session.
 func connect(ctx context.Context, spec *serverSpec, timeout time.Duration) (*session, error) {
+	return connectWith(ctx, spec, timeout, nil)
+}
+
+// connectWith is connect with elicitation handlers (nil for none), which
+// must be in place before the session starts for it to advertise them.
+func connectWith(ctx context.Context, spec *serverSpec, timeout time.Duration, elicit *mcpclient.ElicitationHandlers) (*session, error) {
 	hc := newHTTPClient(timeout)
 	opts := &mcpclient.Options{
 		HTTPClient:      hc,
@@ -107,8 +113,12 @@ func connect(ctx context.Context, spec *serverSpec, timeout time.Duration) (*ses
 		}
 		opts.Guard = g
 	}
+	m := mcpclient.New(opts)
+	if elicit != nil {
+		m.ConfigureElicitationHandlers(elicit)
+	}
 	s := &session{
-		m:       mcpclient.New(opts),
+		m:       m,
 		hc:      hc,
 		spec:    spec,
 		id:      spec.id(),

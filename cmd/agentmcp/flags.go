@@ -26,7 +26,8 @@ type connFlags struct {
 	allowPrivate bool
 }
 
-const defaultTimeout = 30 * time.Second
+// defaultTimeout is the one default of --timeout, for every command.
+const defaultTimeout = 60 * time.Second
 
 // connFlagsUsage documents connFlags and the server argument, for the usage
 // text of the subcommands that use them.
@@ -43,7 +44,7 @@ const connFlagsUsage = `Connection flags:
   --protocol V     pin the MCP protocol version, e.g. 2025-11-25. The default
                    negotiates: 2026-07-28 first, then the older handshake.
   --timeout D      bound the whole command: connecting, listing and calling
-                   (default 30s).
+                   (default 60s).
   --allow-private  allow private addresses (10/8, 192.168/16, ...), refused by
                    default like every other private, link-local or metadata
                    address. Cloud metadata addresses stay refused.

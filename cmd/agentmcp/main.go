@@ -12,7 +12,7 @@ func main() {
 	// After the first signal, restore the default handling, so that a
 	// second Ctrl-C ends the process even if cleaning up hangs.
 	context.AfterFunc(ctx, stop)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(withStdin(ctx, os.Stdin), os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err))
 }

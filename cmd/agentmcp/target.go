@@ -64,7 +64,7 @@ const targetFlagsUsage = `Target flags (which agent the command acts on):
 
 func (f *targetFlags) register(fs *flag.FlagSet) {
 	f.registerTarget(fs)
-	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "")
+	fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "")
 }
 
 // registerTarget registers the flags but --timeout, for call, whose
@@ -90,7 +90,9 @@ type backend interface {
 	add(ctx context.Context, req server.AddRequest) (agent.AddResult, error)
 	remove(ctx context.Context, id string) error
 	tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error)
-	call(ctx context.Context, serverID, tool string, args json.RawMessage) (*mcp.CallToolResult, error)
+	// call calls a tool; term shows its progress and answers its
+	// elicitations, where the backend can (in this process).
+	call(ctx context.Context, serverID, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error)
 	close()
 	// where names the backend in messages.
 	where() string
@@ -227,7 +229,9 @@ func (r *remote) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Too
 	return t, r.explain(err)
 }
 
-func (r *remote) call(ctx context.Context, id, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// call calls the tool through the API: its progress is not shown, and its
+// elicitations wait in the dashboard of serve.
+func (r *remote) call(ctx context.Context, id, tool string, args json.RawMessage, _ *terminal) (*mcp.CallToolResult, error) {
 	res, err := r.c.CallTool(ctx, id, tool, args)
 	return res, r.explain(err)
 }
@@ -270,8 +274,11 @@ func (d *direct) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Too
 	return d.a.Manager().ListTools(f), nil
 }
 
-func (d *direct) call(ctx context.Context, id, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	return d.a.Manager().CallTool(ctx, id, tool, args, nil)
+func (d *direct) call(ctx context.Context, id, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error) {
+	// The stored sessions advertise the elicitation modes agentmcp serve
+	// configures (both); this process answers them for now.
+	d.a.Manager().ConfigureElicitationHandlers(term.handlers())
+	return d.a.Manager().CallTool(ctx, id, tool, args, term.callOptions())
 }
 
 func (d *direct) close() {
