@@ -226,6 +226,7 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 	tf.timeout = cf.timeout
 	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
+	tf.mustExist = true
 	b, err := tf.open(ctx, stderr, true)
 	if err != nil {
 		return err

@@ -47,6 +47,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
+	tf.mustExist = true
 	b, err := tf.open(ctx, stderr, true)
 	if err != nil {
 		return err

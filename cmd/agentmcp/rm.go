@@ -35,6 +35,7 @@ func runRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
+	tf.mustExist = true
 	b, err := tf.open(ctx, stderr, false)
 	if err != nil {
 		return err

@@ -34,6 +34,7 @@ func commands() []command {
 		addCommand(),
 		rmCommand(),
 		lsCommand(),
+		reconnectCommand(),
 		toolsCommand(),
 		callCommand(),
 		importCommand(),

@@ -42,6 +42,10 @@ type targetFlags struct {
 	agent     string
 	publicURL string
 	timeout   time.Duration
+	// mustExist says the command reads an agent rather than creating
+	// one: an agent that does not exist is then an error, never a new
+	// empty agent (only adding a server creates one).
+	mustExist bool
 }
 
 const targetFlagsUsage = `Target flags (which agent the command acts on):
@@ -58,7 +62,8 @@ const targetFlagsUsage = `Target flags (which agent the command acts on):
                    --addr), for the OAuth callback URL of the servers added
                    (default http://127.0.0.1:8787, serve's default)
   --agent C/N      the agent, class/name (default agentmcp/default, the one
-                   the dashboard shows)
+                   the dashboard shows). Another agent must exist (have
+                   servers): only add and import create one
   --timeout D      bound the whole command, connecting included (default 60s)
 `
 
@@ -89,6 +94,7 @@ type backend interface {
 	state(ctx context.Context) (agent.MCPServersState, error)
 	add(ctx context.Context, req server.AddRequest) (agent.AddResult, error)
 	remove(ctx context.Context, id string) error
+	reconnect(ctx context.Context, id string) (agent.AddResult, error)
 	tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error)
 	// call calls a tool; term shows its progress and answers its
 	// elicitations, where the backend can (in this process).
@@ -156,21 +162,68 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, connect bool) 
 	if err != nil {
 		return nil, err
 	}
+	display := f.db
+	if f.postgres != "" {
+		display = "the PostgreSQL database"
+	}
+	if f.mustExist {
+		if err := checkAgent(ctx, st, f.agent, display); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
 	a, err := agent.Open(ctx, st, class, name, &agent.Options{CallbackHost: strings.TrimSuffix(publicURL, "/")})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	d := &direct{a: a, st: st, display: f.db}
-	if f.postgres != "" {
-		d.display = "the PostgreSQL database"
-	}
+	d := &direct{a: a, st: st, display: display}
 	if connect && len(a.MCPServers().Servers) > 0 {
 		stop := startProgress(stderr, fmt.Sprintf("connecting to the servers of %s", f.agent))
 		a.WaitForConnections(ctx)
 		stop()
 	}
 	return d, nil
+}
+
+// checkAgent fails unless the agent ref ("class/name") exists in st: it
+// has stored servers, or it is the default agent, which always exists.
+// The error lists the agents that do exist.
+func checkAgent(ctx context.Context, st store.Store, ref, display string) error {
+	if ref == server.DefaultAgent {
+		return nil
+	}
+	servers, err := st.ListServers(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if len(servers) > 0 {
+		return nil
+	}
+	known := []string{server.DefaultAgent}
+	if lister, ok := st.(server.NamespaceLister); ok {
+		namespaces, err := lister.ListNamespaces(ctx)
+		if err != nil {
+			return err
+		}
+		for _, ns := range namespaces {
+			if ns != server.DefaultAgent {
+				known = append(known, ns)
+			}
+		}
+	}
+	return unknownAgentError(ref, display, known)
+}
+
+// unknownAgentError says that agent ref does not exist, which do, and how
+// to create one.
+func unknownAgentError(ref, where string, known []string) error {
+	list := "none"
+	if len(known) > 0 {
+		list = strings.Join(known, ", ")
+	}
+	return fmt.Errorf("there is no agent %s in %s (agents: %s); adding a server creates one: agentmcp add --agent %s NAME URL",
+		ref, where, list, ref)
 }
 
 // openStore opens the SQLite file at path, or the Postgres database at
@@ -202,6 +255,9 @@ func (r *remote) explain(err error) error {
 		if aerr.Code == server.CodeUnauthorized {
 			return fmt.Errorf("%s wants an access token: give --token or set %s", r.base, envToken)
 		}
+		if aerr.Code == server.CodeUnknownAgent {
+			return unknownAgentError(r.agent, "agentmcp serve at "+r.base, aerr.Agents)
+		}
 		return errors.New(aerr.Message)
 	}
 	if isConnRefused(err) {
@@ -222,6 +278,11 @@ func (r *remote) add(ctx context.Context, req server.AddRequest) (agent.AddResul
 
 func (r *remote) remove(ctx context.Context, id string) error {
 	return r.explain(r.c.RemoveMCPServer(ctx, id))
+}
+
+func (r *remote) reconnect(ctx context.Context, id string) (agent.AddResult, error) {
+	res, err := r.c.Reconnect(ctx, id)
+	return res, r.explain(err)
 }
 
 func (r *remote) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {
@@ -268,6 +329,10 @@ func (d *direct) add(ctx context.Context, req server.AddRequest) (agent.AddResul
 
 func (d *direct) remove(ctx context.Context, id string) error {
 	return d.a.RemoveMCPServer(ctx, id)
+}
+
+func (d *direct) reconnect(ctx context.Context, id string) (agent.AddResult, error) {
+	return d.a.Reconnect(ctx, id)
 }
 
 func (d *direct) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {

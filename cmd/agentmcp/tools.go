@@ -41,6 +41,7 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
+	tf.mustExist = true
 	b, err := tf.open(ctx, stderr, true)
 	if err != nil {
 		return err

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+func reconnectCommand() command {
+	return command{
+		name:    "reconnect",
+		summary: "connect to an agent's MCP server again now",
+		usage: `Usage:
+  agentmcp reconnect [flags] SERVER
+
+Connects again, now, to the server (an id, or a name only one server has)
+and lists what it offers: for a server that failed, without waiting for
+the next retry in the background. Its OAuth grant is kept. Prints the
+server's new state; a server that wants sign-in prints the URL to open.
+
+` + targetFlagsUsage,
+		run: runReconnect,
+	}
+}
+
+func runReconnect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("reconnect")
+	var tf targetFlags
+	tf.register(fs)
+	positional, _, _, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 1 {
+		return usageErrorf("want one SERVER (an id or a name), got %d arguments", len(positional))
+	}
+	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
+	defer cancel()
+	tf.mustExist = true
+	b, err := tf.open(ctx, stderr, false)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	st, err := b.state(ctx)
+	if err != nil {
+		return err
+	}
+	id, err := resolveServer(st, positional[0])
+	if err != nil {
+		return err
+	}
+	res, err := b.reconnect(ctx, id)
+	if err != nil {
+		if ierr := interrupted(ctx); ierr != nil {
+			return ierr
+		}
+		return fmt.Errorf("reconnecting %s: %s (%v)", id, mcpclient.ErrorSummary(err), err)
+	}
+	name := oneLine(strings.TrimSpace(st.Servers[id].Name))
+	if res.State == mcpclient.StateAuthenticating && res.AuthURL != "" {
+		_, err = fmt.Fprintf(stdout, "%s (%s): sign-in needed; open %s\n", id, name, res.AuthURL)
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s (%s): %s\n", id, name, res.State)
+	return err
+}
