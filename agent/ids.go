@@ -77,18 +77,38 @@ func urlKey(raw string) (string, error) {
 	return u.Href(), nil
 }
 
-// newServerID returns a random id of 8 URL-safe characters, as the seed's
-// nanoid(8), except that it starts with a letter or digit: an id that
-// starts with "-" reads as a flag on a command line.
+// newServerID returns a random id of 8 characters, as the seed's
+// nanoid(8), but in the form every id has here (the help text's, and
+// NormalizeServerID's): lower-case letters and digits, starting with a
+// letter, so that it reads well, survives case-insensitive places and
+// never looks like a flag. 26·36⁷ ≈ 2·10¹² ids.
 func newServerID() string {
-	const alphabet = "useandom26T198340PX75pxJACKVERYMINDBUSHWOLFGQZbfghjklqvwyzrict-_"
-	var b [8]byte
-	rand.Read(b[:])
-	b[0] = alphabet[int(b[0])%62] // the 62 letters and digits
-	for i := 1; i < len(b); i++ {
-		b[i] = alphabet[b[i]&63]
+	const (
+		letters = "abcdefghijklmnopqrstuvwxyz"
+		chars   = letters + "0123456789"
+	)
+	var id [8]byte
+	var buf [32]byte
+	for i := 0; i < len(id); {
+		rand.Read(buf[:])
+		for _, c := range buf {
+			if i == len(id) {
+				break
+			}
+			// Draw without modulo bias: keep bytes below the largest
+			// multiple of the alphabet's size.
+			switch {
+			case i == 0 && c < 26*9:
+				id[0] = letters[int(c)%26]
+			case i > 0 && c < 36*7:
+				id[i] = chars[int(c)%36]
+			default:
+				continue
+			}
+			i++
+		}
 	}
-	return string(b[:])
+	return string(id[:])
 }
 
 // kebab turns an agent class name into the path segment of its callback

@@ -135,8 +135,11 @@ func TestNewServerID(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
 		id := newServerID()
-		if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{7}$`).MatchString(id) || seen[id] {
+		if !regexp.MustCompile(`^[a-z][a-z0-9]{7}$`).MatchString(id) || seen[id] {
 			t.Fatalf("bad or repeated id %q", id)
+		}
+		if NormalizeServerID(id) != id {
+			t.Fatalf("generated id %q is not in normal form (%q)", id, NormalizeServerID(id))
 		}
 		seen[id] = true
 	}
