@@ -14,7 +14,8 @@
 //
 // main.go only sets up signals and calls run(ctx, args, stdout, stderr),
 // which the tests call in-process. run.go holds the table of subcommands
-// (one file each: inspect.go, call.go, version.go); flags.go the connection
+// (one file each: inspect.go, call.go, version.go); interact.go the
+// terminal side of a call (progress, elicitations); flags.go the connection
 // flags they share; connect.go the connection through mcpclient.Manager.
 // A new subcommand is a file with a func returning a [command] and one line
 // in [commands].

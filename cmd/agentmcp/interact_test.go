@@ -294,3 +294,37 @@ func TestCallElicitationNoTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestCallTerminalDB: a call on a server of an agent opened from a
+// database asks the server's form in the terminal too.
+func TestCallTerminalDB(t *testing.T) {
+	t.Setenv(envServer, "")
+	hs := askServer(t)
+	db := t.TempDir() + "/agentmcp.db"
+	runCmd(t, "add", "--db", db, "--id", "asker", "asker", hs.URL).mustSucceed(t)
+	p := openPTY(t)
+	done := runInTerminal(t, p, "call", "--db", db, "asker", "ask")
+	p.waitFor(t, "Server asker asks (tool ask): Who are you?")
+	p.typeLine(t, "")
+	p.waitFor(t, "color (one of")
+	p.typeLine(t, "1")
+	p.waitFor(t, "count (integer; default 3): ")
+	p.typeLine(t, "7")
+	p.waitFor(t, "Your name (string; required): ")
+	p.typeLine(t, "Bo")
+	p.waitFor(t, "sure (boolean): ")
+	p.typeLine(t, "")
+	r := <-done
+	if r.err != nil || !strings.Contains(r.stdout, `\"content\":{\"color\":\"r\",\"count\":7,\"name\":\"Bo\"}`) {
+		t.Errorf("call: %v\n%s\nterminal:\n%s", r.err, r.stdout, p.shown())
+	}
+}
+
+// TestHelpCallTimeout: help call gives one default timeout.
+func TestHelpCallTimeout(t *testing.T) {
+	r := runCmd(t, "help", "call")
+	out := r.stdout + r.stderr
+	if strings.Contains(out, "30s") || !strings.Contains(out, "(default 60s)") {
+		t.Errorf("help call:\n%s", out)
+	}
+}

@@ -340,10 +340,24 @@ func (d *direct) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Too
 }
 
 func (d *direct) call(ctx context.Context, id, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error) {
-	// The stored sessions advertise the elicitation modes agentmcp serve
-	// configures (both); this process answers them for now.
-	d.a.Manager().ConfigureElicitationHandlers(term.handlers())
-	return d.a.Manager().CallTool(ctx, id, tool, args, term.callOptions())
+	// This process answers the server's elicitations for now. A session
+	// advertises the modes configured when it started: one restored
+	// without them (no stamp stored yet) is connected again, so that the
+	// server may ask.
+	m := d.a.Manager()
+	m.ConfigureElicitationHandlers(term.handlers())
+	if info, ok := m.Server(id); ok && info.State == mcpclient.StateReady && !advertisesElicitation(info.Advertised) {
+		if _, err := d.a.Reconnect(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return m.CallTool(ctx, id, tool, args, term.callOptions())
+}
+
+// advertisesElicitation reports whether a session advertised both
+// elicitation modes.
+func advertisesElicitation(c *mcp.ClientCapabilities) bool {
+	return c != nil && c.Elicitation != nil && c.Elicitation.Form != nil && c.Elicitation.URL != nil
 }
 
 func (d *direct) close() {
