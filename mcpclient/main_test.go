@@ -58,6 +58,11 @@ func stdioServer(mode string) int {
 	if mode == "exit-badly" {
 		return 7 // a server that fails on shutdown
 	}
+	if mode == "linger" {
+		// A server that does not exit when its stdin closes (or is too
+		// slow to): only a signal ends it.
+		select {}
+	}
 	return 0
 }
 

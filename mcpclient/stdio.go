@@ -219,16 +219,31 @@ func (w *processInput) Close() error {
 	if err, ok := wait(); ok {
 		return err
 	}
+	// From here on the process is ended by our own signal: that is the
+	// shutdown working (a server slow to notice its closed stdin, as a busy
+	// machine makes any), not an error of the server's.
 	if err := w.cmd.Process.Signal(syscall.SIGTERM); err == nil {
 		if err, ok := wait(); ok {
-			return err
+			return endedBy(err, syscall.SIGTERM)
 		}
 	}
 	if err := w.cmd.Process.Kill(); err != nil {
 		return err
 	}
 	if err, ok := wait(); ok {
-		return err
+		return endedBy(err, syscall.SIGKILL)
 	}
 	return errors.New("unresponsive stdio server process")
+}
+
+// endedBy returns nil when err is the exit of a process killed by sig, and
+// err otherwise (an exit status the server chose, or a wait failure).
+func endedBy(err error, sig syscall.Signal) error {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == sig {
+			return nil
+		}
+	}
+	return err
 }

@@ -253,3 +253,28 @@ func TestStdioNoiseQuoted(t *testing.T) {
 		t.Errorf("error %q", msg)
 	}
 }
+
+// TestCloseLingeringServer: a stdio server that does not exit when its
+// stdin closes is ended by SIGTERM, and Close reports no error for the
+// signal it sent itself (a busy machine makes any server slow to exit);
+// the process is gone afterwards.
+func TestCloseLingeringServer(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	m := newManager(t, nil)
+	connectReady(t, m, "slow", mcpclient.ServerOptions{Command: &mcpclient.CommandOptions{
+		Path: os.Args[0], Env: []string{"AGENTMCP_TEST_STDIO_SERVER=linger", "AGENTMCP_TEST_PID_FILE=" + pidFile}}})
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CloseConnection(testCtx(t), "slow"); err != nil {
+		t.Errorf("CloseConnection = %v; want nil (the server was ended by our SIGTERM)", err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process %d still there after CloseConnection (kill 0: %v)", pid, err)
+	}
+}
