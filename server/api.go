@@ -259,6 +259,12 @@ type RetryRequest struct {
 	MaxAttempts int   `json:"maxAttempts,omitempty"`
 	BaseDelayMS int64 `json:"baseDelayMs,omitempty"`
 	MaxDelayMS  int64 `json:"maxDelayMs,omitempty"`
+	// BackgroundMaxDelayMS caps the wait between the background attempts
+	// that follow the MaxAttempts attempts (zero: 3 minutes).
+	BackgroundMaxDelayMS int64 `json:"backgroundMaxDelayMs,omitempty"`
+	// DisableBackground turns the background retry off: the server stays
+	// failed until a call or a reconnect.
+	DisableBackground bool `json:"disableBackground,omitempty"`
 }
 
 // Options turns the request into agent.AddOptions, checking what
@@ -326,8 +332,10 @@ func (req *AddRequest) options() (agent.AddOptions, *APIError) {
 	}
 	if rr := req.Retry; rr != nil {
 		o.Retry = &mcpclient.RetryOptions{MaxAttempts: rr.MaxAttempts,
-			BaseDelay: time.Duration(rr.BaseDelayMS) * time.Millisecond,
-			MaxDelay:  time.Duration(rr.MaxDelayMS) * time.Millisecond}
+			BaseDelay:          time.Duration(rr.BaseDelayMS) * time.Millisecond,
+			MaxDelay:           time.Duration(rr.MaxDelayMS) * time.Millisecond,
+			BackgroundMaxDelay: time.Duration(rr.BackgroundMaxDelayMS) * time.Millisecond,
+			DisableBackground:  rr.DisableBackground}
 	}
 	return o, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -218,6 +219,7 @@ func TestAPIBadInput(t *testing.T) {
 		{"header value with a line break", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"X-Key":"SECRET\r\nX: y"}}`), nil, 400, CodeInvalidRequest, "line break"},
 		{"bad protocol version", "POST", agentPath + "/servers", add(`,"client":{"protocolVersion":"1999-01-01"}`), nil, 400, CodeInvalidRequest, "1999-01-01"},
 		{"bad retry", "POST", agentPath + "/servers", add(`,"retry":{"maxAttempts":-1}`), nil, 400, CodeInvalidRequest, "retry"},
+		{"bad background retry", "POST", agentPath + "/servers", add(`,"retry":{"backgroundMaxDelayMs":-1}`), nil, 400, CodeInvalidRequest, "BackgroundMaxDelay"},
 		{"bad callback host", "POST", agentPath + "/servers", add(`,"callbackHost":"ftp://x"`), nil, 400, CodeInvalidRequest, "callback host"},
 		{"id in use", "POST", agentPath + "/servers", `{"name":"other","url":"` + url + `?v=2","id":"taken"}`, nil, 409, CodeIDInUse, "taken"},
 		{"unknown server: get", "GET", agentPath + "/servers/nope", "", nil, 404, CodeUnknownServer, `"nope"`},
@@ -354,5 +356,26 @@ func TestAddRequestName(t *testing.T) {
 		if _, err := req.Options(); err != nil {
 			t.Errorf("name %q: %v", name, err)
 		}
+	}
+}
+
+// TestAddRequestRetry: every retry field of the API reaches the agent's
+// options, the background retry's included.
+func TestAddRequestRetry(t *testing.T) {
+	t.Parallel()
+	var req AddRequest
+	body := `{"name":"x","url":"https://example.com/mcp","retry":{"maxAttempts":2,"baseDelayMs":100,` +
+		`"maxDelayMs":1000,"backgroundMaxDelayMs":60000,"disableBackground":true}}`
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	o, err := req.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &mcpclient.RetryOptions{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second,
+		BackgroundMaxDelay: time.Minute, DisableBackground: true}
+	if diff := cmp.Diff(want, o.Retry); diff != "" {
+		t.Errorf("retry options (-want +got):\n%s", diff)
 	}
 }
