@@ -207,9 +207,12 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 			if got := refused.attempts(); len(got) != 2 {
 				t.Errorf("the gone server was tried %d times (%v), want the 2 of its retry policy", len(got), got)
 			}
+			// The background retry is started once the restore is over,
+			// and is not waited for by WaitForConnections: wait for it to
+			// ask the clock.
 			select {
-			case <-clock.waiting: // the background retry
-			default:
+			case <-clock.waiting:
+			case <-ctx.Done():
 				t.Error("no background retry is waiting for the gone server")
 			}
 		})
