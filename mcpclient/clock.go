@@ -21,11 +21,17 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // backoff returns the wait before attempt k+1, k being the 1-based number of
 // the attempt that failed: a random duration in [0, min(2^k × base, max)).
 func backoff(r RetryOptions, k int) time.Duration {
-	ceil := r.BaseDelay << min(k, 30)
-	if ceil > r.MaxDelay || ceil <= 0 {
-		ceil = r.MaxDelay
+	return rand.N(doubled(r.BaseDelay, k, r.MaxDelay))
+}
+
+// doubled returns base × 2^k, or limit when that is more. It never
+// overflows: a shifted duration would wrap around to any value, a small
+// one included.
+func doubled(base time.Duration, k int, limit time.Duration) time.Duration {
+	if k >= 63 || base > limit>>k {
+		return limit
 	}
-	return rand.N(ceil)
+	return base << k
 }
 
 // backgroundDelay returns the wait before background attempt n (1-based),
@@ -34,9 +40,6 @@ func backoff(r RetryOptions, k int) time.Duration {
 // equal jitter (a random duration in [d/2, d)) so that servers that went
 // down together are not all retried at once.
 func backgroundDelay(r RetryOptions, n int) time.Duration {
-	d := r.BaseDelay << min(r.MaxAttempts+n-1, 30)
-	if d > r.BackgroundMaxDelay || d <= 0 {
-		d = r.BackgroundMaxDelay
-	}
+	d := doubled(r.BaseDelay, r.MaxAttempts+n-1, r.BackgroundMaxDelay)
 	return d/2 + rand.N(d/2+1)
 }
