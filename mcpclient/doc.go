@@ -64,7 +64,8 @@
 // [*InterruptedCallError]: it may or may not have run. A server forgets a
 // session when it answers 404 to it, 400 or 410 with a message naming the
 // session (the TypeScript SDK's "No valid session ID provided"), or any
-// 4xx but 401, 403 and 429 to the first request of a resumed one.
+// 4xx but 401, 429 and a 403 with a Bearer error (which asks for
+// authorisation) to the first request of a resumed one.
 //
 // A dropped connection reconnects in the background following the
 // server's RetryOptions (3 attempts, 500 ms base, 5 s cap, full jitter by

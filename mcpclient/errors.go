@@ -36,9 +36,11 @@ var (
 
 	// ErrSessionExpired is wrapped when the server no longer knows the
 	// session: HTTP 404 to a request with a session id, 400 or 410 whose
-	// message names the session, or any 4xx but 401, 403 and 429 to the
-	// first requests of a resumed session. The Manager re-initialises the
-	// session once, transparently, and repeats the request if that is safe.
+	// message names the session, or any 4xx to the first requests of a
+	// resumed session but 401, 429 and a 403 that asks for authorisation
+	// (a Bearer error): a plain 403 there is a server that does not know
+	// the session. The Manager re-initialises the session once,
+	// transparently, and repeats the request if that is safe.
 	ErrSessionExpired = errors.New("mcp session expired")
 
 	// ErrCallInterrupted is wrapped by [*InterruptedCallError].
