@@ -10,8 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/store"
 )
 
 // TestLsNotes: ls shows what failed in a few words, never cut, and never
@@ -99,4 +103,26 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// TestLsSignIn: a server waiting for sign-in reads as what to do, with
+// the URL to open, not as an error.
+func TestLsSignIn(t *testing.T) {
+	t.Setenv(store.EnvSecretKey, "")
+	t.Setenv(envServer, "")
+	as := oauthtest.NewServer(t, nil)
+	srv := mcptest.NewServer("private")
+	res := as.ServeMCP(t, mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server }), nil)
+	db := filepath.Join(t.TempDir(), "agentmcp.db")
+	r := runCmd(t, "add", "--db", db, "private", res.URL, "--id", "private")
+	r.mustSucceed(t)
+	m := regexp.MustCompile(`open (\S+)\n$`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("add: %q", r.stdout)
+	}
+	r = runCmd(t, "ls", "--db", db)
+	r.mustSucceed(t)
+	if !regexp.MustCompile(`(?m)^private +private +authenticating .* sign-in needed: open ` + regexp.QuoteMeta(m[1]) + `$`).MatchString(r.stdout) {
+		t.Errorf("ls:\n%s", r.stdout)
+	}
 }
