@@ -155,7 +155,13 @@ func TestBackgroundRetry(t *testing.T) {
 	// Turned off: nothing is scheduled after the attempts.
 	hs2 := statefulServer(t)
 	clock2 := newFakeClock()
-	failedServer(t, hs2, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, clock2)
+	m2, _ := failedServer(t, hs2, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, clock2)
+	// Close waits for the background work, and a background retry asks
+	// the clock before it sees the close: after Close, a retry that was
+	// scheduled has shown up on the clock.
+	if err := m2.Close(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-clock2.waiting:
 		t.Error("a background retry was scheduled although it is disabled")
