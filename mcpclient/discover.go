@@ -45,8 +45,11 @@ func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth b
 	}
 
 	c.mu.Lock()
-	if verify && !isUnreachable(err) && !isSessionLost(err) {
-		s.unverified = false // the server answered: the session is live
+	if verify && (err == nil || (dctx.Err() == nil && !isUnreachable(err) && !isSessionLost(err))) {
+		// The server answered: the session is live. A discovery cancelled
+		// (by its caller, a newer one or a close) before it heard from the
+		// server confirms nothing.
+		s.unverified = false
 	}
 	if c.discoverGen != gen || c.sess != s || c.epoch != epoch {
 		// Replaced by a newer discovery, or the session went away (and a

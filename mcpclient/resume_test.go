@@ -2,6 +2,7 @@ package mcpclient_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -208,5 +209,38 @@ func TestResumeRejected(t *testing.T) {
 				t.Errorf("%d handshakes, want 1", n)
 			}
 		})
+	}
+}
+
+// TestResumeCancelledDiscovery: a discovery cancelled by its caller before
+// the server answered does not confirm a resumed session, so the next one,
+// finding the server unreachable, fails the server as a restore must.
+func TestResumeCancelledDiscovery(t *testing.T) {
+	hs := mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return mcptest.NewServer("s").Server })
+	ctx := testCtx(t)
+	m1 := newManager(t, nil)
+	connectReady(t, m1, "s1", mcpclient.ServerOptions{URL: hs.URL})
+	saved := saveResume(t, m1, "s1")
+
+	// The same session, resumed against an address where nothing answers.
+	m := newManager(t, nil)
+	retry := &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}
+	if _, err := m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: "http://" + refusingAddr(t) + "/mcp", Resume: saved, Retry: retry}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.ConnectToServer(ctx, "s1"); err != nil || res.State != mcpclient.StateConnected {
+		t.Fatalf("resuming: %+v, %v", res, err)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel() // the caller went away before anything was exchanged
+	if d, _ := m.DiscoverIfConnected(gone, "s1", nil); d.Success {
+		t.Fatalf("a cancelled discovery succeeded: %+v", d)
+	}
+	d, err := m.DiscoverIfConnected(ctx, "s1", nil)
+	if err != nil || d.State != mcpclient.StateFailed {
+		t.Errorf("discovery of the resumed session with the server unreachable: %+v, %v; want failed", d, err)
+	}
+	if info, _ := m.Server("s1"); info.State != mcpclient.StateFailed {
+		t.Errorf("state %s (%v); want failed", info.State, info.Error)
 	}
 }
