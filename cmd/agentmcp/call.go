@@ -226,20 +226,11 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 	tf.timeout = cf.timeout
 	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	tf.mustExist = true
-	b, err := tf.open(ctx, stderr, true)
+	b, st, id, err := tf.openServer(ctx, stderr, true, ref)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	st, err := b.state(ctx)
-	if err != nil {
-		return err
-	}
-	id, err := resolveServer(st, ref)
-	if err != nil {
-		return err
-	}
 	var names []string
 	found := false
 	for _, t := range st.Tools {

@@ -47,16 +47,11 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
-	tf.mustExist = true
-	b, err := tf.open(ctx, stderr, true)
+	b, st, err := tf.openState(ctx, stderr, true)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	st, err := b.state(ctx)
-	if err != nil {
-		return err
-	}
 	if asJSON {
 		return writeJSON(stdout, st)
 	}

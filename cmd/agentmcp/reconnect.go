@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -27,44 +28,20 @@ server's new state; a server that wants sign-in prints the URL to open.
 }
 
 func runReconnect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("reconnect")
-	var tf targetFlags
-	tf.register(fs)
-	positional, _, _, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(positional) != 1 {
-		return usageErrorf("want one SERVER (an id or a name), got %d arguments", len(positional))
-	}
-	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
-	defer cancel()
-	tf.mustExist = true
-	b, err := tf.open(ctx, stderr, false)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	st, err := b.state(ctx)
-	if err != nil {
-		return err
-	}
-	id, err := resolveServer(st, positional[0])
-	if err != nil {
-		return err
-	}
-	res, err := b.reconnect(ctx, id)
-	if err != nil {
-		if ierr := interrupted(ctx); ierr != nil {
-			return ierr
+	return runOnServer(ctx, "reconnect", args, stderr, func(ctx context.Context, b backend, st agent.MCPServersState, id string) error {
+		res, err := b.reconnect(ctx, id)
+		if err != nil {
+			if ierr := interrupted(ctx); ierr != nil {
+				return ierr
+			}
+			return fmt.Errorf("reconnecting %s: %s (%v)", id, mcpclient.ErrorSummary(err), err)
 		}
-		return fmt.Errorf("reconnecting %s: %s (%v)", id, mcpclient.ErrorSummary(err), err)
-	}
-	name := oneLine(strings.TrimSpace(st.Servers[id].Name))
-	if res.State == mcpclient.StateAuthenticating && res.AuthURL != "" {
-		_, err = fmt.Fprintf(stdout, "%s (%s): sign-in needed; open %s\n", id, name, res.AuthURL)
+		name := oneLine(strings.TrimSpace(st.Servers[id].Name))
+		if res.State == mcpclient.StateAuthenticating && res.AuthURL != "" {
+			_, err = fmt.Fprintf(stdout, "%s (%s): sign-in needed; open %s\n", id, name, res.AuthURL)
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s (%s): %s\n", id, name, res.State)
 		return err
-	}
-	_, err = fmt.Fprintf(stdout, "%s (%s): %s\n", id, name, res.State)
-	return err
+	})
 }

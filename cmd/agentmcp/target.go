@@ -367,6 +367,62 @@ func (d *direct) close() {
 	d.st.Close()
 }
 
+// openState opens the agent the flags name, which must exist (connect as
+// for open), and reads its state. The caller closes the backend.
+func (f *targetFlags) openState(ctx context.Context, stderr io.Writer, connect bool) (backend, agent.MCPServersState, error) {
+	f.mustExist = true
+	b, err := f.open(ctx, stderr, connect)
+	if err != nil {
+		return nil, agent.MCPServersState{}, err
+	}
+	st, err := b.state(ctx)
+	if err != nil {
+		b.close()
+		return nil, agent.MCPServersState{}, err
+	}
+	return b, st, nil
+}
+
+// openServer is openState, then finds the server ref (an id, or a name
+// only one server has): resolveServer. The caller closes the backend.
+func (f *targetFlags) openServer(ctx context.Context, stderr io.Writer, connect bool, ref string) (backend, agent.MCPServersState, string, error) {
+	b, st, err := f.openState(ctx, stderr, connect)
+	if err != nil {
+		return nil, st, "", err
+	}
+	id, err := resolveServer(st, ref)
+	if err != nil {
+		b.close()
+		return nil, st, "", err
+	}
+	return b, st, id, nil
+}
+
+// runOnServer runs a command that takes the target flags and one SERVER
+// (rm, reconnect): it parses args, opens the agent without connecting
+// its servers, finds the server and calls do with them, all within
+// --timeout.
+func runOnServer(ctx context.Context, name string, args []string, stderr io.Writer, do func(ctx context.Context, b backend, st agent.MCPServersState, id string) error) error {
+	fs := newFlagSet(name)
+	var tf targetFlags
+	tf.register(fs)
+	positional, _, _, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 1 {
+		return usageErrorf("want one SERVER (an id or a name), got %d arguments", len(positional))
+	}
+	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
+	defer cancel()
+	b, st, id, err := tf.openServer(ctx, stderr, false, positional[0])
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	return do(ctx, b, st, id)
+}
+
 // resolveServer finds a server by id, or by a name that only one server
 // has.
 func resolveServer(st agent.MCPServersState, ref string) (string, error) {
