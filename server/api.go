@@ -84,11 +84,14 @@ func (s *Server) agentRoute(m methods, creating ...string) http.Handler {
 			writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: %s)", r.Method, strings.Join(allow, ", ")))
 			return
 		}
-		open := s.knownEntry
+		class, name := r.PathValue("class"), r.PathValue("name")
+		var e *entry
+		var err error
 		if slices.Contains(creating, r.Method) {
-			open = s.agentEntry
+			e, err = s.agentEntry(r.Context(), class, name)
+		} else {
+			e, err = s.knownEntry(r.Context(), class, name, false)
 		}
-		e, err := open(r.Context(), r.PathValue("class"), r.PathValue("name"))
 		if err != nil {
 			writeError(w, s.openError(err))
 			return
@@ -132,9 +135,9 @@ type oauthCallbacks interface {
 // the user back. It needs no access token (the provider's redirect carries
 // none; the agent checks its single-use state instead), so it never
 // creates an agent: only one already open, or one with servers in the
-// store, can answer (existingEntry).
+// store, can answer (knownEntry).
 func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
-	e, err := s.existingEntry(r.Context(), r.PathValue("class"), r.PathValue("name"))
+	e, err := s.knownEntry(r.Context(), r.PathValue("class"), r.PathValue("name"), true)
 	if err != nil {
 		writeError(w, s.openError(err))
 		return
@@ -164,7 +167,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	class, name := r.PathValue("class"), r.PathValue("name")
 	status := http.StatusOK
-	_, err := s.knownEntry(r.Context(), class, name)
+	_, err := s.knownEntry(r.Context(), class, name, false)
 	var aerr *APIError
 	if errors.As(err, &aerr) && aerr.Code == CodeUnknownAgent && s.checkAgent(class, name) == nil {
 		status = http.StatusCreated

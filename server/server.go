@@ -358,40 +358,16 @@ func (s *Server) agentEntry(ctx context.Context, class, name string) (*entry, er
 	return e, nil
 }
 
-// existingEntry is agentEntry for requests that carry no access token (the
-// OAuth callback): it never creates an agent. It returns the agent when it
-// is open (or being opened), or opens it when it has servers in the store,
-// as a restart would; any other agent is unknown_agent, and nothing is
-// opened, so that such requests cannot use up Options.MaxAgents.
-func (s *Server) existingEntry(ctx context.Context, class, name string) (*entry, error) {
-	if aerr := s.checkAgent(class, name); aerr != nil {
-		return nil, aerr
-	}
-	key := class + "/" + name
-	s.mu.Lock()
-	closed := s.closed
-	_, open := s.agents[key]
-	s.mu.Unlock()
-	if closed {
-		return nil, errClosed
-	}
-	if !open {
-		rows, err := s.st.ListServers(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("reading the servers of agent %s: %w", key, err)
-		}
-		if len(rows) == 0 {
-			return nil, apiErrorf(http.StatusNotFound, CodeUnknownAgent, "agent %s has no MCP servers: there is no authorization to complete", key)
-		}
-	}
-	return s.agentEntry(ctx, class, name)
-}
-
 // knownEntry is agentEntry for requests that read or use an agent: it
-// opens only an agent that exists (open, with servers in the store, or a
-// default agent). Any other agent is unknown_agent, with the list of the
-// agents that exist, and nothing is opened.
-func (s *Server) knownEntry(ctx context.Context, class, name string) (*entry, error) {
+// never creates one. It returns the agent when it is open (or being
+// opened), or opens it when it has servers in the store, as a restart
+// would, or, but for the OAuth callback, when it is a default agent. Any
+// other agent is unknown_agent, and nothing is opened, so that such
+// requests cannot use up Options.MaxAgents: with the list of the agents
+// that exist, or for the callback (which carries no access token, and
+// completes only an authorization a stored server started) saying there
+// is no authorization to complete.
+func (s *Server) knownEntry(ctx context.Context, class, name string, callback bool) (*entry, error) {
 	if aerr := s.checkAgent(class, name); aerr != nil {
 		return nil, aerr
 	}
@@ -403,10 +379,13 @@ func (s *Server) knownEntry(ctx context.Context, class, name string) (*entry, er
 	if closed {
 		return nil, errClosed
 	}
-	if !open && !s.isDefault(key) {
+	if !open && (callback || !s.isDefault(key)) {
 		rows, err := s.st.ListServers(ctx, key)
 		if err != nil {
 			return nil, fmt.Errorf("reading the servers of agent %s: %w", key, err)
+		}
+		if len(rows) == 0 && callback {
+			return nil, apiErrorf(http.StatusNotFound, CodeUnknownAgent, "agent %s has no MCP servers: there is no authorization to complete", key)
 		}
 		if len(rows) == 0 {
 			return nil, s.unknownAgent(key)
