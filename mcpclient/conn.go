@@ -187,8 +187,11 @@ func (c *conn) closedResult() ConnectResult {
 }
 
 // connectOnce makes one handshake, replacing any current session. A close
-// of the connection cancels it; it then changes nothing.
-func (c *conn) connectOnce(ctx context.Context) ConnectResult {
+// of the connection cancels it; it then changes nothing. With discoverNext
+// (the caller discovers at once), a resumed session, which the handshake
+// did not check with the server, is shown discovering, not connected:
+// whether it is connected is for its first exchange to tell.
+func (c *conn) connectOnce(ctx context.Context, discoverNext bool) ConnectResult {
 	life, epoch := c.current()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -287,7 +290,11 @@ func (c *conn) connectOnce(ctx context.Context) ConnectResult {
 	}
 	c.authURL = ""
 	c.mu.Unlock()
-	c.setStateAt(epoch, StateConnected, nil)
+	if s.unverified && discoverNext {
+		c.setStateAt(epoch, StateDiscovering, nil)
+	} else {
+		c.setStateAt(epoch, StateConnected, nil)
+	}
 	for kind, changed := range pending {
 		if changed {
 			c.listChanged(s, kind)
@@ -401,7 +408,7 @@ func (c *conn) reconnect(ctx context.Context, epoch uint64, attempts int) error 
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		res = c.connectOnce(ctx)
+		res = c.connectOnce(ctx, true)
 		var d DiscoverResult
 		if res.State == StateConnected {
 			d = c.discover(ctx, c.m.opts.DiscoverTimeout)

@@ -35,7 +35,9 @@ func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth b
 	c.mu.Unlock()
 	defer stop()
 	defer cancel()
-	if !c.setStateAt(epoch, StateDiscovering, nil) {
+	// A resumed session is shown discovering from its handshake on (see
+	// connectOnce): no second event.
+	if !(verify && state == StateDiscovering) && !c.setStateAt(epoch, StateDiscovering, nil) {
 		return DiscoverResult{State: c.info().State, Err: errors.New("discovery was cancelled")}
 	}
 

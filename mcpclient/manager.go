@@ -186,7 +186,7 @@ func (m *Manager) ConnectToServer(ctx context.Context, id string) (ConnectResult
 	}
 	defer m.track()()
 	_, epoch := c.current()
-	res := c.connectOnce(ctx)
+	res := c.connectOnce(ctx, false)
 	if res.State == StateFailed {
 		c.scheduleRetry(epoch)
 	}
