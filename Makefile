@@ -1,11 +1,16 @@
 # agentmcp's entry points. Each target is a script under scripts/, which CI
 # and a fresh machine run the same way.
 
-.PHONY: test conformance build bench
+.PHONY: test test-long conformance build bench
 
 # Every test, after installing what the tests need (npm packages, ...).
 test:
 	scripts/test
+
+# The long tests, which make test skips: the reference server killed for
+# 10 s under a connected Manager comes back ready by itself (TestDownTenSeconds).
+test-long:
+	scripts/test-long
 
 # The official MCP conformance suite, every client scenario, alone.
 conformance:
