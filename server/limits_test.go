@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
@@ -195,7 +194,9 @@ func TestSlowBodies(t *testing.T) {
 // TestStreamsOutliveRequestLimits: the WebSocket and SSE streams are not
 // cut by the idle, body or write timeouts of ordinary requests: they last
 // as long as their pings are answered, here for many times those
-// timeouts.
+// timeouts. The test counts the server's own keep-alives (SSE comments,
+// WebSocket pings, sent every KeepAlive): the tenth shows the stream has
+// lived ten times every limit, however slowly the machine runs.
 func TestStreamsOutliveRequestLimits(t *testing.T) {
 	t.Parallel()
 	const limit = 50 * time.Millisecond
@@ -224,52 +225,115 @@ func TestStreamsOutliveRequestLimits(t *testing.T) {
 	})
 	t.Run("websocket", func(t *testing.T) {
 		t.Parallel()
-		ctx, cancel := context.WithTimeout(context.Background(), safety)
-		defer cancel()
-		ws, _, err := websocket.Dial(ctx, AgentURL("http://"+ls.addr, "agentmcp", "default"), nil)
-		if err != nil {
-			t.Fatal(err)
+		// A raw WebSocket client, to see the server's pings: it answers
+		// each with its pong, as a client library does while it reads.
+		c, br := ls.dial(t)
+		c.SetDeadline(time.Now().Add(safety))
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", defaultPath, ls.addr)
+		res, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+		if err != nil || res.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("opening the WebSocket: %v %v", res, err)
 		}
-		defer ws.CloseNow()
-		// The client answers the server's pings while it reads; the
-		// server's pings need those answers within their write timeout.
-		// Reading frames past 10 ping intervals shows the connection
-		// lives; a second frame never comes unless the state changes, so
-		// the test pings the server itself, which needs its answers too.
-		if _, _, err := ws.Read(ctx); err != nil {
-			t.Fatalf("first frame: %v", err)
-		}
-		go func() {
-			for {
-				if _, _, err := ws.Read(ctx); err != nil {
-					return
+		seen, frames := 0, 0
+		for seen < pings {
+			op, payload, err := readWSFrame(br)
+			if err != nil {
+				t.Fatalf("the connection ended after %d pings: %v", seen, err)
+			}
+			switch op {
+			case wsPing:
+				seen++
+				if err := writeWSFrame(c, wsPong, payload); err != nil {
+					t.Fatalf("pong %d: %v", seen, err)
 				}
+			case wsClose:
+				t.Fatalf("the server closed the WebSocket after %d pings: %q", seen, payload)
+			default:
+				frames++
 			}
-		}()
-		for i := range pings {
-			if err := ws.Ping(ctx); err != nil {
-				t.Fatalf("ping %d: %v", i, err)
-			}
-			<-time.After(limit)
+		}
+		if frames == 0 {
+			t.Error("the server sent no state frame")
 		}
 	})
 }
 
+// WebSocket opcodes (RFC 6455 section 5.2).
+const (
+	wsClose = 0x8
+	wsPing  = 0x9
+	wsPong  = 0xA
+)
+
+// readWSFrame reads one frame the server sent (never masked).
+func readWSFrame(r *bufio.Reader) (op byte, payload []byte, err error) {
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var b [2]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = uint64(binary.BigEndian.Uint16(b[:]))
+	case 127:
+		var b [8]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = binary.BigEndian.Uint64(b[:])
+	}
+	if h[1]&0x80 != 0 {
+		return 0, nil, errors.New("the server masked its frame")
+	}
+	if n > 1<<20 {
+		return 0, nil, fmt.Errorf("a frame of %d bytes", n)
+	}
+	payload = make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return 0, nil, err
+	}
+	return h[0] & 0x0f, payload, nil
+}
+
+// writeWSFrame writes a control frame as a client does: final and masked.
+func writeWSFrame(w io.Writer, op byte, payload []byte) error {
+	mask := [4]byte{0x12, 0x34, 0x56, 0x78}
+	b := append([]byte{0x80 | op, 0x80 | byte(len(payload))}, mask[:]...)
+	for i, c := range payload {
+		b = append(b, c^mask[i%4])
+	}
+	_, err := w.Write(b)
+	return err
+}
+
 // TestLongRequestOutlivesBodyTimeout: once its body is in, a request may
-// work for longer than BodyTimeout (a slow tool call): the body's read
-// deadline is lifted, and does not cancel the request's context.
+// work for longer than BodyTimeout (a slow tool call): BodyTimeout bounds
+// the body only, and neither cancels the request's context nor cuts its
+// answer. The
+// handler works until the test releases it, after another request, whose
+// body stalls and which started after the first one's body was in, got its
+// 408: BodyTimeout has then certainly passed for the first one too.
 func TestLongRequestOutlivesBodyTimeout(t *testing.T) {
 	t.Parallel()
 	const limit = 50 * time.Millisecond
-	started, cancelled, release := make(chan struct{}), make(chan struct{}, 1), make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/agents/{class}/{name}/servers", func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		close(started)
 		select {
 		case <-r.Context().Done():
-			cancelled <- struct{}{}
+			fmt.Fprintf(w, "cancelled: %v", context.Cause(r.Context()))
 		case <-release:
+			if err := r.Context().Err(); err != nil {
+				fmt.Fprintf(w, "cancelled: %v", context.Cause(r.Context()))
+				return
+			}
 			fmt.Fprintf(w, "done with %s", b)
 		}
 	})
@@ -294,12 +358,25 @@ func TestLongRequestOutlivesBodyTimeout(t *testing.T) {
 		done <- string(b)
 	}()
 	<-started
+	// Twice, one after the other: a request whose body never comes is
+	// answered 408 once BodyTimeout has passed since it started.
+	for range 2 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(safety))
+		fmt.Fprintf(c, "POST %s/servers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n", agentPath)
+		res, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: "POST"})
+		if err != nil || res.StatusCode != http.StatusRequestTimeout {
+			t.Fatalf("a request whose body stalls: %v %v", res, err)
+		}
+	}
 	select {
-	case <-cancelled:
-		t.Fatal("the request was cancelled after BodyTimeout while it worked")
 	case got := <-done:
 		t.Fatalf("the request ended while it worked: %s", got)
-	case <-time.After(10 * limit):
+	default:
 	}
 	close(release)
 	if got := <-done; got != `done with {"x":1}` {
