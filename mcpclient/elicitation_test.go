@@ -64,6 +64,8 @@ type elicitServer struct {
 	reads, confirmReads atomic.Int64 // resources/read calls of each resource
 	rounds              atomic.Int64 // calls of tools and resources that take input
 	rootsChanged        chan struct{}
+	// asked gets what Elicit returned to each "ask" call, when it returns.
+	asked chan error
 
 	mu        sync.Mutex
 	completed map[string]bool
@@ -71,7 +73,7 @@ type elicitServer struct {
 }
 
 func newElicitServer() *elicitServer {
-	s := &elicitServer{completed: map[string]bool{}, sessions: map[string]*mcp.ServerSession{}, rootsChanged: make(chan struct{}, 16)}
+	s := &elicitServer{completed: map[string]bool{}, sessions: map[string]*mcp.ServerSession{}, rootsChanged: make(chan struct{}, 16), asked: make(chan error, 16)}
 	s.Server = mcp.NewServer(&mcp.Implementation{Name: "elicit", Version: "1.0.0"}, &mcp.ServerOptions{
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { s.rootsChanged <- struct{}{} },
 	})
@@ -166,6 +168,10 @@ func newElicitServer() *elicitServer {
 				ctx = context.WithoutCancel(ctx)
 			}
 			r, err := req.Session.Elicit(ctx, params)
+			select {
+			case s.asked <- err:
+			default:
+			}
 			if err != nil {
 				return errorResult("elicit: " + err.Error()), nil
 			}
@@ -521,7 +527,11 @@ func TestElicitationCancel(t *testing.T) {
 					return nil, errors.New("gone")
 				}
 			}})
-			serveElicit(t, m, tt.mode)
+			srv := serveElicit(t, m, tt.mode)
+			if tt.tool != "ask" {
+				srv = nil // the tool does not wait for the client
+			}
+			detached, _ := tt.args["detached"].(bool)
 			ctx, cancel := context.WithCancel(testCtx(t))
 			errc := make(chan error, 1)
 			go func() {
@@ -535,6 +545,21 @@ func TestElicitationCancel(t *testing.T) {
 			}
 			if err := <-ended; !errors.Is(err, context.Canceled) {
 				t.Errorf("handler ctx: %v", err)
+			}
+			if srv != nil {
+				// The server learns that the call is over, from the
+				// client's notifications/cancelled or from its answer to
+				// elicitation/create (the only way when the server does
+				// not cancel). Both travel on requests of their own, which
+				// the next call may overtake: wait for the tool to end.
+				select {
+				case err := <-srv.asked:
+					if err == nil || detached && !strings.Contains(err.Error(), "elicitation handler") {
+						t.Errorf("the server's elicitation ended with %v, want the client's error answer", err)
+					}
+				case <-safety.Done():
+					t.Fatal("the server never learned that the call was cancelled")
+				}
 			}
 			// The session is still usable.
 			m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: answer(&mcp.ElicitResult{Action: "decline"}, nil)})

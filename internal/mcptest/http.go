@@ -1,6 +1,7 @@
 package mcptest
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -44,6 +45,7 @@ type HTTPServer struct {
 
 	mu       sync.Mutex
 	servers  []*mcp.Server // every server handed to the handler, for Stop
+	stop     stopper       // ends the handlers at Stop
 	srv      *http.Server
 	fault    int             // status to answer every request with, or 0
 	sessions map[string]bool // session ids handed out; true once expired
@@ -58,6 +60,7 @@ func Serve(t testing.TB, mode Mode, newServer func() *mcp.Server) *HTTPServer {
 	s := &HTTPServer{t: t}
 	record := func() *mcp.Server {
 		srv := newServer()
+		s.stop.install(srv)
 		s.mu.Lock()
 		if !slices.Contains(s.servers, srv) {
 			s.servers = append(s.servers, srv)
@@ -216,7 +219,9 @@ func (s *HTTPServer) SetFault(status int) {
 }
 
 // Stop closes the listener, every connection and every session, as a
-// killed process would. It is idempotent.
+// killed process would: the handlers in flight are cancelled, and their
+// requests to the client fail, so that closing the sessions (which waits
+// for them) ends. It is idempotent.
 func (s *HTTPServer) Stop() {
 	s.mu.Lock()
 	srv, servers := s.srv, s.servers
@@ -225,6 +230,7 @@ func (s *HTTPServer) Stop() {
 	if srv != nil {
 		srv.Close()
 	}
+	s.stop.stop()
 	for _, m := range servers {
 		for ss := range m.Sessions() {
 			ss.Close()
@@ -258,8 +264,10 @@ func Handler(t testing.TB, mode Mode, newServer func() *mcp.Server) http.Handler
 	var (
 		mu      sync.Mutex
 		servers []*mcp.Server
+		stop    stopper
 	)
 	t.Cleanup(func() {
+		stop.stop()
 		mu.Lock()
 		defer mu.Unlock()
 		for _, srv := range servers {
@@ -270,6 +278,7 @@ func Handler(t testing.TB, mode Mode, newServer func() *mcp.Server) http.Handler
 	})
 	return handler(mode, func() *mcp.Server {
 		srv := newServer()
+		stop.install(srv)
 		mu.Lock()
 		if !slices.Contains(servers, srv) {
 			servers = append(servers, srv)
@@ -296,5 +305,63 @@ func handler(mode Mode, newServer func() *mcp.Server) http.Handler {
 		})
 	default:
 		return mcp.NewStreamableHTTPHandler(get, nil)
+	}
+}
+
+// stopper ends what the handlers of servers do when their host stops: it
+// cancels the context of every request a server handles, and of every
+// request a server sends to the client (a handler waiting for the client's
+// answer with a context of its own, which the client may never answer once
+// its connection is gone). go-sdk's ServerSession.Close waits for the
+// handlers in flight; without this, a handler waiting for a client that
+// went away would keep Stop waiting forever.
+//
+// Each stop ends the requests of its time only: a restarted server's
+// requests get a fresh context.
+type stopper struct {
+	mu        sync.Mutex
+	ctx       context.Context
+	cancel    context.CancelFunc
+	installed []*mcp.Server
+}
+
+// install adds the middleware to srv, once.
+func (st *stopper) install(srv *mcp.Server) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if slices.Contains(st.installed, srv) {
+		return
+	}
+	st.installed = append(st.installed, srv)
+	mw := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(st.current(), cancel)()
+			return next(ctx, method, req)
+		}
+	}
+	srv.AddReceivingMiddleware(mw)
+	srv.AddSendingMiddleware(mw)
+}
+
+// current is the context of the requests handled now.
+func (st *stopper) current() context.Context {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ctx == nil {
+		st.ctx, st.cancel = context.WithCancel(context.Background())
+	}
+	return st.ctx
+}
+
+// stop cancels the requests in flight.
+func (st *stopper) stop() {
+	st.mu.Lock()
+	cancel := st.cancel
+	st.ctx, st.cancel = nil, nil
+	st.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 }
