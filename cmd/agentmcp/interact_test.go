@@ -226,23 +226,33 @@ func TestCallTerminalDecline(t *testing.T) {
 }
 
 // TestCallTerminalURL: a URL elicitation shows the URL and waits for
-// Enter.
+// Enter. An answer it does not know gets the prompt again: the command read
+// that line and still waits; only Enter accepts, and the server's tool
+// then ends.
 func TestCallTerminalURL(t *testing.T) {
 	p := openPTY(t)
 	hs := askServer(t)
 	done := runInTerminal(t, p, "call", hs.URL, "open")
+	const prompt = "Press Enter once you are done there, or type d to decline, c to cancel: "
 	p.waitFor(t, "Sign in to the shop")
 	p.waitFor(t, "https://shop.example.com/link?id=7")
-	p.waitFor(t, "Press Enter once you are done")
+	p.waitFor(t, prompt)
+	p.typeLine(t, "later")
+	p.waitFor(t, "answer a (accept), d (decline) or c (cancel)\r\n"+prompt) // the terminal ends lines with CR LF
+	// The command has printed its prompt again after reading "later": it
+	// cannot have answered the server since, as no other line was typed.
 	select {
 	case r := <-done:
-		t.Fatalf("the call ended before Enter: %+v", r)
+		t.Fatalf("the call ended before Enter: %+v\nterminal:\n%s", r, p.shown())
 	default:
 	}
 	p.typeLine(t, "")
 	r := <-done
 	if r.err != nil || !strings.Contains(r.stdout, "url accept") {
 		t.Errorf("call: %v\n%s", r.err, r.stdout)
+	}
+	if n := strings.Count(p.shown(), prompt); n != 2 {
+		t.Errorf("the prompt was shown %d times, want 2:\n%s", n, p.shown())
 	}
 }
 
