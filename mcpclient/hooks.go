@@ -218,11 +218,13 @@ func (p *progressConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	p.gate.written(msg)
-	err := p.Connection.Write(ctx, msg)
 	if res, ok := msg.(*jsonrpc.Response); ok {
+		// The request's handler is done: its slot is free before the
+		// answer goes out, so that a server that has read the answer
+		// never finds the slot still taken.
 		p.gate.answered(res.ID)
 	}
-	return err
+	return p.Connection.Write(ctx, msg)
 }
 
 // isRetryRound reports whether request params carry input responses or a

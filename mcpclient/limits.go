@@ -166,8 +166,8 @@ func (c *conn) checkSamplingSize(p *mcp.CreateMessageParams) error {
 // session may not get yet, or past a size limit, or past PerServer
 // requests in flight, are refused at once. Refusals are written by the
 // reading goroutine, which paces a flooding server to the speed at which
-// it takes our answers. A request admitted is in flight until its response
-// is written.
+// it takes our answers. A request admitted is in flight until its handler
+// returns and its response is about to be written.
 //
 // The era comes from what the client writes: a request carrying the
 // 2026-07-28 protocol version in its _meta makes the session modern, an
