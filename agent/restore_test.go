@@ -19,39 +19,10 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/peers"
+	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// fakeClock is a Clock whose waits end only when the test says so.
-type fakeClock struct {
-	mu      sync.Mutex
-	waiters []chan time.Time
-	waiting chan struct{} // receives a value each time After is called
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{waiting: make(chan struct{}, 100)} }
-
-func (c *fakeClock) Now() time.Time { return time.Unix(0, 0) }
-
-func (c *fakeClock) After(time.Duration) <-chan time.Time {
-	ch := make(chan time.Time, 1)
-	c.mu.Lock()
-	c.waiters = append(c.waiters, ch)
-	c.mu.Unlock()
-	c.waiting <- struct{}{}
-	return ch
-}
-
-// fire ends every wait in progress.
-func (c *fakeClock) fire() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ch := range c.waiters {
-		ch <- time.Unix(0, 0)
-	}
-	c.waiters = nil
-}
 
 // refuser listens where a server used to be and resets every connection
 // once it has read its request, as a host whose server is gone would: it
@@ -171,10 +142,10 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 			refused := refuse(t, gone.URL)
 			liveHandshakes, restartedHandshakes := live.handshakes.Load(), restarted.handshakes.Load()
 
-			clock := newFakeClock()
+			clock := testutil.NewClock()
 			a = openAgent(t, st, "truth", &agent.Options{Manager: &mcpclient.Options{Clock: clock}})
-			<-clock.waiting // the gone server's backoff after its first attempt
-			clock.fire()
+			<-clock.Waiting() // the gone server's backoff after its first attempt
+			clock.Fire()
 			a.WaitForConnections(ctx)
 
 			state := a.MCPServers().Servers
@@ -211,7 +182,7 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 			// and is not waited for by WaitForConnections: wait for it to
 			// ask the clock.
 			select {
-			case <-clock.waiting:
+			case <-clock.Waiting():
 			case <-ctx.Done():
 				t.Error("no background retry is waiting for the gone server")
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -53,7 +54,7 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 	streamable := mcpclient.TransportOptions{Type: mcpclient.TransportStreamableHTTP}
 
 	t.Run("connection refused", func(t *testing.T) {
-		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: "http://" + refusingAddr(t) + "/mcp"})
+		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: "http://" + testutil.RefusingAddr(t) + "/mcp"})
 		if got, want := mcpclient.ErrorSummary(err), "cannot connect: connection refused"; got != want {
 			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
 		}

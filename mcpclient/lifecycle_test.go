@@ -17,36 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// fakeClock is a Clock whose waits end only when the test says so.
-type fakeClock struct {
-	mu      sync.Mutex
-	waiters []chan time.Time
-	waiting chan struct{} // receives a value each time After is called
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{waiting: make(chan struct{}, 100)} }
-
-func (c *fakeClock) Now() time.Time { return time.Unix(0, 0) }
-
-func (c *fakeClock) After(time.Duration) <-chan time.Time {
-	ch := make(chan time.Time, 1)
-	c.mu.Lock()
-	c.waiters = append(c.waiters, ch)
-	c.mu.Unlock()
-	c.waiting <- struct{}{}
-	return ch
-}
-
-// fire ends every wait in progress.
-func (c *fakeClock) fire() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ch := range c.waiters {
-		ch <- time.Unix(0, 0)
-	}
-	c.waiters = nil
-}
-
 // recorder collects the events of a Manager.
 type recorder struct {
 	mu     sync.Mutex

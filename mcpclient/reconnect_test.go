@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,7 +17,7 @@ import (
 // failedServer returns a Manager with server "s1" registered on hs, which
 // is stopped: its connection fails retry.MaxAttempts times (the clock's
 // backoff fired between them) and the server is left failed.
-func failedServer(t *testing.T, hs *mcptest.HTTPServer, retry *mcpclient.RetryOptions, clock *fakeClock) (*mcpclient.Manager, *recorder) {
+func failedServer(t *testing.T, hs *mcptest.HTTPServer, retry *mcpclient.RetryOptions, clock *testutil.Clock) (*mcpclient.Manager, *recorder) {
 	t.Helper()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
@@ -33,8 +34,8 @@ func failedServer(t *testing.T, hs *mcptest.HTTPServer, retry *mcpclient.RetryOp
 		if k == retry.MaxAttempts {
 			break
 		}
-		<-clock.waiting
-		clock.fire()
+		<-clock.Waiting()
+		clock.Fire()
 	}
 	m.WaitForConnections(ctx)
 	if info, _ := m.Server("s1"); info.State != mcpclient.StateFailed || info.Error == nil {
@@ -53,7 +54,7 @@ func statefulServer(t *testing.T) *mcptest.HTTPServer {
 func TestManagerReconnect(t *testing.T) {
 	hs, handshakes := countingServer(t, mcptest.Stateful)
 	ctx := testCtx(t)
-	m, _ := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, newFakeClock())
+	m, _ := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, testutil.NewClock())
 
 	res, err := m.Reconnect(ctx, "s1")
 	if err != nil || res.State != mcpclient.StateFailed || res.Err == nil {
@@ -113,7 +114,7 @@ func TestCallReconnectsFailed(t *testing.T) {
 	} {
 		t.Run(op.name, func(t *testing.T) {
 			hs := statefulServer(t)
-			m, _ := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, newFakeClock())
+			m, _ := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, testutil.NewClock())
 			// Still down: the attempt fails, and says so.
 			if err := op.do(m); err == nil || (op.name != "discover" && !errors.Is(err, mcpclient.ErrNotConnected)) {
 				t.Fatalf("%s with the server down: %v", op.name, err)
@@ -134,19 +135,19 @@ func TestCallReconnectsFailed(t *testing.T) {
 // background until it is back; without the background retry it is not.
 func TestBackgroundRetry(t *testing.T) {
 	hs := statefulServer(t)
-	clock := newFakeClock()
+	clock := testutil.NewClock()
 	m, rec := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 2}, clock)
-	<-clock.waiting // the background retry, waiting
+	<-clock.Waiting() // the background retry, waiting
 	// Two background attempts fail; the server stays failed.
 	for range 2 {
-		clock.fire()
+		clock.Fire()
 		rec.waitFor(t, "a background attempt", stateIs("s1", mcpclient.StateConnecting))
 		rec.waitFor(t, "its failure", stateIs("s1", mcpclient.StateFailed))
-		<-clock.waiting
+		<-clock.Waiting()
 	}
 	m.WaitForConnections(testCtx(t))
 	hs.Restart()
-	clock.fire()
+	clock.Fire()
 	rec.waitFor(t, "ready, by itself", stateIs("s1", mcpclient.StateReady))
 	if _, err := m.CallTool(testCtx(t), "s1", "echo", map[string]any{"text": "x"}, nil); err != nil {
 		t.Errorf("call after the background retry: %v", err)
@@ -154,7 +155,7 @@ func TestBackgroundRetry(t *testing.T) {
 
 	// Turned off: nothing is scheduled after the attempts.
 	hs2 := statefulServer(t)
-	clock2 := newFakeClock()
+	clock2 := testutil.NewClock()
 	m2, _ := failedServer(t, hs2, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, clock2)
 	// Close waits for the background work, and a background retry asks
 	// the clock before it sees the close: after Close, a retry that was
@@ -163,7 +164,7 @@ func TestBackgroundRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-clock2.waiting:
+	case <-clock2.Waiting():
 		t.Error("a background retry was scheduled although it is disabled")
 	default:
 	}
@@ -251,16 +252,16 @@ func TestCloseCancelsConnect(t *testing.T) {
 	// A retry waiting for its backoff.
 	hs := statefulServer(t)
 	hs.Stop()
-	clock := newFakeClock()
+	clock := testutil.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	m.RegisterServer(testCtx(t), "s1", mcpclient.ServerOptions{URL: hs.URL, Retry: &mcpclient.RetryOptions{MaxAttempts: 3}})
 	m.EstablishConnection("s1")
 	rec.waitFor(t, "the first attempt failing", stateIs("s1", mcpclient.StateFailed))
-	<-clock.waiting
+	<-clock.Waiting()
 	m.CloseConnection(testCtx(t), "s1") // while the second attempt waits
 	hs.Restart()
-	clock.fire()
+	clock.Fire()
 	m.WaitForConnections(testCtx(t))
 	if info, _ := m.Server("s1"); info.State != mcpclient.StateNotConnected {
 		t.Errorf("after closing during the backoff: %s", info.State)
@@ -277,7 +278,7 @@ func TestCloseCancelsConnect(t *testing.T) {
 func TestBackgroundRetryAfterConnect(t *testing.T) {
 	hs := statefulServer(t)
 	hs.Stop()
-	clock := newFakeClock()
+	clock := testutil.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	ctx := testCtx(t)
@@ -285,8 +286,8 @@ func TestBackgroundRetryAfterConnect(t *testing.T) {
 	if res, _ := m.ConnectToServer(ctx, "s1"); res.State != mcpclient.StateFailed {
 		t.Fatalf("ConnectToServer with the server down: %+v", res)
 	}
-	<-clock.waiting // the background retry
+	<-clock.Waiting() // the background retry
 	hs.Restart()
-	clock.fire()
+	clock.Fire()
 	rec.waitFor(t, "ready, by itself", stateIs("s1", mcpclient.StateReady))
 }

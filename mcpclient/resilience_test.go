@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/peers"
+	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -88,7 +89,7 @@ func TestReconnect(t *testing.T) {
 			t.Parallel()
 			newServer := func() *mcp.Server { return mcptest.NewServer("s").Server }
 			hs := mcptest.Serve(t, era.mode, newServer)
-			clock := newFakeClock()
+			clock := testutil.NewClock()
 			m := newManager(t, &mcpclient.Options{Clock: clock})
 			rec := record(m)
 			connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
@@ -102,9 +103,9 @@ func TestReconnect(t *testing.T) {
 				}
 			}
 			rec.waitFor(t, "failed attempt", stateIs("s1", mcpclient.StateFailed))
-			<-clock.waiting // the Manager is backing off
+			<-clock.Waiting() // the Manager is backing off
 			hs.Restart()
-			clock.fire()
+			clock.Fire()
 			rec.waitFor(t, "ready again", stateIs("s1", mcpclient.StateReady))
 			m.WaitForConnections(ctx)
 
@@ -127,16 +128,16 @@ func TestReconnect(t *testing.T) {
 func TestReconnectProcess(t *testing.T) {
 	peers.Require(t)
 	ps := peers.StartEverything(t, "streamableHttp")
-	clock := newFakeClock()
+	clock := testutil.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	connectReady(t, m, "ev", mcpclient.ServerOptions{URL: ps.URL})
 
 	ps.Stop()
 	rec.waitFor(t, "failed attempt", stateIs("ev", mcpclient.StateFailed))
-	<-clock.waiting
+	<-clock.Waiting()
 	ps.Restart()
-	clock.fire()
+	clock.Fire()
 	rec.waitFor(t, "ready again", stateIs("ev", mcpclient.StateReady))
 	res, err := m.CallTool(testCtx(t), "ev", "echo", map[string]any{"message": "back"}, nil)
 	if err != nil || textOf(t, res) != "Echo: back" {
@@ -150,17 +151,17 @@ func TestReconnectProcess(t *testing.T) {
 // WaitForConnections.
 func TestRetryBudget(t *testing.T) {
 	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server })
-	clock := newFakeClock()
+	clock := testutil.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL, Retry: &mcpclient.RetryOptions{MaxAttempts: 2}})
 	hs.Stop()
 	rec.waitFor(t, "first failed attempt", stateIs("s1", mcpclient.StateFailed))
-	<-clock.waiting
-	clock.fire()
+	<-clock.Waiting()
+	clock.Fire()
 	rec.waitFor(t, "second failed attempt", stateIs("s1", mcpclient.StateFailed))
 	m.WaitForConnections(testCtx(t))
-	<-clock.waiting // the background retry
+	<-clock.Waiting() // the background retry
 	info, _ := m.Server("s1")
 	if info.State != mcpclient.StateFailed || info.Error == nil {
 		t.Errorf("after the budget: %s, %v", info.State, info.Error)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package testutil
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// refusingAddr returns a 127.0.0.1 address that refuses connections for
+// RefusingAddr returns a 127.0.0.1 address that refuses connections for
 // the whole test: a TCP socket bound to it and never listening holds the
 // port, so no other listener can take it (as one could a closed port).
-func refusingAddr(t testing.TB) string {
+func RefusingAddr(t testing.TB) string {
 	t.Helper()
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
