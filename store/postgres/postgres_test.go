@@ -67,6 +67,18 @@ func TestStore(t *testing.T) {
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
+		URLColumn: func(t *testing.T, s store.Store, ns, id string) string {
+			var u string
+			if err := s.(*Store).pool.QueryRow(t.Context(), `SELECT url FROM agentmcp_servers WHERE namespace = $1 AND id = $2`, ns, id).Scan(&u); err != nil {
+				t.Fatal(err)
+			}
+			return u
+		},
+		SetURLColumn: func(t *testing.T, s store.Store, ns, id, url string) {
+			if _, err := s.(*Store).pool.Exec(t.Context(), `UPDATE agentmcp_servers SET url = $1 WHERE namespace = $2 AND id = $3`, url, ns, id); err != nil {
+				t.Fatal(err)
+			}
+		},
 		// Raw is every stored column value, as the bytes the server holds.
 		Raw: func(t *testing.T) []byte {
 			conn, err := pgx.Connect(t.Context(), d.dsn(t))

@@ -50,6 +50,18 @@ func TestStore(t *testing.T) {
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
+		URLColumn: func(t *testing.T, s store.Store, ns, id string) string {
+			var u string
+			if err := s.(*Store).r.QueryRowContext(t.Context(), `SELECT url FROM servers WHERE namespace = ? AND id = ?`, ns, id).Scan(&u); err != nil {
+				t.Fatal(err)
+			}
+			return u
+		},
+		SetURLColumn: func(t *testing.T, s store.Store, ns, id, url string) {
+			if _, err := s.(*Store).w.ExecContext(t.Context(), `UPDATE servers SET url = ? WHERE namespace = ? AND id = ?`, url, ns, id); err != nil {
+				t.Fatal(err)
+			}
+		},
 		// Raw is the database file with its WAL and shared-memory files.
 		Raw: func(t *testing.T) []byte {
 			entries, err := os.ReadDir(f.dir(t))

@@ -42,6 +42,12 @@ type Backend struct {
 	// Stores on the same database (as it does across processes), not only
 	// the callers of one Store.
 	LockAcrossStores bool
+	// URLColumn reads, and SetURLColumn writes, the url column of the
+	// stored server ns/id as it is, for the test of rows written before
+	// URLs were split (the whole URL, secrets included, in the column). s
+	// is a Store that Open returned. Nil skips that test.
+	URLColumn    func(t *testing.T, s store.Store, ns, id string) string
+	SetURLColumn func(t *testing.T, s store.Store, ns, id, url string)
 }
 
 // Concurrency of the stress tests.
@@ -68,6 +74,7 @@ func Run(t *testing.T, b Backend) {
 		{"KV/ListPrefix", testListPrefix},
 		{"Encryption", testEncryption},
 		{"Encryption/URLSecrets", testURLSecrets},
+		{"Encryption/LegacyURLRow", testLegacyURLRow},
 		{"Reopen", testReopen},
 		{"OpenTwice", testOpenTwice},
 		{"Close", testClose},
@@ -956,6 +963,46 @@ func testURLSecrets(t *testing.T, b Backend) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// testLegacyURLRow checks that a row written before URLs were split, with
+// the whole URL (secrets included) in the url column, reads back the same,
+// and that the next write leaves only the public part in the column.
+func testLegacyURLRow(t *testing.T, b Backend) {
+	if b.URLColumn == nil || b.SetURLColumn == nil {
+		t.Skip("backend has no URLColumn and SetURLColumn")
+	}
+	c := ctx(t)
+	s := b.Open(t, Options{Cipher: newCipher(t)})
+	const (
+		public = "https://mcp.example.com/mcp"
+		legacy = "https://user:pw-SECRET@mcp.example.com/mcp?key=q-SECRET"
+	)
+	srv := store.Server{Namespace: ns, ID: "old", Name: "old", URL: public,
+		Options: store.ServerOptions{Headers: map[string]string{"Authorization": "Bearer h"}}}
+	mustPut(t, s, srv)
+	// What earlier versions stored: the whole URL in the column, options
+	// without a URL.
+	b.SetURLColumn(t, s, ns, "old", legacy)
+	read := func(when string) {
+		t.Helper()
+		got, err := s.GetServer(c, ns, "old")
+		if err != nil || got.URL != legacy || got.Options.Headers["Authorization"] != "Bearer h" {
+			t.Errorf("%s: GetServer = %q %v, %v; want %q and the header", when, got.URL, got.Options.Headers, err, legacy)
+		}
+		list, err := s.ListServers(c, ns)
+		if err != nil || len(list) != 1 || list[0].URL != legacy {
+			t.Errorf("%s: ListServers = %+v, %v", when, list, err)
+		}
+	}
+	read("legacy row")
+	if err := s.UpdateServer(c, ns, "old", func(*store.Server) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.URLColumn(t, s, ns, "old"); got != public {
+		t.Errorf("url column after a write = %q, want %q", got, public)
+	}
+	read("rewritten row")
 }
 
 func newCipher(t *testing.T) *store.Cipher {
