@@ -131,7 +131,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if strings.TrimSpace(os.Getenv(store.EnvSecretKey)) == "" {
-		logger.Warn(store.EnvSecretKey + " is not set: header values and OAuth tokens are stored in plaintext in the database")
+		logger.Warn(store.EnvSecretKey + " is not set: header values, URL credentials and query strings, and OAuth tokens are stored in plaintext in the database")
 	}
 	for _, h := range allowedHosts {
 		if token == "" && !loopback(h) && !strings.HasSuffix(strings.ToLower(h), ".localhost") {
