@@ -26,8 +26,13 @@ import (
 // name (for tools/call) and the request id, and returns true when it wrote
 // the response.
 func intercept(t *testing.T, hook func(w http.ResponseWriter, method, name string, id json.RawMessage) bool) *mcptest.HTTPServer {
+	return interceptMode(t, mcptest.Stateful, hook)
+}
+
+// interceptMode is intercept with a server of the given mode.
+func interceptMode(t *testing.T, mode mcptest.Mode, hook func(w http.ResponseWriter, method, name string, id json.RawMessage) bool) *mcptest.HTTPServer {
 	srv := mcptest.NewServer("s")
-	real := mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
+	real := mcptest.Handler(t, mode, func() *mcp.Server { return srv.Server })
 	return mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))

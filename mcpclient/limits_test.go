@@ -1,12 +1,10 @@
 package mcpclient_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -198,26 +196,15 @@ func TestInputRequestLimits(t *testing.T) {
 // requests; one that arrives (here in a call's response stream) is dropped
 // unread, and never reaches a handler.
 func TestModernServerRequestDropped(t *testing.T) {
-	real := mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return mcptest.NewServer("s").Server })
-	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
+	hs := interceptMode(t, mcptest.Stateless, func(w http.ResponseWriter, method, name string, id json.RawMessage) bool {
+		if method != "tools/call" || name != "push" {
+			return false
 		}
-		_ = json.Unmarshal(body, &msg)
-		if r.Method == http.MethodPost && msg.Method == "tools/call" && msg.Params.Name == "push" {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprintf(w, "data: %s\n\n", `{"jsonrpc":"2.0","id":"pushed","method":"elicitation/create","params":`+smallForm+`}`)
-			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resultType\":\"complete\",\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}\n\n", msg.ID)
-			return
-		}
-		real.ServeHTTP(w, r)
-	}))
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\n\n", `{"jsonrpc":"2.0","id":"pushed","method":"elicitation/create","params":`+smallForm+`}`)
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resultType\":\"complete\",\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}\n\n", id)
+		return true
+	})
 	logs := make(messages, 64)
 	started := make(chan string, 1)
 	m := newManager(t, &mcpclient.Options{Logger: slog.New(logs)})
