@@ -91,9 +91,17 @@ type counting struct {
 }
 
 func serve(t *testing.T, mode mcptest.Mode) *counting {
-	c := &counting{srv: mcptest.NewServer("s")}
+	c := &counting{}
+	c.HTTPServer = mcptest.ServeHandler(t, c.handler(t, mode))
+	return c
+}
+
+// handler is a new go-sdk server in mode (c.srv), behind a handler that
+// counts its requests and handshakes.
+func (c *counting) handler(t *testing.T, mode mcptest.Mode) http.Handler {
+	c.srv = mcptest.NewServer("s")
 	real := mcptest.Handler(t, mode, func() *mcp.Server { return c.srv.Server })
-	c.HTTPServer = mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.requests.Add(1)
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -103,8 +111,7 @@ func serve(t *testing.T, mode mcptest.Mode) *counting {
 			c.handshakes.Add(1)
 		}
 		real.ServeHTTP(w, r)
-	}))
-	return c
+	})
 }
 
 func TestAddMCPServer(t *testing.T) {

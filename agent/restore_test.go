@@ -21,7 +21,6 @@ import (
 	"github.com/agentmcp/agentmcp/internal/peers"
 	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/mcpclient"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // refuser listens where a server used to be and resets every connection
@@ -80,19 +79,7 @@ func refuse(t *testing.T, rawURL string) *refuser {
 // restart serves c again on its port with a new server that knows none of
 // the old sessions, as a restarted process would, still counting.
 func (c *counting) restart(t *testing.T, mode mcptest.Mode) {
-	c.srv = mcptest.NewServer("s")
-	real := mcptest.Handler(t, mode, func() *mcp.Server { return c.srv.Server })
-	c.RestartWith(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.requests.Add(1)
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg struct{ Method string }
-		json.Unmarshal(body, &msg)
-		if msg.Method == "initialize" || msg.Method == "server/discover" {
-			c.handshakes.Add(1)
-		}
-		real.ServeHTTP(w, r)
-	}))
+	c.RestartWith(c.handler(t, mode))
 }
 
 func (r *refuser) attempts() []string {
