@@ -2,17 +2,14 @@ package agent_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -185,24 +182,7 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 func TestRestartBothSides(t *testing.T) {
 	peers.Require(t)
 	ps := peers.StartEverything(t, "streamableHttp")
-	target, _ := url.Parse(ps.URL)
-	var handshakes, rejected atomic.Int64
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: target.Host})
-	proxy.FlushInterval = -1 // event streams pass at once
-	proxy.ModifyResponse = func(resp *http.Response) error {
-		if resp.StatusCode == http.StatusBadRequest && resp.Request.Method == http.MethodPost {
-			rejected.Add(1)
-		}
-		return nil
-	}
-	px := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if strings.Contains(string(body), `"method":"initialize"`) {
-			handshakes.Add(1)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
+	px, counts := mcptest.CountingProxy(t, ps.URL)
 	path := filepath.Join(t.TempDir(), "agent.db")
 	st := openSQLite(t, path)
 	ctx := testCtx(t)
@@ -220,7 +200,7 @@ func TestRestartBothSides(t *testing.T) {
 	}
 
 	ps.Restart()
-	before := handshakes.Load()
+	before := counts.Handshakes.Load()
 	a = openAgent(t, st, "both", nil)
 	a.WaitForConnections(ctx)
 	info, _ := a.Manager().Server(res.ID)
@@ -228,10 +208,10 @@ func TestRestartBothSides(t *testing.T) {
 	if info.State != mcpclient.StateReady || tools == 0 || info.SessionID == old.SessionID {
 		t.Errorf("after both restarted: %s (%v), %d tools, session %q (old %q)", info.State, info.Error, tools, info.SessionID, old.SessionID)
 	}
-	if n := handshakes.Load() - before; n != 1 {
+	if n := counts.Handshakes.Load() - before; n != 1 {
 		t.Errorf("%d handshakes, want 1", n)
 	}
-	if rejected.Load() == 0 {
+	if counts.Rejected.Load() == 0 {
 		t.Error("the reference server never answered the old session with a 400: the test no longer tests that")
 	}
 	out, err := a.Manager().CallTool(ctx, res.ID, "echo", map[string]any{"message": "both"}, nil)

@@ -1,15 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"io"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
@@ -27,18 +21,7 @@ func TestServeRestartWithPeer(t *testing.T) {
 	t.Setenv(envToken, "")
 	t.Setenv(envServer, "")
 	ps := peers.StartEverything(t, "streamableHttp")
-	target, _ := url.Parse(ps.URL)
-	var handshakes atomic.Int64
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: target.Host})
-	proxy.FlushInterval = -1
-	px := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if strings.Contains(string(body), `"method":"initialize"`) {
-			handshakes.Add(1)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
+	px, counts := mcptest.CountingProxy(t, ps.URL)
 	db := filepath.Join(t.TempDir(), "agentmcp.db")
 
 	s := startServe(t, "--db", db)
@@ -47,11 +30,11 @@ func TestServeRestartWithPeer(t *testing.T) {
 		t.Fatalf("stop: %+v", r)
 	}
 	ps.Restart()
-	before := handshakes.Load()
+	before := counts.Handshakes.Load()
 
 	s2 := startServe(t, "--db", db)
 	waitReady(t, s2.base, "ev")
-	if n := handshakes.Load() - before; n != 1 {
+	if n := counts.Handshakes.Load() - before; n != 1 {
 		t.Errorf("%d handshakes after both restarted, want 1", n)
 	}
 	r := runCmd(t, "tools", "--server", s2.base, "ev")
