@@ -199,7 +199,10 @@ func (g *requestGate) written(msg jsonrpc.Message) {
 		g.mu.Lock()
 		g.handshaking = false
 		g.mu.Unlock()
-	case req.IsCall() && bytes.Contains(req.Params, []byte(mcp.MetaKeyProtocolVersion)):
+	case req.IsCall() && !g.isModern() && bytes.Contains(req.Params, []byte(mcp.MetaKeyProtocolVersion)):
+		// Once modern, a session stays so until a new handshake: every
+		// 2026-07-28 call carries the version, and decoding its params
+		// again on each call would cost the hot path for nothing.
 		var p struct {
 			Meta map[string]any `json:"_meta"`
 		}
