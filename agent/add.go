@@ -39,6 +39,12 @@ type AddOptions struct {
 	Transport mcpclient.TransportOptions
 	// Retry configures reconnection after restarts and drops.
 	Retry *mcpclient.RetryOptions
+
+	// KeepAwake keeps the agent awake while it has this server: a Host
+	// wakes it on Start and never hibernates it, so that it hears the
+	// server's list_changed notifications and requests. Adding an
+	// existing server with KeepAwake sets it; SetKeepAwake changes it.
+	KeepAwake bool
 }
 
 // AddResult is the outcome of AddMCPServer.
@@ -68,6 +74,7 @@ var ErrIDInUse = errors.New("mcp server id is already in use")
 // it again while it is failed, or Reconnect, retries it at once, as does
 // a restart.
 func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *AddOptions) (AddResult, error) {
+	defer a.hold()()
 	var o AddOptions
 	if opts != nil {
 		o = *opts
@@ -105,6 +112,12 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 		}
 		existing.ID = requested
 	}
+	if existing != nil && o.KeepAwake && !existing.KeepAwake {
+		if err := a.setKeepAwake(ctx, existing.ID, true); err != nil {
+			a.add.Unlock()
+			return AddResult{}, err
+		}
+	}
 	if existing != nil {
 		if _, live := a.m.Server(existing.ID); live {
 			a.mu.Lock()
@@ -130,6 +143,7 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 		URL:         normalized,
 		CallbackURL: callbackURL,
 		Options:     storeOptions(o),
+		KeepAwake:   o.KeepAwake || (existing != nil && existing.KeepAwake),
 	}
 	serverOpts, err := a.serverOptions(row)
 	if err == nil {
@@ -153,7 +167,7 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 	a.mu.Unlock()
 	_, err = a.m.RegisterServer(ctx, id, serverOpts)
 	a.add.Unlock()
-	a.updates.changed()
+	a.updates.stateChanged()
 
 	if err == nil {
 		op.res, op.err = a.connect(ctx, id, normalized)
@@ -239,6 +253,7 @@ func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddRe
 // error, and is retried in the background. An unknown id is an error that
 // wraps mcpclient.ErrNotRegistered.
 func (a *Agent) Reconnect(ctx context.Context, id string) (AddResult, error) {
+	defer a.hold()()
 	a.mu.Lock()
 	row, ok := a.rows[id]
 	a.mu.Unlock()
@@ -352,7 +367,7 @@ func (a *Agent) migrate(ctx context.Context, oldID, newID string) error {
 		sa.(*serverAuth).id.Store(&newID)
 		a.auths.Store(newID, sa)
 	}
-	a.updates.changed()
+	a.updates.stateChanged()
 	return nil
 }
 
@@ -378,8 +393,51 @@ func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
 	a.mu.Unlock()
 	a.forgetProvider(id)
 	a.auths.Delete(id)
-	a.updates.changed()
+	a.updates.stateChanged()
 	return err
+}
+
+// SetKeepAwake sets or clears the keep-awake mark of a stored server (see
+// AddOptions.KeepAwake).
+func (a *Agent) SetKeepAwake(ctx context.Context, id string, keep bool) error {
+	a.add.Lock()
+	defer a.add.Unlock()
+	return a.setKeepAwake(ctx, id, keep)
+}
+
+func (a *Agent) setKeepAwake(ctx context.Context, id string, keep bool) error {
+	err := a.st.UpdateServer(ctx, a.ns, id, func(row *store.Server) error {
+		if row.KeepAwake == keep {
+			return errUnchanged
+		}
+		row.KeepAwake = keep
+		return nil
+	})
+	switch {
+	case errors.Is(err, errUnchanged):
+		return nil
+	case err != nil:
+		return fmt.Errorf("mcp server %q: setting keep-awake: %w", id, err)
+	}
+	a.mu.Lock()
+	if row, ok := a.rows[id]; ok {
+		row.KeepAwake = keep
+		a.rows[id] = row
+	}
+	a.mu.Unlock()
+	return nil
+}
+
+// KeepAwake reports whether the agent has a keep-awake server.
+func (a *Agent) KeepAwake() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, row := range a.rows {
+		if row.KeepAwake {
+			return true
+		}
+	}
+	return false
 }
 
 // callbackURL is where the OAuth provider sends the user back:

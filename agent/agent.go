@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
@@ -45,6 +46,14 @@ type Options struct {
 	// a callback URL, new or restored (pre-registered credentials, say).
 	// Nil means oauth.New over the agent's store, with dynamic registration.
 	CreateOAuthProvider OAuthProviderFactory
+
+	// ElicitationTimeout, when positive, makes the agent answer its
+	// servers' requests for the user's input itself: each is queued as a
+	// pending Elicitation (Elicitations, AnswerElicitation, Watch) for an
+	// API or a dashboard to answer, and cancelled when no answer comes
+	// within ElicitationTimeout or the agent closes. Zero leaves
+	// elicitation to the application (Manager().ConfigureElicitationHandlers).
+	ElicitationTimeout time.Duration
 }
 
 // Agent is one named agent instance and its MCP servers: the seed's Agent
@@ -72,9 +81,16 @@ type Agent struct {
 	closed   bool
 
 	updates *updates
+	pending elicitations
+	writes  writes        // database writes, off the event path
+	quit    chan struct{} // closed by Close
 	oauth   oauthState
 	// auths are the AuthProviders given to the Manager, by server id.
 	auths sync.Map // string -> *serverAuth
+
+	clock     func() time.Time
+	busyN     atomic.Int64 // calls, adds and reconnections in flight
+	authUntil atomic.Int64 // unix nanoseconds until which an OAuth flow may complete
 }
 
 // addOp is an AddMCPServer connection in flight, shared by concurrent adds
@@ -124,6 +140,8 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 		logger:   logger.With("agent", class+"/"+name),
 		rows:     map[string]store.Server{},
 		inflight: map[string]*addOp{},
+		quit:     make(chan struct{}),
+		clock:    time.Now,
 	}
 	rows, err := st.ListServers(ctx, a.ns)
 	if err != nil {
@@ -131,6 +149,10 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	}
 	a.m = mcpclient.New(&mo)
 	a.updates = newUpdates(a)
+	if o.ElicitationTimeout > 0 {
+		a.pending.init(o.ElicitationTimeout, a.quit, a.updates.elicitationsChanged)
+		a.m.ConfigureElicitationHandlers(a.pending.handler())
+	}
 	for _, row := range rows {
 		a.rows[row.ID] = row
 		a.order = append(a.order, row.ID)
@@ -230,10 +252,12 @@ func (a *Agent) persist(ev mcpclient.Event) {
 	case mcpclient.StateAuthenticating:
 		// Keep the pending authorisation, so a restart waits for it.
 		if info, ok := a.m.Server(ev.ServerID); ok && info.AuthURL != "" {
-			a.updateRow(context.Background(), ev.ServerID, func(row *store.Server) bool {
-				changed := row.AuthURL != info.AuthURL
-				row.AuthURL = info.AuthURL
-				return changed
+			a.writes.put("auth:"+ev.ServerID, func(ctx context.Context) {
+				a.updateRow(ctx, ev.ServerID, func(row *store.Server) bool {
+					changed := row.AuthURL != info.AuthURL
+					row.AuthURL = info.AuthURL
+					return changed
+				})
 			})
 		}
 		return
@@ -248,7 +272,12 @@ func (a *Agent) persist(ev mcpclient.Event) {
 	default:
 		return
 	}
-	a.updateRow(context.Background(), ev.ServerID, func(row *store.Server) bool {
+	a.writes.put("session:"+ev.ServerID, func(ctx context.Context) { a.saveSession(ctx, ev.ServerID, resume) })
+}
+
+// saveSession stores the session of a server to resume, or none.
+func (a *Agent) saveSession(ctx context.Context, id string, resume *mcpclient.Resume) {
+	a.updateRow(ctx, id, func(row *store.Server) bool {
 		o := &row.Options
 		if resume == nil {
 			changed := o.SessionID != "" || len(o.DiscoverResult) > 0
@@ -310,8 +339,12 @@ func (a *Agent) Manager() *mcpclient.Manager { return a.m }
 func (a *Agent) Namespace() string { return a.ns }
 
 // WaitForConnections waits until the connections being restored or
-// established have settled, or ctx is done.
-func (a *Agent) WaitForConnections(ctx context.Context) { a.m.WaitForConnections(ctx) }
+// established have settled, and what they changed is stored, or ctx is
+// done.
+func (a *Agent) WaitForConnections(ctx context.Context) {
+	a.m.WaitForConnections(ctx)
+	a.writes.flush(ctx)
+}
 
 // Close closes the agent's connections, keeping the servers' sessions alive
 // so that the agent resumes them when it is opened again on the same store.
@@ -326,7 +359,9 @@ func (a *Agent) Close(ctx context.Context) error {
 	if already {
 		return nil
 	}
+	close(a.quit) // pending elicitations are answered cancel
 	err := a.m.Close(ctx)
 	a.updates.stop()
+	a.writes.flush(ctx)
 	return err
 }

@@ -43,13 +43,15 @@ func (a *Agent) stampElicitation(ev mcpclient.Event) {
 		}
 		return
 	}
-	a.updateRow(context.Background(), ev.ServerID, func(row *store.Server) bool {
-		caps, changed, err := withElicitation(row.Options.Capabilities, info.Elicitation)
-		if err != nil || !changed {
-			return false
-		}
-		row.Options.Capabilities = caps
-		return true
+	a.writes.put("capabilities:"+ev.ServerID, func(ctx context.Context) {
+		a.updateRow(ctx, ev.ServerID, func(row *store.Server) bool {
+			caps, changed, err := withElicitation(row.Options.Capabilities, info.Elicitation)
+			if err != nil || !changed {
+				return false
+			}
+			row.Options.Capabilities = caps
+			return true
+		})
 	})
 }
 

@@ -222,7 +222,11 @@ func (s *serverAuth) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) 
 	if err != nil {
 		return "", err
 	}
-	return p.Authorize(ctx, c)
+	authURL, err := p.Authorize(ctx, c)
+	if authURL != "" {
+		s.a.noteAuthorization()
+	}
+	return authURL, err
 }
 
 // IsCallbackRequest reports whether r is an OAuth callback for one of the
@@ -260,6 +264,7 @@ func (a *Agent) IsCallbackRequest(r *http.Request) bool {
 // field, as the seed says: a server is never left authenticating by its
 // own callback.
 func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) CallbackResult {
+	defer a.hold()()
 	q := r.URL.Query()
 	state := q.Get("state")
 	if state == "" {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
@@ -62,14 +61,14 @@ func (a *Agent) MCPServers() MCPServersState {
 			rows[info.ID] = withInfo(s, info)
 		}
 	}
-	stored := mcpclient.Filter{ServerID: ids}
+	all := mcpclient.Filter{}
 	return MCPServersState{
 		Servers:           rows,
 		Order:             ServerOrder(rows),
-		Tools:             orEmpty(a.m.ListTools(stored)),
-		Prompts:           orEmpty(a.m.ListPrompts(stored)),
-		Resources:         orEmpty(a.m.ListResources(stored)),
-		ResourceTemplates: orEmpty(a.m.ListResourceTemplates(stored)),
+		Tools:             a.ListTools(all),
+		Prompts:           a.ListPrompts(all),
+		Resources:         a.ListResources(all),
+		ResourceTemplates: a.ListResourceTemplates(all),
 	}
 }
 
@@ -148,90 +147,3 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// OnMCPUpdate calls fn with the new MCPServersState after every change
-// (registration, connection, discovery, list_changed, authorisation,
-// removal). Changes that come in quick succession may be reported once,
-// with the latest state. Calls are made in order on one goroutine; fn must
-// not block. The result removes fn.
-func (a *Agent) OnMCPUpdate(fn func(MCPServersState)) (dispose func()) {
-	return a.updates.subscribe(fn)
-}
-
-// updates turns changes (Manager events and the agent's own) into
-// coalesced MCPServersState notifications.
-type updates struct {
-	a    *Agent
-	wake chan struct{}
-	done chan struct{}
-
-	mu        sync.Mutex
-	listeners map[int]func(MCPServersState)
-	next      int
-	stopped   bool
-}
-
-func newUpdates(a *Agent) *updates {
-	u := &updates{a: a, wake: make(chan struct{}, 1), done: make(chan struct{}), listeners: map[int]func(MCPServersState){}}
-	a.m.OnServerStateChanged(u.changed)
-	go u.run()
-	return u
-}
-
-// changed notes that the state changed.
-func (u *updates) changed() {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.stopped {
-		return
-	}
-	select {
-	case u.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (u *updates) subscribe(fn func(MCPServersState)) func() {
-	u.mu.Lock()
-	id := u.next
-	u.next++
-	u.listeners[id] = fn
-	u.mu.Unlock()
-	return func() {
-		u.mu.Lock()
-		delete(u.listeners, id)
-		u.mu.Unlock()
-	}
-}
-
-func (u *updates) run() {
-	defer close(u.done)
-	for range u.wake {
-		u.mu.Lock()
-		if u.stopped {
-			u.mu.Unlock()
-			return
-		}
-		fns := make([]func(MCPServersState), 0, len(u.listeners))
-		for _, fn := range u.listeners {
-			fns = append(fns, fn)
-		}
-		u.mu.Unlock()
-		if len(fns) == 0 {
-			continue
-		}
-		state := u.a.MCPServers()
-		for _, fn := range fns {
-			fn(state)
-		}
-	}
-}
-
-func (u *updates) stop() {
-	u.mu.Lock()
-	if !u.stopped {
-		u.stopped = true
-		close(u.wake)
-	}
-	u.mu.Unlock()
-	<-u.done
-}

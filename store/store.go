@@ -35,6 +35,10 @@ type Server struct {
 	AuthURL string
 	// Options are the connection options needed to reconnect.
 	Options ServerOptions
+	// KeepAwake marks a server whose agent is woken when the program
+	// starts and never hibernated, for agents that must hear list_changed
+	// or server-initiated requests.
+	KeepAwake bool
 	// CreatedAt is when the row was first written, set by the store (UTC,
 	// microsecond precision). PutServer and UpdateServer ignore the value
 	// they are given.

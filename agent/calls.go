@@ -1,0 +1,128 @@
+package agent
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/oauth"
+)
+
+// The agent's calls and catalogs: what an API or a model adapter needs,
+// without reaching for the Manager. Each call keeps the agent awake while
+// it runs (see Host).
+
+// CallTool calls a tool on one of the agent's servers (see
+// mcpclient.Manager.CallTool: a tool failure is a result with IsError,
+// an error means the call did not complete). A server still connecting,
+// after a restart or a wake, is waited for; the others are not.
+func (a *Agent) CallTool(ctx context.Context, serverID, name string, args any, opts *mcpclient.CallOptions) (*mcp.CallToolResult, error) {
+	defer a.hold()()
+	return a.m.CallTool(ctx, serverID, name, args, opts)
+}
+
+// ReadResource reads a resource from one of the agent's servers.
+func (a *Agent) ReadResource(ctx context.Context, serverID, uri string) (*mcp.ReadResourceResult, error) {
+	defer a.hold()()
+	return a.m.ReadResource(ctx, serverID, uri)
+}
+
+// GetPrompt gets a prompt from one of the agent's servers.
+func (a *Agent) GetPrompt(ctx context.Context, serverID, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	defer a.hold()()
+	return a.m.GetPrompt(ctx, serverID, name, args)
+}
+
+// ListTools returns the tools of the agent's stored servers that f
+// selects (an empty f.ServerID means all of them), each tagged with its
+// server id.
+func (a *Agent) ListTools(f mcpclient.Filter) []mcpclient.Tool {
+	f, ok := a.stored(f)
+	if !ok {
+		return []mcpclient.Tool{}
+	}
+	return orEmpty(a.m.ListTools(f))
+}
+
+// ListPrompts is ListTools for prompts.
+func (a *Agent) ListPrompts(f mcpclient.Filter) []mcpclient.Prompt {
+	f, ok := a.stored(f)
+	if !ok {
+		return []mcpclient.Prompt{}
+	}
+	return orEmpty(a.m.ListPrompts(f))
+}
+
+// ListResources is ListTools for resources.
+func (a *Agent) ListResources(f mcpclient.Filter) []mcpclient.Resource {
+	f, ok := a.stored(f)
+	if !ok {
+		return []mcpclient.Resource{}
+	}
+	return orEmpty(a.m.ListResources(f))
+}
+
+// ListResourceTemplates is ListTools for resource templates.
+func (a *Agent) ListResourceTemplates(f mcpclient.Filter) []mcpclient.ResourceTemplate {
+	f, ok := a.stored(f)
+	if !ok {
+		return []mcpclient.ResourceTemplate{}
+	}
+	return orEmpty(a.m.ListResourceTemplates(f))
+}
+
+// CheckURL reports why the agent's SSRF guard would refuse a server URL,
+// or nil (see mcpclient.Manager.CheckURL).
+func (a *Agent) CheckURL(url string) error { return a.m.CheckURL(url) }
+
+// stored narrows f to the agent's stored servers; false when none is
+// left.
+func (a *Agent) stored(f mcpclient.Filter) (mcpclient.Filter, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(f.ServerID) == 0 {
+		f.ServerID = append([]string(nil), a.order...)
+	} else {
+		f.ServerID = slices.DeleteFunc(slices.Clone(f.ServerID), func(id string) bool {
+			_, ok := a.rows[id]
+			return !ok
+		})
+	}
+	return f, len(f.ServerID) > 0
+}
+
+// hold counts work in flight that keeps the agent awake; call the result
+// when it ends.
+func (a *Agent) hold() (release func()) {
+	a.busyN.Add(1)
+	return func() { a.busyN.Add(-1) }
+}
+
+// noteAuthorization notes that an OAuth flow started: the agent stays
+// awake while its state can still be redeemed, so that the callback finds
+// it (one with a custom callback path could not wake it).
+func (a *Agent) noteAuthorization() {
+	until := a.now().Add(oauth.StateLifetime).UnixNano()
+	for {
+		old := a.authUntil.Load()
+		if old >= until || a.authUntil.CompareAndSwap(old, until) {
+			return
+		}
+	}
+}
+
+// Busy reports whether something keeps the agent awake: a call, add or
+// reconnection in flight, an open watch, a pending elicitation, or an
+// OAuth flow started less than oauth.StateLifetime ago. A Host does not
+// hibernate a busy agent.
+func (a *Agent) Busy() bool {
+	return a.busyN.Load() > 0 || a.updates.watching() > 0 || a.pending.count() > 0 ||
+		a.now().UnixNano() < a.authUntil.Load()
+}
+
+// now is the agent's clock (the Manager's, which tests replace).
+func (a *Agent) now() time.Time { return a.clock() }
+

@@ -1,0 +1,545 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmcp/agentmcp/store"
+)
+
+// Defaults of HostOptions.
+const (
+	DefaultIdleTimeout = 5 * time.Minute
+	DefaultMaxAwake    = 1000
+)
+
+// HostOptions configures a Host. The zero value, or nil, gives the
+// defaults each field documents.
+type HostOptions struct {
+	// Agent configures every agent the host opens. Nil means agent's
+	// defaults; its Logger, when nil, is Logger.
+	Agent *Options
+
+	// IdleTimeout is how long an agent stays awake after it was last used
+	// and nothing keeps it awake (Agent.Busy). Zero means
+	// DefaultIdleTimeout; negative means agents never hibernate for being
+	// idle (MaxAwake still applies).
+	IdleTimeout time.Duration
+
+	// MaxAwake caps the agents awake at once: waking one more hibernates
+	// the least recently used agent that is neither in use nor busy nor
+	// kept awake. When every awake agent is, the cap is exceeded rather
+	// than a request refused, and the host comes back under it as they
+	// free up. Zero means DefaultMaxAwake; negative means no cap.
+	MaxAwake int
+
+	// KeepAwake names agents ("class/name") woken by Start and never
+	// hibernated, in addition to those with a server added with
+	// AddOptions.KeepAwake.
+	KeepAwake []string
+
+	// OnOpen, if set, is called with every agent the host opens (first
+	// use, or a wake after hibernation), before anyone else uses it: to
+	// configure its OAuth callback handling or elicitation handlers, say.
+	OnOpen func(*Agent)
+
+	// Logger receives the host's logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// keepAwakeLister is implemented by stores that can list the agents with
+// a keep-awake server (store/sqlite and store/postgres do).
+type keepAwakeLister interface {
+	ListKeepAwake(ctx context.Context) ([]string, error)
+}
+
+// ErrHostClosed is returned by Host.Use after Close.
+var ErrHostClosed = errors.New("agent: host closed")
+
+// Host keeps many agents on one store, each awake only while it is used:
+// the registry of open agents of a program such as agentmcp serve. Use
+// opens an agent on first use (two concurrent uses open it once) and
+// holds it awake until released; an agent unused for IdleTimeout, or the
+// least recently used one when MaxAwake is reached, is hibernated: closed
+// with its sessions kept resumable (Agent.Close), nothing left in memory.
+// The next Use wakes it from the store: its servers come back at once,
+// their saved sessions resumed without a handshake where the server allows,
+// each connecting in the background so that a call waits only for its own
+// server.
+//
+// An agent is never hibernated while it is used (between Use and its
+// release), busy (Agent.Busy: a call, a watch, a pending elicitation, an
+// OAuth flow in progress) or kept awake (HostOptions.KeepAwake, or a
+// server added with AddOptions.KeepAwake).
+//
+// A Host is safe for concurrent use.
+type Host struct {
+	st     store.Store
+	opts   HostOptions
+	agentO Options
+	logger *slog.Logger
+	now    func() time.Time
+
+	quit chan struct{} // closed by Close: the sweeper stops
+	done chan struct{} // closed when the sweeper has stopped
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	awake    map[string]*hostEntry         // by "class/name"
+	sleeping map[string]chan struct{}      // hibernations in flight, closed when done
+	stats    HostStats                     // counters
+	closed   bool
+	keep     map[string]bool // HostOptions.KeepAwake
+}
+
+// hostEntry is an agent being opened or awake.
+type hostEntry struct {
+	key, class, name string
+	ready            chan struct{} // closed when a and err are set
+	a                *Agent
+	err              error
+	refs             int       // uses not yet released
+	lastUsed         time.Time // when the last use began or ended
+}
+
+// HostStats counts what a Host did.
+type HostStats struct {
+	// Awake is how many agents are awake (or being woken) now, and
+	// MaxAwakeSeen the most there were at once.
+	Awake, MaxAwakeSeen int
+	// Wakes counts agents opened, Hibernations agents hibernated.
+	Wakes, Hibernations int64
+}
+
+// NewHost returns a Host for the agents kept in st. It opens nothing:
+// Start wakes the agents that must stay awake. The Host does not close st.
+func NewHost(st store.Store, opts *HostOptions) *Host {
+	var o HostOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxAwake == 0 {
+		o.MaxAwake = DefaultMaxAwake
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	var ao Options
+	if o.Agent != nil {
+		ao = *o.Agent
+	}
+	if ao.Logger == nil {
+		ao.Logger = logger
+	}
+	h := &Host{
+		st:       st,
+		opts:     o,
+		agentO:   ao,
+		logger:   logger,
+		now:      time.Now,
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+		awake:    map[string]*hostEntry{},
+		sleeping: map[string]chan struct{}{},
+		keep:     map[string]bool{},
+	}
+	for _, key := range o.KeepAwake {
+		h.keep[key] = true
+	}
+	if o.IdleTimeout > 0 {
+		go h.sweeper()
+	} else {
+		close(h.done)
+	}
+	return h
+}
+
+// Start wakes the agents that must stay awake: those of
+// HostOptions.KeepAwake and, when the store can list them
+// (ListKeepAwake), those with a keep-awake server. Their
+// connections are restored in the background.
+func (h *Host) Start(ctx context.Context) error {
+	keys := slices.Clone(h.opts.KeepAwake)
+	if lister, ok := h.st.(keepAwakeLister); ok {
+		stored, err := lister.ListKeepAwake(ctx)
+		if err != nil {
+			return fmt.Errorf("agent host: listing keep-awake agents: %w", err)
+		}
+		keys = append(keys, stored...)
+	}
+	for _, key := range keys {
+		class, name, _ := strings.Cut(key, "/")
+		_, release, err := h.Use(ctx, class, name)
+		if err != nil {
+			return fmt.Errorf("agent host: waking %s: %w", key, err)
+		}
+		release()
+	}
+	return nil
+}
+
+// Use returns the agent class/name, awake, opening it when it is asleep
+// (its stored servers restored in the background), and holds it awake
+// until release is called. Every Use must be released, once; the agent
+// must not be used after. Concurrent uses of a sleeping agent open it
+// once; a use of an agent being hibernated waits for that to finish and
+// wakes it again. Use creates nothing in the store: an agent without
+// servers exists only while awake.
+func (h *Host) Use(ctx context.Context, class, name string) (a *Agent, release func(), err error) {
+	if err := checkName("class", class); err != nil {
+		return nil, nil, err
+	}
+	if err := checkName("name", name); err != nil {
+		return nil, nil, err
+	}
+	key := class + "/" + name
+	h.mu.Lock()
+	for {
+		if h.closed {
+			h.mu.Unlock()
+			return nil, nil, ErrHostClosed
+		}
+		if e, ok := h.awake[key]; ok {
+			e.refs++
+			e.lastUsed = h.now()
+			h.mu.Unlock()
+			return h.await(ctx, e)
+		}
+		ch, ok := h.sleeping[key]
+		if !ok {
+			break
+		}
+		h.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		h.mu.Lock()
+	}
+	e := &hostEntry{key: key, class: class, name: name, ready: make(chan struct{}), refs: 1, lastUsed: h.now()}
+	h.awake[key] = e
+	h.stats.Wakes++
+	h.stats.MaxAwakeSeen = max(h.stats.MaxAwakeSeen, len(h.awake))
+	victims := h.overCapLocked()
+	h.mu.Unlock()
+	h.hibernateAll(victims)
+	h.open(ctx, e)
+	return h.await(ctx, e)
+}
+
+// await waits for e to be open and returns it with its release.
+func (h *Host) await(ctx context.Context, e *hostEntry) (*Agent, func(), error) {
+	var once sync.Once
+	release := func() { once.Do(func() { h.release(e) }) }
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		release()
+		return nil, nil, ctx.Err()
+	}
+	if e.err != nil {
+		release()
+		return nil, nil, e.err
+	}
+	return e.a, release, nil
+}
+
+// open opens the agent of e. The caller's ctx bounds only the storage
+// reads: the agent outlives the request that woke it.
+func (h *Host) open(ctx context.Context, e *hostEntry) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	a, err := Open(ctx, h.st, e.class, e.name, &h.agentO)
+	if err == nil {
+		a.clock = h.now
+		if h.opts.OnOpen != nil {
+			h.opts.OnOpen(a)
+		}
+	} else {
+		h.logger.Warn("cannot open agent", "agent", e.key, "error", err)
+		err = fmt.Errorf("opening agent %s: %w", e.key, err)
+	}
+	h.mu.Lock()
+	e.a, e.err = a, err
+	if err != nil && h.awake[e.key] == e {
+		delete(h.awake, e.key)
+	}
+	h.mu.Unlock()
+	close(e.ready)
+}
+
+// release ends one use of e.
+func (h *Host) release(e *hostEntry) {
+	h.mu.Lock()
+	e.refs--
+	e.lastUsed = h.now()
+	victims := h.overCapLocked()
+	h.mu.Unlock()
+	h.hibernateAll(victims)
+}
+
+// overCapLocked picks the least recently used agents that may sleep until
+// the awake ones are within MaxAwake, and moves them from awake to
+// sleeping.
+func (h *Host) overCapLocked() []*hostEntry {
+	over := len(h.awake) - h.opts.MaxAwake
+	if h.opts.MaxAwake < 0 || over <= 0 {
+		return nil
+	}
+	var candidates []*hostEntry
+	for _, e := range h.awake {
+		if h.maySleepLocked(e) {
+			candidates = append(candidates, e)
+		}
+	}
+	slices.SortFunc(candidates, func(x, y *hostEntry) int { return x.lastUsed.Compare(y.lastUsed) })
+	victims := candidates[:min(over, len(candidates))]
+	for _, e := range victims {
+		h.sleepLocked(e)
+	}
+	return victims
+}
+
+// maySleepLocked reports whether e may be hibernated now.
+func (h *Host) maySleepLocked(e *hostEntry) bool {
+	if e.refs > 0 || h.keep[e.key] {
+		return false
+	}
+	select {
+	case <-e.ready:
+	default:
+		return false // being opened
+	}
+	return e.err == nil && !e.a.Busy() && !e.a.KeepAwake()
+}
+
+// sleepLocked moves e from awake to sleeping.
+func (h *Host) sleepLocked(e *hostEntry) {
+	delete(h.awake, e.key)
+	h.sleeping[e.key] = make(chan struct{})
+}
+
+// hibernateAll closes the agents of entries moved to sleeping, in the
+// background: a Use of one of them waits for it.
+func (h *Host) hibernateAll(entries []*hostEntry) {
+	for _, e := range entries {
+		go h.hibernate(e)
+	}
+}
+
+// hibernate closes the agent of e (already moved to sleeping).
+func (h *Host) hibernate(e *hostEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.a.Close(ctx); err != nil {
+		h.logger.Warn("hibernating agent", "agent", e.key, "error", err)
+	}
+	h.mu.Lock()
+	ch := h.sleeping[e.key]
+	delete(h.sleeping, e.key)
+	h.stats.Hibernations++
+	h.mu.Unlock()
+	close(ch)
+}
+
+// Hibernate hibernates the agent class/name now, unless it is asleep
+// already, in use, busy or kept awake: it reports whether it did. It
+// returns once the agent is closed.
+func (h *Host) Hibernate(ctx context.Context, class, name string) bool {
+	key := class + "/" + name
+	h.mu.Lock()
+	e, ok := h.awake[key]
+	if !ok || !h.maySleepLocked(e) {
+		h.mu.Unlock()
+		return false
+	}
+	h.sleepLocked(e)
+	ch := h.sleeping[key]
+	h.mu.Unlock()
+	go h.hibernate(e)
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+	return true
+}
+
+// sweeper hibernates idle agents until Close.
+func (h *Host) sweeper() {
+	defer close(h.done)
+	t := time.NewTicker(max(h.opts.IdleTimeout/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			h.sweep()
+		case <-h.quit:
+			return
+		}
+	}
+}
+
+// sweep hibernates the agents idle for IdleTimeout.
+func (h *Host) sweep() {
+	if h.opts.IdleTimeout <= 0 {
+		return
+	}
+	now := h.now()
+	h.mu.Lock()
+	var idle []*hostEntry
+	for _, e := range h.awake {
+		if now.Sub(e.lastUsed) >= h.opts.IdleTimeout && h.maySleepLocked(e) {
+			idle = append(idle, e)
+		}
+	}
+	for _, e := range idle {
+		h.sleepLocked(e)
+	}
+	h.mu.Unlock()
+	h.hibernateAll(idle)
+}
+
+// Awake returns the names ("class/name") of the agents awake now, sorted.
+func (h *Host) Awake() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]string, 0, len(h.awake))
+	for key, e := range h.awake {
+		select {
+		case <-e.ready:
+			if e.err == nil {
+				out = append(out, key)
+			}
+		default:
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// IsAwake reports whether the agent class/name is awake (or waking).
+func (h *Host) IsAwake(class, name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.awake[class+"/"+name]
+	return ok
+}
+
+// Stats returns the host's counters.
+func (h *Host) Stats() HostStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.stats
+	s.Awake = len(h.awake)
+	return s
+}
+
+// WaitForConnections waits until the connections of every awake agent
+// have settled (Agent.WaitForConnections), or ctx is done.
+func (h *Host) WaitForConnections(ctx context.Context) {
+	for _, key := range h.Awake() {
+		class, name, _ := strings.Cut(key, "/")
+		if !h.IsAwake(class, name) {
+			continue
+		}
+		a, release, err := h.Use(ctx, class, name)
+		if err != nil {
+			continue
+		}
+		a.WaitForConnections(ctx)
+		release()
+	}
+}
+
+// HandleOAuthCallback answers r when it is the OAuth callback of an awake
+// agent (Agent.IsCallbackRequest: a server added with a custom callback
+// path), and reports whether it did. A callback on the default path names
+// its agent, which Use wakes; one on a custom path finds its agent awake,
+// since an OAuth flow keeps its agent awake while its state is valid.
+func (h *Host) HandleOAuthCallback(w http.ResponseWriter, r *http.Request) bool {
+	h.mu.Lock()
+	var entries []*hostEntry
+	for _, e := range h.awake {
+		select {
+		case <-e.ready:
+			if e.err == nil {
+				e.refs++
+				entries = append(entries, e)
+			}
+		default:
+		}
+	}
+	h.mu.Unlock()
+	handled := false
+	for _, e := range entries {
+		if !handled && e.a.IsCallbackRequest(r) {
+			e.a.HandleOAuthCallback(w, r)
+			handled = true
+		}
+		h.release(e)
+	}
+	return handled
+}
+
+// Close closes every awake agent (their sessions kept resumable) and
+// stops the host; later Uses fail with ErrHostClosed. ctx bounds the wait
+// for connections to close. Close is idempotent.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	entries := make([]*hostEntry, 0, len(h.awake))
+	for _, e := range h.awake {
+		entries = append(entries, e)
+	}
+	h.awake = map[string]*hostEntry{}
+	var sleeping []chan struct{}
+	for _, ch := range h.sleeping {
+		sleeping = append(sleeping, ch)
+	}
+	h.mu.Unlock()
+	close(h.quit)
+	<-h.done
+
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, e := range entries {
+		wg.Go(func() {
+			<-e.ready // open bounds itself
+			if e.err != nil {
+				return
+			}
+			if err := e.a.Close(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("closing agent %s: %w", e.key, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, ch := range sleeping {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+	return errors.Join(errs...)
+}

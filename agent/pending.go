@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
+)
+
+// Elicitation is a server's request for the user's input (the seed's
+// elicitation), waiting for an answer through AnswerElicitation: what an
+// API or a dashboard shows. It is queued only when Options.ElicitationTimeout
+// is positive.
+type Elicitation struct {
+	// ID identifies the request for AnswerElicitation.
+	ID string `json:"id"`
+	// ServerID is the MCP server that asks.
+	ServerID string `json:"serverId"`
+	// Mode is "form" (answer with content matching RequestedSchema) or
+	// "url" (accepting means the user agreed to open URL).
+	Mode string `json:"mode"`
+	// Message is the server's message, sanitised.
+	Message string `json:"message"`
+	// RequestedSchema is the form's JSON schema, in form mode.
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	// URL is the page to open, in URL mode.
+	URL string `json:"url,omitempty"`
+}
+
+// Elicitations returns the pending elicitations, oldest first.
+func (a *Agent) Elicitations() []Elicitation { return a.pending.list() }
+
+// AnswerElicitation answers a pending elicitation. It reports false when
+// there is none with id: answered already, or its call ended.
+func (a *Agent) AnswerElicitation(id string, res *mcp.ElicitResult) bool {
+	return a.pending.answer(id, res)
+}
+
+// pendingElicitation is an elicitation waiting for its answer.
+type pendingElicitation struct {
+	e      Elicitation
+	answer chan *mcp.ElicitResult // capacity 1
+}
+
+// elicitations holds an agent's pending elicitations. Its handler is the
+// Manager's elicitation handler for both modes: it queues the request,
+// tells the watchers, and waits for an answer, the end of the call, the
+// timeout or the agent's closing (which answer cancel).
+type elicitations struct {
+	timeout time.Duration
+	changed func()
+	quit    <-chan struct{}
+
+	// mu guards the fields below.
+	mu      sync.Mutex
+	pending map[string]*pendingElicitation
+	order   []string
+}
+
+func (el *elicitations) init(timeout time.Duration, quit <-chan struct{}, changed func()) {
+	el.timeout, el.quit, el.changed = timeout, quit, changed
+	el.pending = map[string]*pendingElicitation{}
+}
+
+func (el *elicitations) handler() *mcpclient.ElicitationHandlers {
+	return &mcpclient.ElicitationHandlers{Form: el.handle, URL: el.handle}
+}
+
+func (el *elicitations) handle(ctx context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+	p := &pendingElicitation{
+		e: Elicitation{
+			ID:              rand.Text()[:16],
+			ServerID:        serverID,
+			Mode:            req.Mode,
+			Message:         netguard.Sanitize(req.Message),
+			RequestedSchema: req.RequestedSchema,
+			URL:             req.URL,
+		},
+		answer: make(chan *mcp.ElicitResult, 1),
+	}
+	el.mu.Lock()
+	el.pending[p.e.ID] = p
+	el.order = append(el.order, p.e.ID)
+	el.mu.Unlock()
+	el.changed()
+	defer func() {
+		if el.take(p.e.ID) != nil {
+			el.changed()
+		}
+	}()
+	timer := time.NewTimer(el.timeout)
+	defer timer.Stop()
+	select {
+	case res := <-p.answer:
+		return res, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	case <-el.quit:
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+}
+
+// take removes a pending elicitation and returns it, or nil.
+func (el *elicitations) take(id string) *pendingElicitation {
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	p, ok := el.pending[id]
+	if !ok {
+		return nil
+	}
+	delete(el.pending, id)
+	for i, x := range el.order {
+		if x == id {
+			el.order = append(el.order[:i:i], el.order[i+1:]...)
+			break
+		}
+	}
+	return p
+}
+
+// list returns the pending elicitations, oldest first.
+func (el *elicitations) list() []Elicitation {
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	out := make([]Elicitation, 0, len(el.order))
+	for _, id := range el.order {
+		out = append(out, el.pending[id].e)
+	}
+	return out
+}
+
+// count reports how many elicitations are pending.
+func (el *elicitations) count() int {
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	return len(el.order)
+}
+
+// answer answers a pending elicitation; false when there is none with id.
+func (el *elicitations) answer(id string, res *mcp.ElicitResult) bool {
+	p := el.take(id)
+	if p == nil {
+		return false
+	}
+	p.answer <- res
+	el.changed()
+	return true
+}
