@@ -23,6 +23,10 @@
 //	{clientID}/code_verifier/{nonce}              PKCE verifier, 10 min, taken once
 //	{clientID}/code_verifier_challenge/{S256}     verifier not yet bound to a state
 //
+// A server marked KeepAwake keeps its agent awake: the host wakes it when the
+// program starts (KeepAwakeLister finds such agents among many) and never
+// hibernates it. BatchPutter writes many servers in one transaction.
+//
 // DeleteServer removes all of a server's keys with its row, and RenameServer
 // (the move from a generated id to a stable one) moves them with it, each in
 // one transaction.

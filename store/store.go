@@ -37,7 +37,8 @@ type Server struct {
 	Options ServerOptions
 	// KeepAwake marks a server whose agent is woken when the program
 	// starts and never hibernated, for agents that must hear list_changed
-	// or server-initiated requests.
+	// or server-initiated requests. It is stored in a column of its own,
+	// so that KeepAwakeLister finds the few such agents among many.
 	KeepAwake bool
 	// CreatedAt is when the row was first written, set by the store (UTC,
 	// microsecond precision). PutServer and UpdateServer ignore the value
@@ -187,6 +188,27 @@ type KV interface {
 	// KVList returns the entries of the server whose key starts with
 	// prefix ("" lists them all), keyed by the full key.
 	KVList(ctx context.Context, ns, serverID, prefix string) (map[string][]byte, error)
+}
+
+// KeepAwakeLister is implemented by stores that can list the agents with a
+// keep-awake server (store/sqlite and store/postgres do).
+type KeepAwakeLister interface {
+	// ListKeepAwake returns the namespaces that have at least one server
+	// with KeepAwake set, in the order their first server was written (the
+	// order in which the backends' ListNamespaces lists them); an empty
+	// slice when there are none. It reads an index of the keep-awake rows
+	// only, so it stays quick with many agents.
+	ListKeepAwake(ctx context.Context) ([]string, error)
+}
+
+// BatchPutter is implemented by stores that can write many servers at once
+// (store/sqlite and store/postgres do), for seeding large databases.
+type BatchPutter interface {
+	// PutServers writes every server of servers as PutServer would, in
+	// order (a later row with the same Namespace and ID replaces an earlier
+	// one and keeps its place), all in one transaction: either every row is
+	// written or none is. An invalid row fails the whole call, naming it.
+	PutServers(ctx context.Context, servers []Server) error
 }
 
 // Locker runs functions under named locks, so that work such as an OAuth

@@ -10,17 +10,24 @@
 // other applications' tables; use a schema of their own through the DSN's
 // search_path if you prefer.
 //
-// Schema (see migrations/0001_init.sql):
+// Schema (see migrations/):
 //
 //	agentmcp_servers(seq BIGINT IDENTITY, namespace, id, name, url,
 //	                 callback_url, client_id, auth_url, options BYTEA,
-//	                 created_at, updated_at TIMESTAMPTZ,
+//	                 keep_awake BOOLEAN, created_at, updated_at TIMESTAMPTZ,
 //	                 PRIMARY KEY(namespace, id))
+//	                 indexes (namespace, seq), and (namespace) WHERE keep_awake
 //	agentmcp_kv(namespace, server_id, key COLLATE "C", value BYTEA,
 //	            expires_at TIMESTAMPTZ, PRIMARY KEY(namespace, server_id, key))
 //
 // options holds store.ServerOptions as JSON and value the key-value value,
 // both sealed by store.Cipher.
+//
+// Besides store.Store, a Store has ListNamespaces (every agent),
+// ListKeepAwake (store.KeepAwakeLister: the agents with a keep-awake
+// server, from a partial index, so quick among many agents) and PutServers
+// (store.BatchPutter: many rows in one transaction, for seeding large
+// databases).
 //
 // # Usage
 //

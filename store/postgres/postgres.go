@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +17,11 @@ import (
 	"github.com/agentmcp/agentmcp/store/internal/codec"
 )
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store           = (*Store)(nil)
+	_ store.KeepAwakeLister = (*Store)(nil)
+	_ store.BatchPutter     = (*Store)(nil)
+)
 
 // DefaultLockConns is the default of Options.LockConns.
 const DefaultLockConns = 8
@@ -100,13 +105,13 @@ func (s *Store) Close() error {
 	return nil
 }
 
-const serverColumns = `id, name, url, callback_url, client_id, auth_url, options, created_at, updated_at`
+const serverColumns = `id, name, url, callback_url, client_id, auth_url, options, keep_awake, created_at, updated_at`
 
 // scanServer reads one row of serverColumns.
 func (s *Store) scanServer(ns string, row pgx.Row) (store.Server, error) {
 	srv := store.Server{Namespace: ns}
 	var opts []byte
-	if err := row.Scan(&srv.ID, &srv.Name, &srv.URL, &srv.CallbackURL, &srv.ClientID, &srv.AuthURL, &opts, &srv.CreatedAt, &srv.UpdatedAt); err != nil {
+	if err := row.Scan(&srv.ID, &srv.Name, &srv.URL, &srv.CallbackURL, &srv.ClientID, &srv.AuthURL, &opts, &srv.KeepAwake, &srv.CreatedAt, &srv.UpdatedAt); err != nil {
 		return srv, err
 	}
 	u, o, err := codec.OpenServer(s.cipher, ns, srv.URL, opts)
@@ -179,14 +184,66 @@ func (s *Store) putServer(ctx context.Context, srv store.Server) error {
 	}
 	now := s.now()
 	_, err = s.pool.Exec(ctx, `
-		INSERT INTO agentmcp_servers (namespace, id, name, url, callback_url, client_id, auth_url, options, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+		INSERT INTO agentmcp_servers (namespace, id, name, url, callback_url, client_id, auth_url, options, keep_awake, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`+upsert,
+		srv.Namespace, srv.ID, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, srv.KeepAwake, now)
+	return err
+}
+
+// upsert ends the INSERT of PutServer and PutServers: a row that exists is
+// replaced but for its place (seq) and created_at.
+const upsert = `
 		ON CONFLICT (namespace, id) DO UPDATE SET
 			name = excluded.name, url = excluded.url, callback_url = excluded.callback_url,
 			client_id = excluded.client_id, auth_url = excluded.auth_url, options = excluded.options,
-			updated_at = excluded.updated_at`,
-		srv.Namespace, srv.ID, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, now)
-	return err
+			keep_awake = excluded.keep_awake, updated_at = excluded.updated_at`
+
+// batchRows is the number of rows PutServers writes per INSERT statement.
+const batchRows = 5000
+
+// PutServers implements store.BatchPutter: the rows are sealed first, then
+// written in one transaction, batchRows at a time, each batch by one INSERT
+// that reads its rows from arrays (unnest) in order.
+func (s *Store) PutServers(ctx context.Context, servers []store.Server) error {
+	if err := s.putServers(ctx, servers); err != nil {
+		return fmt.Errorf("postgres: put servers: %w", mapErr(err))
+	}
+	return nil
+}
+
+func (s *Store) putServers(ctx context.Context, servers []store.Server) error {
+	rows, err := codec.SealBatch(s.cipher, servers)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	now := s.now()
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for chunk := range slices.Chunk(rows, batchRows) {
+			n := len(chunk)
+			var text [7][]string // namespace, id, name, url, callback_url, client_id, auth_url
+			for c := range text {
+				text[c] = make([]string, n)
+			}
+			options, keepAwake := make([][]byte, n), make([]bool, n)
+			for i, r := range chunk {
+				for c, v := range [...]string{r.Namespace, r.ID, r.Name, r.URLColumn, r.CallbackURL, r.ClientID, r.AuthURL} {
+					text[c][i] = v
+				}
+				options[i], keepAwake[i] = r.Options, r.KeepAwake
+			}
+			_, err := tx.Exec(ctx, `
+				INSERT INTO agentmcp_servers (namespace, id, name, url, callback_url, client_id, auth_url, options, keep_awake, created_at, updated_at)
+				SELECT namespace, id, name, url, callback_url, client_id, auth_url, options, keep_awake, $10, $10
+				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bytea[], $9::boolean[])
+					WITH ORDINALITY AS r (namespace, id, name, url, callback_url, client_id, auth_url, options, keep_awake, ord)
+				ORDER BY ord`+upsert,
+				text[0], text[1], text[2], text[3], text[4], text[5], text[6], options, keepAwake, now)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // UpdateServer implements store.Servers. The row is locked (SELECT ... FOR
@@ -211,9 +268,9 @@ func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.
 				return err
 			}
 			_, err = tx.Exec(ctx, `
-				UPDATE agentmcp_servers SET name = $3, url = $4, callback_url = $5, client_id = $6, auth_url = $7, options = $8, updated_at = $9
+				UPDATE agentmcp_servers SET name = $3, url = $4, callback_url = $5, client_id = $6, auth_url = $7, options = $8, keep_awake = $9, updated_at = $10
 				WHERE namespace = $1 AND id = $2`,
-				ns, id, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, s.now())
+				ns, id, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, srv.KeepAwake, s.now())
 			return err
 		})
 	}

@@ -10,15 +10,16 @@
 // upgrade changes nothing and opening twice is a no-op). A database written
 // by a newer build is refused.
 //
-// Schema (see migrations/0001_init.sql):
+// Schema (see migrations/):
 //
 //	servers(seq INTEGER PRIMARY KEY, namespace, id, name, url, callback_url,
-//	        client_id, auth_url, options BLOB, created_at, updated_at,
-//	        UNIQUE(namespace, id))
+//	        client_id, auth_url, options BLOB, keep_awake, created_at,
+//	        updated_at, UNIQUE(namespace, id))
+//	        indexes (namespace, seq), and (namespace) WHERE keep_awake
 //	kv(namespace, server_id, key, value BLOB, expires_at,
 //	   PRIMARY KEY(namespace, server_id, key))
 //
-// Times are unix microseconds. options holds store.ServerOptions as JSON
+// Times are unix microseconds; keep_awake is 0 or 1. options holds store.ServerOptions as JSON
 // and value the key-value value, both sealed by store.Cipher.
 //
 // # Usage
@@ -28,6 +29,12 @@
 //		return err
 //	}
 //	defer st.Close()
+//
+// Besides store.Store, a Store has ListNamespaces (every agent),
+// ListKeepAwake (store.KeepAwakeLister: the agents with a keep-awake
+// server, from a partial index, so quick among many agents) and PutServers
+// (store.BatchPutter: many rows in one transaction, for seeding large
+// databases).
 //
 // Open(ctx, sqlite.Memory, nil) opens a private in-memory database on a
 // single connection, for tests; it disappears with Close.

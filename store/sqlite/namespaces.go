@@ -5,25 +5,51 @@ import (
 	"fmt"
 )
 
+// The queries of ListNamespaces and ListKeepAwake.
+const (
+	listNamespaces = `SELECT namespace FROM servers GROUP BY namespace ORDER BY MIN(seq)`
+	listKeepAwake  = `
+		SELECT k.namespace FROM (SELECT DISTINCT namespace FROM servers WHERE keep_awake) AS k
+		ORDER BY (SELECT MIN(seq) FROM servers WHERE namespace = k.namespace)`
+)
+
 // ListNamespaces returns the namespaces ("class/instance") that have at
 // least one server, in the order their first server was written. A program
 // hosting many agents uses it to restore them all on start.
 func (s *Store) ListNamespaces(ctx context.Context) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT namespace FROM servers GROUP BY namespace ORDER BY MIN(seq)`)
+	out, err := s.namespaces(ctx, listNamespaces)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list namespaces: %w", err)
+	}
+	return out, nil
+}
+
+// ListKeepAwake implements store.KeepAwakeLister. It reads the partial
+// index of the keep-awake rows (servers_keep_awake), then each found
+// namespace's first row, so its cost grows with the keep-awake agents, not
+// with all of them.
+func (s *Store) ListKeepAwake(ctx context.Context) ([]string, error) {
+	out, err := s.namespaces(ctx, listKeepAwake)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list keep-awake namespaces: %w", err)
+	}
+	return out, nil
+}
+
+// namespaces runs query, which selects one namespace per row.
+func (s *Store) namespaces(ctx context.Context, query string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	out := []string{}
 	for rows.Next() {
 		var ns string
 		if err := rows.Scan(&ns); err != nil {
-			return nil, fmt.Errorf("sqlite: list namespaces: %w", err)
+			return nil, err
 		}
 		out = append(out, ns)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list namespaces: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }

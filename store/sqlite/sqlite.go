@@ -9,7 +9,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +23,11 @@ import (
 	"github.com/agentmcp/agentmcp/store/internal/codec"
 )
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store           = (*Store)(nil)
+	_ store.KeepAwakeLister = (*Store)(nil)
+	_ store.BatchPutter     = (*Store)(nil)
+)
 
 // Memory is the path that opens a private in-memory database.
 const Memory = ":memory:"
@@ -220,7 +226,7 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-const serverColumns = `id, name, url, callback_url, client_id, auth_url, options, created_at, updated_at`
+const serverColumns = `id, name, url, callback_url, client_id, auth_url, options, keep_awake, created_at, updated_at`
 
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -230,7 +236,7 @@ func (s *Store) scanServer(ns string, row scanner) (store.Server, error) {
 	srv := store.Server{Namespace: ns}
 	var opts []byte
 	var created, updated int64
-	if err := row.Scan(&srv.ID, &srv.Name, &srv.URL, &srv.CallbackURL, &srv.ClientID, &srv.AuthURL, &opts, &created, &updated); err != nil {
+	if err := row.Scan(&srv.ID, &srv.Name, &srv.URL, &srv.CallbackURL, &srv.ClientID, &srv.AuthURL, &opts, &srv.KeepAwake, &created, &updated); err != nil {
 		return srv, err
 	}
 	u, o, err := codec.OpenServer(s.cipher, ns, srv.URL, opts)
@@ -298,14 +304,86 @@ func (s *Store) putServer(ctx context.Context, srv store.Server) error {
 	}
 	now := s.now().UnixMicro()
 	_, err = s.w.ExecContext(ctx, `
-		INSERT INTO servers (namespace, id, name, url, callback_url, client_id, auth_url, options, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO servers (namespace, id, name, url, callback_url, client_id, auth_url, options, keep_awake, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+upsert,
+		srv.Namespace, srv.ID, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, srv.KeepAwake, now, now)
+	return err
+}
+
+// upsert ends the INSERT of PutServer and PutServers: a row that exists is
+// replaced but for its place (seq) and created_at.
+const upsert = `
 		ON CONFLICT (namespace, id) DO UPDATE SET
 			name = excluded.name, url = excluded.url, callback_url = excluded.callback_url,
 			client_id = excluded.client_id, auth_url = excluded.auth_url, options = excluded.options,
-			updated_at = excluded.updated_at`,
-		srv.Namespace, srv.ID, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, now, now)
-	return err
+			keep_awake = excluded.keep_awake, updated_at = excluded.updated_at`
+
+// batchRows is the number of rows PutServers writes per INSERT statement:
+// 9 parameters each, well below SQLite's limit of 32766 per statement.
+const batchRows = 500
+
+// PutServers implements store.BatchPutter: the rows are sealed first, then
+// written in one write transaction by multi-row INSERT statements.
+func (s *Store) PutServers(ctx context.Context, servers []store.Server) error {
+	if err := s.putServers(ctx, servers); err != nil {
+		return fmt.Errorf("sqlite: put servers: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) putServers(ctx context.Context, servers []store.Server) error {
+	rows, err := codec.SealBatch(s.cipher, servers)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	now := s.now().UnixMicro()
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var stmt *sql.Stmt // for full chunks, prepared once
+		defer func() {
+			if stmt != nil {
+				stmt.Close()
+			}
+		}()
+		args := make([]any, 0, 9*batchRows)
+		for chunk := range slices.Chunk(rows, batchRows) {
+			args = args[:0]
+			for _, r := range chunk {
+				args = append(args, r.Namespace, r.ID, r.Name, r.URLColumn, r.CallbackURL, r.ClientID, r.AuthURL, r.Options, r.KeepAwake)
+			}
+			var err error
+			switch {
+			case len(chunk) < batchRows:
+				_, err = tx.ExecContext(ctx, batchInsert(len(chunk), now), args...)
+			case stmt == nil:
+				if stmt, err = tx.PrepareContext(ctx, batchInsert(batchRows, now)); err != nil {
+					return err
+				}
+				fallthrough
+			default:
+				_, err = stmt.ExecContext(ctx, args...)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// batchInsert returns the INSERT statement of n rows of PutServers, all
+// with the timestamp now.
+func batchInsert(n int, now int64) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO servers (namespace, id, name, url, callback_url, client_id, auth_url, options, keep_awake, created_at, updated_at) VALUES `)
+	row := fmt.Sprintf("(?, ?, ?, ?, ?, ?, ?, ?, ?, %d, %d)", now, now)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	b.WriteString(upsert)
+	return b.String()
 }
 
 // UpdateServer implements store.Servers.
@@ -329,9 +407,9 @@ func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.
 				return err
 			}
 			_, err = tx.ExecContext(ctx, `
-			UPDATE servers SET name = ?, url = ?, callback_url = ?, client_id = ?, auth_url = ?, options = ?, updated_at = ?
+			UPDATE servers SET name = ?, url = ?, callback_url = ?, client_id = ?, auth_url = ?, options = ?, keep_awake = ?, updated_at = ?
 			WHERE namespace = ? AND id = ?`,
-				srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, s.now().UnixMicro(), ns, id)
+				srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, srv.KeepAwake, s.now().UnixMicro(), ns, id)
 			return err
 		})
 	}

@@ -67,6 +67,10 @@ func Run(t *testing.T, b Backend) {
 		{"Servers/Update", testUpdate},
 		{"Servers/UpdateConcurrent", testUpdateConcurrent},
 		{"Namespaces", testNamespaces},
+		{"KeepAwake", testKeepAwake},
+		{"Batch", testBatch},
+		{"Batch/Invalid", testBatchInvalid},
+		{"Batch/Encryption", testBatchEncryption},
 		{"KV/Basics", testKV},
 		{"KV/TakeConcurrent", testTakeConcurrent},
 		{"KV/Expiry", testExpiry},
@@ -143,6 +147,7 @@ func sample(ns, id string) store.Server {
 			DiscoverResult:  json.RawMessage(`{"serverInfo":{"name":"x"}}`),
 			Props:           json.RawMessage(`{"n":1}`),
 		},
+		KeepAwake: true,
 	}
 }
 
@@ -462,6 +467,7 @@ func testUpdate(t *testing.T, b Backend) {
 		}
 		srv.AuthURL = ""
 		srv.Options.SessionID = "new-session"
+		srv.KeepAwake = false
 		srv.CreatedAt = time.Unix(1, 0) // ignored
 		return nil
 	})
@@ -471,6 +477,7 @@ func testUpdate(t *testing.T, b Backend) {
 	want := orig
 	want.AuthURL = ""
 	want.Options.SessionID = "new-session"
+	want.KeepAwake = false
 	want.UpdatedAt = clk.Now()
 	if diff := cmp.Diff(want, mustGet(t, s, ns, "a")); diff != "" {
 		t.Fatalf("updated server (-want +got):\n%s", diff)

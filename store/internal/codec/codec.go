@@ -189,3 +189,39 @@ func LockID(ns, serverID, name string) int64 {
 func LockName(ns, serverID, name string) string {
 	return ns + "\x00" + serverID + "\x00" + name
 }
+
+// SealedServer is a server in the form the backends write it.
+type SealedServer struct {
+	store.Server
+	URLColumn string // the url column (SealServer)
+	Options   []byte // the sealed options (SealServer)
+}
+
+// SealBatch checks and seals the servers of a PutServers call. A server
+// that appears more than once (same namespace and id) is written once, at
+// the place of its first appearance with the fields of its last, which is
+// what PutServer for each in turn would leave. An invalid server fails the
+// batch, naming it.
+func SealBatch(c *store.Cipher, servers []store.Server) ([]SealedServer, error) {
+	type key struct{ ns, id string }
+	at := make(map[key]int, len(servers))
+	out := make([]SealedServer, 0, len(servers))
+	for i, srv := range servers {
+		if err := CheckScope(srv.Namespace, srv.ID); err != nil {
+			return nil, fmt.Errorf("server %d (%q of %q): %w", i, srv.ID, srv.Namespace, err)
+		}
+		urlColumn, opts, err := SealServer(c, srv.Namespace, srv.URL, srv.Options)
+		if err != nil {
+			return nil, fmt.Errorf("server %q of %q: %w", srv.ID, srv.Namespace, err)
+		}
+		sealed := SealedServer{Server: srv, URLColumn: urlColumn, Options: opts}
+		k := key{srv.Namespace, srv.ID}
+		if j, dup := at[k]; dup {
+			out[j] = sealed
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, sealed)
+	}
+	return out, nil
+}
