@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"io/fs"
+	"os"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/storetest"
 )
 
 // TestMigrateKeepAwake opens a database created by the first schema only,
@@ -67,4 +69,23 @@ func TestMigrateKeepAwake(t *testing.T) {
 	if got, err := s.ListKeepAwake(ctx); err != nil || !cmp.Equal(got, []string{"chat/old"}) {
 		t.Fatalf("ListKeepAwake after setting the flag = %q, %v", got, err)
 	}
+}
+
+// TestLarge seeds 500,000 rows and logs how long the listings take (only
+// with AGENTMCP_LONG=1).
+func TestLarge(t *testing.T) {
+	if os.Getenv("AGENTMCP_LONG") == "" {
+		t.Skip("500,000 rows: set AGENTMCP_LONG=1 (make test-long)")
+	}
+	dsn := pg.Database(t)
+	storetest.Large(t, storetest.Backend{
+		Open: func(t *testing.T, opts storetest.Options) store.Store {
+			s, err := Open(t.Context(), dsn, &Options{Now: opts.Now, Cipher: opts.Cipher})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}, "postgres")
 }

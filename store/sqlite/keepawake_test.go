@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/storetest"
 )
 
 // TestMigrateKeepAwake opens a database created by the first schema only,
@@ -104,4 +105,20 @@ func TestKeepAwakePlan(t *testing.T) {
 			t.Errorf("plan of %q:\n%s\nwant the index %s and no table scan", tt.query, p, tt.want)
 		}
 	}
+}
+
+// TestLarge seeds 500,000 rows and logs how long the listings take (only
+// with AGENTMCP_LONG=1).
+func TestLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "large.db")
+	storetest.Large(t, storetest.Backend{
+		Open: func(t *testing.T, opts storetest.Options) store.Store {
+			s, err := Open(t.Context(), path, &Options{Now: opts.Now, Cipher: opts.Cipher})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}, "sqlite")
 }
