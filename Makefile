@@ -8,7 +8,8 @@ test:
 	scripts/test
 
 # The long tests, which make test skips: the reference server killed for
-# 10 s under a connected Manager comes back ready by itself (TestDownTenSeconds).
+# 10 s under a connected Manager comes back ready by itself (TestDownTenSeconds);
+# both stores seeded with 500,000 rows (TestLarge).
 test-long:
 	scripts/test-long
 
