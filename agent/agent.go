@@ -54,6 +54,13 @@ type Options struct {
 	// within ElicitationTimeout or the agent closes. Zero leaves
 	// elicitation to the application (Manager().ConfigureElicitationHandlers).
 	ElicitationTimeout time.Duration
+
+	// Dormant opens the agent without restoring its connections: its
+	// servers are registered, shown as stored (not-connected, or
+	// authenticating), and connect only when Reconnect (or AddMCPServer)
+	// asks. For programs that only read or edit the stored servers, such
+	// as "agentmcp ls --db".
+	Dormant bool
 }
 
 // Agent is one named agent instance and its MCP servers: the seed's Agent
@@ -187,7 +194,7 @@ func (a *Agent) restore(ctx context.Context, row store.Server) {
 		a.logger.Warn("cannot restore mcp server", "server", row.ID, "error", err)
 		return
 	}
-	if row.AuthURL == "" {
+	if row.AuthURL == "" && !a.opts.Dormant {
 		a.m.EstablishConnection(row.ID)
 	}
 }

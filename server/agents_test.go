@@ -99,7 +99,8 @@ func TestUnknownAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []AgentInfo{{"agentmcp", "default"}, {"test", "a"}, {"test", "made"}, {"test", "added"}}
+	// The default agents, then the stored ones, then those only awake.
+	want := []AgentInfo{{"agentmcp", "default"}, {"test", "a"}, {"test", "added"}, {"test", "made"}}
 	if diff := cmp.Diff(want, agents); diff != "" {
 		t.Errorf("agents (-want +got):\n%s", diff)
 	}

@@ -43,6 +43,7 @@ func (s *Server) routes() *http.ServeMux {
 		agentRoot.ServeHTTP(w, r)
 	})
 	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
+	mux.HandleFunc("/agents/{class}/{name}/hibernate", s.hibernate)
 	mux.Handle("/agents/{class}/{name}/servers", s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost))
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/reconnect", s.agentRoute(methods{http.MethodPost: s.reconnectServer}))
@@ -61,7 +62,7 @@ func (s *Server) routes() *http.ServeMux {
 }
 
 // agentHandler handles a request to one agent.
-type agentHandler func(w http.ResponseWriter, r *http.Request, e *entry)
+type agentHandler func(w http.ResponseWriter, r *http.Request, a *agent.Agent)
 
 type methods map[string]agentHandler
 
@@ -85,18 +86,20 @@ func (s *Server) agentRoute(m methods, creating ...string) http.Handler {
 			return
 		}
 		class, name := r.PathValue("class"), r.PathValue("name")
-		var e *entry
+		var a *agent.Agent
+		var release func()
 		var err error
 		if slices.Contains(creating, r.Method) {
-			e, err = s.agentEntry(r.Context(), class, name)
+			a, release, err = s.Use(r.Context(), class, name)
 		} else {
-			e, err = s.knownEntry(r.Context(), class, name, false)
+			a, release, err = s.useKnown(r.Context(), class, name, false)
 		}
 		if err != nil {
 			writeError(w, s.openError(err))
 			return
 		}
-		h(w, r, e)
+		defer release()
+		h(w, r, a)
 	})
 }
 
@@ -114,21 +117,10 @@ func (s *Server) openError(err error) *APIError {
 
 func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 	// An agent may have been added with a custom OAuth callback path.
-	for _, e := range s.entries() {
-		if cb, ok := any(e.a).(oauthCallbacks); ok && cb.IsCallbackRequest(r) {
-			cb.HandleOAuthCallback(w, r)
-			return
-		}
+	if s.host.HandleOAuthCallback(w, r) {
+		return
 	}
 	writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
-}
-
-// oauthCallbacks is what an agent needs to complete OAuth flows through
-// the server: the callback route calls it. *agent.Agent implements it once
-// the OAuth work lands; until then the route answers oauth_unavailable.
-type oauthCallbacks interface {
-	IsCallbackRequest(r *http.Request) bool
-	HandleOAuthCallback(w http.ResponseWriter, r *http.Request)
 }
 
 // callback is /agents/{class}/{name}/callback, where OAuth providers send
@@ -137,17 +129,13 @@ type oauthCallbacks interface {
 // creates an agent: only one already open, or one with servers in the
 // store, can answer (knownEntry).
 func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
-	e, err := s.knownEntry(r.Context(), r.PathValue("class"), r.PathValue("name"), true)
+	a, release, err := s.useKnown(r.Context(), r.PathValue("class"), r.PathValue("name"), true)
 	if err != nil {
 		writeError(w, s.openError(err))
 		return
 	}
-	cb, ok := any(e.a).(oauthCallbacks)
-	if !ok {
-		writeError(w, apiErrorf(http.StatusNotFound, CodeOAuthUnavailable, "this build of agentmcp cannot complete OAuth authorizations"))
-		return
-	}
-	cb.HandleOAuthCallback(w, r)
+	defer release()
+	a.HandleOAuthCallback(w, r)
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
@@ -156,39 +144,70 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
 		return
 	}
+	agents, more := s.knownAgents(r.Context(), maxAgentsListed)
 	writeJSON(w, http.StatusOK, struct {
 		Agents []AgentInfo `json:"agents"`
-	}{s.knownAgents()})
+		// More is set when agents were left out of the list.
+		More bool `json:"more,omitempty"`
+	}{agents, more})
 }
+
+// maxAgentsListed bounds the agents GET /agents lists.
+const maxAgentsListed = 1000
 
 // createAgent is PUT /agents/{class}/{name}, which creates the agent: 201
 // when it was created, 200 when it existed. An agent without servers lasts
-// until the server stops (only agents with stored servers are restored).
+// while it is awake: once hibernated, only agents with stored servers
+// exist.
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	class, name := r.PathValue("class"), r.PathValue("name")
 	status := http.StatusOK
-	_, err := s.knownEntry(r.Context(), class, name, false)
+	_, release, err := s.useKnown(r.Context(), class, name, false)
 	var aerr *APIError
 	if errors.As(err, &aerr) && aerr.Code == CodeUnknownAgent && s.checkAgent(class, name) == nil {
 		status = http.StatusCreated
-		_, err = s.agentEntry(r.Context(), class, name)
+		_, release, err = s.Use(r.Context(), class, name)
 	}
 	if err != nil {
 		writeError(w, s.openError(err))
 		return
 	}
+	release()
 	writeJSON(w, status, AgentInfo{Class: class, Name: name})
+}
+
+// hibernate is POST /agents/{class}/{name}/hibernate: it hibernates the
+// agent now (agent.Host.Hibernate), as its idle timeout would. 204 when it
+// was hibernated or was asleep already; 409 agent_busy when something keeps
+// it awake (a stream, a call, a pending elicitation, an OAuth flow, a
+// keep-awake server). It never wakes an agent.
+func (s *Server) hibernate(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: POST)", r.Method))
+		return
+	}
+	class, name := r.PathValue("class"), r.PathValue("name")
+	if aerr := s.checkAgent(class, name); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if s.host.IsAwake(class, name) && !s.host.Hibernate(r.Context(), class, name) {
+		writeError(w, apiErrorf(http.StatusConflict, CodeAgentBusy, "agent %s/%s is in use or kept awake (a stream, a call, a pending elicitation, an OAuth flow, or a keep-awake server)", class, name))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // agentRoot is the agent's route: its WebSocket, or its MCPServersState as
 // JSON (the seed's getMcpServers).
-func (s *Server) agentRoot(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Server) agentRoot(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	if httpguts.HeaderValuesContainsToken(r.Header["Connection"], "upgrade") &&
 		httpguts.HeaderValuesContainsToken(r.Header["Upgrade"], "websocket") {
-		s.websocket(w, r, e)
+		s.websocket(w, r, a)
 		return
 	}
-	writeJSON(w, http.StatusOK, e.a.MCPServers())
+	writeJSON(w, http.StatusOK, a.MCPServers())
 }
 
 // ServerState is one MCP server in API responses: its id and the seed's
@@ -198,26 +217,26 @@ type ServerState struct {
 	agent.MCPServer
 }
 
-func (s *Server) listServers(w http.ResponseWriter, r *http.Request, e *entry) {
-	st := e.a.MCPServers()
+func (s *Server) listServers(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	st := a.MCPServers()
 	writeJSON(w, http.StatusOK, struct {
 		Servers map[string]agent.MCPServer `json:"servers"`
 		Order   []string                   `json:"order"` // agent.ServerOrder
 	}{st.Servers, st.Order})
 }
 
-func (s *Server) getServer(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Server) getServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
-	srv, ok := e.a.Server(id)
+	srv, ok := a.Server(id)
 	if !ok {
-		writeError(w, unknownServer(e, id))
+		writeError(w, unknownServer(a, id))
 		return
 	}
 	writeJSON(w, http.StatusOK, ServerState{ID: id, MCPServer: srv})
 }
 
-func unknownServer(e *entry, id string) *APIError {
-	err := apiErrorf(http.StatusNotFound, CodeUnknownServer, "agent %s/%s has no MCP server %q", e.class, e.name, id)
+func unknownServer(a *agent.Agent, id string) *APIError {
+	err := apiErrorf(http.StatusNotFound, CodeUnknownServer, "agent %s has no MCP server %q", a.Namespace(), id)
 	err.ServerID = id
 	return err
 }
@@ -243,6 +262,9 @@ type AddRequest struct {
 	Transport *TransportRequest `json:"transport,omitempty"`
 	Client    *ClientRequest    `json:"client,omitempty"`
 	Retry     *RetryRequest     `json:"retry,omitempty"`
+	// KeepAwake keeps the agent awake while it has this server (see
+	// agent.AddOptions.KeepAwake).
+	KeepAwake bool `json:"keepAwake,omitempty"`
 }
 
 // TransportRequest is AddRequest's transport.
@@ -293,7 +315,7 @@ func isControl(r rune) bool {
 }
 
 func (req *AddRequest) options() (agent.AddOptions, *APIError) {
-	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix}
+	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix, KeepAwake: req.KeepAwake}
 	switch {
 	case strings.TrimSpace(req.Name) == "":
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required")
@@ -343,7 +365,7 @@ func (req *AddRequest) options() (agent.AddOptions, *APIError) {
 	return o, nil
 }
 
-func (s *Server) addServer(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	var req AddRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
@@ -354,7 +376,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, e *entry) {
 		// The SSRF guard judges the host before the scheme, as netguard
 		// documents: ftp://10.0.0.1/ is a blocked URL, not an unsupported one.
 		var blocked *netguard.BlockedError
-		if aerr.Code == CodeInvalidURL && errors.As(e.a.Manager().CheckURL(req.URL), &blocked) && blocked.Host != "" {
+		if aerr.Code == CodeInvalidURL && errors.As(a.CheckURL(req.URL), &blocked) && blocked.Host != "" {
 			aerr = addError(blocked)
 		}
 		writeError(w, aerr)
@@ -367,12 +389,12 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, e *entry) {
 		}
 		opts.CallbackHost = scheme + "://" + r.Host
 	}
-	if err := e.a.CheckAdd(req.Name, req.URL, &opts); err != nil {
+	if err := a.CheckAdd(req.Name, req.URL, &opts); err != nil {
 		writeError(w, addError(err))
 		return
 	}
-	before := e.a.MCPServers().Servers
-	res, err := e.a.AddMCPServer(r.Context(), req.Name, req.URL, &opts)
+	before := a.MCPServers().Servers
+	res, err := a.AddMCPServer(r.Context(), req.Name, req.URL, &opts)
 	if err != nil {
 		if errors.Is(err, agent.ErrIDInUse) {
 			writeError(w, addError(err))
@@ -380,7 +402,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, e *entry) {
 		}
 		// The checks passed, so the server was stored: the connection
 		// failed. It stays stored and is retried on restart.
-		if id, ok := storedID(e.a, &req); ok {
+		if id, ok := storedID(a, &req); ok {
 			aerr := apiErrorf(http.StatusBadGateway, CodeConnectFailed, "%v (the server is saved as %q and retried in the background; POST .../servers/{id}/reconnect retries it now)", err, id)
 			aerr.ServerID = id
 			writeError(w, aerr)
@@ -421,20 +443,20 @@ func storedID(a *agent.Agent, req *AddRequest) (string, bool) {
 	return "", false
 }
 
-func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
-	if _, ok := e.a.Server(id); !ok {
-		writeError(w, unknownServer(e, id))
+	if _, ok := a.Server(id); !ok {
+		writeError(w, unknownServer(a, id))
 		return
 	}
-	err := e.a.RemoveMCPServer(r.Context(), id)
-	if _, still := e.a.Server(id); still {
+	err := a.RemoveMCPServer(r.Context(), id)
+	if _, still := a.Server(id); still {
 		writeError(w, apiErrorf(http.StatusInternalServerError, CodeInternal, "removing MCP server %q: %v", id, err))
 		return
 	}
 	if err != nil {
 		// Removed, but closing its connection reported an error.
-		s.logger.Info("mcp server removed; closing its connection failed", "agent", e.class+"/"+e.name, "server", id, "error", err)
+		s.logger.Info("mcp server removed; closing its connection failed", "agent", a.Namespace(), "server", id, "error", err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -445,10 +467,10 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, e *entry) 
 // AddResult (ready, or authenticating with the URL to visit); a server
 // still unreachable is connect_failed, and keeps being retried in the
 // background.
-func (s *Server) reconnectServer(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Server) reconnectServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
-	if _, ok := e.a.Server(id); !ok {
-		writeError(w, unknownServer(e, id))
+	if _, ok := a.Server(id); !ok {
+		writeError(w, unknownServer(a, id))
 		return
 	}
 	ctx, cancel, limit, aerr := s.callContext(r, 0)
@@ -457,7 +479,7 @@ func (s *Server) reconnectServer(w http.ResponseWriter, r *http.Request, e *entr
 		return
 	}
 	defer cancel()
-	res, err := e.a.Reconnect(ctx, id)
+	res, err := a.Reconnect(ctx, id)
 	if err != nil {
 		var aerr *APIError
 		switch {
@@ -511,8 +533,8 @@ func filter(q url.Values, stored map[string]agent.MCPServer) (f mcpclient.Filter
 }
 
 // listCatalog serves one catalog list under key.
-func listCatalog[T any](w http.ResponseWriter, r *http.Request, e *entry, key string, list func(mcpclient.Filter) []T) {
-	f, ok, aerr := filter(r.URL.Query(), e.a.MCPServers().Servers)
+func listCatalog[T any](w http.ResponseWriter, r *http.Request, a *agent.Agent, key string, list func(mcpclient.Filter) []T) {
+	f, ok, aerr := filter(r.URL.Query(), a.MCPServers().Servers)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
@@ -524,20 +546,20 @@ func listCatalog[T any](w http.ResponseWriter, r *http.Request, e *entry, key st
 	writeJSON(w, http.StatusOK, map[string][]T{key: items})
 }
 
-func (s *Server) listTools(w http.ResponseWriter, r *http.Request, e *entry) {
-	listCatalog(w, r, e, "tools", e.a.Manager().ListTools)
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	listCatalog(w, r, a, "tools", a.ListTools)
 }
 
-func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request, e *entry) {
-	listCatalog(w, r, e, "prompts", e.a.Manager().ListPrompts)
+func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	listCatalog(w, r, a, "prompts", a.ListPrompts)
 }
 
-func (s *Server) listResources(w http.ResponseWriter, r *http.Request, e *entry) {
-	listCatalog(w, r, e, "resources", e.a.Manager().ListResources)
+func (s *Server) listResources(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	listCatalog(w, r, a, "resources", a.ListResources)
 }
 
-func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, e *entry) {
-	listCatalog(w, r, e, "resourceTemplates", e.a.Manager().ListResourceTemplates)
+func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	listCatalog(w, r, a, "resourceTemplates", a.ListResourceTemplates)
 }
 
 // CallToolRequest is the body of POST .../servers/{id}/tools/call.
@@ -591,7 +613,7 @@ func (s *Server) callContext(r *http.Request, timeoutMS int64) (context.Context,
 }
 
 // callFailed maps the error of a call bounded by callContext.
-func (s *Server) callFailed(ctx context.Context, r *http.Request, e *entry, id, what string, limit time.Duration, err error) *APIError {
+func (s *Server) callFailed(ctx context.Context, r *http.Request, a *agent.Agent, id, what string, limit time.Duration, err error) *APIError {
 	switch {
 	case context.Cause(ctx) == errCallTimeout:
 		aerr := apiErrorf(http.StatusGatewayTimeout, CodeTimeout,
@@ -599,12 +621,12 @@ func (s *Server) callFailed(ctx context.Context, r *http.Request, e *entry, id, 
 		aerr.ServerID = id
 		return aerr
 	case r.Context().Err() != nil:
-		s.logger.Info("call cancelled: its HTTP client went away", "agent", e.class+"/"+e.name, "server", id, "call", what)
+		s.logger.Info("call cancelled: its HTTP client went away", "agent", a.Namespace(), "server", id, "call", what)
 	}
 	return callError(id, err)
 }
 
-func (s *Server) callTool(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
 	var req CallToolRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
@@ -624,9 +646,9 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, e *entry) {
 		}
 		args = req.Arguments
 	}
-	srv, ok := e.a.Server(id)
+	srv, ok := a.Server(id)
 	if !ok {
-		writeError(w, unknownServer(e, id))
+		writeError(w, unknownServer(a, id))
 		return
 	}
 	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
@@ -641,7 +663,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, e *entry) {
 	if srv.State == string(mcpclient.StateReady) {
 		var names []string
 		found := false
-		for _, t := range e.a.Manager().ListTools(mcpclient.Filter{ServerID: []string{id}}) {
+		for _, t := range a.ListTools(mcpclient.Filter{ServerID: []string{id}}) {
 			names = append(names, t.Name)
 			found = found || t.Name == req.Name
 		}
@@ -652,9 +674,9 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, e *entry) {
 			return
 		}
 	}
-	res, err := e.a.Manager().CallTool(ctx, id, req.Name, args, nil)
+	res, err := a.CallTool(ctx, id, req.Name, args, nil)
 	if err != nil {
-		writeError(w, s.callFailed(ctx, r, e, id, fmt.Sprintf("tools/call %q", req.Name), limit, err))
+		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("tools/call %q", req.Name), limit, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
@@ -673,7 +695,7 @@ func list(names []string) string {
 	return s
 }
 
-func (s *Server) readResource(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Server) readResource(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
 	var req ReadResourceRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
@@ -684,8 +706,8 @@ func (s *Server) readResource(w http.ResponseWriter, r *http.Request, e *entry) 
 		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "uri is required"))
 		return
 	}
-	if _, ok := e.a.Server(id); !ok {
-		writeError(w, unknownServer(e, id))
+	if _, ok := a.Server(id); !ok {
+		writeError(w, unknownServer(a, id))
 		return
 	}
 	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
@@ -694,15 +716,15 @@ func (s *Server) readResource(w http.ResponseWriter, r *http.Request, e *entry) 
 		return
 	}
 	defer cancel()
-	res, err := e.a.Manager().ReadResource(ctx, id, req.URI)
+	res, err := a.ReadResource(ctx, id, req.URI)
 	if err != nil {
-		writeError(w, s.callFailed(ctx, r, e, id, fmt.Sprintf("resources/read %q", req.URI), limit, err))
+		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("resources/read %q", req.URI), limit, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
 	var req GetPromptRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
@@ -713,8 +735,8 @@ func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, e *entry) {
 		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required"))
 		return
 	}
-	if _, ok := e.a.Server(id); !ok {
-		writeError(w, unknownServer(e, id))
+	if _, ok := a.Server(id); !ok {
+		writeError(w, unknownServer(a, id))
 		return
 	}
 	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
@@ -723,9 +745,9 @@ func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, e *entry) {
 		return
 	}
 	defer cancel()
-	res, err := e.a.Manager().GetPrompt(ctx, id, req.Name, req.Arguments)
+	res, err := a.GetPrompt(ctx, id, req.Name, req.Arguments)
 	if err != nil {
-		writeError(w, s.callFailed(ctx, r, e, id, fmt.Sprintf("prompts/get %q", req.Name), limit, err))
+		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("prompts/get %q", req.Name), limit, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, res)

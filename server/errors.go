@@ -37,7 +37,7 @@ const (
 	CodeMCPError             = "mcp_error"              // 502: the MCP server answered with an error, or the call failed
 	CodeCallInterrupted      = "call_interrupted"       // 502: the session was lost during a call that may have run
 	CodeTimeout              = "timeout"                // 504
-	CodeTooManyAgents        = "too_many_agents"        // 503: Options.MaxAgents agents are open
+	CodeAgentBusy            = "agent_busy"             // 409: the agent cannot be hibernated now
 	CodeShuttingDown         = "shutting_down"          // 503
 	CodeOAuthUnavailable     = "oauth_unavailable"      // 404: this build's agents cannot complete OAuth callbacks
 	CodeInternal             = "internal"               // 500

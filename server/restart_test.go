@@ -39,10 +39,24 @@ func TestRestart(t *testing.T) {
 	e.stop()
 
 	e2 := openEnv(t, e.path, nil)
-	if diff := cmp.Diff([]AgentInfo{{Class: "test", Name: "a"}, {Class: "other", Name: "b"}}, e2.srv.Agents()); diff != "" {
-		t.Errorf("restored agents (-want +got):\n%s", diff)
+	if got := e2.srv.Agents(); len(got) != 0 {
+		t.Errorf("agents awake after the restart: %v (they wake on their first request)", got)
 	}
-	e2.srv.WaitForConnections(ctx)
+	agents, err := ListAgents(ctx, e2.ts.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]AgentInfo{{Class: "agentmcp", Name: "default"}, {Class: "test", Name: "a"}, {Class: "other", Name: "b"}}, agents); diff != "" {
+		t.Errorf("agents after the restart (-want +got):\n%s", diff)
+	}
+	for _, name := range [][2]string{{"test", "a"}, {"other", "b"}} {
+		a, release, err := e2.srv.Use(ctx, name[0], name[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.WaitForConnections(ctx)
+		release()
+	}
 	after, err := e2.client("test", "a").MCPServers(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -170,13 +170,12 @@ func TestBrowserChecks(t *testing.T) {
 
 // TestCallbackOpensNoAgent: the OAuth callback needs no token, so it must
 // not create agents: calls for agents that are neither open nor stored get
-// unknown_agent and open nothing, and the token holder can still open
-// Options.MaxAgents agents. An open agent, or one with stored servers,
-// answers its callbacks.
+// unknown_agent and open nothing. An awake agent, or one with stored
+// servers, answers its callbacks.
 func TestCallbackOpensNoAgent(t *testing.T) {
 	t.Parallel()
 	const max = 3
-	e := newEnv(t, &Options{Token: "s3cret-token", MaxAgents: max})
+	e := newEnv(t, &Options{Token: "s3cret-token"})
 	auth := "Authorization: Bearer s3cret-token"
 	for i := range 2 * max {
 		path := fmt.Sprintf("/agents/x/n%d/callback?state=s:abc&code=c", i)

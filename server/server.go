@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -52,9 +53,21 @@ type Options struct {
 	// Empty means DefaultAgent ("agentmcp/default").
 	DefaultAgent string
 
-	// MaxAgents caps the agents open at once; more are refused with
-	// too_many_agents. Zero means 100.
-	MaxAgents int
+	// AgentIdleTimeout is how long an agent stays awake after its last
+	// request when nothing keeps it awake (a stream, a call, a pending
+	// elicitation, an OAuth flow): then it is hibernated, its sessions
+	// kept for the next request, which wakes it. Zero means
+	// agent.DefaultIdleTimeout (5 minutes); negative means never.
+	AgentIdleTimeout time.Duration
+
+	// MaxAwake caps the agents awake at once: waking one more hibernates
+	// the least recently used idle one (see agent.HostOptions.MaxAwake).
+	// Zero means agent.DefaultMaxAwake; negative means no cap.
+	MaxAwake int
+
+	// KeepAwake names agents ("class/name") woken when the server opens
+	// and never hibernated, in addition to those with a keep-awake server.
+	KeepAwake []string
 
 	// ShouldSendProtocolMessages decides, per WebSocket or SSE connection,
 	// whether it gets cf_agent_mcp_servers frames (the seed's
@@ -132,17 +145,21 @@ const DefaultCallTimeout = 2 * time.Minute
 const MaxCallTimeout = time.Hour
 
 // Server hosts named agents over HTTP: a JSON API, WebSocket and SSE
-// streams of their MCP state, and the dashboard. An agent exists when it
-// has servers in the store (Open opens those), when it was created (by
-// adding a server to it, PUT /agents/{class}/{name}, or Agent), and for
-// the default agents (DefaultAgent and Options.DefaultAgent), which always
-// exist; reading any other agent is unknown_agent. It is an http.Handler.
+// streams of their MCP state, and the dashboard. Agents are kept in the
+// store and woken on demand by an agent.Host: a request to a sleeping agent
+// opens it, and an idle one is hibernated (Options.AgentIdleTimeout,
+// Options.MaxAwake). An agent exists when it has servers in the store,
+// while it is awake (created by adding a server to it, or by PUT
+// /agents/{class}/{name}), and for the default agents (DefaultAgent and
+// Options.DefaultAgent), which always exist; reading any other agent is
+// unknown_agent. It is an http.Handler.
 //
 // A Server is safe for concurrent use.
 type Server struct {
 	st      store.Store
 	opts    Options
 	agentO  agent.Options
+	host    *agent.Host
 	logger  *slog.Logger
 	sec     *security
 	handler http.Handler       // the routes behind sec's checks
@@ -151,37 +168,33 @@ type Server struct {
 	ctx    context.Context // ends when the streams must end
 	cancel context.CancelFunc
 
+	hooks atomic.Pointer[testHooks] // nil but in tests
+
 	// mu guards the fields below.
 	mu      sync.Mutex
-	agents  map[string]*entry // by "class/name"
-	order   []string
 	closed  bool
 	streams bool // false once CloseStreams was called
 }
 
-// entry is an agent being opened or open, with its stream hub.
-type entry struct {
-	class, name string
-	ready       chan struct{} // closed when a and err are set
-	a           *agent.Agent
-	hub         *hub
-	elicit      *elicitations
-	err         error
+// testHooks let tests see inside: onWatch sees every stream's watch as it
+// starts, beforeWrite runs before a WebSocket writes an update.
+type testHooks struct {
+	onWatch     func(*agent.Watcher)
+	beforeWrite func()
 }
 
 // NamespaceLister is implemented by stores that can list the agents that
-// have servers (store/sqlite and store/postgres do). Open uses it to
-// restore every agent; with a store that lacks it, agents are restored on
-// first use.
+// have servers (store/sqlite and store/postgres do). GET /agents uses it
+// to list the sleeping agents; with a store that lacks it, only the awake
+// ones are listed.
 type NamespaceLister interface {
 	ListNamespaces(ctx context.Context) ([]string, error)
 }
 
-// Open returns a Server for the agents kept in st, and opens every agent
-// that has servers in st (their connections are restored in the
-// background; WaitForConnections waits for them). Stored agents whose
-// class or name the server would not serve are skipped, with a warning.
-// The Server does not close st.
+// Open returns a Server for the agents kept in st. It wakes only the
+// agents that must stay awake (Options.KeepAwake, and those with a
+// keep-awake server), restoring their connections in the background; the
+// others wake on their first request. The Server does not close st.
 func Open(ctx context.Context, st store.Store, opts *Options) (*Server, error) {
 	if opts != nil {
 		for _, origin := range opts.TrustedOrigins {
@@ -189,27 +202,18 @@ func Open(ctx context.Context, st store.Store, opts *Options) (*Server, error) {
 				return nil, fmt.Errorf("server: TrustedOrigins: %q is not an origin (scheme://host[:port], no path)", origin)
 			}
 		}
+		for _, key := range opts.KeepAwake {
+			class, name, _ := strings.Cut(key, "/")
+			if ValidClass(class) && ValidName(name) {
+				continue
+			}
+			return nil, fmt.Errorf("server: KeepAwake: %q is not an agent this server hosts (class/name, the class in kebab-case)", key)
+		}
 	}
 	s := newServer(st, opts)
-	lister, ok := st.(NamespaceLister)
-	if !ok {
-		return s, nil
-	}
-	namespaces, err := lister.ListNamespaces(ctx)
-	if err != nil {
+	if err := s.host.Start(ctx); err != nil {
 		s.Close(ctx)
-		return nil, fmt.Errorf("server: restoring agents: %w", err)
-	}
-	for _, ns := range namespaces {
-		class, name, _ := strings.Cut(ns, "/")
-		if err := s.checkAgent(class, name); err != nil {
-			s.logger.Warn("not restoring a stored agent", "agent", ns, "reason", err.Message)
-			continue
-		}
-		if _, err := s.Agent(ctx, class, name); err != nil {
-			s.Close(ctx)
-			return nil, fmt.Errorf("server: restoring agent %s: %w", ns, err)
-		}
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	return s, nil
 }
@@ -218,9 +222,6 @@ func newServer(st store.Store, opts *Options) *Server {
 	var o Options
 	if opts != nil {
 		o = *opts
-	}
-	if o.MaxAgents <= 0 {
-		o.MaxAgents = 100
 	}
 	if o.StreamBuffer <= 0 {
 		o.StreamBuffer = 16
@@ -252,21 +253,40 @@ func newServer(st store.Store, opts *Options) *Server {
 	if ao.Logger == nil {
 		ao.Logger = logger
 	}
+	if o.ElicitationTimeout > 0 {
+		ao.ElicitationTimeout = o.ElicitationTimeout
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		st:      st,
 		opts:    o,
 		agentO:  ao,
 		logger:  logger,
-		agents:  map[string]*entry{},
 		ctx:     ctx,
 		cancel:  cancel,
 		streams: true,
 	}
+	s.host = agent.NewHost(st, &agent.HostOptions{
+		Agent:       &s.agentO,
+		IdleTimeout: o.AgentIdleTimeout,
+		MaxAwake:    o.MaxAwake,
+		KeepAwake:   o.KeepAwake,
+		OnOpen:      s.configure,
+		Logger:      logger,
+	})
 	s.pages = parsePages()
 	s.sec = newSecurity(&o)
 	s.handler = s.sec.wrap(s.routes())
 	return s
+}
+
+// configure sets up an agent the host opened.
+func (s *Server) configure(a *agent.Agent) {
+	cb := agent.OAuthCallbackConfig{CustomHandler: s.oauthDone}
+	if s.opts.OAuthCallback != nil {
+		cb = *s.opts.OAuthCallback
+	}
+	a.ConfigureOAuthCallback(cb)
 }
 
 // orDefault is d for zero, and zero (none) for a negative duration.
@@ -309,95 +329,64 @@ func (s *Server) checkAgent(class, name string) *APIError {
 	return nil
 }
 
-// errClosed is returned by Agent after Close.
+// errClosed is returned by Use after Close.
 var errClosed = errors.New("server: closed")
 
-// Agent returns the agent class/name, creating it when it does not exist
-// (opening it, and restoring its stored servers, on first use). Concurrent
-// calls for one agent open it once.
-func (s *Server) Agent(ctx context.Context, class, name string) (*agent.Agent, error) {
-	e, err := s.agentEntry(ctx, class, name)
-	if err != nil {
-		return nil, err
+// Host returns the host of the server's agents.
+func (s *Server) Host() *agent.Host { return s.host }
+
+// Use returns the agent class/name, awake, creating it when it does not
+// exist (see agent.Host.Use), and holds it awake until release is called.
+func (s *Server) Use(ctx context.Context, class, name string) (a *agent.Agent, release func(), err error) {
+	if aerr := s.checkAgent(class, name); aerr != nil {
+		return nil, nil, aerr
 	}
-	return e.a, nil
+	a, release, err = s.host.Use(ctx, class, name)
+	if errors.Is(err, agent.ErrHostClosed) {
+		err = errClosed
+	}
+	return a, release, err
 }
 
-func (s *Server) agentEntry(ctx context.Context, class, name string) (*entry, error) {
+// useKnown is Use for requests that read or use an agent: it never
+// creates one. It wakes the agent when it is awake already, has servers in
+// the store, or, but for the OAuth callback, is a default agent. Any other
+// agent is unknown_agent, and nothing is opened, so that such requests
+// cannot fill the host: with the list of the agents that exist, or for
+// the callback (which carries no access token, and completes only an
+// authorization a stored server started) saying there is no authorization
+// to complete.
+func (s *Server) useKnown(ctx context.Context, class, name string, callback bool) (*agent.Agent, func(), error) {
 	if aerr := s.checkAgent(class, name); aerr != nil {
-		return nil, aerr
-	}
-	key := class + "/" + name
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, errClosed
-	}
-	e, ok := s.agents[key]
-	if !ok {
-		if len(s.agents) >= s.opts.MaxAgents {
-			s.mu.Unlock()
-			return nil, apiErrorf(http.StatusServiceUnavailable, CodeTooManyAgents, "this server already hosts %d agents", s.opts.MaxAgents)
-		}
-		e = &entry{class: class, name: name, ready: make(chan struct{})}
-		s.agents[key] = e
-		s.order = append(s.order, key)
-	}
-	s.mu.Unlock()
-	if !ok {
-		s.open(ctx, key, e)
-	}
-	select {
-	case <-e.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if e.err != nil {
-		return nil, e.err
-	}
-	return e, nil
-}
-
-// knownEntry is agentEntry for requests that read or use an agent: it
-// never creates one. It returns the agent when it is open (or being
-// opened), or opens it when it has servers in the store, as a restart
-// would, or, but for the OAuth callback, when it is a default agent. Any
-// other agent is unknown_agent, and nothing is opened, so that such
-// requests cannot use up Options.MaxAgents: with the list of the agents
-// that exist, or for the callback (which carries no access token, and
-// completes only an authorization a stored server started) saying there
-// is no authorization to complete.
-func (s *Server) knownEntry(ctx context.Context, class, name string, callback bool) (*entry, error) {
-	if aerr := s.checkAgent(class, name); aerr != nil {
-		return nil, aerr
+		return nil, nil, aerr
 	}
 	key := class + "/" + name
 	s.mu.Lock()
 	closed := s.closed
-	_, open := s.agents[key]
 	s.mu.Unlock()
 	if closed {
-		return nil, errClosed
+		return nil, nil, errClosed
 	}
-	if !open && (callback || !s.isDefault(key)) {
+	if !s.host.IsAwake(class, name) && (callback || !s.isDefault(key)) {
 		rows, err := s.st.ListServers(ctx, key)
 		if err != nil {
-			return nil, fmt.Errorf("reading the servers of agent %s: %w", key, err)
+			return nil, nil, fmt.Errorf("reading the servers of agent %s: %w", key, err)
 		}
 		if len(rows) == 0 && callback {
-			return nil, apiErrorf(http.StatusNotFound, CodeUnknownAgent, "agent %s has no MCP servers: there is no authorization to complete", key)
+			return nil, nil, apiErrorf(http.StatusNotFound, CodeUnknownAgent, "agent %s has no MCP servers: there is no authorization to complete", key)
 		}
 		if len(rows) == 0 {
-			return nil, s.unknownAgent(key)
+			return nil, nil, s.unknownAgent(ctx, key)
 		}
 	}
-	return s.agentEntry(ctx, class, name)
+	return s.Use(ctx, class, name)
 }
 
 // unknownAgent is the error for a request to an agent that does not exist.
-func (s *Server) unknownAgent(key string) *APIError {
+func (s *Server) unknownAgent(ctx context.Context, key string) *APIError {
 	var known []string
-	for _, a := range s.knownAgents() {
+	agents, _ := s.knownAgents(ctx, maxAgentsShown)
+	for _, a := range agents {
 		known = append(known, a.Class+"/"+a.Name)
 	}
 	err := apiErrorf(http.StatusNotFound, CodeUnknownAgent,
@@ -405,6 +394,9 @@ func (s *Server) unknownAgent(key string) *APIError {
 	err.Agents = known
 	return err
 }
+
+// maxAgentsShown bounds the agents an unknown_agent error lists.
+const maxAgentsShown = 20
 
 // isDefault reports whether key ("class/name") is a default agent, which
 // always exists.
@@ -417,7 +409,7 @@ func (s *Server) defaults() []AgentInfo {
 	var out []AgentInfo
 	for _, key := range []string{s.opts.DefaultAgent, DefaultAgent} {
 		class, name, _ := strings.Cut(key, "/")
-		if s.checkAgent(class, name) != nil || slices.Contains(out, AgentInfo{class, name}) {
+		if s.checkAgent(class, name) != nil || slices.Contains(out, AgentInfo{Class: class, Name: name}) {
 			continue
 		}
 		out = append(out, AgentInfo{Class: class, Name: name})
@@ -425,112 +417,58 @@ func (s *Server) defaults() []AgentInfo {
 	return out
 }
 
-// knownAgents returns the agents that exist: the default agents first,
-// then the open ones in the order they were opened.
-func (s *Server) knownAgents() []AgentInfo {
-	out := s.defaults()
-	for _, a := range s.Agents() {
-		if !slices.Contains(out, a) {
-			out = append(out, a)
-		}
+// knownAgents returns up to limit agents that exist: the default agents
+// first, then those with servers in the store in the order they were
+// first stored, then the other awake ones; more reports whether some were
+// left out.
+func (s *Server) knownAgents(ctx context.Context, limit int) (out []AgentInfo, more bool) {
+	out = s.defaults()
+	seen := map[string]bool{}
+	for _, a := range out {
+		seen[a.Class+"/"+a.Name] = true
 	}
-	return out
+	var keys []string
+	if lister, ok := s.st.(NamespaceLister); ok {
+		namespaces, err := lister.ListNamespaces(ctx)
+		if err != nil {
+			s.logger.Warn("cannot list the stored agents", "error", err)
+		}
+		keys = namespaces
+	}
+	keys = append(keys, s.host.Awake()...)
+	for _, key := range keys {
+		class, name, _ := strings.Cut(key, "/")
+		if seen[key] || s.checkAgent(class, name) != nil {
+			continue
+		}
+		seen[key] = true
+		if len(out) >= limit {
+			return out, true
+		}
+		out = append(out, AgentInfo{Class: class, Name: name})
+	}
+	return out, false
 }
 
-// open opens the agent of e, outside s.mu. The caller's ctx bounds only
-// the storage reads: the agent outlives the request that opened it.
-func (s *Server) open(ctx context.Context, key string, e *entry) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	a, err := agent.Open(ctx, s.st, e.class, e.name, &s.agentO)
-	if err == nil {
-		cb := agent.OAuthCallbackConfig{CustomHandler: s.oauthDone}
-		if s.opts.OAuthCallback != nil {
-			cb = *s.opts.OAuthCallback
-		}
-		a.ConfigureOAuthCallback(cb)
-		var h *hub
-		el := newElicitations(s.opts.ElicitationTimeout, s.ctx.Done(), func() { h.elicitationsChanged() })
-		h = newHub(s, a, el)
-		if s.opts.ElicitationTimeout > 0 {
-			a.Manager().ConfigureElicitationHandlers(el.handler())
-		}
-		s.mu.Lock()
-		closed := s.closed
-		if !closed {
-			e.a, e.hub, e.elicit = a, h, el
-		}
-		s.mu.Unlock()
-		if closed {
-			h.stop()
-		}
-		if closed {
-			a.Close(ctx)
-			err = errClosed
-		}
-	}
-	if err != nil {
-		s.logger.Warn("cannot open agent", "agent", key, "error", err)
-		e.err = fmt.Errorf("opening agent %s: %w", key, err)
-		s.mu.Lock()
-		if s.agents[key] == e {
-			delete(s.agents, key)
-			s.order = slices.DeleteFunc(s.order, func(k string) bool { return k == key })
-		}
-		s.mu.Unlock()
-	}
-	close(e.ready)
-}
-
-// AgentInfo names one open agent.
+// AgentInfo names one agent.
 type AgentInfo struct {
 	Class string `json:"class"`
 	Name  string `json:"name"`
 }
 
-// Agents returns the agents open now, in the order they were opened.
+// Agents returns the agents awake now, sorted by class/name.
 func (s *Server) Agents() []AgentInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	out := []AgentInfo{}
-	for _, key := range s.order {
-		e := s.agents[key]
-		select {
-		case <-e.ready:
-			if e.err == nil {
-				out = append(out, AgentInfo{Class: e.class, Name: e.name})
-			}
-		default:
-		}
+	for _, key := range s.host.Awake() {
+		class, name, _ := strings.Cut(key, "/")
+		out = append(out, AgentInfo{Class: class, Name: name})
 	}
 	return out
 }
 
-// WaitForConnections waits until the connections of every open agent have
-// settled (see agent.Agent.WaitForConnections), or ctx is done.
-func (s *Server) WaitForConnections(ctx context.Context) {
-	for _, e := range s.entries() {
-		e.a.WaitForConnections(ctx)
-	}
-}
-
-// entries returns the agents open now.
-func (s *Server) entries() []*entry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*entry
-	for _, key := range s.order {
-		e := s.agents[key]
-		select {
-		case <-e.ready:
-			if e.err == nil {
-				out = append(out, e)
-			}
-		default:
-		}
-	}
-	return out
-}
+// WaitForConnections waits until the connections of every awake agent
+// have settled (see agent.Agent.WaitForConnections), or ctx is done.
+func (s *Server) WaitForConnections(ctx context.Context) { s.host.WaitForConnections(ctx) }
 
 // CloseStreams ends every WebSocket and SSE stream (WebSocket clients get
 // close status 1001, going away) and refuses new ones with shutting_down.
@@ -544,10 +482,10 @@ func (s *Server) CloseStreams() {
 	s.cancel()
 }
 
-// Close ends the streams and closes every agent with agent.Agent.Close,
-// which keeps their MCP sessions resumable by the next Open. It does not
-// close the store. ctx bounds the wait for connections to close. Close is
-// idempotent; later calls return nil.
+// Close ends the streams and closes every awake agent with
+// agent.Agent.Close, which keeps their MCP sessions resumable by the next
+// Open. It does not close the store. ctx bounds the wait for connections
+// to close. Close is idempotent; later calls return nil.
 func (s *Server) Close(ctx context.Context) error {
 	s.CloseStreams()
 	s.mu.Lock()
@@ -556,33 +494,8 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
-	entries := make([]*entry, 0, len(s.order))
-	for _, key := range s.order {
-		entries = append(entries, s.agents[key])
-	}
 	s.mu.Unlock()
-
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, e := range entries {
-		wg.Go(func() {
-			<-e.ready // open bounds itself
-			if e.err != nil {
-				return
-			}
-			e.hub.stop()
-			if err := e.a.Close(ctx); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("closing agent %s/%s: %w", e.class, e.name, err))
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return s.host.Close(ctx)
 }
 
 // ServeHTTP implements http.Handler.

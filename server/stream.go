@@ -3,9 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -32,29 +32,6 @@ const (
 // writeTimeout bounds one write to a stream client.
 const writeTimeout = 10 * time.Second
 
-// hub fans an agent's state out to its stream clients. One goroutine
-// computes every frame and delivers it, so that each client sees states in
-// order, its first frame computed after it joined. Delivery never blocks:
-// a client whose buffer is full is dropped.
-type hub struct {
-	a      *agent.Agent
-	elicit *elicitations
-	buffer int
-	wake   chan struct{} // capacity 1
-	done   chan struct{} // closed when run returns
-	quit   chan struct{} // closed by stop
-
-	dispose func()
-
-	// mu guards the fields below.
-	mu            sync.Mutex
-	changed       bool                 // the state changed since the last frame
-	elicitChanged bool                 // the pending elicitations changed
-	clients       map[*client]struct{} // clients that had their first frame
-	joining       []*client            // clients waiting for their first frame
-	stopped       bool
-}
-
 // frame is one encoded stream message and its type (FrameType or
 // ElicitationsFrameType), the SSE event name.
 type frame struct {
@@ -62,204 +39,84 @@ type frame struct {
 	data []byte
 }
 
-// client is one stream connection.
-type client struct {
-	send chan frame    // frames to write, buffered
-	gone chan struct{} // closed when the hub drops the client
-	// reason says why the hub dropped it; set before gone is closed.
-	reason string
-}
-
-func newHub(s *Server, a *agent.Agent, el *elicitations) *hub {
-	h := &hub{
-		a:       a,
-		elicit:  el,
-		buffer:  s.opts.StreamBuffer,
-		wake:    make(chan struct{}, 1),
-		done:    make(chan struct{}),
-		quit:    make(chan struct{}),
-		clients: map[*client]struct{}{},
+// encodeUpdate encodes an agent's update as stream frames.
+func encodeUpdate(up agent.Update) []frame {
+	var out []frame
+	if up.State != nil {
+		data, _ := json.Marshal(Frame{Type: FrameType, MCP: *up.State})
+		out = append(out, frame{typ: FrameType, data: data})
 	}
-	h.dispose = a.OnMCPUpdate(func(agent.MCPServersState) {
-		h.mu.Lock()
-		h.changed = true
-		h.mu.Unlock()
-		h.poke()
-	})
-	go h.run()
-	return h
-}
-
-// elicitationsChanged notes that the pending elicitations changed.
-func (h *hub) elicitationsChanged() {
-	h.mu.Lock()
-	h.elicitChanged = true
-	h.mu.Unlock()
-	h.poke()
-}
-
-func (h *hub) poke() {
-	select {
-	case h.wake <- struct{}{}:
-	default:
+	if up.Elicitations != nil {
+		data, _ := json.Marshal(ElicitationsFrame{Type: ElicitationsFrameType, Elicitations: up.Elicitations})
+		out = append(out, frame{typ: ElicitationsFrameType, data: data})
 	}
+	return out
 }
 
-func (h *hub) run() {
-	defer close(h.done)
-	for {
-		select {
-		case <-h.wake:
-		case <-h.quit:
-			return
-		}
-		h.mu.Lock()
-		changed, elicitChanged, joining := h.changed, h.elicitChanged, h.joining
-		h.changed, h.elicitChanged, h.joining = false, false, nil
-		idle := len(joining) == 0 && (!(changed || elicitChanged) || len(h.clients) == 0)
-		h.mu.Unlock()
-		if idle {
-			continue
-		}
-		// Frames are computed after the flags were taken: they include
-		// every change the flags report.
-		state, elicit := frame{typ: FrameType}, frame{typ: ElicitationsFrameType}
-		if changed || len(joining) > 0 {
-			state.data, _ = json.Marshal(Frame{Type: FrameType, MCP: h.a.MCPServers()})
-		}
-		pending := h.elicit.list()
-		if elicitChanged || (len(joining) > 0 && len(pending) > 0) {
-			elicit.data, _ = json.Marshal(ElicitationsFrame{Type: ElicitationsFrameType, Elicitations: pending})
-		}
-		h.mu.Lock()
-		if h.stopped {
-			h.mu.Unlock()
-			return
-		}
-		for c := range h.clients {
-			if changed && !h.deliverLocked(c, state) {
-				continue
-			}
-			if elicitChanged {
-				h.deliverLocked(c, elicit)
-			}
-		}
-		for _, c := range joining {
-			if !h.deliverLocked(c, state) {
-				continue
-			}
-			if len(pending) > 0 && !h.deliverLocked(c, elicit) {
-				continue
-			}
-			h.clients[c] = struct{}{}
-		}
-		h.mu.Unlock()
-	}
+// stream is what a WebSocket or SSE connection listens to: its agent's
+// watch, or nothing when the connection gets no protocol messages.
+type stream struct {
+	w *agent.Watcher // nil: no protocol messages
 }
 
-// deliverLocked queues f for c, or drops c when its buffer is full.
-func (h *hub) deliverLocked(c *client, f frame) bool {
-	select {
-	case c.send <- f:
-		return true
-	default:
-		h.dropLocked(c, reasonFellBehind)
-		return false
-	}
-}
-
-func (h *hub) dropLocked(c *client, reason string) {
-	delete(h.clients, c)
-	select {
-	case <-c.gone:
-	default:
-		c.reason = reason
-		close(c.gone)
-	}
-}
-
-// join adds a client, which gets the current state as its first frame. It
-// returns nil when the hub has stopped.
-func (h *hub) join() *client {
-	c := &client{send: make(chan frame, h.buffer), gone: make(chan struct{})}
-	h.mu.Lock()
-	if h.stopped {
-		h.mu.Unlock()
+func (st stream) updates() <-chan agent.Update {
+	if st.w == nil {
 		return nil
 	}
-	h.joining = append(h.joining, c)
-	h.mu.Unlock()
-	h.poke()
-	return c
+	return st.w.Updates()
 }
 
-// leave removes a client whose connection ended.
-func (h *hub) leave(c *client) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.clients, c)
-	for i, j := range h.joining {
-		if j == c {
-			h.joining = append(h.joining[:i:i], h.joining[i+1:]...)
-			break
-		}
+func (st stream) done() <-chan struct{} {
+	if st.w == nil {
+		return nil
+	}
+	return st.w.Done()
+}
+
+// reason says why the watch ended, and whether the server is going away
+// (as opposed to the client falling behind).
+func (st stream) reason() (string, bool) {
+	if errors.Is(st.w.Err(), agent.ErrWatcherTooSlow) {
+		return reasonFellBehind, false
+	}
+	return reasonGoingAway, true
+}
+
+func (st stream) stop() {
+	if st.w != nil {
+		st.w.Stop()
 	}
 }
 
-// stop drops every client and ends the hub. It is idempotent.
-func (h *hub) stop() {
-	h.mu.Lock()
-	if h.stopped {
-		h.mu.Unlock()
-		<-h.done
-		return
-	}
-	h.stopped = true
-	for c := range h.clients {
-		h.dropLocked(c, reasonGoingAway)
-	}
-	for _, c := range h.joining {
-		h.dropLocked(c, reasonGoingAway)
-	}
-	h.joining = nil
-	h.mu.Unlock()
-	h.dispose()
-	close(h.quit)
-	<-h.done
-}
-
-// streamClient joins the hub of e for a new stream, unless the connection
-// gets no protocol messages (nil client, nil error) or the server is
-// shutting down.
-func (s *Server) streamClient(r *http.Request, e *entry) (*client, *APIError) {
+// openStream starts the watch of a for a new stream, unless the
+// connection gets no protocol messages or the server is shutting down.
+func (s *Server) openStream(r *http.Request, a *agent.Agent) (stream, *APIError) {
 	s.mu.Lock()
 	open := s.streams
 	s.mu.Unlock()
 	if !open {
-		return nil, apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		return stream{}, apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
 	}
 	if f := s.opts.ShouldSendProtocolMessages; f != nil && !f(r) {
-		return nil, nil
+		return stream{}, nil
 	}
-	c := e.hub.join()
-	if c == nil {
-		return nil, apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+	w := a.Watch(s.opts.StreamBuffer)
+	if h := s.hooks.Load(); h != nil && h.onWatch != nil {
+		h.onWatch(w)
 	}
-	return c, nil
+	return stream{w: w}, nil
 }
 
 // websocket serves the agent's WebSocket: the state on connect and after
 // every change. Messages from the client are not expected: one closes the
 // connection (policy violation).
-func (s *Server) websocket(w http.ResponseWriter, r *http.Request, e *entry) {
-	c, aerr := s.streamClient(r, e)
+func (s *Server) websocket(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	st, aerr := s.openStream(r, a)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
 	}
-	if c != nil {
-		defer e.hub.leave(c)
-	}
+	defer st.stop()
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.sec.originPatterns})
 	if err != nil {
 		return // Accept wrote the response
@@ -269,28 +126,29 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request, e *entry) {
 	// (Not s.ctx: cancelling it would drop the connection without the
 	// close frame sent below.)
 	ctx := conn.CloseRead(context.Background())
-	var gone <-chan struct{}
-	var send <-chan frame
-	if c != nil {
-		gone, send = c.gone, c.send
-	}
 	ping, stopPing := s.keepAlive()
 	defer stopPing()
 	for {
 		select {
-		case f := <-send:
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-			err := conn.Write(wctx, websocket.MessageText, f.data)
-			cancel()
-			if err != nil {
-				return
+		case up := <-st.updates():
+			if h := s.hooks.Load(); h != nil && h.beforeWrite != nil {
+				h.beforeWrite()
 			}
-		case <-gone:
+			for _, f := range encodeUpdate(up) {
+				wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+				err := conn.Write(wctx, websocket.MessageText, f.data)
+				cancel()
+				if err != nil {
+					return
+				}
+			}
+		case <-st.done():
+			reason, away := st.reason()
 			status := websocket.StatusTryAgainLater
-			if c.reason == reasonGoingAway {
+			if away {
 				status = websocket.StatusGoingAway
 			}
-			conn.Close(status, c.reason)
+			conn.Close(status, reason)
 			return
 		case <-ping:
 			pctx, cancel := context.WithTimeout(ctx, writeTimeout)
@@ -328,15 +186,13 @@ func (s *Server) keepAlive() (<-chan time.Time, func()) {
 //
 // on connect and after every change. When the server drops the stream it
 // sends "event: close" with {"reason": "..."} first.
-func (s *Server) sse(w http.ResponseWriter, r *http.Request, e *entry) {
-	c, aerr := s.streamClient(r, e)
+func (s *Server) sse(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	st, aerr := s.openStream(r, a)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
 	}
-	if c != nil {
-		defer e.hub.leave(c)
-	}
+	defer st.stop()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -353,21 +209,19 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, e *entry) {
 	if !write("retry: 2000\n\n") {
 		return
 	}
-	var gone <-chan struct{}
-	var send <-chan frame
-	if c != nil {
-		gone, send = c.gone, c.send
-	}
 	ping, stopPing := s.keepAlive()
 	defer stopPing()
 	for {
 		select {
-		case f := <-send:
-			if !write("event: %s\ndata: %s\n\n", f.typ, f.data) {
-				return
+		case up := <-st.updates():
+			for _, f := range encodeUpdate(up) {
+				if !write("event: %s\ndata: %s\n\n", f.typ, f.data) {
+					return
+				}
 			}
-		case <-gone:
-			reason, _ := json.Marshal(map[string]string{"reason": c.reason})
+		case <-st.done():
+			why, _ := st.reason()
+			reason, _ := json.Marshal(map[string]string{"reason": why})
 			write("event: close\ndata: %s\n\n", reason)
 			return
 		case <-ping:

@@ -2,11 +2,12 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,68 +224,50 @@ func TestShouldSendProtocolMessages(t *testing.T) {
 	}
 }
 
-// TestSlowClientDropped: a client that does not take its frames is dropped
-// with "fell behind" once its buffer is full; the agent never waits for it
-// and other clients go on.
-func TestSlowClientDropped(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, &Options{StreamBuffer: 2})
-	en, err := e.srv.agentEntry(testCtx(t), "test", "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := en.hub
-	slow := h.join() // never read
-	fast := h.join()
-	deadline := time.After(30 * time.Second)
-	frames := 0
-	for {
-		select {
-		case <-slow.gone:
-			if slow.reason != reasonFellBehind {
-				t.Fatalf("reason %q", slow.reason)
-			}
-			if frames < 2 {
-				t.Fatalf("dropped after %d frames", frames)
-			}
-			select {
-			case <-fast.gone:
-				t.Fatal("the fast client was dropped too")
-			default:
-			}
-			h.leave(fast)
-			return
-		case <-fast.send:
-			frames++
-			// A change, as the agent reports it: the callback only flags
-			// it and never blocks.
-			h.mu.Lock()
-			h.changed = true
-			h.mu.Unlock()
-			h.poke()
-		case <-deadline:
-			t.Fatal("the slow client was never dropped")
-		}
-	}
-}
-
 // TestSlowWebSocketClosed: at the WebSocket level, a dropped client gets
 // close status 1013 and reason "fell behind".
 func TestSlowWebSocketClosed(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := newEnv(t, &Options{StreamBuffer: 1})
+	watches := make(chan *agent.Watcher, 1)
+	unblock := make(chan struct{})
+	var writes atomic.Int32
+	e.srv.hooks.Store(&testHooks{
+		onWatch: func(w *agent.Watcher) { watches <- w },
+		beforeWrite: func() {
+			if writes.Add(1) > 1 { // the snapshot goes out; the next is stuck
+				<-unblock
+			}
+		},
+	})
 	e.create("test", "a")
-	conn, err := Dial(testCtx(t), AgentURL(e.ts.URL, "test", "a"), nil)
+	ctx := testCtx(t)
+	conn, err := Dial(ctx, AgentURL(e.ts.URL, "test", "a"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	en, _ := e.srv.agentEntry(context.Background(), "test", "a")
-	en.hub.mu.Lock()
-	for c := range en.hub.clients {
-		en.hub.dropLocked(c, reasonFellBehind)
+	w := <-watches
+	a, release, err := e.srv.Use(ctx, "test", "a")
+	if err != nil {
+		t.Fatal(err)
 	}
-	en.hub.mu.Unlock()
+	defer release()
+	a.RemoveMCPServer(ctx, "no-such-server") // a change: its update gets stuck
+	// The stream is stuck writing its second update; changes pile up in the
+	// watch's buffer of one until the agent drops it.
+	for dropped := false; !dropped; {
+		a.RemoveMCPServer(ctx, "no-such-server") // a change, as any other
+		select {
+		case <-w.Done():
+			dropped = true
+		case <-ctx.Done():
+			t.Fatal("the stuck watch was never dropped")
+		default:
+			runtime.Gosched()
+		}
+	}
+	close(unblock)
 	<-conn.Done()
 	if conn.CloseStatus() != websocket.StatusTryAgainLater || !strings.Contains(conn.Err().Error(), "fell behind") {
 		t.Errorf("ended with %v", conn.Err())

