@@ -125,4 +125,3 @@ func (a *Agent) Busy() bool {
 
 // now is the agent's clock (the Manager's, which tests replace).
 func (a *Agent) now() time.Time { return a.clock() }
-

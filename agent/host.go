@@ -92,9 +92,9 @@ type Host struct {
 
 	// mu guards the fields below.
 	mu       sync.Mutex
-	awake    map[string]*hostEntry         // by "class/name"
-	sleeping map[string]chan struct{}      // hibernations in flight, closed when done
-	stats    HostStats                     // counters
+	awake    map[string]*hostEntry    // by "class/name"
+	sleeping map[string]chan struct{} // hibernations in flight, closed when done
+	stats    HostStats                // counters
 	closed   bool
 	keep     map[string]bool // HostOptions.KeepAwake
 }

@@ -146,4 +146,3 @@ func orEmpty[T any](s []T) []T {
 	}
 	return s
 }
-
