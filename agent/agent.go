@@ -61,6 +61,9 @@ type Options struct {
 	// asks. For programs that only read or edit the stored servers, such
 	// as "agentmcp ls --db".
 	Dormant bool
+
+	// now is the agent's clock (a Host's); nil means time.Now.
+	now func() time.Time
 }
 
 // Agent is one named agent instance and its MCP servers: the seed's Agent
@@ -149,6 +152,9 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 		inflight: map[string]*addOp{},
 		quit:     make(chan struct{}),
 		clock:    time.Now,
+	}
+	if o.now != nil {
+		a.clock = o.now
 	}
 	rows, err := st.ListServers(ctx, a.ns)
 	if err != nil {

@@ -261,9 +261,12 @@ func (h *Host) await(ctx context.Context, e *hostEntry) (*Agent, func(), error) 
 func (h *Host) open(ctx context.Context, e *hostEntry) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	a, err := Open(ctx, h.st, e.class, e.name, &h.agentO)
+	o := h.agentO
+	h.mu.Lock()
+	o.now = h.now
+	h.mu.Unlock()
+	a, err := Open(ctx, h.st, e.class, e.name, &o)
 	if err == nil {
-		a.clock = h.now
 		if h.opts.OnOpen != nil {
 			h.opts.OnOpen(a)
 		}
@@ -396,8 +399,8 @@ func (h *Host) sweep() {
 	if h.opts.IdleTimeout <= 0 {
 		return
 	}
-	now := h.now()
 	h.mu.Lock()
+	now := h.now()
 	var idle []*hostEntry
 	for _, e := range h.awake {
 		if now.Sub(e.lastUsed) >= h.opts.IdleTimeout && h.maySleepLocked(e) {

@@ -1,0 +1,71 @@
+package agent_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+)
+
+// TestWatch: a watch gets the state first, then an update after every
+// change; a watcher that does not read is dropped once its buffer is full
+// (ErrWatcherTooSlow) while the others go on; closing the agent ends the
+// rest with ErrClosed, and a watch of a closed agent has ended already.
+func TestWatch(t *testing.T) {
+	ctx := testCtx(t)
+	s := serve(t, mcptest.Stateless)
+	st := openSQLite(t, "")
+	a, err := agent.Open(ctx, st, "TestAgent", "watched", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := a.Watch(2) // never read
+	fast := a.Watch(2)
+	first := <-fast.Updates()
+	if first.State == nil || len(first.State.Servers) != 0 {
+		t.Fatalf("first update %+v, want the empty state", first)
+	}
+	if _, err := a.AddMCPServer(ctx, "s", s.URL, &agent.AddOptions{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	// Changes, each read by the fast watcher, until the slow one is gone.
+	for updates := 0; ; {
+		select {
+		case up := <-fast.Updates():
+			updates++
+			if up.State == nil {
+				t.Fatalf("update %d has no state", updates)
+			}
+			a.RemoveMCPServer(ctx, "no-such-server") // a change
+			continue
+		case <-slow.Done():
+		case <-ctx.Done():
+			t.Fatal("the slow watcher was never dropped")
+		}
+		if !errors.Is(slow.Err(), agent.ErrWatcherTooSlow) {
+			t.Fatalf("slow watcher ended with %v after %d updates", slow.Err(), updates)
+		}
+		break
+	}
+	select {
+	case <-fast.Done():
+		t.Fatalf("the fast watcher was dropped too: %v", fast.Err())
+	default:
+	}
+	if !a.Busy() {
+		t.Error("a watched agent is not busy")
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-fast.Done()
+	if !errors.Is(fast.Err(), agent.ErrClosed) {
+		t.Errorf("after Close: %v", fast.Err())
+	}
+	late := a.Watch(0)
+	<-late.Done()
+	if !errors.Is(late.Err(), agent.ErrClosed) {
+		t.Errorf("a watch of a closed agent: %v", late.Err())
+	}
+}
