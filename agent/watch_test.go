@@ -20,33 +20,49 @@ func TestWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow := a.Watch(2) // never read
-	fast := a.Watch(2)
+	slow := a.Watch(2)  // never read
+	fast := a.Watch(64) // read all along
 	first := <-fast.Updates()
 	if first.State == nil || len(first.State.Servers) != 0 {
 		t.Fatalf("first update %+v, want the empty state", first)
 	}
+	read := make(chan int)
+	stop := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case up := <-fast.Updates():
+				if up.State == nil {
+					t.Errorf("update %d has no state", n)
+				}
+				n++
+			case <-stop:
+				read <- n
+				return
+			}
+		}
+	}()
 	if _, err := a.AddMCPServer(ctx, "s", s.URL, &agent.AddOptions{ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	// Changes, each read by the fast watcher, until the slow one is gone.
-	for updates := 0; ; {
+	// Changes until the slow watcher is gone.
+	for dropped := false; !dropped; {
+		a.RemoveMCPServer(ctx, "no-such-server") // a change
 		select {
-		case up := <-fast.Updates():
-			updates++
-			if up.State == nil {
-				t.Fatalf("update %d has no state", updates)
-			}
-			a.RemoveMCPServer(ctx, "no-such-server") // a change
-			continue
 		case <-slow.Done():
+			dropped = true
 		case <-ctx.Done():
 			t.Fatal("the slow watcher was never dropped")
+		default:
 		}
-		if !errors.Is(slow.Err(), agent.ErrWatcherTooSlow) {
-			t.Fatalf("slow watcher ended with %v after %d updates", slow.Err(), updates)
-		}
-		break
+	}
+	if !errors.Is(slow.Err(), agent.ErrWatcherTooSlow) {
+		t.Fatalf("slow watcher ended with %v", slow.Err())
+	}
+	close(stop)
+	if n := <-read; n < 2 {
+		t.Errorf("the fast watcher read %d updates", n)
 	}
 	select {
 	case <-fast.Done():
