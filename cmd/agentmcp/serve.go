@@ -17,6 +17,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
 func serveCommand() command {
@@ -76,6 +77,12 @@ before it); an idle keep-alive connection is closed after 60s. Requests
 without the token are answered without reading their body. The WebSocket and
 SSE streams are pinged every 30s and closed when a ping or frame is not
 taken within 10s.
+
+One serve at a time uses a SQLite database: serve locks it (the file
+PATH.lock holds its process id), and a second serve on it stops at once,
+naming the first. The lock goes when the first stops or dies, even by kill
+-9. The terminal commands with --db do not take it. A --postgres database is
+not locked.
 
 Set AGENTMCP_SECRET_KEY (a passphrase of 16 bytes or more, or 32 random bytes
 in hex or base64) to encrypt header values, the user:password, query and
@@ -164,6 +171,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	if dsn == "" {
+		// One serve per SQLite database: two would each restore its agents
+		// and connect their servers, and fight over the sessions.
+		release, err := sqlite.LockFile(db)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if strings.TrimSpace(os.Getenv(store.EnvSecretKey)) == "" {
 		logger.Warn(store.EnvSecretKey + " is not set: header values, URL credentials and query strings, and OAuth tokens are stored in plaintext in the database")

@@ -19,6 +19,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv("AGENTMCP_TEST_LOCK_CHILD"); mode != "" {
+		os.Exit(lockChild(mode, os.Getenv("AGENTMCP_TEST_DB")))
+	}
 	goleak.VerifyTestMain(m)
 }
 
