@@ -172,8 +172,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	if dsn == "" {
-		// One serve per SQLite database: two would each restore its agents
-		// and connect their servers, and fight over the sessions.
+		// One serve per SQLite database: two would each wake its agents,
+		// connect their servers and fight over the sessions.
 		release, err := sqlite.LockFile(db)
 		if err != nil {
 			return err

@@ -49,7 +49,9 @@
 // writer waits up to BusyTimeout for another process's transaction.
 // WithLock, however, excludes only the callers of one Store: run one
 // process per database file (the supported deployment), or use
-// store/postgres for several replicas.
+// store/postgres for several replicas. LockFile makes sure of it: a
+// program that serves the database takes an exclusive lock on a file beside
+// it, and a second one gets a *LockedError naming the first's process id.
 //
 // UpdateServer's fn runs inside the write transaction, so it holds up every
 // other write until it returns: keep it short and do no I/O in it.
