@@ -35,6 +35,11 @@ Flags:
                    --header 'Authorization: Bearer TOKEN'. Repeatable. Values
                    are stored (encrypted when AGENTMCP_SECRET_KEY is set) and
                    never printed.
+  --keep-awake     keep the agent awake while it has this server: agentmcp
+                   serve wakes it at start and never hibernates it, so that
+                   it hears the server's list_changed notifications and
+                   requests (an agent otherwise sleeps when idle). Adding an
+                   existing server with --keep-awake marks it.
 
 Examples:
   agentmcp add github https://api.example.com/mcp --id github
@@ -48,7 +53,9 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tf.register(fs)
 	var id, transport string
 	var headers rawHeaders
+	var keepAwake bool
 	fs.StringVar(&id, "id", "", "")
+	fs.BoolVar(&keepAwake, "keep-awake", false, "")
 	fs.StringVar(&transport, "transport", string(mcpclient.TransportAuto), "")
 	fs.Var(&headers, "header", "")
 	positional, _, hasCommand, err := parseArgs(fs, args)
@@ -75,7 +82,7 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	req := server.AddRequest{Name: name, URL: rawURL, ID: id, Transport: &server.TransportRequest{Type: transport}}
+	req := server.AddRequest{Name: name, URL: rawURL, ID: id, Transport: &server.TransportRequest{Type: transport}, KeepAwake: keepAwake}
 	if len(h) > 0 {
 		req.Transport.Headers = map[string]string{}
 		for k := range h {
@@ -86,7 +93,7 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
-	b, err := tf.open(ctx, stderr, false)
+	b, err := tf.open(ctx, stderr, background)
 	if err != nil {
 		return spec.redact(err)
 	}

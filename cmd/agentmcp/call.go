@@ -226,7 +226,7 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 	tf.timeout = cf.timeout
 	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	b, st, id, err := tf.openServer(ctx, stderr, true, ref)
+	b, st, id, err := tf.openServer(ctx, stderr, connected, ref)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,9 @@ could not be reached is retried on the next start of agentmcp serve).
 
 Flags:
   --dry-run        print what would be added, add nothing
+  --keep-awake     mark every server added keep-awake (as agentmcp add
+                   --keep-awake does): these formats have no such setting
+                   of their own
 
 ` + targetFlagsUsage
 
@@ -70,8 +73,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("import")
 	var tf targetFlags
 	tf.register(fs)
-	var dryRun bool
+	var dryRun, keepAwake bool
 	fs.BoolVar(&dryRun, "dry-run", false, "")
+	fs.BoolVar(&keepAwake, "keep-awake", false, "")
 	positional, _, _, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -87,20 +91,27 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("%s: %w", positional[0], err)
 	}
+	for i := range entries {
+		entries[i].req.KeepAwake = keepAwake
+	}
 	if dryRun {
 		for _, e := range entries {
 			if e.skip != "" {
 				fmt.Fprintf(stdout, "would skip %s: %s\n", oneLine(e.name), e.skip)
 				continue
 			}
-			fmt.Fprintf(stdout, "would add %s as %s (%s, %s)\n", oneLine(e.name), agent.NormalizeServerID(e.name), redacted(e.req.URL), e.req.Transport.Type)
+			keep := ""
+			if e.req.KeepAwake {
+				keep = ", keep-awake"
+			}
+			fmt.Fprintf(stdout, "would add %s as %s (%s, %s%s)\n", oneLine(e.name), agent.NormalizeServerID(e.name), redacted(e.req.URL), e.req.Transport.Type, keep)
 		}
 		return nil
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
-	b, err := tf.open(ctx, stderr, false)
+	b, err := tf.open(ctx, stderr, background)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func TestJSONOutputTerminalSafe(t *testing.T) {
 		{"call", hs.URL, "t"},
 		{"call", "--db", db, "s", "t"},
 		{"tools", "--db", db, "--json"},
-		{"ls", "--db", db, "--json"},
+		{"ls", "--db", db, "--json", "--connect"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			r := runCmd(t, args...)

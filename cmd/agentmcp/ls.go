@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -18,14 +19,21 @@ func lsCommand() command {
   agentmcp ls [flags]
 
 Prints a table of the agent's servers, by name then id (the order of the
-API and the dashboard too): id, name, state, transport, number of tools,
-URL and a note: what failed, in short, for a failed server (--json has the
-full detail as "error", the short form as "error_summary"), and the URL to
-open for one that needs sign-in (authenticating). With --db, the stored
-servers are connected first, so that their states are current.
+API and the dashboard too): id, name, state, transport, number of tools
+("-" while not known: the server is not connected), URL and a note: what
+failed, in short, for a failed server (--json has the full detail as
+"error", the short form as "error_summary"), and the URL to open for one
+that needs sign-in (authenticating).
+
+With --db or --postgres, ls reads the stored servers without connecting to
+them (nothing is sent to them): each is not-connected, or authenticating
+when it waits for sign-in. --connect connects to them first, so that their
+states and tools are current. Through a running agentmcp serve the states
+are live (asking wakes a hibernated agent).
 
 Flags:
   --json           print the agent's whole state (MCPServersState) as JSON
+  --connect        with --db or --postgres: connect to the servers first
 
 ` + targetFlagsUsage,
 		run: runLs,
@@ -36,8 +44,9 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ls")
 	var tf targetFlags
 	tf.register(fs)
-	var asJSON bool
+	var asJSON, connect bool
 	fs.BoolVar(&asJSON, "json", false, "")
+	fs.BoolVar(&connect, "connect", false, "")
 	positional, _, _, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -45,9 +54,16 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(positional) > 0 {
 		return usageErrorf("unexpected argument %s", quoteArg(positional[0]))
 	}
+	mode := dormant
+	if connect {
+		if tf.db == "" && tf.postgres == "" {
+			return usageErrorf("--connect is for --db and --postgres; a running agentmcp serve has live states")
+		}
+		mode = connected
+	}
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
-	b, st, err := tf.openState(ctx, stderr, true)
+	b, st, err := tf.openState(ctx, stderr, mode)
 	if err != nil {
 		return err
 	}
@@ -90,9 +106,19 @@ func printServers(w io.Writer, st agent.MCPServersState) error {
 		if note == "" {
 			note = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", cell(id), cell(s.Name), s.State, transport, tools[id], cell(s.ServerURL), note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(id), cell(s.Name), s.State, transport, toolCount(s, tools[id]), cell(s.ServerURL), note)
 	}
 	return tw.Flush()
+}
+
+// toolCount is the TOOLS cell of a server with n tools listed: "-" when
+// the number is not known, because the server is not connected (a dormant
+// agent's servers, one waiting for sign-in, one that failed).
+func toolCount(s agent.MCPServer, n int) string {
+	if n == 0 && s.State != string(mcpclient.StateReady) {
+		return "-"
+	}
+	return strconv.Itoa(n)
 }
 
 // serverNote is what ls says about a server beyond its state: what to do

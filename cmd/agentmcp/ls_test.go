@@ -10,13 +10,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oauthtest"
 	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
 // TestLsNotes: ls shows what failed in a few words, never cut, and never
@@ -38,7 +42,7 @@ func TestLsNotes(t *testing.T) {
 	runCmd(t, "add", "--db", db, "--id", "down", "down", refused, "--transport", "streamable-http")
 	runCmd(t, "add", "--db", db, "--id", "web", "web", page.URL, "--transport", "streamable-http")
 
-	r := runCmd(t, "ls", "--db", db)
+	r := runCmd(t, "ls", "--db", db, "--connect")
 	r.mustSucceed(t)
 	rows := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n")[1:] {
@@ -54,7 +58,7 @@ func TestLsNotes(t *testing.T) {
 		t.Errorf("ls shows the HTML page:\n%s", r.stdout)
 	}
 
-	r = runCmd(t, "ls", "--db", db, "--json")
+	r = runCmd(t, "ls", "--db", db, "--json", "--connect")
 	r.mustSucceed(t)
 	var st agent.MCPServersState
 	decode(t, r.stdout, &st)
@@ -125,5 +129,92 @@ func TestLsSignIn(t *testing.T) {
 	r.mustSucceed(t)
 	if !regexp.MustCompile(`(?m)^private +private +authenticating .* sign-in needed: open ` + regexp.QuoteMeta(m[1]) + `$`).MatchString(r.stdout) {
 		t.Errorf("ls:\n%s", r.stdout)
+	}
+}
+
+// TestLsDormant: ls --db reads the stored servers without sending
+// anything to them (each is not-connected, its tools "-"), as do rm and
+// reconnect for the servers they do not act on; ls --db --connect
+// connects first and shows current states and tools.
+func TestLsDormant(t *testing.T) {
+	t.Setenv(store.EnvSecretKey, "")
+	t.Setenv(envServer, "")
+	ctx := t.Context()
+	db := filepath.Join(t.TempDir(), "agentmcp.db")
+	servers := map[string]*mcptest.HTTPServer{}
+	st, err := sqlite.Open(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rows are written directly, so that no server has been sent
+	// anything before the commands run.
+	for _, id := range []string{"a", "b", "c"} {
+		srv := mcptest.NewServer(id)
+		hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
+		servers[id] = hs
+		row := store.Server{Namespace: server.DefaultAgent, ID: id, Name: id, URL: hs.URL,
+			Options: store.ServerOptions{TransportType: string(mcpclient.TransportStreamableHTTP)}}
+		if err := st.PutServer(ctx, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	sent := func() map[string]int64 {
+		out := map[string]int64{}
+		for id, hs := range servers {
+			out[id] = hs.Requests.Load()
+		}
+		return out
+	}
+	none := map[string]int64{"a": 0, "b": 0, "c": 0}
+
+	r := runCmd(t, "ls", "--db", db)
+	r.mustSucceed(t)
+	for _, id := range []string{"a", "b", "c"} {
+		if !regexp.MustCompile(`(?m)^` + id + ` +` + id + ` +not-connected +- +- +http://127\.0\.0\.1:\d+/mcp +-$`).MatchString(r.stdout) {
+			t.Errorf("ls --db row of %s:\n%s", id, r.stdout)
+		}
+	}
+	r = runCmd(t, "ls", "--db", db, "--json")
+	r.mustSucceed(t)
+	var state agent.MCPServersState
+	decode(t, r.stdout, &state)
+	if state.Servers["a"].State != "not-connected" || len(state.Tools) != 0 {
+		t.Errorf("ls --db --json: %+v", state)
+	}
+	if diff := cmp.Diff(none, sent()); diff != "" {
+		t.Fatalf("requests sent by ls --db (-want +got):\n%s", diff)
+	}
+
+	runCmd(t, "rm", "--db", db, "c").mustSucceed(t)
+	if diff := cmp.Diff(none, sent()); diff != "" {
+		t.Errorf("requests sent by rm --db (-want +got):\n%s", diff)
+	}
+	r = runCmd(t, "reconnect", "--db", db, "b")
+	r.mustSucceed(t)
+	if r.stdout != "b (b): ready\n" {
+		t.Errorf("reconnect: %q", r.stdout)
+	}
+	if got := sent(); got["a"] != 0 || got["b"] == 0 || got["c"] != 0 {
+		t.Errorf("requests after reconnect --db b: %v, want some to b only", got)
+	}
+
+	r = runCmd(t, "ls", "--db", db, "--connect")
+	r.mustSucceed(t)
+	for _, id := range []string{"a", "b"} {
+		if !regexp.MustCompile(`(?m)^` + id + ` +` + id + ` +ready +streamable-http +6 +`).MatchString(r.stdout) {
+			t.Errorf("ls --db --connect row of %s:\n%s", id, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "\nc ") {
+		t.Errorf("ls after rm c:\n%s", r.stdout)
+	}
+	if got := sent(); got["a"] == 0 || got["c"] != 0 {
+		t.Errorf("requests after ls --db --connect: %v, want some to a", got)
+	}
+
+	r = runCmd(t, "ls", "--connect")
+	if line := r.errorLine(t, exitUsage); !strings.Contains(line, "--connect is for --db and --postgres") {
+		t.Errorf("ls --connect without a database: %s", line)
 	}
 }

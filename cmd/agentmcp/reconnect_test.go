@@ -72,7 +72,7 @@ func TestUnknownAgent(t *testing.T) {
 	}
 	// Nothing was created; the default agent and team/alpha are read.
 	runCmd(t, "ls", "--db", db).mustSucceed(t)
-	r := runCmd(t, "ls", "--db", db, "--agent", "team/alpha")
+	r := runCmd(t, "ls", "--db", db, "--agent", "team/alpha", "--connect")
 	r.mustSucceed(t)
 	if !regexp.MustCompile(`(?m)^s +s +ready `).MatchString(r.stdout) {
 		t.Errorf("ls team/alpha:\n%s", r.stdout)

@@ -201,7 +201,7 @@ func TestTerminalDB(t *testing.T) {
 		t.Fatalf("add: %q", r.stdout)
 	}
 	id := m[1]
-	r = runCmd(t, "ls", "--db", db, "--json")
+	r = runCmd(t, "ls", "--db", db, "--json", "--connect")
 	r.mustSucceed(t)
 	var st agent.MCPServersState
 	decode(t, r.stdout, &st)

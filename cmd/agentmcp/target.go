@@ -104,10 +104,28 @@ type backend interface {
 	where() string
 }
 
-// open returns the backend the flags name. With a database, connect says
-// whether the command needs the stored servers connected (ls, tools,
-// call): then open waits for them, with a progress indicator.
-func (f *targetFlags) open(ctx context.Context, stderr io.Writer, connect bool) (backend, error) {
+// connectMode says what a command opening a database needs of the
+// agent's stored servers.
+type connectMode int
+
+const (
+	// dormant: no connection; the servers show their stored states
+	// (not-connected, or authenticating) until the command connects one
+	// (ls, rm, reconnect).
+	dormant connectMode = iota
+	// background: the stored servers reconnect in the background, not
+	// waited for (add, import).
+	background
+	// connected: the stored servers reconnect, and open waits for them,
+	// with a progress indicator, so that their states are current (ls
+	// --connect, tools, call).
+	connected
+)
+
+// open returns the backend the flags name; mode says, for a database,
+// what the command needs of the agent's stored servers. A running
+// agentmcp serve has its agents' live states.
+func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMode) (backend, error) {
 	if f.timeout <= 0 {
 		return nil, usageErrorf("--timeout must be positive")
 	}
@@ -172,13 +190,16 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, connect bool) 
 			return nil, err
 		}
 	}
-	a, err := agent.Open(ctx, st, class, name, &agent.Options{CallbackHost: strings.TrimSuffix(publicURL, "/")})
+	a, err := agent.Open(ctx, st, class, name, &agent.Options{
+		CallbackHost: strings.TrimSuffix(publicURL, "/"),
+		Dormant:      mode == dormant,
+	})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	d := &direct{a: a, st: st, display: display}
-	if connect && len(a.MCPServers().Servers) > 0 {
+	d := &direct{a: a, st: st, display: display, dormant: mode == dormant}
+	if mode == connected && len(a.MCPServers().Servers) > 0 {
 		stop := startProgress(stderr, fmt.Sprintf("connecting to the servers of %s", f.agent))
 		a.WaitForConnections(ctx)
 		stop()
@@ -304,12 +325,25 @@ type direct struct {
 	a       *agent.Agent
 	st      store.Store
 	display string
+	// dormant: the agent was opened without connecting its servers.
+	dormant bool
 }
 
 func (d *direct) where() string { return fmt.Sprintf("agent %s in %s", d.a.Namespace(), d.display) }
 
 func (d *direct) state(ctx context.Context) (agent.MCPServersState, error) {
-	return d.a.MCPServers(), nil
+	st := d.a.MCPServers()
+	if d.dormant {
+		// The Manager registers a server as connecting; in a dormant
+		// agent, one that nothing asked to connect is not connected.
+		for id, s := range st.Servers {
+			if s.State == string(mcpclient.StateConnecting) {
+				s.State = string(mcpclient.StateNotConnected)
+				st.Servers[id] = s
+			}
+		}
+	}
+	return st, nil
 }
 
 func (d *direct) add(ctx context.Context, req server.AddRequest) (agent.AddResult, error) {
@@ -336,7 +370,7 @@ func (d *direct) reconnect(ctx context.Context, id string) (agent.AddResult, err
 }
 
 func (d *direct) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {
-	return d.a.Manager().ListTools(f), nil
+	return d.a.ListTools(f), nil
 }
 
 func (d *direct) call(ctx context.Context, id, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error) {
@@ -367,11 +401,11 @@ func (d *direct) close() {
 	d.st.Close()
 }
 
-// openState opens the agent the flags name, which must exist (connect as
+// openState opens the agent the flags name, which must exist (mode as
 // for open), and reads its state. The caller closes the backend.
-func (f *targetFlags) openState(ctx context.Context, stderr io.Writer, connect bool) (backend, agent.MCPServersState, error) {
+func (f *targetFlags) openState(ctx context.Context, stderr io.Writer, mode connectMode) (backend, agent.MCPServersState, error) {
 	f.mustExist = true
-	b, err := f.open(ctx, stderr, connect)
+	b, err := f.open(ctx, stderr, mode)
 	if err != nil {
 		return nil, agent.MCPServersState{}, err
 	}
@@ -385,8 +419,8 @@ func (f *targetFlags) openState(ctx context.Context, stderr io.Writer, connect b
 
 // openServer is openState, then finds the server ref (an id, or a name
 // only one server has): resolveServer. The caller closes the backend.
-func (f *targetFlags) openServer(ctx context.Context, stderr io.Writer, connect bool, ref string) (backend, agent.MCPServersState, string, error) {
-	b, st, err := f.openState(ctx, stderr, connect)
+func (f *targetFlags) openServer(ctx context.Context, stderr io.Writer, mode connectMode, ref string) (backend, agent.MCPServersState, string, error) {
+	b, st, err := f.openState(ctx, stderr, mode)
 	if err != nil {
 		return nil, st, "", err
 	}
@@ -400,8 +434,8 @@ func (f *targetFlags) openServer(ctx context.Context, stderr io.Writer, connect 
 
 // runOnServer runs a command that takes the target flags and one SERVER
 // (rm, reconnect): it parses args, opens the agent without connecting
-// its servers, finds the server and calls do with them, all within
-// --timeout.
+// its servers (dormant: the command connects the one it acts on, if it
+// must), finds the server and calls do with them, all within --timeout.
 func runOnServer(ctx context.Context, name string, args []string, stderr io.Writer, do func(ctx context.Context, b backend, st agent.MCPServersState, id string) error) error {
 	fs := newFlagSet(name)
 	var tf targetFlags
@@ -415,7 +449,7 @@ func runOnServer(ctx context.Context, name string, args []string, stderr io.Writ
 	}
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
-	b, st, id, err := tf.openServer(ctx, stderr, false, positional[0])
+	b, st, id, err := tf.openServer(ctx, stderr, dormant, positional[0])
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
 	tf.mustExist = true
-	b, err := tf.open(ctx, stderr, true)
+	b, err := tf.open(ctx, stderr, connected)
 	if err != nil {
 		return err
 	}
