@@ -231,8 +231,8 @@ func (h *Host) Use(ctx context.Context, class, name string) (a *Agent, release f
 	e := &hostEntry{key: key, class: class, name: name, ready: make(chan struct{}), refs: 1, lastUsed: h.now()}
 	h.awake[key] = e
 	h.stats.Wakes++
-	h.stats.MaxAwakeSeen = max(h.stats.MaxAwakeSeen, len(h.awake))
 	victims := h.overCapLocked()
+	h.stats.MaxAwakeSeen = max(h.stats.MaxAwakeSeen, len(h.awake))
 	h.mu.Unlock()
 	h.hibernateAll(victims)
 	h.open(ctx, e)

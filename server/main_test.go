@@ -16,12 +16,21 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/pgtest"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// pg is the Postgres server of the tests that need one, started on first
+// use.
+var pg = pgtest.New()
+
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
