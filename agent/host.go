@@ -54,12 +54,6 @@ type HostOptions struct {
 	Logger *slog.Logger
 }
 
-// keepAwakeLister is implemented by stores that can list the agents with
-// a keep-awake server (store/sqlite and store/postgres do).
-type keepAwakeLister interface {
-	ListKeepAwake(ctx context.Context) ([]string, error)
-}
-
 // ErrHostClosed is returned by Host.Use after Close.
 var ErrHostClosed = errors.New("agent: host closed")
 
@@ -171,7 +165,7 @@ func NewHost(st store.Store, opts *HostOptions) *Host {
 // connections are restored in the background.
 func (h *Host) Start(ctx context.Context) error {
 	keys := slices.Clone(h.opts.KeepAwake)
-	if lister, ok := h.st.(keepAwakeLister); ok {
+	if lister, ok := h.st.(store.KeepAwakeLister); ok {
 		stored, err := lister.ListKeepAwake(ctx)
 		if err != nil {
 			return fmt.Errorf("agent host: listing keep-awake agents: %w", err)

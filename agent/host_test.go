@@ -345,7 +345,8 @@ func TestHostCap(t *testing.T) {
 }
 
 // TestHostCycles: 1,000 wakes and hibernations of an agent with a server
-// leave no goroutine behind.
+// leave no goroutine behind, write nothing to the store and send no
+// handshake.
 func TestHostCycles(t *testing.T) {
 	ctx := testCtx(t)
 	s := serve(t, mcptest.Stateless)
@@ -358,6 +359,10 @@ func TestHostCycles(t *testing.T) {
 	release()
 	if !h.Hibernate(ctx, "test-agent", "cycler") {
 		t.Fatal("not hibernated")
+	}
+	row, err := st.GetServer(ctx, "test-agent/cycler", "s")
+	if err != nil {
+		t.Fatal(err)
 	}
 	before := goleak.IgnoreCurrent() // the server's, the store's, the host's
 	const cycles = 1000
@@ -376,6 +381,10 @@ func TestHostCycles(t *testing.T) {
 	}
 	if err := goleak.Find(before); err != nil {
 		t.Error(err)
+	}
+	// Nothing already stored was written again.
+	if after, err := st.GetServer(ctx, "test-agent/cycler", "s"); err != nil || !after.UpdatedAt.Equal(row.UpdatedAt) {
+		t.Errorf("the row was written during the cycles: updated %v, then %v (%v)", row.UpdatedAt, after.UpdatedAt, err)
 	}
 	if n := s.handshakes.Load(); n != 1 {
 		t.Errorf("%d handshakes in %d wakes; want the first only", n, cycles)
