@@ -104,6 +104,9 @@ func New(opts *Options) *Manager {
 	}
 	m.httpClient = m.guard.HTTPClient(base)
 	m.httpClient.CheckRedirect = stripCrossOrigin(m.httpClient.CheckRedirect)
+	if o.Gate != nil {
+		m.httpClient.Transport = gated{next: m.httpClient.Transport, gate: o.Gate}
+	}
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
 	}

@@ -27,6 +27,15 @@ type Options struct {
 	// Guard.
 	HTTPClient *http.Client
 
+	// Gate, if set, is asked before every HTTP request the Manager sends
+	// (MCP messages, OAuth requests through HTTPClient): a non-nil error
+	// stops the request unsent, and the call fails with an error wrapping
+	// ErrGateClosed and the gate's. A replica that may no longer trust its
+	// ownership of an agent closes the gate, so that it sends nothing on
+	// the agent's behalf. It must be fast (an atomic load) and safe for
+	// concurrent use.
+	Gate func() error
+
 	// Guard is the SSRF policy applied to server URLs when they are
 	// registered, to every redirect hop, and to the resolved address of
 	// every connection. Nil means netguard's defaults: private, link-local

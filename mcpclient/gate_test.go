@@ -1,0 +1,68 @@
+package mcpclient_test
+
+import (
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+// TestGate: with the gate closed, calls fail with ErrGateClosed and the
+// server gets nothing; opened again, they go through (both eras, both of
+// our transports and go-sdk's).
+func TestGate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode mcptest.Mode
+		impl mcpclient.TransportImplementation
+	}{
+		{"2025-11-25", mcptest.Stateful, ""},
+		{"2026-07-28", mcptest.Stateless, ""},
+		{"go-sdk", mcptest.Stateful, mcpclient.ImplementationGoSDK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := mcptest.NewServer("gated")
+			var requests atomic.Int64
+			real := mcptest.Handler(t, tc.mode, func() *mcp.Server { return srv.Server })
+			hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				real.ServeHTTP(w, r)
+			}))
+			var closed atomic.Bool
+			stopped := errors.New("the replica's lease is not trusted")
+			m := newManager(t, &mcpclient.Options{Gate: func() error {
+				if closed.Load() {
+					return stopped
+				}
+				return nil
+			}})
+			connectReady(t, m, "s", mcpclient.ServerOptions{Name: "S", URL: hs.URL,
+				Transport: mcpclient.TransportOptions{Implementation: tc.impl}})
+			ctx := testCtx(t)
+			if _, err := m.CallTool(ctx, "s", "echo", map[string]any{"text": "open"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			closed.Store(true)
+			before := requests.Load()
+			_, err := m.CallTool(ctx, "s", "echo", map[string]any{"text": "closed"}, nil)
+			if !errors.Is(err, mcpclient.ErrGateClosed) || !errors.Is(err, stopped) {
+				t.Errorf("call through a closed gate: %v", err)
+			}
+			if n := requests.Load() - before; n != 0 {
+				t.Errorf("the server got %d requests through a closed gate", n)
+			}
+			closed.Store(false)
+			if _, err := m.Reconnect(ctx, "s"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.CallTool(ctx, "s", "echo", map[string]any{"text": "open"}, nil); err != nil {
+				t.Errorf("call once the gate opened: %v", err)
+			}
+		})
+	}
+}
