@@ -18,17 +18,21 @@ import (
 // SQLite database at dbPath: an exclusive flock on the file dbPath+".lock"
 // (created if missing, mode 0600), into which it writes the process id. It
 // does not wait: when another process holds the lock it returns a
-// *LockedError naming that process. release unlocks, and is idempotent.
+// *LockedError naming that process. release empties the file and unlocks;
+// it is idempotent. Memory needs no lock (its release does nothing).
 //
 // The kernel releases the lock when the process ends, however it ends
 // (kill -9 included), so a lock file left by a dead process never blocks;
 // the file itself stays, harmless. The descriptor is not inherited by child
-// processes (stdio MCP servers), which therefore cannot keep the lock
-// after the process dies. Two LockFile calls in one process also exclude
-// each other. The lock guards only against processes that take it too:
-// Open does not, so commands that only read or briefly write the database
-// still can.
+// processes (stdio MCP servers), which therefore cannot keep the lock after
+// the process dies. Two LockFile calls in one process also exclude each
+// other. The lock guards only against processes that take it too: Open
+// does not, so commands that only read or briefly write the database still
+// can.
 func LockFile(dbPath string) (release func() error, err error) {
+	if dbPath == Memory {
+		return func() error { return nil }, nil // private to its Store: nothing to share
+	}
 	path := lockPath(dbPath)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) // close-on-exec, as Go opens every file
 	if err != nil {

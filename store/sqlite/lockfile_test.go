@@ -151,6 +151,22 @@ func TestLockFile(t *testing.T) {
 	}
 }
 
+// TestLockFileMemory: an in-memory database is private to its Store, so
+// it needs no lock, and no file is made for it.
+func TestLockFileMemory(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for range 2 {
+		release, err := LockFile(Memory)
+		if err != nil {
+			t.Fatalf("LockFile(Memory): %v", err)
+		}
+		defer release()
+	}
+	if entries, _ := os.ReadDir("."); len(entries) != 0 {
+		t.Fatalf("LockFile(Memory) made %v", entries[0].Name())
+	}
+}
+
 func TestLockedErrorUnknownPID(t *testing.T) {
 	err := &LockedError{Path: "./agentmcp.db"}
 	want := "database ./agentmcp.db is already served by another agentmcp serve (pid unknown); stop it first, or use --postgres to run several"
