@@ -3,6 +3,7 @@ package mcptest
 import (
 	"bytes"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -32,6 +33,8 @@ func CountingProxy(t testing.TB, target string) (*HTTPServer, *ProxyCounts) {
 	counts := new(ProxyCounts)
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
 	proxy.FlushInterval = -1 // event streams pass at once
+	// A client that goes away (a stream closed) is no error to log.
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
 	proxy.ModifyResponse = func(resp *http.Response) error {
 		if resp.StatusCode == http.StatusBadRequest && resp.Request.Method == http.MethodPost {
 			counts.Rejected.Add(1)
