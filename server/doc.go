@@ -1,20 +1,24 @@
 // Package server hosts named agents over HTTP: what agentmcp serve runs.
 //
 // Each agent lives at /agents/{class}/{name}. An agent exists when it has
-// servers in the store (Open opens those), when it was created (by adding
-// a server to it, or PUT /agents/{class}/{name}; one without servers
-// lasts until the server stops), and for the default agents
-// (DefaultAgent, agentmcp/default, and Options.DefaultAgent), which always
-// exist. Every other route of an agent that does not exist answers 404
-// unknown_agent, with the agents that exist in the error's "agents": a
-// mistyped name never creates an empty agent. Its routes:
+// servers in the store, while it is awake (created by adding a server to
+// it, or by PUT /agents/{class}/{name}; one without servers is not stored
+// and is gone once hibernated), and for the default agents (DefaultAgent,
+// agentmcp/default, and Options.DefaultAgent), which always exist. Every
+// other route of an agent that does not exist answers 404 unknown_agent,
+// with the agents that exist in the error's "agents": a mistyped name
+// never creates an empty agent, nor wakes anything. Its routes:
 //
-//	GET    /agents                                          the agents that exist: {"agents": [{class, name}]}, default agents first
+//	GET    /agents                                          the agents that exist: {"agents": [{class, name}], "more": true?}, default agents first, then
+//	                                                        those with stored servers, then the other awake ones; at most 1000, "more" set when some were left out
 //	PUT    /agents/{class}/{name}                           create the agent -> 201, or 200 when it exists
+//	POST   /agents/{class}/{name}/hibernate                 hibernate it now, as its idle timeout would -> 204 (also when asleep already);
+//	                                                        409 agent_busy while something keeps it awake; never wakes an agent
 //	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
 //	GET    /agents/{class}/{name}/events                    the state as server-sent events
 //	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)
-//	POST   /agents/{class}/{name}/servers                   add (AddRequest) -> {id, state, authUrl?}; 201 new, 200 existing; creates the agent
+//	POST   /agents/{class}/{name}/servers                   add (AddRequest; "keepAwake": true marks the server keep-awake) -> {id, state, authUrl?};
+//	                                                        201 new, 200 existing; creates the agent
 //	GET    /agents/{class}/{name}/servers/{id}              one server, with its id
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
 //	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
@@ -28,7 +32,7 @@
 //	GET    /agents/{class}/{name}/elicitations              {"elicitations": [...]}: servers' pending requests for input
 //	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
-//	                                                        and it never creates an agent: unknown_agent unless the agent is open or has stored servers
+//	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers
 //	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
 //	GET    /static/...                                      its assets
 //
@@ -46,16 +50,34 @@
 // Classes are kebab-case (ValidClass), so that an agent's default OAuth
 // callback URL, /agents/{kebab(class)}/{name}/callback, routes back to it.
 //
+// # Many agents
+//
+// Agents live in the store and are awake only while used, through an
+// agent.Host (Server.Host; Server.Use for a program's own handlers). A
+// request to a sleeping agent wakes it: its servers come back at once,
+// their saved sessions resumed without a handshake where the server
+// allows, each connecting in the background, and a call waits only for its
+// own server. An agent idle for Options.AgentIdleTimeout (5 minutes) is
+// hibernated, its sessions kept for the next wake; past Options.MaxAwake
+// awake agents (1,000) the least recently used idle one is hibernated
+// instead of a request being refused. A WebSocket or SSE stream, a call in
+// flight, a pending elicitation or an OAuth flow in progress keeps an
+// agent awake, as does Options.KeepAwake or a server added with
+// "keepAwake" (those agents are woken by Open). Open reads nothing else
+// from the store: it takes the same time with 10 or 100,000 stored
+// agents.
+//
 // # Streams
 //
 // The WebSocket and the SSE stream send {"type":"cf_agent_mcp_servers",
 // "mcp": MCPServersState} on connect and after every change the agent
-// reports (agent.Agent.OnMCPUpdate: registration, connection, discovery,
-// list_changed, OAuth, removal). One goroutine per agent computes the
-// frames and hands them to every client's bounded buffer
-// (Options.StreamBuffer); a client whose buffer is full is dropped (close
-// status 1013, reason "fell behind"; SSE: "event: close"), so a slow
-// client never holds up the agent or the others. Clients reconnect and get
+// reports (registration, connection, discovery, list_changed, OAuth,
+// removal). Each stream is a watch of its agent (agent.Agent.Watch): the
+// agent computes each state once and hands it to every stream's bounded
+// buffer (Options.StreamBuffer); a client whose buffer is full is dropped
+// (close status 1013, reason "fell behind"; SSE: "event: close"), so a
+// slow client never holds up the agent or the others. A stream keeps its
+// agent awake. Clients reconnect and get
 // a fresh state. Options.ShouldSendProtocolMessages decides per connection
 // whether frames are sent at all. Dial is the Go client.
 //
@@ -76,13 +98,13 @@
 // # Usage
 //
 //	st, _ := sqlite.Open(ctx, "agentmcp.db", nil)
-//	srv, _ := server.Open(ctx, st, nil) // restores the stored agents
+//	srv, _ := server.Open(ctx, st, nil) // wakes only the keep-awake agents
 //	hs := srv.HTTPServer() // the limits below; CloseStreams on Shutdown
 //	hs.Addr = "127.0.0.1:8787"
 //	go hs.ListenAndServe()
 //	...
 //	hs.Shutdown(ctx) // streams end, requests finish
-//	srv.Close(ctx)   // agents closed, sessions kept resumable
+//	srv.Close(ctx)   // awake agents closed, sessions kept resumable
 //	st.Close()
 //
 // # Security
@@ -124,8 +146,8 @@
 //
 // # Concurrency
 //
-// A Server is safe for concurrent use. Agents are opened once however many
-// requests want them at the same moment. Close is idempotent and bounded
+// A Server is safe for concurrent use. A sleeping agent is woken once
+// however many requests want it at the same moment. Close is idempotent and bounded
 // by its ctx.
 //
 // # Errors

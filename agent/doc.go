@@ -1,0 +1,159 @@
+// Package agent is the Agent: one named agent instance and the MCP servers
+// it uses, kept in a store so that it comes back after a restart or a
+// hibernation. It is the Go counterpart of the seed's Agent (addMcpServer,
+// removeMcpServer, getMcpServers, onMcpUpdate), built on an
+// mcpclient.Manager, and the front door of an API: the calls, catalogs,
+// pending elicitations and state changes a program needs are methods of
+// the Agent. Host keeps any number of agents on one store, each awake only
+// while it is used.
+//
+// # Usage
+//
+//	st, _ := sqlite.Open(ctx, "agents.db", nil)
+//	a, _ := agent.Open(ctx, st, "assistant", "alice", &agent.Options{
+//		CallbackHost: "https://agents.example.com", // for servers behind OAuth
+//	})
+//	defer a.Close(ctx)
+//	res, _ := a.AddMCPServer(ctx, "Docs", "https://mcp.example.com/mcp", &agent.AddOptions{ID: "docs"})
+//	if res.State == mcpclient.StateAuthenticating {
+//		// send the user to res.AuthURL; the callback finishes the flow
+//	}
+//	for _, t := range a.ListTools(mcpclient.Filter{}) {
+//		fmt.Println(t.ServerID, t.Name)
+//	}
+//	out, err := a.CallTool(ctx, "docs", "search", map[string]any{"q": "mcp"}, nil)
+//
+// An agent is named by a class and an instance name ("assistant",
+// "alice"); "class/name" is its namespace in the store, and agents never
+// see each other's servers. AddMCPServer connects a server, discovers its
+// catalog and stores it; it is idempotent (the same name and URL, compared
+// as SameServerURL does, is the same server, and concurrent adds share one
+// connection attempt), and a stable id (AddOptions.ID, NormalizeServerID)
+// makes a server's id predictable. RemoveMCPServer forgets a server with
+// its OAuth data; Reconnect connects one again at once. CheckAdd makes
+// AddMCPServer's checks without storing anything, for an API that refuses
+// bad input first.
+//
+// # Storage
+//
+// Open reads the agent's servers from a store.Store (store/sqlite,
+// store/postgres) and restores their connections in the background;
+// WaitForConnections waits for them. What is stored per server: its name,
+// URL, callback URL and options (headers, transport, retry, protocol
+// pin), the session to resume, the pending authorization URL of a server
+// waiting for sign-in, its keep-awake mark, and its OAuth registration and
+// tokens. Header values, URL credentials and queries, sessions and tokens
+// are encrypted when the store has a key (store.CipherFromEnv). The writes
+// a connection causes (a new session, a pending authorization) are queued
+// off the event path and made by a goroutine that ends when they are done;
+// WaitForConnections and Close flush them.
+//
+// A restored server resumes its saved session without a handshake where
+// the server allows it (a legacy session id, or the stored server/discover
+// result of a 2026-07-28 server); the first request confirms it, and a
+// server that forgot the session gets exactly one fresh handshake. A
+// server that was waiting for sign-in stays authenticating, without
+// network I/O. Close closes the connections and keeps the sessions alive
+// for the next Open (Options.Manager.EndSessionsOnClose ends them, for a
+// program that will not come back). Options.Dormant opens an agent
+// without connecting anything, for programs that only read or edit the
+// stored servers ("agentmcp ls --db").
+//
+// # OAuth
+//
+// A server added with a callback host (AddOptions.CallbackHost, else
+// Options.CallbackHost) can sign in with OAuth: AddMCPServer returns
+// authenticating with the AuthURL the user must visit, and the
+// authorization server sends the browser back to the server's callback
+// URL, by default
+//
+//	{CallbackHost}/{AgentsPrefix}/{class in kebab-case}/{name}/callback
+//
+// (AgentsPrefix is "agents" unless set), or {CallbackHost}/{CallbackPath}.
+// Options.HideIdentity keeps the agent's names out of callback URLs and
+// then requires a CallbackPath. The application routes callbacks to the
+// agent: IsCallbackRequest reports whether a request is one of its
+// callbacks (a GET whose state names one of its servers, on that server's
+// callback host and path), and HandleOAuthCallback finishes the flow
+// (HandleCallbackRequest without the HTTP answer) and answers as
+// ConfigureOAuthCallback says: a redirect, an error page, or a handler of
+// the application's. A callback exchanges the code, stores the tokens and
+// connects the server in the background; a failed one fails the server
+// with the reason in its error; a stray, forged or reused one changes
+// nothing. Options.CreateOAuthProvider replaces the default provider
+// (package oauth: dynamic registration, PKCE, single-flight refresh) for
+// pre-registered clients and the like.
+//
+// # Many agents
+//
+// A Host keeps the agents of one store, awake only while they are used:
+// what agentmcp serve runs. Use wakes an agent (two concurrent uses of a
+// sleeping agent open it once) and holds it until the use is released. An
+// agent idle for HostOptions.IdleTimeout (5 minutes by default) is
+// hibernated: closed as Close does, its sessions kept resumable, nothing of
+// it left in memory. Waking one more agent than HostOptions.MaxAwake
+// (1,000 by default) hibernates the least recently used idle one instead
+// of refusing the request. An agent is never hibernated while it is in use
+// or Busy (a call, an add or a reconnection in flight, an open Watch, a
+// pending elicitation, an OAuth flow started less than
+// oauth.StateLifetime ago, so that its callback finds it), nor when it is
+// kept awake: named in HostOptions.KeepAwake, or with a server added with
+// AddOptions.KeepAwake (SetKeepAwake changes it), for agents that must hear
+// list_changed notifications and server requests. Start wakes those.
+//
+// A wake costs one read of the agent's servers from the store: they come
+// back at once, each connecting in the background, their saved sessions
+// resumed without a handshake, so a call waits only for its own server.
+// Their catalogs are listed again as their discoveries finish. An agent
+// without servers is not stored: it exists only while awake.
+// Host.HandleOAuthCallback finds the awake agent of a callback on a custom
+// path; a callback on the default path names its agent, which Use wakes.
+//
+// # Watching
+//
+// Watch starts a watch of the agent's state (MCPServersState, the seed's
+// getMcpServers) and pending elicitations: the state at the start first,
+// then an update after every change (registration, connection, discovery,
+// list_changed, authorization, removal), quick changes coalesced. Its
+// buffer is bounded: a watcher that does not keep up is dropped with
+// ErrWatcherTooSlow rather than allowed to hold the agent back; closing
+// or hibernating the agent ends every watch with ErrClosed. OnMCPUpdate
+// is the seed's onMcpUpdate, a callback with the new state after every
+// change. One goroutine per agent computes each state once for all of
+// them.
+//
+// With Options.ElicitationTimeout set, the agent answers its servers'
+// requests for the user's input itself: each waits as a pending
+// Elicitation (Elicitations, Watch) until AnswerElicitation, the end of
+// its call or the timeout, for an API or a dashboard to answer.
+//
+// # Calls
+//
+// CallTool, ReadResource and GetPrompt call one of the agent's servers;
+// ListTools, ListPrompts, ListResources and ListResourceTemplates list
+// the catalogs of its stored servers, each item tagged with its server id
+// (mcpclient.Filter selects servers and states). A call to a server still
+// connecting, after Open or a wake, waits for that server alone. Manager
+// gives the mcpclient.Manager underneath, for what the Agent does not
+// offer (AITools, events, sampling and roots handlers).
+//
+// # Concurrency
+//
+// Agent and Host are safe for concurrent use. An Agent's background work
+// (connections, state computation, database writes) runs on goroutines it
+// owns, stopped by Close; a hibernated agent leaves none. Close, on an
+// Agent or a Host, is idempotent and bounded by its ctx. OnMCPUpdate
+// callbacks run in order on one goroutine and must not block.
+//
+// # Errors
+//
+// AddMCPServer fails with nothing stored for an invalid or blocked URL
+// (wrapping netguard.ErrBlockedURL) or an id that another server has
+// (ErrIDInUse); a server that cannot be reached is stored and retried in
+// the background. Reconnect of an unknown id wraps
+// mcpclient.ErrNotRegistered. ErrClosed is returned by a closed agent and
+// ends its watches; ErrHostClosed by Host.Use after Close. A tool that
+// fails is a result with IsError, for the model; an error means the call
+// did not complete (mcpclient's errors). Errors and states never carry
+// header values, tokens, or URL credentials and queries.
+package agent
