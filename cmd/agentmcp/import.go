@@ -44,7 +44,7 @@ skipped, as agents keep URL servers only; so are entries that ask for input
 nothing.
 
 Exit status 1 when a server could not be added (one that was saved but
-could not be reached is retried on the next start of agentmcp serve).
+could not be reached is retried when its agent wakes in agentmcp serve).
 
 Flags:
   --dry-run        print what would be added, add nothing

@@ -52,9 +52,10 @@ const targetFlagsUsage = `Target flags (which agent the command acts on):
   --server URL     a running agentmcp serve (default $AGENTMCP_SERVER, else
                    http://127.0.0.1:8787)
   --token T        its access token (default $AGENTMCP_TOKEN)
-  --db PATH        use this SQLite database directly instead of a server; run
-                   no agentmcp serve on it at the same time (it would not see
-                   the change until restarted)
+  --db PATH        use this SQLite database directly instead of a server.
+                   While an agentmcp serve runs on it, use --server instead:
+                   serve sees a change made directly only when the agent next
+                   wakes
   --postgres DSN   use this PostgreSQL database directly instead
   --public-url URL
                    with --db or --postgres: the address of the agentmcp serve
