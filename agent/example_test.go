@@ -136,18 +136,21 @@ func ExampleAgent_HandleOAuthCallback() {
 	next, _ := resp.Location()
 	fmt.Println("callback answer:", resp.StatusCode, next.Path)
 
-	// The server connects in the background; a call waits for it.
+	// The server connects in the background (a call would wait for it).
+	a.WaitForConnections(ctx)
+	fmt.Println("state:", a.MCPServers().Servers["private"].State)
 	out, err := a.CallTool(ctx, "private", "echo", map[string]any{"text": "hi"}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(a.MCPServers().Servers["private"].State, out.Content[0].(*mcp.TextContent).Text)
+	fmt.Println(out.Content[0].(*mcp.TextContent).Text)
 	// Output:
 	// added: private authenticating
 	// callback path: /agents/assistant/alice/callback
 	// callback answer: 302 /signed-in
-	// ready echo: hi
+	// state: ready
+	// echo: hi
 }
 
 // A host keeps many agents on one store, each awake only while used: Use
