@@ -31,6 +31,15 @@
 // (the move from a generated id to a stable one) moves them with it, each in
 // one transaction.
 //
+// A Fence (WithFence, FenceFrom) ties server writes to one ownership of an
+// agent when several replicas share a database: store/postgres refuses,
+// with ErrFenced, a server write of the fence's namespace once another
+// replica has claimed the agent, the lease was released or its replica has
+// expired, checked in the write's own transaction. Key-value writes and
+// locks are never fenced: an OAuth token rotated by the authorization server
+// must be stored whoever refreshed it. store/sqlite ignores fences (one
+// process per database file).
+//
 // # Usage
 //
 //	cipher, err := store.CipherFromEnv() // nil when AGENTMCP_SECRET_KEY is unset
@@ -84,6 +93,7 @@
 //
 // Errors wrap sentinels for errors.Is: ErrNotFound (missing or expired),
 // ErrConflict (RenameServer onto an id in use), ErrDecrypt (encrypted value
-// without the right key). Messages name the operation, the server id and
+// without the right key), ErrFenced (a write under a stale Fence; nothing
+// was written). Messages name the operation, the server id and
 // the namespace, never a key (keys carry OAuth nonces) or a value.
 package store

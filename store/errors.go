@@ -16,3 +16,10 @@ var ErrConflict = errors.New("store: id already in use")
 // when the stored bytes are not a value this package wrote. Nothing is
 // returned for such a value: configure the key it was written with.
 var ErrDecrypt = errors.New("store: cannot decrypt stored value (wrong or missing AGENTMCP_SECRET_KEY?)")
+
+// ErrFenced is wrapped by the error a write returns when it was made under a
+// Fence (see WithFence) that is no longer the agent's current, live
+// ownership: another replica has claimed the agent since, or the lease was
+// released, or the replica holding it has expired. Nothing was written. The
+// caller has lost the agent and must stop acting for it.
+var ErrFenced = errors.New("store: write fenced: this replica no longer owns the agent")

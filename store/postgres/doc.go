@@ -19,6 +19,13 @@
 //	                 indexes (namespace, seq), and (namespace) WHERE keep_awake
 //	agentmcp_kv(namespace, server_id, key COLLATE "C", value BYTEA,
 //	            expires_at TIMESTAMPTZ, PRIMARY KEY(namespace, server_id, key))
+//	agentmcp_replicas(id PRIMARY KEY, cluster_url, version,
+//	                  state 'live'|'draining', awake_agents INTEGER,
+//	                  started_at, heartbeat_at, expires_at TIMESTAMPTZ)
+//	agentmcp_agents(namespace PRIMARY KEY, owner, epoch BIGINT,
+//	                claimed_at, released_at TIMESTAMPTZ) fillfactor 70
+//	                index (owner) WHERE owner IS NOT NULL
+//	sequence agentmcp_lease_epoch (fencing tokens)
 //
 // options holds store.ServerOptions as JSON and value the key-value value,
 // both sealed by store.Cipher.
@@ -49,6 +56,32 @@
 // pool (Options.LockConns) while fn runs, so fn can always use the Store.
 // Expiry is judged by each process's own clock (Options.Now): keep the
 // replicas' clocks synchronised.
+//
+// # Fencing
+//
+// agentmcp_replicas and agentmcp_agents hold the replicas of a cluster and
+// the lease of each agent: an agent's lease is valid while its owner column
+// names a replica whose row has not expired (expires_at is set from the
+// database's clock). Every claim takes a new epoch from
+// agentmcp_lease_epoch, the fencing token of that ownership.
+//
+// A server write (PutServer, PutServers, UpdateServer, DeleteServer,
+// RenameServer) whose ctx carries a store.Fence of the row's namespace
+// runs in a transaction that first checks that the fence is the agent's
+// current, live lease and share-locks the lease row:
+//
+//	SELECT 1 FROM agentmcp_agents a JOIN agentmcp_replicas r ON r.id = a.owner
+//	WHERE a.namespace = $1 AND a.owner = $2 AND a.epoch = $3 AND r.expires_at > now()
+//	FOR SHARE OF a
+//
+// No row: the write fails with store.ErrFenced and writes nothing. The
+// share lock makes a concurrent claim of the agent wait until the write
+// commits, so a fenced write is either committed before a takeover (and
+// the new owner reads it) or refused. PutServers checks the fence once when
+// any of its rows is of the fence's namespace, and then refuses the whole
+// batch. Key-value operations and WithLock are never fenced (OAuth tokens
+// must be stored whoever refreshed them); without a fence in ctx, or with a
+// fence of another namespace, writes are made as always.
 //
 // # Errors
 //

@@ -183,11 +183,13 @@ func (s *Store) putServer(ctx context.Context, srv store.Server) error {
 		return err
 	}
 	now := s.now()
-	_, err = s.pool.Exec(ctx, `
+	return s.fenced(ctx, srv.Namespace, func(db execer) error {
+		_, err := db.Exec(ctx, `
 		INSERT INTO agentmcp_servers (namespace, id, name, url, callback_url, client_id, auth_url, options, keep_awake, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`+upsert,
-		srv.Namespace, srv.ID, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, srv.KeepAwake, now)
-	return err
+			srv.Namespace, srv.ID, srv.Name, urlColumn, srv.CallbackURL, srv.ClientID, srv.AuthURL, opts, srv.KeepAwake, now)
+		return err
+	})
 }
 
 // upsert ends the INSERT of PutServer and PutServers: a row that exists is
@@ -230,6 +232,11 @@ func (s *Store) putServers(ctx context.Context, servers []store.Server) error {
 	}
 	now := s.now()
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if f, ok := store.FenceFrom(ctx); ok && slices.ContainsFunc(rows, func(r codec.SealedServer) bool { return r.Namespace == f.Namespace }) {
+			if err := checkFence(ctx, tx, f); err != nil {
+				return err
+			}
+		}
 		for chunk := range slices.Chunk(rows, batchRows) {
 			n := len(chunk)
 			var text [7][]string // namespace, id, name, url, callback_url, client_id, auth_url
@@ -260,11 +267,16 @@ func (s *Store) putServers(ctx context.Context, servers []store.Server) error {
 
 // UpdateServer implements store.Servers. The row is locked (SELECT ... FOR
 // UPDATE) from the read to the commit, so concurrent updaters, in any
-// process, take turns.
+// process, take turns. When fenced, the fence is checked (and the lease row
+// share-locked) before the row is read, and fn is not called if the check
+// fails.
 func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.Server) error) error {
 	err := codec.CheckScope(ns, id)
 	if err == nil {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := checkFenceFor(ctx, tx, ns); err != nil {
+				return err
+			}
 			srv, err := s.scanServer(ns, tx.QueryRow(ctx, `SELECT `+serverColumns+` FROM agentmcp_servers WHERE namespace = $1 AND id = $2 FOR UPDATE`, ns, id))
 			if err != nil {
 				return err
@@ -292,13 +304,17 @@ func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.
 	return nil
 }
 
-// DeleteServer implements store.Servers in one statement.
+// DeleteServer implements store.Servers in one statement (in a transaction
+// after the fence check when fenced).
 func (s *Store) DeleteServer(ctx context.Context, ns, id string) error {
 	err := codec.CheckScope(ns, id)
 	if err == nil {
-		_, err = s.pool.Exec(ctx, `
-			WITH kv AS (DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2)
-			DELETE FROM agentmcp_servers WHERE namespace = $1 AND id = $2`, ns, id)
+		err = s.fenced(ctx, ns, func(db execer) error {
+			_, err := db.Exec(ctx, `
+				WITH kv AS (DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2)
+				DELETE FROM agentmcp_servers WHERE namespace = $1 AND id = $2`, ns, id)
+			return err
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: delete server %q of %q: %w", id, ns, err)
@@ -311,6 +327,9 @@ func (s *Store) RenameServer(ctx context.Context, ns, oldID, newID string) error
 	err := errors.Join(codec.CheckScope(ns, oldID), codec.CheckScope(ns, newID))
 	if err == nil {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := checkFenceFor(ctx, tx, ns); err != nil {
+				return err
+			}
 			var one int
 			if err := tx.QueryRow(ctx, `SELECT 1 FROM agentmcp_servers WHERE namespace = $1 AND id = $2 FOR UPDATE`, ns, oldID).Scan(&one); err != nil {
 				return err

@@ -107,6 +107,9 @@ func TestStore(t *testing.T) {
 			return raw
 		},
 		LockAcrossStores: true,
+		Claim: func(t *testing.T, s store.Store, ns, replica string) store.Fence {
+			return claim(t, s.(*Store), ns, replica)
+		},
 	})
 }
 

@@ -53,6 +53,10 @@
 // program that serves the database takes an exclusive lock on a file beside
 // it, and a second one gets a *LockedError naming the first's process id.
 //
+// Fences (store.WithFence) are ignored: a fenced write is made as an
+// unfenced one. A SQLite database has one process serving it (LockFile),
+// which owns every agent in it, so there is no other owner to fence off.
+//
 // UpdateServer's fn runs inside the write transaction, so it holds up every
 // other write until it returns: keep it short and do no I/O in it.
 //

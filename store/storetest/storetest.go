@@ -48,6 +48,12 @@ type Backend struct {
 	// is a Store that Open returned. Nil skips that test.
 	URLColumn    func(t *testing.T, s store.Store, ns, id string) string
 	SetURLColumn func(t *testing.T, s store.Store, ns, id, url string)
+	// Claim makes replica the owner of the agent ns with a new epoch,
+	// taking the lease from its current owner if it has one, and returns
+	// the Fence of that ownership. s is a Store that Open returned. Set it
+	// for a backend that fences writes (store.Fence); nil says that the
+	// backend ignores fences, which the suite then checks.
+	Claim func(t *testing.T, s store.Store, ns, replica string) store.Fence
 }
 
 // Concurrency of the stress tests.
@@ -86,6 +92,9 @@ func Run(t *testing.T, b Backend) {
 		{"Lock/Independent", testLockIndependent},
 		{"Lock/Cancel", testLockCancel},
 		{"Lock/ErrorAndPanic", testLockErrorAndPanic},
+		{"Fence/Stale", testFenceStale},
+		{"Fence/Current", testFenceCurrent},
+		{"Fence/Ignored", testFenceIgnored},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
