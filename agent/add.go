@@ -254,6 +254,7 @@ func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddRe
 // wraps mcpclient.ErrNotRegistered.
 func (a *Agent) Reconnect(ctx context.Context, id string) (AddResult, error) {
 	defer a.hold()()
+	a.woken(id)
 	a.mu.Lock()
 	row, ok := a.rows[id]
 	a.mu.Unlock()
@@ -307,6 +308,7 @@ func (a *Agent) redeemable(ctx context.Context, id, authURL string) bool {
 
 // connect makes the first connection of an added server and discovers it.
 func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, error) {
+	a.woken(id)
 	res, err := a.m.ConnectToServer(ctx, id)
 	if err != nil {
 		return AddResult{}, err

@@ -89,6 +89,12 @@ type Agent struct {
 	order    []string                // ids in storage order
 	inflight map[string]*addOp       // first connections of added servers
 	closed   bool
+	// restoring holds the servers restored by Open whose first
+	// connection attempt has not settled yet, closed when it has.
+	restoring map[string]chan struct{}
+	// dormant holds the servers restored by a Dormant Open that nothing
+	// asked to connect since: they show their stored state.
+	dormant map[string]bool
 
 	updates *updates
 	pending elicitations
@@ -142,16 +148,18 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 		mo.Logger = logger
 	}
 	a := &Agent{
-		class:    class,
-		name:     name,
-		ns:       class + "/" + name,
-		st:       st,
-		opts:     o,
-		logger:   logger.With("agent", class+"/"+name),
-		rows:     map[string]store.Server{},
-		inflight: map[string]*addOp{},
-		quit:     make(chan struct{}),
-		clock:    time.Now,
+		class:     class,
+		name:      name,
+		ns:        class + "/" + name,
+		st:        st,
+		opts:      o,
+		logger:    logger.With("agent", class+"/"+name),
+		rows:      map[string]store.Server{},
+		inflight:  map[string]*addOp{},
+		restoring: map[string]chan struct{}{},
+		dormant:   map[string]bool{},
+		quit:      make(chan struct{}),
+		clock:     time.Now,
 	}
 	if o.now != nil {
 		a.clock = o.now
@@ -174,10 +182,70 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	// and the elicitation modes they advertise (elicitation.go).
 	a.m.Subscribe(a.persist)
 	a.m.Subscribe(a.stampElicitation)
+	a.m.Subscribe(a.settled)
 	for _, row := range rows {
 		a.restore(ctx, row)
 	}
 	return a, nil
+}
+
+// settled notes the end of the first connection attempt of a restored
+// server: ready, failed, waiting for authorisation, closed, or any state
+// with an error (an attempt that failed, to be retried; a discovery that
+// failed). It is a Manager listener.
+func (a *Agent) settled(ev mcpclient.Event) {
+	if ev.Kind != mcpclient.EventStateChanged && ev.Kind != mcpclient.EventRemoved {
+		return
+	}
+	switch ev.State {
+	case mcpclient.StateReady, mcpclient.StateFailed, mcpclient.StateAuthenticating, mcpclient.StateNotConnected:
+	default:
+		if ev.Err == nil && ev.Kind != mcpclient.EventRemoved {
+			return
+		}
+	}
+	a.mu.Lock()
+	if ch, ok := a.restoring[ev.ServerID]; ok {
+		close(ch)
+		delete(a.restoring, ev.ServerID)
+	}
+	a.mu.Unlock()
+}
+
+// WaitRestored waits until the servers ids (all when none is given) that
+// Open restored have finished their first connection attempt: ready (their
+// catalogs known), failed, or waiting for authorisation. It returns at once
+// for the others, and when ctx is done. A request that lists catalogs
+// right after a wake waits for it, rather than see them empty.
+func (a *Agent) WaitRestored(ctx context.Context, ids ...string) {
+	a.mu.Lock()
+	var chans []chan struct{}
+	if len(ids) == 0 {
+		for _, ch := range a.restoring {
+			chans = append(chans, ch)
+		}
+	}
+	for _, id := range ids {
+		if ch, ok := a.restoring[id]; ok {
+			chans = append(chans, ch)
+		}
+	}
+	a.mu.Unlock()
+	for _, ch := range chans {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// woken notes that server id was asked to connect: it is no longer
+// dormant.
+func (a *Agent) woken(id string) {
+	a.mu.Lock()
+	delete(a.dormant, id)
+	a.mu.Unlock()
 }
 
 // checkName refuses names that would make namespaces or paths ambiguous.
@@ -200,7 +268,16 @@ func (a *Agent) restore(ctx context.Context, row store.Server) {
 		a.logger.Warn("cannot restore mcp server", "server", row.ID, "error", err)
 		return
 	}
-	if row.AuthURL == "" && !a.opts.Dormant {
+	switch {
+	case row.AuthURL != "":
+	case a.opts.Dormant:
+		a.mu.Lock()
+		a.dormant[row.ID] = true
+		a.mu.Unlock()
+	default:
+		a.mu.Lock()
+		a.restoring[row.ID] = make(chan struct{})
+		a.mu.Unlock()
 		a.m.EstablishConnection(row.ID)
 	}
 }

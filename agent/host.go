@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -49,6 +50,13 @@ type HostOptions struct {
 	// use, or a wake after hibernation), before anyone else uses it: to
 	// configure its OAuth callback handling or elicitation handlers, say.
 	OnOpen func(*Agent)
+
+	// Directory, if set, decides which of several processes sharing the
+	// store owns each agent (see Directory): Use claims an agent before
+	// opening it, and fails with ErrOwnedElsewhere when another process
+	// owns it; hibernation releases it after closing it. Nil means this
+	// process owns every agent it opens (one process per store).
+	Directory Directory
 
 	// Logger receives the host's logs. Nil discards them.
 	Logger *slog.Logger
@@ -99,8 +107,9 @@ type hostEntry struct {
 	ready            chan struct{} // closed when a and err are set
 	a                *Agent
 	err              error
-	refs             int       // uses not yet released
-	lastUsed         time.Time // when the last use began or ended
+	refs             int          // uses not yet released
+	lastUsed         time.Time    // when the last use began or ended
+	fence            *store.Fence // the Directory's claim, if any
 }
 
 // HostStats counts what a Host did.
@@ -259,7 +268,32 @@ func (h *Host) open(ctx context.Context, e *hostEntry) {
 	h.mu.Lock()
 	o.now = h.now
 	h.mu.Unlock()
-	a, err := Open(ctx, h.st, e.class, e.name, &o)
+	st := h.st
+	if dir := h.opts.Directory; dir != nil {
+		fence, err := dir.Claim(ctx, e.key)
+		if err != nil {
+			h.failed(e, err)
+			return
+		}
+		e.fence = &fence
+		st = &fencedStore{Store: h.st, fence: fence, lost: func() { go h.lose(e) }}
+		var mo mcpclient.Options
+		if o.Manager != nil {
+			mo = *o.Manager
+		}
+		prev := mo.Gate
+		mo.Gate = func() error {
+			if err := dir.Gate(); err != nil {
+				return err
+			}
+			if prev != nil {
+				return prev()
+			}
+			return nil
+		}
+		o.Manager = &mo
+	}
+	a, err := Open(ctx, st, e.class, e.name, &o)
 	if err == nil {
 		if h.opts.OnOpen != nil {
 			h.opts.OnOpen(a)
@@ -267,14 +301,54 @@ func (h *Host) open(ctx context.Context, e *hostEntry) {
 	} else {
 		h.logger.Warn("cannot open agent", "agent", e.key, "error", err)
 		err = fmt.Errorf("opening agent %s: %w", e.key, err)
+		h.giveBack(context.WithoutCancel(ctx), e)
+	}
+	if err != nil {
+		h.failed(e, err)
+		return
 	}
 	h.mu.Lock()
-	e.a, e.err = a, err
-	if err != nil && h.awake[e.key] == e {
+	e.a = a
+	h.mu.Unlock()
+	close(e.ready)
+}
+
+// failed ends the opening of e with err.
+func (h *Host) failed(e *hostEntry, err error) {
+	h.mu.Lock()
+	e.err = err
+	if h.awake[e.key] == e {
 		delete(h.awake, e.key)
 	}
 	h.mu.Unlock()
 	close(e.ready)
+}
+
+// giveBack gives e's ownership back to the Directory, once its agent is
+// closed (or was never opened).
+func (h *Host) giveBack(ctx context.Context, e *hostEntry) {
+	if e.fence == nil {
+		return
+	}
+	if err := h.opts.Directory.Release(ctx, *e.fence); err != nil {
+		h.logger.Warn("releasing agent", "agent", e.key, "error", err)
+	}
+}
+
+// lose drops the agent of e, whose writes the store refused: another
+// process owns it now. It is closed (its sessions kept) and not released.
+func (h *Host) lose(e *hostEntry) {
+	<-e.ready
+	h.mu.Lock()
+	if h.awake[e.key] != e {
+		h.mu.Unlock()
+		return
+	}
+	h.sleepLocked(e)
+	h.mu.Unlock()
+	h.logger.Warn("agent lost to another process: closing it", "agent", e.key)
+	e.fence = nil // not ours to release
+	h.hibernate(e)
 }
 
 // release ends one use of e.
@@ -343,6 +417,7 @@ func (h *Host) hibernate(e *hostEntry) {
 	if err := e.a.Close(ctx); err != nil {
 		h.logger.Warn("hibernating agent", "agent", e.key, "error", err)
 	}
+	h.giveBack(ctx, e)
 	h.mu.Lock()
 	ch := h.sleeping[e.key]
 	delete(h.sleeping, e.key)
@@ -490,6 +565,33 @@ func (h *Host) HandleOAuthCallback(w http.ResponseWriter, r *http.Request) bool 
 	return handled
 }
 
+// Evict closes every awake agent (their sessions kept resumable) without
+// releasing their ownership: what a process that can no longer trust its
+// claims does (its Directory's Gate has closed), so that it holds nothing
+// when another process takes them over. Later Uses claim again. It
+// returns once they are closed.
+func (h *Host) Evict(ctx context.Context) {
+	h.mu.Lock()
+	entries := make([]*hostEntry, 0, len(h.awake))
+	for _, e := range h.awake {
+		select {
+		case <-e.ready:
+			if e.err == nil {
+				entries = append(entries, e)
+				h.sleepLocked(e)
+			}
+		default:
+		}
+	}
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range entries {
+		e.fence = nil // not ours to release any more
+		wg.Go(func() { h.hibernate(e) })
+	}
+	wg.Wait()
+}
+
 // Close closes every awake agent (their sessions kept resumable) and
 // stops the host; later Uses fail with ErrHostClosed. ctx bounds the wait
 // for connections to close. Close is idempotent.
@@ -529,6 +631,7 @@ func (h *Host) Close(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("closing agent %s: %w", e.key, err))
 				mu.Unlock()
 			}
+			h.giveBack(ctx, e)
 		})
 	}
 	wg.Wait()

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 
@@ -43,6 +44,9 @@ type MCPServer struct {
 	// Transport and ProtocolVersion say how the agent reaches the server.
 	Transport       string `json:"transport,omitempty"`
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// KeepAwake is set for a server added with AddOptions.KeepAwake: its
+	// agent is never hibernated.
+	KeepAwake bool `json:"keepAwake,omitempty"`
 }
 
 // MCPServers returns the state of the agent's servers (the seed's
@@ -55,9 +59,10 @@ func (a *Agent) MCPServers() MCPServersState {
 	for _, id := range ids {
 		rows[id] = storedServer(a.rows[id])
 	}
+	dormant := maps.Clone(a.dormant)
 	a.mu.Unlock()
 	for _, info := range a.m.Servers() {
-		if s, ok := rows[info.ID]; ok { // else registered with the Manager directly
+		if s, ok := rows[info.ID]; ok && !dormant[info.ID] { // else registered with the Manager directly, or dormant
 			rows[info.ID] = withInfo(s, info)
 		}
 	}
@@ -77,12 +82,13 @@ func (a *Agent) MCPServers() MCPServersState {
 func (a *Agent) Server(id string) (MCPServer, bool) {
 	a.mu.Lock()
 	row, ok := a.rows[id]
+	dormant := a.dormant[id]
 	a.mu.Unlock()
 	if !ok {
 		return MCPServer{}, false
 	}
 	s := storedServer(row)
-	if info, live := a.m.Server(id); live {
+	if info, live := a.m.Server(id); live && !dormant {
 		s = withInfo(s, info)
 	}
 	return s, true
@@ -90,7 +96,7 @@ func (a *Agent) Server(id string) (MCPServer, bool) {
 
 // storedServer is a server as its row alone describes it.
 func storedServer(row store.Server) MCPServer {
-	s := MCPServer{Name: row.Name, ServerURL: redact(row.URL), State: string(mcpclient.StateNotConnected)}
+	s := MCPServer{Name: row.Name, ServerURL: redact(row.URL), State: string(mcpclient.StateNotConnected), KeepAwake: row.KeepAwake}
 	if row.AuthURL != "" {
 		s.AuthURL = ptr(row.AuthURL)
 		s.State = string(mcpclient.StateAuthenticating)

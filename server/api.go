@@ -532,6 +532,10 @@ func filter(q url.Values, stored map[string]agent.MCPServer) (f mcpclient.Filter
 	return f, len(f.ServerID) > 0, nil
 }
 
+// restoreWait bounds how long a catalog list waits for the servers of an
+// agent it woke to connect.
+const restoreWait = 10 * time.Second
+
 // listCatalog serves one catalog list under key.
 func listCatalog[T any](w http.ResponseWriter, r *http.Request, a *agent.Agent, key string, list func(mcpclient.Filter) []T) {
 	f, ok, aerr := filter(r.URL.Query(), a.MCPServers().Servers)
@@ -541,6 +545,12 @@ func listCatalog[T any](w http.ResponseWriter, r *http.Request, a *agent.Agent, 
 	}
 	items := []T{}
 	if ok {
+		// Right after a wake, the servers' catalogs come back with their
+		// first connection: wait for it (bounded) rather than list them
+		// empty.
+		ctx, cancel := context.WithTimeout(r.Context(), restoreWait)
+		a.WaitRestored(ctx, f.ServerID...)
+		cancel()
 		items = append(items, list(f)...)
 	}
 	writeJSON(w, http.StatusOK, map[string][]T{key: items})

@@ -199,7 +199,7 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 		st.Close()
 		return nil, err
 	}
-	d := &direct{a: a, st: st, display: display, dormant: mode == dormant}
+	d := &direct{a: a, st: st, display: display}
 	if mode == connected && len(a.MCPServers().Servers) > 0 {
 		stop := startProgress(stderr, fmt.Sprintf("connecting to the servers of %s", f.agent))
 		a.WaitForConnections(ctx)
@@ -326,25 +326,12 @@ type direct struct {
 	a       *agent.Agent
 	st      store.Store
 	display string
-	// dormant: the agent was opened without connecting its servers.
-	dormant bool
 }
 
 func (d *direct) where() string { return fmt.Sprintf("agent %s in %s", d.a.Namespace(), d.display) }
 
 func (d *direct) state(ctx context.Context) (agent.MCPServersState, error) {
-	st := d.a.MCPServers()
-	if d.dormant {
-		// The Manager registers a server as connecting; in a dormant
-		// agent, one that nothing asked to connect is not connected.
-		for id, s := range st.Servers {
-			if s.State == string(mcpclient.StateConnecting) {
-				s.State = string(mcpclient.StateNotConnected)
-				st.Servers[id] = s
-			}
-		}
-	}
-	return st, nil
+	return d.a.MCPServers(), nil
 }
 
 func (d *direct) add(ctx context.Context, req server.AddRequest) (agent.AddResult, error) {

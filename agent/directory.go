@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentmcp/agentmcp/store"
+)
+
+// Directory decides which of several processes sharing a store owns each
+// agent: the replicas of agentmcp serve on one Postgres. A Host with a
+// Directory claims an agent before it opens it and releases it only after
+// it closed it, so that two processes never hold an agent's connections at
+// once; and the agent's writes carry the claim's fence, so that a process
+// that lost an agent cannot change it.
+type Directory interface {
+	// Claim makes this process the owner of the agent ns ("class/name")
+	// and returns the fence its writes carry, or an error wrapping
+	// ErrOwnedElsewhere (an *OwnedElsewhereError says where) when another
+	// live process owns it.
+	Claim(ctx context.Context, ns string) (store.Fence, error)
+	// Release ends the ownership f, once its agent is closed. Releasing an
+	// ownership already lost is not an error.
+	Release(ctx context.Context, f store.Fence) error
+	// Gate reports whether this process may still act for the agents it
+	// owns; while it returns an error, their outbound requests are stopped
+	// unsent (mcpclient.Options.Gate). It must be fast.
+	Gate() error
+}
+
+// ErrOwnedElsewhere is wrapped by Host.Use's error for an agent another
+// process owns.
+var ErrOwnedElsewhere = errors.New("agent: owned by another process")
+
+// OwnedElsewhereError names the process that owns an agent.
+type OwnedElsewhereError struct {
+	Namespace string
+	// Owner is the owner's id, and URL where it takes requests for its
+	// agents (the cluster listener), when known.
+	Owner, URL string
+}
+
+func (e *OwnedElsewhereError) Error() string {
+	return fmt.Sprintf("agent %s is owned by process %s (%s)", e.Namespace, e.Owner, e.URL)
+}
+
+func (e *OwnedElsewhereError) Unwrap() error { return ErrOwnedElsewhere }
+
+// fencedStore is the store of an agent opened under a Directory claim:
+// every write of its servers carries the fence, and a write refused as
+// fenced tells the host that the agent is lost.
+type fencedStore struct {
+	store.Store
+	fence store.Fence
+	lost  func()
+}
+
+func (s *fencedStore) ctx(ctx context.Context) context.Context { return store.WithFence(ctx, s.fence) }
+
+func (s *fencedStore) check(err error) error {
+	if errors.Is(err, store.ErrFenced) {
+		s.lost()
+	}
+	return err
+}
+
+func (s *fencedStore) PutServer(ctx context.Context, srv store.Server) error {
+	return s.check(s.Store.PutServer(s.ctx(ctx), srv))
+}
+
+func (s *fencedStore) UpdateServer(ctx context.Context, ns, id string, fn func(*store.Server) error) error {
+	return s.check(s.Store.UpdateServer(s.ctx(ctx), ns, id, fn))
+}
+
+func (s *fencedStore) DeleteServer(ctx context.Context, ns, id string) error {
+	return s.check(s.Store.DeleteServer(s.ctx(ctx), ns, id))
+}
+
+func (s *fencedStore) RenameServer(ctx context.Context, ns, oldID, newID string) error {
+	return s.check(s.Store.RenameServer(s.ctx(ctx), ns, oldID, newID))
+}
