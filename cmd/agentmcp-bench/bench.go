@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -36,10 +37,18 @@ type config struct {
 	node           string
 	npmDir         string
 	heapprofile    string
+	hibAgents      int
+	hibWakes       int
+	hibHeapProfile string
+	serveAgents    int
+	capAgents      int
+	capMaxAwake    int
+	cacheDir       string
+	agentmcp       string
 	stderr         io.Writer
 }
 
-var allSections = []string{"calls", "ts", "fanout", "restore", "aitools", "idle"}
+var allSections = []string{"calls", "ts", "fanout", "restore", "aitools", "idle", "hibernate"}
 
 // figureOrder is the order of the name=value lines.
 var figureOrder = []string{
@@ -52,6 +61,8 @@ var figureOrder = []string{
 	"restore_1000_seconds", "restore_1000_peak_rss_mib",
 	"aitools_cached_ratio",
 	"idle_conn_bytes", "idle_conn_ratio_vs_raw", "idle_conn_bytes_with_catalog",
+	"hibernated_agent_bytes", "wake_latency_ms_p50", "wake_latency_ms_p99", "wake_resumed_without_handshake",
+	"serve_start_seconds_100k", "serve_start_rss_mib_100k", "serve_seed_seconds_100k", "awake_cap_holds",
 }
 
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -70,6 +81,14 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.aitoolsServers, "aitools-servers", 50, "servers for AITools")
 	fs.IntVar(&c.aitoolsPer, "aitools-tools", 200, "tools per server for AITools")
 	fs.IntVar(&c.idle, "idle", 200, "idle connections per memory measurement")
+	fs.IntVar(&c.hibAgents, "hibernated", 2000, "agents woken and hibernated for the memory of a hibernated agent")
+	fs.IntVar(&c.hibWakes, "wakes", 200, "timed wakes of the agent with 5 servers")
+	fs.StringVar(&c.hibHeapProfile, "hibernate-heapprofile", "", "the host child writes a heap profile of its hibernated agents here (a prefix)")
+	fs.IntVar(&c.serveAgents, "serve-agents", 100000, "stored agents (5 servers each) for agentmcp serve's start-up")
+	fs.IntVar(&c.capAgents, "cap-agents", 10000, "agents requested in turn under the awake cap")
+	fs.IntVar(&c.capMaxAwake, "cap-max-awake", 500, "the awake cap (agent.HostOptions.MaxAwake)")
+	fs.StringVar(&c.cacheDir, "cache-dir", filepath.Join(".cache", "bench"), "where the start-up database is seeded once and kept")
+	fs.StringVar(&c.agentmcp, "agentmcp", "", "the agentmcp program whose serve is timed (default: agentmcp next to this program, else go build)")
 	fs.StringVar(&c.node, "node", "", "node binary for the TypeScript client (default: node in PATH, else the Node 22 in the npm cache)")
 	fs.StringVar(&c.npmDir, "npm-dir", "", "node_modules holding @modelcontextprotocol/sdk (default: .cache/npm/node_modules)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this (the client) process here")
@@ -172,6 +191,15 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		tab, f, err := runIdle(ctx, &c, srv)
 		if err != nil {
 			return fmt.Errorf("idle: %w", err)
+		}
+		tables = append(tables, tab)
+		figs = append(figs, f...)
+	}
+
+	if c.sections["hibernate"] {
+		tab, f, err := runHibernate(ctx, &c)
+		if err != nil {
+			return fmt.Errorf("hibernate: %w", err)
 		}
 		tables = append(tables, tab)
 		figs = append(figs, f...)

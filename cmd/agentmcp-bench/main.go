@@ -10,7 +10,11 @@
 //   - connecting and discovering 200 servers at once against one alone;
 //   - restoring an agent with 1,000 stored servers (SQLite);
 //   - AITools over 10,000 tools, first call against a repeat;
-//   - the memory of an idle connection against a raw go-sdk session.
+//   - the memory of an idle connection against a raw go-sdk session;
+//   - agents that sleep: the memory a hibernated agent leaves behind, a
+//     request to a hibernated agent (and whether its sessions resumed
+//     without a handshake), agentmcp serve's start on 100,000 stored
+//     agents, and the cap on awake agents.
 //
 // The MCP servers run in a separate process (this program, re-executed as
 // "agentmcp-bench serve"), so that what is measured in this process is the
@@ -25,7 +29,7 @@
 //	agentmcp-bench -sections calls,ts       some sections only
 //	agentmcp-bench profile [flags]          one call workload, with pprof profiles
 //
-// The roles serve, restore and idle are the child processes.
+// The roles serve, restore, idle and host are the child processes.
 package main
 
 import (
@@ -55,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return restoreChild(ctx, args[1:], stdout)
 		case "idle":
 			return idleChild(ctx, args[1:], stdout)
+		case "host":
+			return hostChild(ctx, args[1:], stdout)
 		case "profile":
 			return profile(ctx, args[1:], stdout, stderr)
 		}
