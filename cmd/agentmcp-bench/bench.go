@@ -40,6 +40,8 @@ type config struct {
 	hibAgents      int
 	hibWakes       int
 	hibHeapProfile string
+	hibCPUProfile  string
+	hibParts       map[string]bool
 	serveAgents    int
 	capAgents      int
 	capMaxAwake    int
@@ -61,7 +63,7 @@ var figureOrder = []string{
 	"restore_1000_seconds", "restore_1000_peak_rss_mib",
 	"aitools_cached_ratio",
 	"idle_conn_bytes", "idle_conn_ratio_vs_raw", "idle_conn_bytes_with_catalog",
-	"hibernated_agent_bytes", "wake_latency_ms_p50", "wake_latency_ms_p99", "wake_resumed_without_handshake",
+	"hibernated_agent_bytes", "hibernated_agent_heap_bytes", "wake_latency_ms_p50", "wake_latency_ms_p99", "wake_resumed_without_handshake",
 	"serve_start_seconds_100k", "serve_start_rss_mib_100k", "serve_seed_seconds_100k", "awake_cap_holds",
 }
 
@@ -84,6 +86,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.hibAgents, "hibernated", 2000, "agents woken and hibernated for the memory of a hibernated agent")
 	fs.IntVar(&c.hibWakes, "wakes", 200, "timed wakes of the agent with 5 servers")
 	fs.StringVar(&c.hibHeapProfile, "hibernate-heapprofile", "", "the host child writes a heap profile of its hibernated agents here (a prefix)")
+	fs.StringVar(&c.hibCPUProfile, "hibernate-cpuprofile", "", "the host child writes a CPU profile of the timed wakes here (a prefix)")
+	hibParts := fs.String("hibernate-parts", "agents,start,cap", "parts of the hibernate section: agents (memory and wakes), start (serve's start-up), cap")
 	fs.IntVar(&c.serveAgents, "serve-agents", 100000, "stored agents (5 servers each) for agentmcp serve's start-up")
 	fs.IntVar(&c.capAgents, "cap-agents", 10000, "agents requested in turn under the awake cap")
 	fs.IntVar(&c.capMaxAwake, "cap-max-awake", 500, "the awake cap (agent.HostOptions.MaxAwake)")
@@ -118,6 +122,13 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown section %q", s)
 		}
 		c.sections[s] = true
+	}
+	c.hibParts = map[string]bool{}
+	for _, p := range strings.Split(*hibParts, ",") {
+		if !slices.Contains([]string{"agents", "start", "cap"}, p) {
+			return fmt.Errorf("unknown part %q of -hibernate-parts", p)
+		}
+		c.hibParts[p] = true
 	}
 	if c.reps < 1 {
 		return fmt.Errorf("-reps must be at least 1")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -49,15 +50,15 @@ import (
 
 // Agent classes of the section's databases.
 const (
-	hibIdleClass  = "idle"  // the agents hibernated for the memory figure
-	hibWarmClass  = "warm"  // woken before the baseline
-	hibWakeClass  = "wake"  // the agent woken for the latency figures
-	hibWakeName   = "w"     //
-	hibServeClass = "many"  // the agents of the start-up database
-	hibCapClass   = "cap"   // the agents requested under the cap
-	hibWarmAgents = 16      // agents woken before the memory baseline
-	hibWakeSrvs   = 5       // servers of the woken agent
-	hibSeedBatch  = 20000   // rows per PutServers transaction
+	hibIdleClass  = "idle" // the agents hibernated for the memory figure
+	hibWarmClass  = "warm" // woken before the baseline
+	hibWakeClass  = "wake" // the agent woken for the latency figures
+	hibWakeName   = "w"    //
+	hibServeClass = "many" // the agents of the start-up database
+	hibCapClass   = "cap"  // the agents requested under the cap
+	hibWarmAgents = 16     // agents woken before the memory baseline
+	hibWakeSrvs   = 5      // servers of the woken agent
+	hibSeedBatch  = 20000  // rows per PutServers transaction
 	hibDeadURL    = "http://127.0.0.1:1/mcp"
 )
 
@@ -88,32 +89,32 @@ func runHibernate(ctx context.Context, c *config) (string, []figure, error) {
 	var out strings.Builder
 	var figs []figure
 
-	mem, wake, err := runHostChild(ctx, c, tmp, mh)
-	if err != nil {
-		return "", nil, err
+	if c.hibParts["agents"] {
+		mem, wake, err := runHostChild(ctx, c, tmp, mh)
+		if err != nil {
+			return "", nil, err
+		}
+		out.WriteString(mem.table + "\n" + wake.table + "\n")
+		figs = append(figs, mem.figs...)
+		figs = append(figs, wake.figs...)
 	}
-	out.WriteString(mem.table)
-	out.WriteString("\n")
-	out.WriteString(wake.table)
-	out.WriteString("\n")
-	figs = append(figs, mem.figs...)
-	figs = append(figs, wake.figs...)
-
-	tab, f, err := runServeStart(ctx, c, tmp)
-	if err != nil {
-		return "", nil, fmt.Errorf("serve start: %w", err)
+	if c.hibParts["start"] {
+		tab, f, err := runServeStart(ctx, c, tmp)
+		if err != nil {
+			return "", nil, fmt.Errorf("serve start: %w", err)
+		}
+		out.WriteString(tab + "\n")
+		figs = append(figs, f...)
 	}
-	out.WriteString(tab)
-	out.WriteString("\n")
-	figs = append(figs, f...)
-
-	tab, f, err = runAwakeCap(ctx, c, tmp, mh)
-	if err != nil {
-		return "", nil, fmt.Errorf("awake cap: %w", err)
+	if c.hibParts["cap"] {
+		tab, f, err := runAwakeCap(ctx, c, tmp, mh)
+		if err != nil {
+			return "", nil, fmt.Errorf("awake cap: %w", err)
+		}
+		out.WriteString(tab + "\n")
+		figs = append(figs, f...)
 	}
-	out.WriteString(tab)
-	figs = append(figs, f...)
-	return out.String(), figs, nil
+	return strings.TrimSuffix(out.String(), "\n"), figs, nil
 }
 
 // sectionResult is a table and its figures.
@@ -189,7 +190,7 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 		return mem, wake, err
 	}
 	if c.hibHeapProfile != "" {
-		if err := hp.heapProfile(c.hibHeapProfile + "-hibernated.heap"); err != nil {
+		if err := hp.command("heap " + c.hibHeapProfile + "-hibernated.heap"); err != nil {
 			return mem, wake, err
 		}
 	}
@@ -207,18 +208,34 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 	rss := func(m hostMem) float64 { return float64(m.RSSKiB) * 1024 }
 	heap := func(m hostMem) float64 { return float64(m.HeapAlloc) }
 	gs := func(m hostMem) float64 { return float64(m.Goroutines) }
-	t := newTable("agents hibernated", "RSS MiB", "heap MiB", "goroutines", "awake", "wake+call+hibernate ms/agent")
-	t.add(fmt.Sprintf("%d (baseline: %d warm-up)", 0, hibWarmAgents), mib(rss(base)), mib(heap(base)), fmt.Sprint(base.Goroutines), fmt.Sprint(base.Awake), "")
-	t.add(fmt.Sprint(c.hibAgents), mib(rss(after)), mib(heap(after)), fmt.Sprint(after.Goroutines), fmt.Sprint(after.Awake),
-		fmt.Sprintf("%.2f", took.Seconds()*1000/n))
-	t.add(fmt.Sprintf("%d, woken and hibernated again", c.hibAgents), mib(rss(after2)), mib(heap(after2)), fmt.Sprint(after2.Goroutines), fmt.Sprint(after2.Awake),
-		fmt.Sprintf("%.2f", took2.Seconds()*1000/n))
+	anon := func(m hostMem) float64 { return float64(m.AnonKiB) * 1024 }
+	file := func(m hostMem) float64 { return float64(m.FileKiB) * 1024 }
+	held := func(m hostMem) float64 { return float64(m.GoHeld) }
+	other := func(m hostMem) float64 { return anon(m) - held(m) }
+	t := newTable("agents hibernated", "RSS MiB", "anon MiB", "file MiB", "Go holds MiB", "other anon MiB", "live heap MiB", "goroutines", "threads", "awake", "db+WAL MiB", "ms/agent")
+	row := func(label string, m hostMem, took time.Duration) {
+		ms := ""
+		if took > 0 {
+			ms = fmt.Sprintf("%.2f", took.Seconds()*1000/n)
+		}
+		t.add(label, mib(rss(m)), mib(anon(m)), mib(file(m)), mib(held(m)), mib(other(m)), mib(heap(m)), fmt.Sprint(m.Goroutines), fmt.Sprint(m.Threads), fmt.Sprint(m.Awake), mib(float64(m.DBBytes)), ms)
+	}
+	row(fmt.Sprintf("0 (baseline, after %d warm-up)", hibWarmAgents), base, 0)
+	row(fmt.Sprint(c.hibAgents), after, took)
+	row(fmt.Sprintf("%d, woken and hibernated again", c.hibAgents), after2, took2)
+	t.add("per agent, B", formatValue(per(base, after, rss)), formatValue(per(base, after, anon)), formatValue(per(base, after, file)),
+		formatValue(per(base, after, held)), formatValue(per(base, after, other)), formatValue(per(base, after, heap)), formatValue(per(base, after, gs)), "", "", "", "")
 	mem.table = fmt.Sprintf("Hibernated agents: a server.Server process (agentmcp-bench host) on SQLite; each agent called (echo, through the API) then\n"+
-		"hibernated (POST .../hibernate), 8 at a time, half on a legacy server, half on a 2026-07-28 one; memory after debug.FreeOSMemory\n%s", t)
+		"hibernated (POST .../hibernate), 8 at a time, half on a legacy server, half on a 2026-07-28 one; memory after debug.FreeOSMemory\n"+
+		"(RSS = anon + file; Go holds = MemStats Sys - HeapReleased; other anon = anon - Go holds: memory outside Go's runtime,\n"+
+		"SQLite's (modernc.org/sqlite allocates its own); ms/agent: wall time of the round over the agents)\n%s", t)
 	mem.figs = []figure{
 		{name: "hibernated_agent_bytes", value: per(base, after, rss), goal: "<= 1024",
-			note: fmt.Sprintf("RSS per hibernated agent, %d agents; heap %s B, goroutines %s per agent; a second round: RSS %s B",
-				c.hibAgents, formatValue(per(base, after, heap)), formatValue(per(base, after, gs)), formatValue(per(base, after2, rss)))},
+			note: fmt.Sprintf("RSS per hibernated agent, %d agents: Go holds %s B, other anon %s B, file %s B; after a second round of wakes %s B",
+				c.hibAgents, formatValue(per(base, after, held)), formatValue(per(base, after, other)), formatValue(per(base, after, file)),
+				formatValue(per(base, after2, rss)))},
+		{name: "hibernated_agent_heap_bytes", value: per(base, after, heap),
+			note: fmt.Sprintf("live Go heap per hibernated agent after GC; goroutines per agent %s", formatValue(per(base, after, gs)))},
 	}
 
 	// Wakes of the agent with five servers.
@@ -270,6 +287,21 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 			return mem, wake, err
 		}
 	}
+	if c.hibCPUProfile != "" {
+		if err := hp.command("cpu " + c.hibCPUProfile + "-wakes.cpu"); err != nil {
+			return mem, wake, err
+		}
+	}
+	methodsBefore := map[string]int64{}
+	for _, pc := range counts {
+		for m, n := range pc.snapshot() {
+			methodsBefore[m] += n
+		}
+	}
+	storeBefore, err := hp.mem()
+	if err != nil {
+		return mem, wake, err
+	}
 	lat := map[bool][]time.Duration{} // by legacy
 	var all []time.Duration
 	resumed := 0
@@ -299,6 +331,33 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 			return mem, wake, err
 		}
 	}
+	if c.hibCPUProfile != "" {
+		if err := hp.command("cpustop"); err != nil {
+			return mem, wake, err
+		}
+	}
+	storeAfter, err := hp.mem()
+	if err != nil {
+		return mem, wake, err
+	}
+	methodsAfter := map[string]int64{}
+	for _, pc := range counts {
+		for m, n := range pc.snapshot() {
+			methodsAfter[m] += n
+		}
+	}
+	var perWake []string
+	for _, m := range slices.Sorted(maps.Keys(methodsAfter)) {
+		if d := methodsAfter[m] - methodsBefore[m]; d > 0 {
+			perWake = append(perWake, fmt.Sprintf("%s %.1f", m, float64(d)/float64(c.hibWakes)))
+		}
+	}
+	var storePerWake []string
+	for _, op := range slices.Sorted(maps.Keys(storeAfter.Store)) {
+		if d := storeAfter.Store[op] - storeBefore.Store[op]; d > 0 {
+			storePerWake = append(storePerWake, fmt.Sprintf("%s %.1f", op, float64(d)/float64(c.hibWakes)))
+		}
+	}
 	sortDurations(all)
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	wt := newTable("called server", "wakes", "p50 ms", "p99 ms")
@@ -314,8 +373,11 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 	wake.table = fmt.Sprintf("Wakes: a tool call (POST .../servers/{id}/tools/call, echo) to a hibernated agent with %d servers (%d legacy, %d stateless),\n"+
 		"to its response; the call rotates over the servers; after it, the other servers are called and the agent hibernated.\n"+
 		"First wake: %d of %d legacy servers sent initialize, %d of %d stateless sent server/discover; over the timed wakes,\n"+
-		"%d initialize and %d server/discover in all\n%s",
-		hibWakeSrvs, (hibWakeSrvs+1)/2, hibWakeSrvs/2, firstLegacy, (hibWakeSrvs+1)/2, firstStateless, hibWakeSrvs/2, wakeInit, wakeDisc, wt)
+		"%d initialize and %d server/discover in all.\n"+
+		"Per wake (the timed call, the 4 other calls and the hibernation), at the 5 servers: %s;\n"+
+		"in the store: %s\n%s",
+		hibWakeSrvs, (hibWakeSrvs+1)/2, hibWakeSrvs/2, firstLegacy, (hibWakeSrvs+1)/2, firstStateless, hibWakeSrvs/2, wakeInit, wakeDisc,
+		strings.Join(perWake, ", "), strings.Join(storePerWake, ", "), wt)
 	wake.figs = []figure{
 		{name: "wake_latency_ms_p50", value: ms(percentile(all, 50)), goal: "<= 30", note: fmt.Sprintf("%d wakes, %d servers", len(all), hibWakeSrvs)},
 		{name: "wake_latency_ms_p99", value: ms(percentile(all, 99)), goal: "<= 250", note: "the same"},
@@ -367,6 +429,26 @@ type mcpHost struct {
 // pathCounts is what one server of an mcpHost received.
 type pathCounts struct {
 	requests, initialize, discover atomic.Int64
+
+	mu      sync.Mutex
+	methods map[string]int64 // JSON-RPC requests and notifications by method, and "GET", "DELETE"
+}
+
+// add counts one request of method.
+func (pc *pathCounts) add(method string) {
+	pc.mu.Lock()
+	if pc.methods == nil {
+		pc.methods = map[string]int64{}
+	}
+	pc.methods[method]++
+	pc.mu.Unlock()
+}
+
+// snapshot returns the counts by method.
+func (pc *pathCounts) snapshot() map[string]int64 {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return maps.Clone(pc.methods)
 }
 
 func startMCPHost(paths []mcpPath) (*mcpHost, error) {
@@ -402,12 +484,21 @@ func countHandshakes(pc *pathCounts, next http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(`"method":"initialize"`)) {
-				pc.initialize.Add(1)
+			var msg struct {
+				Method string `json:"method"`
 			}
-			if bytes.Contains(body, []byte(`"method":"server/discover"`)) {
+			if json.Unmarshal(body, &msg) != nil || msg.Method == "" {
+				msg.Method = "POST (other)"
+			}
+			pc.add(msg.Method)
+			switch msg.Method {
+			case "initialize":
+				pc.initialize.Add(1)
+			case "server/discover":
 				pc.discover.Add(1)
 			}
+		} else {
+			pc.add(r.Method)
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -496,11 +587,18 @@ func (c *apiClient) do(ctx context.Context, method, url, body string) (int, []by
 // debug.FreeOSMemory.
 type hostMem struct {
 	RSSKiB     int64  `json:"rssKiB"`
+	AnonKiB    int64  `json:"anonKiB"` // RssAnon: the heaps (Go's and C's), stacks
+	FileKiB    int64  `json:"fileKiB"` // RssFile: the program's pages, files mapped
 	HeapAlloc  uint64 `json:"heapAlloc"`
+	GoHeld     uint64 `json:"goHeld"`  // what Go's runtime holds from the OS: Sys - HeapReleased
+	Threads    int64  `json:"threads"` // OS threads
+	DBBytes    int64  `json:"dbBytes"` // the database file and its WAL
 	StackInuse uint64 `json:"stackInuse"`
 	Goroutines int    `json:"goroutines"`
 	Awake      int    `json:"awake"`
-	Error      string `json:"error,omitempty"`
+	// Store counts the calls the server made to its store, by method.
+	Store map[string]int64 `json:"store"`
+	Error string           `json:"error,omitempty"`
 }
 
 // hostProc is a running host child: it answers one JSON line per command
@@ -559,9 +657,10 @@ func (p *hostProc) mem() (hostMem, error) {
 	return m, err
 }
 
-func (p *hostProc) heapProfile(path string) error {
+// command sends a command answered by nothing but an error.
+func (p *hostProc) command(command string) error {
 	var m hostMem
-	err := p.ask("heap "+path, &m)
+	err := p.ask(command, &m)
 	if err == nil && m.Error != "" {
 		err = errors.New(m.Error)
 	}
@@ -594,8 +693,9 @@ func stopProcess(cmd *exec.Cmd, grace time.Duration) {
 // hostChild is the host process: server.Server on a SQLite database, with
 // agentmcp serve's defaults, on 127.0.0.1. It prints {"url": ...}, then
 // answers the commands of its stdin, one JSON line each: "mem" (memory
-// after a GC and debug.FreeOSMemory) and "heap PATH" (a heap profile). It
-// stops when its stdin closes.
+// after a GC and debug.FreeOSMemory), "heap PATH" (a heap profile), "cpu
+// PATH" and "cpustop" (a CPU profile between them). It stops when its stdin
+// closes.
 func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("host", flag.ContinueOnError)
 	db := fs.String("db", "", "SQLite database")
@@ -606,11 +706,12 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 	if *rate > 0 {
 		runtime.MemProfileRate = *rate
 	}
-	st, err := sqlite.Open(ctx, *db, nil)
+	sq, err := sqlite.Open(ctx, *db, nil)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer sq.Close()
+	st := &countingStore{Store: sq}
 	srv, err := server.Open(ctx, st, &server.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
@@ -637,6 +738,7 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := enc.Encode(map[string]string{"url": "http://" + l.Addr().String()}); err != nil {
 		return err
 	}
+	var cpuFile *os.File
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		command, arg, _ := strings.Cut(sc.Text(), " ")
@@ -646,8 +748,24 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 			debug.FreeOSMemory()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
-			m = hostMem{RSSKiB: procStatus("self", "VmRSS"), HeapAlloc: ms.HeapAlloc, StackInuse: ms.StackInuse,
-				Goroutines: runtime.NumGoroutine(), Awake: srv.Host().Stats().Awake}
+			m = hostMem{RSSKiB: procStatus("self", "VmRSS"), AnonKiB: procStatus("self", "RssAnon"), FileKiB: procStatus("self", "RssFile"),
+				HeapAlloc: ms.HeapAlloc, GoHeld: ms.Sys - ms.HeapReleased, Threads: procStatus("self", "Threads"), DBBytes: fileSize(*db) + fileSize(*db+"-wal"), StackInuse: ms.StackInuse,
+				Goroutines: runtime.NumGoroutine(), Awake: srv.Host().Stats().Awake, Store: st.snapshot()}
+		case "cpu":
+			f, err := os.Create(arg)
+			if err == nil {
+				cpuFile = f
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				m.Error = err.Error()
+			}
+		case "cpustop":
+			pprof.StopCPUProfile()
+			if cpuFile != nil {
+				cpuFile.Close()
+				cpuFile = nil
+			}
 		case "heap":
 			runtime.GC()
 			if err := writeProfile("heap", arg); err != nil {
@@ -661,6 +779,63 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// countingStore is a SQLite store that counts the calls made to it.
+type countingStore struct {
+	*sqlite.Store
+	mu    sync.Mutex
+	calls map[string]int64
+}
+
+func (s *countingStore) count(op string) {
+	s.mu.Lock()
+	if s.calls == nil {
+		s.calls = map[string]int64{}
+	}
+	s.calls[op]++
+	s.mu.Unlock()
+}
+
+func (s *countingStore) snapshot() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.calls)
+}
+
+func (s *countingStore) ListServers(ctx context.Context, ns string) ([]store.Server, error) {
+	s.count("ListServers")
+	return s.Store.ListServers(ctx, ns)
+}
+
+func (s *countingStore) GetServer(ctx context.Context, ns, id string) (store.Server, error) {
+	s.count("GetServer")
+	return s.Store.GetServer(ctx, ns, id)
+}
+
+func (s *countingStore) PutServer(ctx context.Context, row store.Server) error {
+	s.count("PutServer")
+	return s.Store.PutServer(ctx, row)
+}
+
+func (s *countingStore) UpdateServer(ctx context.Context, ns, id string, fn func(*store.Server) error) error {
+	s.count("UpdateServer")
+	return s.Store.UpdateServer(ctx, ns, id, fn)
+}
+
+func (s *countingStore) KVGet(ctx context.Context, ns, serverID, key string) ([]byte, error) {
+	s.count("KVGet")
+	return s.Store.KVGet(ctx, ns, serverID, key)
+}
+
+func (s *countingStore) KVPut(ctx context.Context, ns, serverID, key string, value []byte, expiresAt time.Time) error {
+	s.count("KVPut")
+	return s.Store.KVPut(ctx, ns, serverID, key, value, expiresAt)
+}
+
+func (s *countingStore) KVList(ctx context.Context, ns, serverID, prefix string) (map[string][]byte, error) {
+	s.count("KVList")
+	return s.Store.KVList(ctx, ns, serverID, prefix)
 }
 
 // writeProfile writes the named pprof profile to path.
@@ -851,6 +1026,14 @@ func agentmcpBinary(ctx context.Context, c *config, tmp string) (string, error) 
 	return p, nil
 }
 
+func fileSize(p string) int64 {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
@@ -864,7 +1047,7 @@ func runAwakeCap(ctx context.Context, c *config, tmp string, mh *mcpHost) (strin
 	progress(c.stderr, "awake cap: storing %d agents", c.capAgents)
 	rows := make([]store.Server, 0, c.capAgents)
 	for i := range c.capAgents {
-		rows = append(rows, store.Server{Namespace: fmt.Sprintf("%s/a%05d", hibCapClass, i), ID: "s0", Name: "s0", URL: mh.url + "/cap"})
+		rows = append(rows, store.Server{Namespace: fmt.Sprintf("%s/a%05d", hibCapClass, i), ID: "s0", Name: "s0", URL: hibDeadURL})
 	}
 	if _, err := seedRows(ctx, db, rows); err != nil {
 		return "", nil, err
@@ -898,7 +1081,7 @@ func runAwakeCap(ctx context.Context, c *config, tmp string, mh *mcpHost) (strin
 	t := newTable("requested", "max awake", "most awake seen", "awake at the end", "wakes", "hibernations", "ms/request")
 	t.add(fmt.Sprint(c.capAgents), fmt.Sprint(c.capMaxAwake), fmt.Sprint(stats.MaxAwakeSeen), fmt.Sprint(stats.Awake),
 		fmt.Sprint(stats.Wakes), fmt.Sprint(stats.Hibernations), fmt.Sprintf("%.2f", took.Seconds()*1000/float64(c.capAgents)))
-	title := "Awake cap: agent.Host.Use then release of each agent in turn (one stored server each, 2026-07-28, in this process), SQLite\n"
+	title := "Awake cap: agent.Host.Use then release of each agent in turn (in this process; one stored server each, on a dead loopback port), SQLite\n"
 	return title + t.String(), []figure{
 		{name: "awake_cap_holds", value: float64(stats.MaxAwakeSeen), goal: fmt.Sprintf("<= %d", c.capMaxAwake),
 			note: fmt.Sprintf("HostStats.MaxAwakeSeen, %d agents requested in turn, MaxAwake %d; Awake after each release at most %d",
