@@ -41,6 +41,8 @@ type config struct {
 	hibWakes       int
 	hibHeapProfile string
 	hibCPUProfile  string
+	hibReaders     int
+	hibCacheKiB    int
 	hibParts       map[string]bool
 	serveAgents    int
 	capAgents      int
@@ -87,6 +89,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.hibWakes, "wakes", 200, "timed wakes of the agent with 5 servers")
 	fs.StringVar(&c.hibHeapProfile, "hibernate-heapprofile", "", "the host child writes a heap profile of its hibernated agents here (a prefix)")
 	fs.StringVar(&c.hibCPUProfile, "hibernate-cpuprofile", "", "the host child writes a CPU profile of the timed wakes here (a prefix)")
+	fs.IntVar(&c.hibReaders, "hibernate-sqlite-readers", 0, "sqlite.Options.MaxReaders of the host child (0: the default)")
+	fs.IntVar(&c.hibCacheKiB, "hibernate-sqlite-cache-kib", 0, "PRAGMA cache_size of the host child's SQLite connections, in KiB (0: SQLite's default)")
 	hibParts := fs.String("hibernate-parts", "agents,start,cap", "parts of the hibernate section: agents (memory and wakes), start (serve's start-up), cap")
 	fs.IntVar(&c.serveAgents, "serve-agents", 100000, "stored agents (5 servers each) for agentmcp serve's start-up")
 	fs.IntVar(&c.capAgents, "cap-agents", 10000, "agents requested in turn under the awake cap")

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	modernc "modernc.org/sqlite"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
@@ -151,6 +152,12 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 	args := []string{"host", "-db", db}
 	if c.hibHeapProfile != "" {
 		args = append(args, "-memprofilerate", "512")
+	}
+	if c.hibCacheKiB > 0 {
+		args = append(args, "-sqlite-cache-kib", strconv.Itoa(c.hibCacheKiB))
+	}
+	if c.hibReaders > 0 {
+		args = append(args, "-sqlite-readers", strconv.Itoa(c.hibReaders))
 	}
 	hp, err := startHostProc(ctx, exe, args...)
 	if err != nil {
@@ -303,7 +310,7 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 		return mem, wake, err
 	}
 	lat := map[bool][]time.Duration{} // by legacy
-	var all []time.Duration
+	var all, awakeLat []time.Duration
 	resumed := 0
 	var wakeInit, wakeDisc int64
 	for i := range c.hibWakes {
@@ -321,6 +328,12 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 		if err := callAll(srv); err != nil {
 			return mem, wake, fmt.Errorf("wake %d: %w", i, err)
 		}
+		// The same call, the agent awake: the floor a wake adds to.
+		start = time.Now()
+		if err := api.call(ctx, hibWakeClass, hibWakeName, fmt.Sprintf("s%d", srv)); err != nil {
+			return mem, wake, fmt.Errorf("wake %d: %w", i, err)
+		}
+		awakeLat = append(awakeLat, time.Since(start))
 		i1, d1 := handshakes()
 		if i1 == i0 && d1 == d0 {
 			resumed++
@@ -370,6 +383,8 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 		wt.add(name, fmt.Sprint(len(ds)), fmt.Sprintf("%.1f", ms(percentile(ds, 50))), fmt.Sprintf("%.1f", ms(percentile(ds, 99))))
 	}
 	wt.add("all", fmt.Sprint(len(all)), fmt.Sprintf("%.1f", ms(percentile(all, 50))), fmt.Sprintf("%.1f", ms(percentile(all, 99))))
+	sortDurations(awakeLat)
+	wt.add("all, the agent awake (no wake)", fmt.Sprint(len(awakeLat)), fmt.Sprintf("%.1f", ms(percentile(awakeLat, 50))), fmt.Sprintf("%.1f", ms(percentile(awakeLat, 99))))
 	wake.table = fmt.Sprintf("Wakes: a tool call (POST .../servers/{id}/tools/call, echo) to a hibernated agent with %d servers (%d legacy, %d stateless),\n"+
 		"to its response; the call rotates over the servers; after it, the other servers are called and the agent hibernated.\n"+
 		"First wake: %d of %d legacy servers sent initialize, %d of %d stateless sent server/discover; over the timed wakes,\n"+
@@ -379,7 +394,8 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 		hibWakeSrvs, (hibWakeSrvs+1)/2, hibWakeSrvs/2, firstLegacy, (hibWakeSrvs+1)/2, firstStateless, hibWakeSrvs/2, wakeInit, wakeDisc,
 		strings.Join(perWake, ", "), strings.Join(storePerWake, ", "), wt)
 	wake.figs = []figure{
-		{name: "wake_latency_ms_p50", value: ms(percentile(all, 50)), goal: "<= 30", note: fmt.Sprintf("%d wakes, %d servers", len(all), hibWakeSrvs)},
+		{name: "wake_latency_ms_p50", value: ms(percentile(all, 50)), goal: "<= 30",
+			note: fmt.Sprintf("%d wakes, %d servers; the same call to the agent awake: %.1f ms", len(all), hibWakeSrvs, ms(percentile(awakeLat, 50)))},
 		{name: "wake_latency_ms_p99", value: ms(percentile(all, 99)), goal: "<= 250", note: "the same"},
 		{name: "wake_resumed_without_handshake", value: float64(resumed) / float64(len(all)), goal: ">= 0.95",
 			note: fmt.Sprintf("%d of %d wakes sent no initialize or server/discover to any server", resumed, len(all))},
@@ -700,13 +716,22 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("host", flag.ContinueOnError)
 	db := fs.String("db", "", "SQLite database")
 	rate := fs.Int("memprofilerate", 0, "runtime.MemProfileRate (0: Go's default)")
+	readers := fs.Int("sqlite-readers", 0, "sqlite.Options.MaxReaders (0: the default)")
+	cacheKiB := fs.Int("sqlite-cache-kib", 0, "PRAGMA cache_size of every SQLite connection, in KiB (0: SQLite's default, 2,000 KiB)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *rate > 0 {
 		runtime.MemProfileRate = *rate
 	}
-	sq, err := sqlite.Open(ctx, *db, nil)
+	if *cacheKiB > 0 {
+		pragma := fmt.Sprintf("PRAGMA cache_size = -%d", *cacheKiB)
+		modernc.RegisterConnectionHook(func(conn modernc.ExecQuerierContext, _ string) error {
+			_, err := conn.ExecContext(context.Background(), pragma, nil)
+			return err
+		})
+	}
+	sq, err := sqlite.Open(ctx, *db, &sqlite.Options{MaxReaders: *readers})
 	if err != nil {
 		return err
 	}
