@@ -294,6 +294,20 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 			return mem, wake, err
 		}
 	}
+	// Wakes of agents with one server (hibernated above, sessions saved),
+	// one at a time, for comparison.
+	var single []time.Duration
+	for i := range min(c.hibWakes, c.hibAgents) {
+		name := fmt.Sprintf("a%04d", i)
+		start := time.Now()
+		if err := api.call(ctx, hibIdleClass, name, "s0"); err != nil {
+			return mem, wake, err
+		}
+		single = append(single, time.Since(start))
+		if err := api.hibernate(ctx, hibIdleClass, name); err != nil {
+			return mem, wake, err
+		}
+	}
 	if c.hibCPUProfile != "" {
 		if err := hp.command("cpu " + c.hibCPUProfile + "-wakes.cpu"); err != nil {
 			return mem, wake, err
@@ -383,6 +397,8 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 		wt.add(name, fmt.Sprint(len(ds)), fmt.Sprintf("%.1f", ms(percentile(ds, 50))), fmt.Sprintf("%.1f", ms(percentile(ds, 99))))
 	}
 	wt.add("all", fmt.Sprint(len(all)), fmt.Sprintf("%.1f", ms(percentile(all, 50))), fmt.Sprintf("%.1f", ms(percentile(all, 99))))
+	sortDurations(single)
+	wt.add("an agent with 1 server (either era)", fmt.Sprint(len(single)), fmt.Sprintf("%.1f", ms(percentile(single, 50))), fmt.Sprintf("%.1f", ms(percentile(single, 99))))
 	sortDurations(awakeLat)
 	wt.add("all, the agent awake (no wake)", fmt.Sprint(len(awakeLat)), fmt.Sprintf("%.1f", ms(percentile(awakeLat, 50))), fmt.Sprintf("%.1f", ms(percentile(awakeLat, 99))))
 	wake.table = fmt.Sprintf("Wakes: a tool call (POST .../servers/{id}/tools/call, echo) to a hibernated agent with %d servers (%d legacy, %d stateless),\n"+
