@@ -43,6 +43,7 @@ type config struct {
 	hibCPUProfile  string
 	hibReaders     int
 	hibCacheKiB    int
+	hibSmaps       string
 	hibParts       map[string]bool
 	serveAgents    int
 	capAgents      int
@@ -91,6 +92,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.hibCPUProfile, "hibernate-cpuprofile", "", "the host child writes a CPU profile of the timed wakes here (a prefix)")
 	fs.IntVar(&c.hibReaders, "hibernate-sqlite-readers", 0, "sqlite.Options.MaxReaders of the host child (0: the default)")
 	fs.IntVar(&c.hibCacheKiB, "hibernate-sqlite-cache-kib", 0, "PRAGMA cache_size of the host child's SQLite connections, in KiB (0: SQLite's default)")
+	fs.StringVar(&c.hibSmaps, "hibernate-smaps", "", "the host child copies its /proc/self/smaps here (a prefix) at the baseline and with the agents hibernated")
 	hibParts := fs.String("hibernate-parts", "agents,start,cap", "parts of the hibernate section: agents (memory and wakes), start (serve's start-up), cap")
 	fs.IntVar(&c.serveAgents, "serve-agents", 100000, "stored agents (5 servers each) for agentmcp serve's start-up")
 	fs.IntVar(&c.capAgents, "cap-agents", 10000, "agents requested in turn under the awake cap")

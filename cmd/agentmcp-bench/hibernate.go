@@ -187,6 +187,11 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 	if err != nil {
 		return mem, wake, err
 	}
+	if c.hibSmaps != "" {
+		if err := hp.command("smaps " + c.hibSmaps + "-baseline.smaps"); err != nil {
+			return mem, wake, err
+		}
+	}
 	progress(c.stderr, "hibernate: waking and hibernating %d agents", c.hibAgents)
 	took, err := wakeHib(hibIdleClass, c.hibAgents)
 	if err != nil {
@@ -195,6 +200,11 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 	after, err := hp.mem()
 	if err != nil {
 		return mem, wake, err
+	}
+	if c.hibSmaps != "" {
+		if err := hp.command("smaps " + c.hibSmaps + "-hibernated.smaps"); err != nil {
+			return mem, wake, err
+		}
 	}
 	if c.hibHeapProfile != "" {
 		if err := hp.command("heap " + c.hibHeapProfile + "-hibernated.heap"); err != nil {
@@ -725,7 +735,8 @@ func stopProcess(cmd *exec.Cmd, grace time.Duration) {
 // hostChild is the host process: server.Server on a SQLite database, with
 // agentmcp serve's defaults, on 127.0.0.1. It prints {"url": ...}, then
 // answers the commands of its stdin, one JSON line each: "mem" (memory
-// after a GC and debug.FreeOSMemory), "heap PATH" (a heap profile), "cpu
+// after a GC and debug.FreeOSMemory), "heap PATH" (a heap profile), "smaps
+// PATH" (a copy of /proc/self/smaps), "cpu
 // PATH" and "cpustop" (a CPU profile between them). It stops when its stdin
 // closes.
 func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
@@ -806,6 +817,14 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 			if cpuFile != nil {
 				cpuFile.Close()
 				cpuFile = nil
+			}
+		case "smaps":
+			data, err := os.ReadFile("/proc/self/smaps")
+			if err == nil {
+				err = os.WriteFile(arg, data, 0o644)
+			}
+			if err != nil {
+				m.Error = err.Error()
 			}
 		case "heap":
 			runtime.GC()
