@@ -387,9 +387,12 @@ func (a *Agent) saveSession(ctx context.Context, id string, resume *mcpclient.Re
 // anything) and keeps the in-memory copy in step.
 func (a *Agent) updateRow(ctx context.Context, id string, fn func(*store.Server) bool) {
 	a.mu.Lock()
-	_, ok := a.rows[id]
+	row, ok := a.rows[id]
 	a.mu.Unlock()
-	if !ok {
+	if !ok || !fn(&row) {
+		// Unknown, or nothing to change as far as the in-memory copy (kept
+		// in step with every write) tells: no transaction. fn only assigns
+		// fields, so trying it on a copy leaves the copy's sharers alone.
 		return
 	}
 	var updated store.Server

@@ -184,6 +184,9 @@ func (h *Host) Start(ctx context.Context) error {
 	for _, key := range keys {
 		class, name, _ := strings.Cut(key, "/")
 		_, release, err := h.Use(ctx, class, name)
+		if errors.Is(err, ErrOwnedElsewhere) {
+			continue // awake in another process
+		}
 		if err != nil {
 			return fmt.Errorf("agent host: waking %s: %w", key, err)
 		}
@@ -446,6 +449,36 @@ func (h *Host) Hibernate(ctx context.Context, class, name string) bool {
 	case <-ctx.Done():
 	}
 	return true
+}
+
+// HibernateIdle hibernates, now, every awake agent that is neither in use
+// nor busy, kept awake or not: what a process that is about to exit does
+// (keep-awake agents are then woken elsewhere). It returns once they are
+// closed, and reports how many stay awake.
+func (h *Host) HibernateIdle(ctx context.Context) int {
+	h.mu.Lock()
+	var idle []*hostEntry
+	for _, e := range h.awake {
+		select {
+		case <-e.ready:
+		default:
+			continue // being opened
+		}
+		if e.refs == 0 && e.err == nil && !e.a.Busy() {
+			idle = append(idle, e)
+		}
+	}
+	for _, e := range idle {
+		h.sleepLocked(e)
+	}
+	left := len(h.awake)
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range idle {
+		wg.Go(func() { h.hibernate(e) })
+	}
+	wg.Wait()
+	return left
 }
 
 // sweeper hibernates idle agents until Close.
