@@ -34,6 +34,10 @@
 // saying to run scripts/install-test-deps, or fails it when
 // AGENTMCP_REQUIRE_PEERS=1 (as the project's test script sets).
 //
+// Halt stops the server's process and keeps its data; Resume starts it
+// again on the same port: a database outage for tests of what clients do
+// meanwhile.
+//
 // If the test binary dies without calling Stop (a panic, a timeout, a
 // SIGKILL), a watchdog process started with the server notices that the
 // binary is gone, stops the server and removes its directory.

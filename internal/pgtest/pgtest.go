@@ -55,6 +55,11 @@ type Server struct {
 	port     int
 	watchdog *exec.Cmd
 	stopPipe io.WriteCloser // closing it makes the watchdog stop the server
+	// pgctl runs pg_ctl with its arguments (as the postgres user when
+	// needed); startOpts are the server options of pg_ctl start -o.
+	pgctl     func(ctx context.Context, args ...string) error
+	startOpts string
+	halted    bool // by Halt, until Resume
 
 	mu sync.Mutex
 	// n counts databases, for names.
@@ -152,7 +157,8 @@ func (s *Server) Stop() error {
 		s.stopPipe.Close()
 		// After a failed start there may be no server to stop: only the
 		// start's error counts, and Database has reported it.
-		if err := s.watchdog.Wait(); err != nil && s.err == nil {
+		// A halted server has nothing to stop: pg_ctl stop fails.
+		if err := s.watchdog.Wait(); err != nil && s.err == nil && !s.halted {
 			s.stopErr = fmt.Errorf("pgtest: stop server: %v%s", err, s.logTail())
 		}
 	}
@@ -223,17 +229,9 @@ func (s *Server) start() error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	run := func(args ...string) error {
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		if len(asPostgres) > 0 {
-			cmd = exec.CommandContext(ctx, asPostgres[0], append(slices.Clone(asPostgres[1:]), args...)...)
-		}
-		cmd.Dir = dir // the postgres user may not be able to read the test's directory
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("%s: %v\n%s", filepath.Base(args[0]), err, out)
-		}
-		return nil
+	run := func(args ...string) error { return runAs(ctx, asPostgres, dir, args...) }
+	s.pgctl = func(ctx context.Context, args ...string) error {
+		return runAs(ctx, asPostgres, dir, append([]string{filepath.Join(bin, "pg_ctl")}, args...)...)
 	}
 
 	pwfile := s.path("pw")
@@ -266,12 +264,79 @@ func (s *Server) start() error {
 		err = run(filepath.Join(bin, "pg_ctl"), "start", "-D", s.path("data"), "-l", s.path("log"), "-w",
 			"-t", strconv.Itoa(int(startTimeout.Seconds())), "-o", opts)
 		if err == nil {
+			s.startOpts = opts
 			return nil
 		}
 		if attempt == 5 || !strings.Contains(s.logTail(), "could not bind") {
 			return fmt.Errorf("%v%s", err, s.logTail())
 		}
 	}
+}
+
+// runAs runs a PostgreSQL command in dir, as the postgres user when
+// asPostgres is its command prefix.
+func runAs(ctx context.Context, asPostgres []string, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	if len(asPostgres) > 0 {
+		cmd = exec.CommandContext(ctx, asPostgres[0], append(slices.Clone(asPostgres[1:]), args...)...)
+	}
+	cmd.Dir = dir // the postgres user may not be able to read the test's directory
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v\n%s", filepath.Base(args[0]), err, out)
+	}
+	return nil
+}
+
+// Halt stops the server's process (pg_ctl stop -m fast: clients are
+// disconnected) and keeps its data, for a test of a database outage;
+// Resume starts it again on the same port. Halt before the first
+// Database call, or after Stop, is an error.
+func (s *Server) Halt() error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := s.pgctl(ctx, "stop", "-D", s.path("data"), "-m", "fast", "-w",
+		"-t", strconv.Itoa(int(startTimeout.Seconds()))); err != nil {
+		return fmt.Errorf("pgtest: halt: %v%s", err, s.logTail())
+	}
+	s.mu.Lock()
+	s.halted = true
+	s.mu.Unlock()
+	return nil
+}
+
+// Resume starts the server Halt stopped, on the same port, and returns
+// once it accepts connections.
+func (s *Server) Resume() error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := s.pgctl(ctx, "start", "-D", s.path("data"), "-l", s.path("log"), "-w",
+		"-t", strconv.Itoa(int(startTimeout.Seconds())), "-o", s.startOpts); err != nil {
+		return fmt.Errorf("pgtest: resume: %v%s", err, s.logTail())
+	}
+	s.mu.Lock()
+	s.halted = false
+	s.mu.Unlock()
+	return nil
+}
+
+// ready reports whether the server was started and not stopped.
+func (s *Server) ready() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.stopped:
+		return errors.New("pgtest: the server is stopped")
+	case s.pgctl == nil || s.startOpts == "":
+		return errors.New("pgtest: the server is not started (call Database first)")
+	}
+	return nil
 }
 
 // watchdogScript waits for stdin to close, then runs its arguments (pg_ctl

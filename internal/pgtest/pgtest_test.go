@@ -124,3 +124,37 @@ func TestStopBeforeStart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHaltResume checks that Halt stops the server (no connection is
+// accepted), Resume starts it again with the data kept on the same port,
+// and Stop after a Halt reports no error.
+func TestHaltResume(t *testing.T) {
+	s := New()
+	if err := s.Halt(); err == nil {
+		t.Fatal("Halt before the first Database call: no error")
+	}
+	dsn := s.Database(t)
+	if _, err := connect(t, dsn).Exec(t.Context(), `CREATE TABLE kept (x int)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	if conn, err := pgx.Connect(t.Context(), dsn); err == nil {
+		conn.Close(context.Background())
+		t.Fatal("server accepts connections after Halt")
+	}
+	if err := s.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := connect(t, dsn).QueryRow(t.Context(), `SELECT count(*) FROM pg_tables WHERE tablename = 'kept'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("table after Resume: %d, %v", n, err)
+	}
+	if err := s.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop after Halt: %v", err)
+	}
+}
