@@ -1,0 +1,1152 @@
+package clustertest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/pgtest"
+)
+
+var pg = pgtest.New()
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// EnvProfile, set to "full", runs the full profile (make cluster).
+const EnvProfile = "AGENTMCP_CLUSTER"
+
+// profile sizes a run. Times of the fault plan (killDown, stopFor, pgDown)
+// are the plan, not synchronisation: every wait for a process or a port
+// is for the event itself, with a deadline as a safety net.
+type profile struct {
+	name         string
+	lease        time.Duration // --lease-ttl
+	drainTimeout time.Duration // --drain-timeout
+	idleTimeout  time.Duration // --idle-timeout
+	agents       int
+	servers      int // per agent; every third agent has one behind OAuth
+	workers      int
+	subscribers  int
+	rounds       int
+	kills        int           // kill -9 cycles per round
+	tokenTTL     time.Duration // OAuth access tokens
+	killDown     time.Duration // a killed replica is restarted after this
+	stopFor      time.Duration // SIGSTOP length, longer than the lease
+	pgDown       time.Duration // PostgreSQL outage
+	failoverP50  float64       // holds, seconds
+	failoverMax  float64
+}
+
+var (
+	fastProfile = profile{name: "fast", lease: 3 * time.Second, drainTimeout: 10 * time.Second, idleTimeout: 20 * time.Second,
+		agents: 9, servers: 3, workers: 4, subscribers: 4, rounds: 1, kills: 2, tokenTTL: 4 * time.Second,
+		killDown: 2 * time.Second, stopFor: 5 * time.Second, pgDown: 3 * time.Second,
+		// The lease part of the bounds scales with the lease; what a wake
+		// and the edge's polling cost does not.
+		failoverP50: 3 + 1.5, failoverMax: 3 + 4}
+	fullProfile = profile{name: "full", lease: 8 * time.Second, drainTimeout: 30 * time.Second, idleTimeout: 30 * time.Second,
+		agents: 24, servers: 4, workers: 8, subscribers: 10, rounds: 2, kills: 10, tokenTTL: 10 * time.Second,
+		killDown: 5 * time.Second, stopFor: 12 * time.Second, pgDown: 10 * time.Second,
+		failoverP50: 9.5, failoverMax: 12}
+)
+
+const class = "chaos"
+
+func agentName(i int) string { return fmt.Sprintf("a%d", i) }
+func agentPath(i int) string { return "/agents/" + class + "/" + agentName(i) }
+func namespace(i int) string { return class + "/" + agentName(i) }
+
+// buildAgentmcp builds the program and says whether its serve has the
+// cluster flags.
+func buildAgentmcp(t *testing.T) string {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool to build agentmcp: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "agentmcp")
+	if out, err := exec.Command(goTool, "build", "-o", bin, "../../cmd/agentmcp").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, _ := exec.Command(bin, "help", "serve").CombinedOutput()
+	for _, flag := range []string{"--cluster", "--cluster-addr", "--lease-ttl", "--drain-timeout"} {
+		if !strings.Contains(string(out), flag) {
+			t.Skipf("agentmcp serve has no %s flag yet: the cluster test needs the replicas' serve side (agentmcp help serve does not list it)", flag)
+		}
+	}
+	return bin
+}
+
+// activity is one request an MCP test server received: from its arrival
+// to its end (the handler's return or the client's connection closing).
+type activity struct {
+	pid        int
+	slot       int
+	method     string
+	start, end time.Time
+}
+
+// recorder wraps the MCP test servers and records who sends what.
+type recorder struct {
+	c      *cluster
+	finder *pidFinder
+
+	mu     sync.Mutex
+	byKey  map[string][]*activity
+	fenced *fenceWatch
+
+	unattributed   atomic.Int64
+	fencedRequests atomic.Int64
+	fencedLog      []string
+}
+
+// fenceWatch is the SIGSTOP fault's check: a request from the resumed
+// process to a server of an agent its current incarnation does not own.
+type fenceWatch struct {
+	pid         int
+	staleID     string
+	clusterURL  string
+	from, until time.Time
+	db          *pgxpool.Pool
+	ns          func(key string) string
+}
+
+func (rec *recorder) wrap(key string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		pid := 0
+		if local != nil {
+			pid = rec.finder.pidOf(r.RemoteAddr, local.String())
+		}
+		if pid == 0 {
+			rec.unattributed.Add(1)
+			next.ServeHTTP(w, r)
+			return
+		}
+		slot, _ := rec.c.slotOfPid(pid)
+		a := &activity{pid: pid, slot: slot, method: r.Method, start: time.Now()}
+		rec.mu.Lock()
+		rec.byKey[key] = append(rec.byKey[key], a)
+		fw := rec.fenced
+		rec.mu.Unlock()
+		if fw != nil && fw.pid == pid && a.start.After(fw.from) && a.start.Before(fw.until) {
+			rec.checkFenced(fw, key, a.start)
+		}
+		var once sync.Once
+		end := func() {
+			once.Do(func() {
+				rec.mu.Lock()
+				a.end = time.Now()
+				rec.mu.Unlock()
+			})
+		}
+		stop := context.AfterFunc(r.Context(), end)
+		defer stop()
+		next.ServeHTTP(w, r)
+		end()
+	})
+}
+
+// checkFenced looks up, at the moment of the request, whether the
+// sending process's current incarnation owns the agent.
+func (rec *recorder) checkFenced(fw *fenceWatch, key string, at time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var owner, url *string
+	err := fw.db.QueryRow(ctx, `SELECT a.owner, r.cluster_url FROM agentmcp_agents a
+		LEFT JOIN agentmcp_replicas r ON r.id = a.owner AND r.expires_at > now()
+		WHERE a.namespace = $1`, fw.ns(key)).Scan(&owner, &url)
+	ok := err == nil && owner != nil && *owner != fw.staleID && url != nil && *url == fw.clusterURL
+	if !ok {
+		rec.fencedRequests.Add(1)
+		o, u := "<none>", "<none>"
+		if owner != nil {
+			o = *owner
+		}
+		if url != nil {
+			u = *url
+		}
+		rec.mu.Lock()
+		rec.fencedLog = append(rec.fencedLog, fmt.Sprintf("%s +%.3fs after SIGCONT: server %s, lease owner %s (%s), stale id %s, err %v",
+			at.Format(time.TimeOnly), at.Sub(fw.from).Seconds(), key, o, u, fw.staleID, err))
+		rec.mu.Unlock()
+	}
+}
+
+// frozen is a window in which a process was stopped by SIGSTOP, extended
+// by a grace second after SIGCONT for the sockets it held to close.
+type frozen struct {
+	pid      int
+	from, to time.Time
+}
+
+// overlap is two processes active on one server at once.
+type overlap struct {
+	key  string
+	a, b activity
+}
+
+// duplicates returns the overlapping activities of different processes.
+func (rec *recorder) duplicates(frozenWins []frozen, runEnd time.Time) (n int, examples []overlap) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for key, acts := range rec.byKey {
+		// Effective intervals: a request started while its process was
+		// frozen cannot be; time spent frozen (and the grace after) does
+		// not count for requests held across a stop.
+		var ivs []activity
+		for _, a := range acts {
+			end := a.end
+			if end.IsZero() {
+				end = runEnd
+			}
+			parts := [][2]time.Time{{a.start, end}}
+			for _, f := range frozenWins {
+				if f.pid != a.pid {
+					continue
+				}
+				var next [][2]time.Time
+				for _, p := range parts {
+					if p[1].Before(f.from) || !p[0].Before(f.to) {
+						next = append(next, p)
+						continue
+					}
+					if p[0].Before(f.from) {
+						next = append(next, [2]time.Time{p[0], f.from})
+					}
+					if p[1].After(f.to) {
+						next = append(next, [2]time.Time{f.to, p[1]})
+					}
+				}
+				parts = next
+			}
+			for _, p := range parts {
+				iv := *a
+				iv.start, iv.end = p[0], p[1]
+				ivs = append(ivs, iv)
+			}
+		}
+		slices.SortFunc(ivs, func(x, y activity) int { return x.start.Compare(y.start) })
+		var open []activity
+		for _, iv := range ivs {
+			kept := open[:0]
+			for _, o := range open {
+				if o.end.After(iv.start) {
+					kept = append(kept, o)
+				}
+			}
+			open = kept
+			for _, o := range open {
+				if o.pid != iv.pid {
+					n++
+					if len(examples) < 10 {
+						examples = append(examples, overlap{key, o, iv})
+					}
+				}
+			}
+			open = append(open, iv)
+		}
+	}
+	return n, examples
+}
+
+// call is one API request of the load.
+type call struct {
+	op         string
+	start, end time.Time
+	status     int
+	code       string
+	err        error
+}
+
+// window is a fault's time span, for classifying client errors.
+type window struct {
+	kind     string
+	from, to time.Time
+}
+
+// subscriber is one WebSocket client through the balancer.
+type subscriber struct {
+	agent int
+
+	mu     sync.Mutex
+	frames []time.Time
+	drops  []time.Time
+	dials  int
+}
+
+func (s *subscriber) run(ctx context.Context, url string) {
+	for ctx.Err() == nil {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ws, _, err := websocket.Dial(dctx, url, nil)
+		cancel()
+		s.mu.Lock()
+		s.dials++
+		s.mu.Unlock()
+		if err != nil {
+			// Pacing of the redial, not synchronisation.
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		ws.SetReadLimit(64 << 20)
+		for {
+			_, _, err := ws.Read(ctx)
+			if err != nil {
+				break
+			}
+			s.mu.Lock()
+			s.frames = append(s.frames, time.Now())
+			s.mu.Unlock()
+		}
+		ws.CloseNow()
+		if ctx.Err() == nil {
+			s.mu.Lock()
+			s.drops = append(s.drops, time.Now())
+			s.mu.Unlock()
+		}
+	}
+}
+
+// firstFrameAfter returns the time of the first frame after t, if any
+// before limit.
+func (s *subscriber) firstFrameAfter(t, limit time.Time) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.frames {
+		if f.After(t) && f.Before(limit) {
+			return f, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func (s *subscriber) droppedIn(from, to time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.drops {
+		if !d.Before(from) && d.Before(to) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerChange is a fault that moved agents away from a replica.
+type ownerChange struct {
+	kind   string
+	at     time.Time
+	agents map[string]bool // namespaces the replica owned
+}
+
+// figures collects the name=value lines.
+type figures struct {
+	mu    sync.Mutex
+	names []string
+	vals  map[string]string
+}
+
+func (f *figures) set(name string, format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.vals == nil {
+		f.vals = map[string]string{}
+	}
+	if _, ok := f.vals[name]; !ok {
+		f.names = append(f.names, name)
+	}
+	f.vals[name] = fmt.Sprintf(format, args...)
+}
+
+func (f *figures) print(t *testing.T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var b strings.Builder
+	for _, n := range f.names {
+		fmt.Fprintf(&b, "%s=%s\n", n, f.vals[n])
+	}
+	t.Log("figures:\n" + b.String())
+	fmt.Print(b.String())
+}
+
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(p*float64(len(s)-1) + 0.5)
+	return s[i]
+}
+
+// TestCluster is the cluster acceptance: three serve replicas on one
+// PostgreSQL under load and faults; it prints the figures and fails when a
+// hold is missed.
+func TestCluster(t *testing.T) {
+	prof := fastProfile
+	if os.Getenv(EnvProfile) == "full" {
+		prof = fullProfile
+	}
+	bin := buildAgentmcp(t)
+	dsn := pg.Database(t)
+	ctx, cancelAll := context.WithCancel(context.Background())
+	defer cancelAll()
+	db, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	c := newCluster(t, bin, dsn, prof, 3)
+	rec := &recorder{c: c, byKey: map[string][]*activity{}}
+	rec.finder = &pidFinder{candidates: c.livePids, inode: map[uint64]int{}}
+
+	// The MCP test servers: agent i, server j. Even servers stateless
+	// (2026-07-28), odd ones stateful (legacy sessions); server 0 of every
+	// third agent behind OAuth with short-lived tokens.
+	as := oauthtest.NewServer(t, &oauthtest.Options{AccessTokenTTL: prof.tokenTTL})
+	mux := http.NewServeMux()
+	type mcpServer struct {
+		agent, idx int
+		key, url   string
+		oauth      bool
+	}
+	var servers []mcpServer
+	keyNS := map[string]string{}
+	hostL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := &http.Server{Handler: mux}
+	go host.Serve(hostL)
+	defer host.Close()
+	for i := range prof.agents {
+		for j := range prof.servers {
+			key := fmt.Sprintf("a%d/s%d", i, j)
+			keyNS[key] = namespace(i)
+			srv := mcptest.NewServer(key)
+			mode := mcptest.Stateless
+			if j%2 == 1 {
+				mode = mcptest.Stateful
+			}
+			h := rec.wrap(key, mcptest.Handler(t, mode, func() *mcp.Server { return srv.Server }))
+			s := mcpServer{agent: i, idx: j, key: key}
+			if j == 0 && i%3 == 0 {
+				res := as.ServeMCP(t, h, nil)
+				s.url, s.oauth = res.URL, true
+			} else {
+				mux.Handle("/"+key+"/mcp", h)
+				s.url = "http://" + hostL.Addr().String() + "/" + key + "/mcp"
+			}
+			servers = append(servers, s)
+		}
+		// Scratch servers the load adds and removes.
+		key := fmt.Sprintf("a%d/x", i)
+		keyNS[key] = namespace(i)
+		srv := mcptest.NewServer(key)
+		mux.Handle("/"+key+"/mcp", rec.wrap(key, mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server })))
+	}
+	scratchURL := func(i int) string { return "http://" + hostL.Addr().String() + fmt.Sprintf("/a%d/x/mcp", i) }
+
+	// Replicas.
+	for _, r := range c.reps {
+		if err := c.start(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed := false
+	defer func() {
+		if failed || t.Failed() {
+			t.Logf("replica logs:\n%s", c.logTails(60))
+		}
+	}()
+	for _, r := range c.reps {
+		if err := c.waitReady(r, time.Minute); err != nil {
+			failed = true
+			t.Fatal(err)
+		}
+		c.setPool(r.slot, true)
+	}
+	bal := newBalancer(t, c)
+	hc := &http.Client{Timeout: 60 * time.Second}
+	defer hc.CloseIdleConnections()
+
+	// Seed: every server added through a random replica; OAuth servers
+	// authorized through the balancer (the callback lands on any replica).
+	for _, s := range servers {
+		body := fmt.Sprintf(`{"name":"s%d","url":%q,"id":"s%d","callbackHost":%q}`, s.idx, s.url, s.idx, bal.URL())
+		st, data, _, err := c.do(ctx, hc, "POST", agentPath(s.agent)+"/servers", body)
+		if err != nil || st/100 != 2 {
+			failed = true
+			t.Fatalf("seeding %s: %d %s %v", s.key, st, data, err)
+		}
+		var added struct {
+			State   string `json:"state"`
+			AuthURL string `json:"authUrl"`
+		}
+		json.Unmarshal(data, &added)
+		if s.oauth {
+			if err := authorize(ctx, c, hc, as, s.agent, added.AuthURL); err != nil {
+				failed = true
+				t.Fatalf("authorizing %s: %v", s.key, err)
+			}
+		}
+	}
+	for _, s := range servers {
+		if err := waitServerReady(ctx, c, hc, s.agent, fmt.Sprintf("s%d", s.idx), time.Minute); err != nil {
+			failed = true
+			t.Fatalf("server %s: %v", s.key, err)
+		}
+	}
+	t.Logf("seeded %d agents with %d servers", prof.agents, len(servers))
+
+	// Load.
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var callsMu sync.Mutex
+	var calls []call
+	type ackKey struct{ ns, id string }
+	acked := map[ackKey]bool{}     // acknowledged scratch adds not removed since
+	uncertain := map[ackKey]bool{} // a remove with an unknown outcome
+	record := func(cl call) {
+		callsMu.Lock()
+		calls = append(calls, cl)
+		callsMu.Unlock()
+	}
+	for w := range prof.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(250 * time.Millisecond) // the load's pace
+			defer tick.Stop()
+			var mine []ackKey
+			n := 0
+			for {
+				select {
+				case <-loadCtx.Done():
+					return
+				case <-tick.C:
+				}
+				i := rand.IntN(prof.agents)
+				var op, method, path, body string
+				var ak ackKey
+				switch x := rand.IntN(10); {
+				case x < 4:
+					op, method, path = "tools", "GET", agentPath(i)+"/tools"
+				case x < 7:
+					j := rand.IntN(prof.servers)
+					op, method, path = "call", "POST", fmt.Sprintf("%s/servers/s%d/tools/call", agentPath(i), j)
+					body = `{"name":"echo","arguments":{"text":"hi"}}`
+				case x < 9 || len(mine) == 0:
+					n++
+					id := fmt.Sprintf("x%d-%d", w, n)
+					ak = ackKey{namespace(i), id}
+					op, method, path = "add", "POST", agentPath(i)+"/servers"
+					body = fmt.Sprintf(`{"name":%q,"url":%q,"id":%q}`, id, scratchURL(i), id)
+				default:
+					k := rand.IntN(len(mine))
+					ak = mine[k]
+					mine = slices.Delete(mine, k, k+1)
+					op, method, path = "remove", "DELETE", "/agents/"+ak.ns+"/servers/"+ak.id
+				}
+				cl := call{op: op, start: time.Now()}
+				st, data, _, err := c.do(loadCtx, hc, method, path, body)
+				cl.end, cl.status, cl.err = time.Now(), st, err
+				if st/100 != 2 {
+					cl.code = errorCode(data)
+				}
+				if loadCtx.Err() != nil && err != nil {
+					return // the run ended mid request
+				}
+				if err == errNoReplica {
+					continue
+				}
+				record(cl)
+				callsMu.Lock()
+				switch {
+				case op == "add" && st/100 == 2:
+					acked[ak] = true
+					mine = append(mine, ak)
+				case op == "remove" && st/100 == 2:
+					delete(acked, ak)
+				case op == "remove":
+					delete(acked, ak)
+					uncertain[ak] = true
+				}
+				callsMu.Unlock()
+			}
+		}()
+	}
+	var subs []*subscriber
+	for i := range min(prof.subscribers, prof.agents) {
+		s := &subscriber{agent: i}
+		subs = append(subs, s)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.run(loadCtx, "ws://"+strings.TrimPrefix(bal.URL(), "http://")+agentPath(i))
+		}()
+	}
+	defer func() {
+		stopLoad()
+		wg.Wait()
+	}()
+
+	fig := &figures{}
+	fig.set("profile", "%s", prof.name)
+	fig.set("lease_ttl_seconds", "%g", prof.lease.Seconds())
+
+	// owners returns the live leases: namespace -> slot.
+	slotOfURL := map[string]int{}
+	for _, r := range c.reps {
+		slotOfURL[r.clusterURL()] = r.slot
+	}
+	owners := func() (map[string]int, error) {
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		rows, err := db.Query(qctx, `SELECT a.namespace, r.cluster_url FROM agentmcp_agents a
+			JOIN agentmcp_replicas r ON r.id = a.owner WHERE r.expires_at > now()`)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		m := map[string]int{}
+		for rows.Next() {
+			var ns, url string
+			if err := rows.Scan(&ns, &url); err != nil {
+				return nil, err
+			}
+			m[ns] = slotOfURL[url]
+		}
+		return m, rows.Err()
+	}
+	mostAgents := func() (*replica, map[string]bool, error) {
+		own, err := owners()
+		if err != nil {
+			return nil, nil, err
+		}
+		count := map[int]int{}
+		for _, s := range own {
+			count[s]++
+		}
+		best := c.reps[0]
+		for _, r := range c.reps {
+			if count[r.slot] > count[best.slot] {
+				best = r
+			}
+		}
+		agents := map[string]bool{}
+		for ns, s := range own {
+			if s == best.slot {
+				agents[ns] = true
+			}
+		}
+		return best, agents, nil
+	}
+	fatal := func(format string, args ...any) {
+		failed = true
+		t.Fatalf(format, args...)
+	}
+	readyWithin := prof.lease*4 + time.Minute
+
+	var (
+		windows     []window
+		changes     []ownerChange
+		failovers   []float64
+		frozenWins  []frozen
+		rssFirst    = map[int][2]int{} // pid -> RSS KiB, threads after its first survived kill cycle
+		rssLast     = map[int][2]int{}
+		rssCycles   = map[int]int{}
+		drainExits  []string
+		pgRecovery  []float64
+		stopResumes []float64
+	)
+	runStart := time.Now()
+
+	for round := 1; round <= prof.rounds; round++ {
+		// kill -9 of the replica with the most agents, restarted.
+		for k := 1; k <= prof.kills; k++ {
+			victim, agents, err := mostAgents()
+			if err != nil {
+				fatal("leases: %v", err)
+			}
+			before := map[int]bool{}
+			for _, p := range c.livePids() {
+				before[p] = true
+			}
+			c.setPool(victim.slot, false)
+			tk := time.Now()
+			if err := c.signal(victim, syscall.SIGKILL); err != nil {
+				fatal("kill: %v", err)
+			}
+			if _, ok := c.waitExit(victim, 30*time.Second); !ok {
+				fatal("replica %d did not die after SIGKILL", victim.slot)
+			}
+			delete(before, 0)
+			changes = append(changes, ownerChange{kind: "kill", at: tk, agents: agents})
+			// Kill to the first answer through a survivor, per agent the
+			// victim owned.
+			var fmu sync.Mutex
+			var fw sync.WaitGroup
+			for ns := range agents {
+				fw.Add(1)
+				go func() {
+					defer fw.Done()
+					deadline := tk.Add(prof.lease*3 + 30*time.Second)
+					for time.Now().Before(deadline) && ctx.Err() == nil {
+						var r *replica
+						for r == nil || r.slot == victim.slot {
+							if r = c.pick(); r == nil {
+								break
+							}
+						}
+						if r == nil {
+							break
+						}
+						pctx, cancel := context.WithDeadline(ctx, deadline)
+						st, _, _, _ := c.doAt(pctx, hc, r, "GET", "/agents/"+ns+"/tools", "")
+						cancel()
+						if st/100 == 2 {
+							fmu.Lock()
+							failovers = append(failovers, time.Since(tk).Seconds())
+							fmu.Unlock()
+							return
+						}
+					}
+					fmu.Lock()
+					failovers = append(failovers, time.Since(tk).Seconds())
+					fmu.Unlock()
+					t.Errorf("agent %s: no answer through a survivor within %v of the kill", ns, time.Since(tk).Round(time.Millisecond))
+				}()
+			}
+			// Restart after a few seconds (the plan).
+			select {
+			case <-time.After(prof.killDown):
+			case <-ctx.Done():
+			}
+			if err := c.start(victim); err != nil {
+				fatal("restart: %v", err)
+			}
+			if err := c.waitReady(victim, readyWithin); err != nil {
+				fatal("%v", err)
+			}
+			c.setPool(victim.slot, true)
+			fw.Wait()
+			windows = append(windows, window{"kill", tk, time.Now()})
+			for p := range before {
+				if _, alive := c.slotOfPid(p); !alive {
+					continue
+				}
+				kib, th := rss(p)
+				if _, ok := rssFirst[p]; !ok {
+					rssFirst[p] = [2]int{kib, th}
+				}
+				rssLast[p] = [2]int{kib, th}
+				rssCycles[p]++
+			}
+			t.Logf("round %d kill %d: replica %d (%d agents) killed; failovers so far %d", round, k, victim.slot, len(agents), len(failovers))
+		}
+
+		// Rolling drain: SIGTERM each in turn, restarted and ready before
+		// the next.
+		for _, r := range c.reps {
+			own, err := owners()
+			if err != nil {
+				fatal("leases: %v", err)
+			}
+			agents := map[string]bool{}
+			for ns, s := range own {
+				if s == r.slot {
+					agents[ns] = true
+				}
+			}
+			c.setPool(r.slot, false)
+			tT := time.Now()
+			if err := c.signal(r, syscall.SIGTERM); err != nil {
+				fatal("drain: %v", err)
+			}
+			exitErr, ok := c.waitExit(r, prof.drainTimeout+prof.lease*2+30*time.Second)
+			if !ok {
+				fatal("replica %d did not exit within %v of SIGTERM", r.slot, prof.drainTimeout+prof.lease*2+30*time.Second)
+			}
+			if exitErr != nil {
+				drainExits = append(drainExits, fmt.Sprintf("replica %d: %v", r.slot, exitErr))
+			}
+			windows = append(windows, window{"drain", tT, time.Now()})
+			changes = append(changes, ownerChange{kind: "drain", at: tT, agents: agents})
+			if err := c.start(r); err != nil {
+				fatal("restart: %v", err)
+			}
+			if err := c.waitReady(r, readyWithin); err != nil {
+				fatal("%v", err)
+			}
+			c.setPool(r.slot, true)
+			t.Logf("round %d: replica %d drained in %v (%d agents)", round, r.slot, windows[len(windows)-1].to.Sub(tT).Round(time.Millisecond), len(agents))
+		}
+
+		// SIGSTOP past the lease, then SIGCONT.
+		{
+			victim, _, err := mostAgents()
+			if err != nil {
+				fatal("leases: %v", err)
+			}
+			var staleID string
+			if err := db.QueryRow(ctx, `SELECT id FROM agentmcp_replicas WHERE cluster_url = $1 AND expires_at > now()
+				ORDER BY started_at DESC LIMIT 1`, victim.clusterURL()).Scan(&staleID); err != nil {
+				fatal("replica id of %d: %v", victim.slot, err)
+			}
+			pid := victim.pid()
+			c.setPool(victim.slot, false)
+			tS := time.Now()
+			if err := c.signal(victim, syscall.SIGSTOP); err != nil {
+				fatal("stop: %v", err)
+			}
+			select {
+			case <-time.After(prof.stopFor):
+			case <-ctx.Done():
+			}
+			tC := time.Now()
+			rec.mu.Lock()
+			rec.fenced = &fenceWatch{pid: pid, staleID: staleID, clusterURL: victim.clusterURL(),
+				from: tC, until: tC.Add(prof.lease * 3), db: db, ns: func(k string) string { return keyNS[k] }}
+			rec.mu.Unlock()
+			frozenWins = append(frozenWins, frozen{pid: pid, from: tS, to: tC.Add(time.Second)})
+			if err := c.signal(victim, syscall.SIGCONT); err != nil {
+				fatal("cont: %v", err)
+			}
+			if err := c.waitReady(victim, readyWithin); err != nil {
+				fatal("after SIGCONT: %v", err)
+			}
+			stopResumes = append(stopResumes, time.Since(tC).Seconds())
+			c.setPool(victim.slot, true)
+			windows = append(windows, window{"stop", tS, time.Now()})
+			// The watch ends at its until; the test goes on meanwhile.
+			t.Logf("round %d: replica %d stopped %v, ready %v after SIGCONT", round, victim.slot, tC.Sub(tS).Round(time.Millisecond), time.Since(tC).Round(time.Millisecond))
+		}
+
+		// PostgreSQL stopped and started.
+		{
+			tP := time.Now()
+			if err := pg.Halt(); err != nil {
+				fatal("%v", err)
+			}
+			select {
+			case <-time.After(prof.pgDown):
+			case <-ctx.Done():
+			}
+			if err := pg.Resume(); err != nil {
+				fatal("%v", err)
+			}
+			tR := time.Now()
+			for _, r := range c.reps {
+				if err := c.waitReady(r, readyWithin); err != nil {
+					fatal("after the database came back: %v", err)
+				}
+			}
+			pgRecovery = append(pgRecovery, time.Since(tR).Seconds())
+			windows = append(windows, window{"postgres", tP, time.Now()})
+			t.Logf("round %d: postgres down %v, replicas ready %v after it came back", round, tR.Sub(tP).Round(time.Millisecond), time.Since(tR).Round(time.Millisecond))
+		}
+	}
+	// Quiet time for the last requests of the fence watch window.
+	rec.mu.Lock()
+	fwUntil := time.Time{}
+	if rec.fenced != nil {
+		fwUntil = rec.fenced.until
+	}
+	rec.mu.Unlock()
+	if d := time.Until(fwUntil); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+	}
+	stopLoad()
+	wg.Wait()
+	runEnd := time.Now()
+	rec.mu.Lock()
+	rec.fenced = nil
+	rec.mu.Unlock()
+
+	// Figures.
+	fig.set("run_seconds", "%.1f", runEnd.Sub(runStart).Seconds())
+	dup, examples := rec.duplicates(frozenWins, runEnd)
+	fig.set("duplicate_active_owners", "%d", dup)
+	fig.set("unattributed_requests", "%d", rec.unattributed.Load())
+
+	// Acknowledged adds and rows.
+	lost := 0
+	var lostList []string
+	for k := range acked {
+		if uncertain[k] {
+			continue
+		}
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM agentmcp_servers WHERE namespace = $1 AND id = $2`, k.ns, k.id).Scan(&n); err != nil {
+			fatal("acked adds: %v", err)
+		}
+		if n == 0 {
+			lost++
+			lostList = append(lostList, k.ns+"/"+k.id)
+		}
+	}
+	fig.set("acked_adds", "%d", len(acked))
+	fig.set("acked_adds_lost", "%d", lost)
+	var dupRows int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM agentmcp_servers GROUP BY namespace, name, url HAVING count(*) > 1) d`).Scan(&dupRows); err != nil {
+		fatal("duplicate rows: %v", err)
+	}
+	fig.set("duplicate_rows", "%d", dupRows)
+
+	// OAuth.
+	reuse := 0
+	for _, tr := range as.TokenRequests() {
+		if tr.Error == "invalid_grant" && strings.Contains(tr.ErrorDescription, "already used") {
+			reuse++
+		}
+	}
+	fig.set("refresh_grants", "%d", as.Counts.RefreshGrants.Load())
+	fig.set("refresh_token_reuse", "%d", reuse)
+	reauth := 0
+	var reauthList []string
+	for _, s := range servers {
+		if !s.oauth {
+			continue
+		}
+		st, data, _, err := c.do(ctx, hc, "GET", fmt.Sprintf("%s/servers/s%d", agentPath(s.agent), s.idx), "")
+		var got struct {
+			State string `json:"state"`
+		}
+		json.Unmarshal(data, &got)
+		if err != nil || st != 200 || got.State == "authenticating" {
+			reauth++
+			reauthList = append(reauthList, fmt.Sprintf("%s: %d %s %v", s.key, st, got.State, err))
+		}
+	}
+	fig.set("reauth_required", "%d", reauth)
+	fig.set("requests_after_resume_from_fenced_replica", "%d", rec.fencedRequests.Load())
+
+	fig.set("failover_samples", "%d", len(failovers))
+	fig.set("failover_seconds_p50", "%.2f", percentile(failovers, 0.5))
+	fig.set("failover_seconds_max", "%.2f", percentile(failovers, 1))
+
+	// Client errors by window.
+	inWindow := func(cl call, kind string) bool {
+		for _, w := range windows {
+			if w.kind == kind && cl.start.Before(w.to) && cl.end.After(w.from) {
+				return true
+			}
+		}
+		return false
+	}
+	var drainErrs, steadyErrs, interrupted, total int
+	var drainList []string
+	for _, cl := range calls {
+		total++
+		ok := cl.err == nil && cl.status/100 == 2
+		if cl.code == "interrupted" {
+			interrupted++
+		}
+		if ok {
+			continue
+		}
+		switch {
+		case inWindow(cl, "drain") && cl.end.Sub(cl.start) < prof.drainTimeout:
+			drainErrs++
+			if len(drainList) < 10 {
+				drainList = append(drainList, fmt.Sprintf("%s %s +%.3fs: %d %s %v", cl.op, cl.start.Format(time.TimeOnly+".000"), cl.end.Sub(cl.start).Seconds(), cl.status, cl.code, cl.err))
+			}
+		case !inWindow(cl, "kill") && !inWindow(cl, "stop") && !inWindow(cl, "postgres") && !inWindow(cl, "drain"):
+			steadyErrs++
+		}
+	}
+	fig.set("client_calls", "%d", total)
+	fig.set("client_errors_during_drain", "%d", drainErrs)
+	fig.set("client_errors_outside_faults", "%d", steadyErrs)
+	fig.set("interrupted_answers", "%d", interrupted)
+	fig.set("drain_nonzero_exits", "%d", len(drainExits))
+
+	// Stream gaps across owner changes.
+	var gaps []float64
+	missing := 0
+	for ci, ch := range changes {
+		limit := runEnd
+		if ci+1 < len(changes) {
+			limit = changes[ci+1].at
+		}
+		for _, s := range subs {
+			if !ch.agents[namespace(s.agent)] && !s.droppedIn(ch.at, limit) {
+				continue
+			}
+			f, ok := s.firstFrameAfter(ch.at, limit)
+			if !ok {
+				missing++
+				gaps = append(gaps, limit.Sub(ch.at).Seconds())
+				continue
+			}
+			gaps = append(gaps, f.Sub(ch.at).Seconds())
+		}
+	}
+	fig.set("stream_gap_samples", "%d", len(gaps))
+	fig.set("stream_gap_seconds_max", "%.2f", percentile(gaps, 1))
+	fig.set("stream_gaps_without_frame", "%d", missing)
+	dials := 0
+	for _, s := range subs {
+		s.mu.Lock()
+		dials += s.dials
+		s.mu.Unlock()
+	}
+	fig.set("stream_dials", "%d", dials)
+	fig.set("sigstop_ready_after_cont_seconds_max", "%.2f", slices.Max(append(stopResumes, 0)))
+	fig.set("postgres_recovery_seconds_max", "%.2f", slices.Max(append(pgRecovery, 0)))
+
+	// A survivor's memory: the process that lived through the most kill
+	// cycles, its first vs its last (RSS: serve has no debug endpoint for
+	// goroutines or heap).
+	var witness int
+	for p, n := range rssCycles {
+		if n > rssCycles[witness] || (n == rssCycles[witness] && p < witness) {
+			witness = p
+		}
+	}
+	if witness != 0 && rssCycles[witness] >= 2 {
+		f, l := rssFirst[witness], rssLast[witness]
+		fig.set("survivor_kill_cycles", "%d", rssCycles[witness])
+		fig.set("survivor_rss_kib_first", "%d", f[0])
+		fig.set("survivor_rss_kib_last", "%d", l[0])
+		fig.set("survivor_rss_change_percent", "%.1f", 100*float64(l[0]-f[0])/float64(cmp.Or(f[0], 1)))
+		fig.set("survivor_threads_first", "%d", f[1])
+		fig.set("survivor_threads_last", "%d", l[1])
+	} else {
+		fig.set("survivor_kill_cycles", "%d", rssCycles[witness])
+	}
+	fig.print(t)
+
+	// Holds.
+	for _, o := range examples {
+		t.Errorf("two owners on server %s: pid %d (replica %d) %s %s..%s and pid %d (replica %d) %s %s..%s", o.key,
+			o.a.pid, o.a.slot, o.a.method, o.a.start.Format(time.TimeOnly+".000"), o.a.end.Format(time.TimeOnly+".000"),
+			o.b.pid, o.b.slot, o.b.method, o.b.start.Format(time.TimeOnly+".000"), o.b.end.Format(time.TimeOnly+".000"))
+	}
+	if dup != 0 {
+		t.Errorf("duplicate_active_owners=%d, want 0", dup)
+	}
+	if lost != 0 {
+		t.Errorf("acked_adds_lost=%d, want 0: %v", lost, lostList)
+	}
+	if dupRows != 0 {
+		t.Errorf("duplicate_rows=%d, want 0", dupRows)
+	}
+	if reuse != 0 {
+		t.Errorf("refresh_token_reuse=%d, want 0", reuse)
+	}
+	if reauth != 0 {
+		t.Errorf("reauth_required=%d, want 0: %v", reauth, reauthList)
+	}
+	if n := rec.fencedRequests.Load(); n != 0 {
+		t.Errorf("requests_after_resume_from_fenced_replica=%d, want 0: %v", n, rec.fencedLog)
+	}
+	if p := percentile(failovers, 0.5); p > prof.failoverP50 {
+		t.Errorf("failover_seconds_p50=%.2f, want <= %g", p, prof.failoverP50)
+	}
+	if m := percentile(failovers, 1); m > prof.failoverMax {
+		t.Errorf("failover_seconds_max=%.2f, want <= %g", m, prof.failoverMax)
+	}
+	if drainErrs != 0 {
+		t.Errorf("client_errors_during_drain=%d, want 0: %v", drainErrs, drainList)
+	}
+	if len(drainExits) != 0 {
+		t.Errorf("a drained replica did not exit with status 0: %v", drainExits)
+	}
+	if m := percentile(gaps, 1); m > prof.failoverMax {
+		t.Errorf("stream_gap_seconds_max=%.2f, want <= %g (the failover bound); %d owner changes without a frame", m, prof.failoverMax, missing)
+	}
+	if t.Failed() {
+		failed = true
+	}
+}
+
+// authorize completes an OAuth authorization: the authorization server
+// approves it, and its redirect goes to the callback through the
+// balancer.
+func authorize(ctx context.Context, c *cluster, hc *http.Client, as *oauthtest.AuthServer, agent int, authURL string) error {
+	if authURL == "" {
+		return fmt.Errorf("no authorization URL")
+	}
+	loc, err := as.VisitAuthURL(ctx, authURL)
+	if err != nil {
+		return err
+	}
+	res, err := hc.Get(loc.String())
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode/100 != 2 && res.StatusCode/100 != 3 {
+		return fmt.Errorf("callback: %d %s", res.StatusCode, body)
+	}
+	return nil
+}
+
+// waitServerReady polls the server's state until it is ready; the
+// deadline is a safety net.
+func waitServerReady(ctx context.Context, c *cluster, hc *http.Client, agent int, id string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last := ""
+	for time.Now().Before(deadline) {
+		st, data, _, err := c.do(ctx, hc, "GET", agentPath(agent)+"/servers/"+id, "")
+		var got struct {
+			State string `json:"state"`
+		}
+		json.Unmarshal(data, &got)
+		if err == nil && st == 200 && got.State == "ready" {
+			return nil
+		}
+		last = fmt.Sprintf("%d %s %v", st, got.State, err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return fmt.Errorf("not ready within %v (last: %s)", within, last)
+}

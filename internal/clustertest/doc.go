@@ -1,0 +1,44 @@
+// Package clustertest holds the cluster test of agentmcp serve: three
+// replicas of the built program on one throwaway PostgreSQL, under load and
+// faults, with the figures of the replicas' acceptance printed as
+// name=value lines. It has no code of its own outside its test files.
+//
+// # What runs
+//
+// On 127.0.0.1 only: a PostgreSQL server (internal/pgtest); three
+// agentmcp serve --postgres DSN --cluster processes, each started and
+// stopped by its process id; MCP test servers of both eras (go-sdk's
+// stateless streamable HTTP, which speaks 2026-07-28, and its stateful one,
+// the legacy era), some behind the fake OAuth server (internal/oauthtest)
+// with short-lived access tokens so that refreshes happen during the
+// faults; API clients that send each request to a random replica of the
+// ones a load balancer would use; WebSocket subscribers through a small TCP
+// balancer of the test's own.
+//
+// Faults, in rounds: kill -9 of the replica whose lease rows name the most
+// agents, restarted a few seconds later (several times in a row); a rolling
+// SIGTERM drain of all three, each restarted and ready before the next;
+// SIGSTOP of one replica for longer than the lease, then SIGCONT;
+// PostgreSQL stopped and started.
+//
+// # Telling replicas apart at the MCP servers
+//
+// Replicas share the servers' URLs and sessions (a session moves to the
+// next owner of its agent), so neither says who sent a request. The test
+// servers ask the kernel instead: a request's TCP connection, identified by
+// its four-tuple, is a socket in /proc/net/tcp whose inode is one of the
+// file descriptors in /proc/PID/fd of exactly one process. Every request is
+// recorded with the process id that sent it and the time from its arrival to
+// its end (the handler's return, or the client's connection closing), so a
+// long-lived stream counts for as long as it is held. Two processes with
+// overlapping activity on one server are two active owners. A process
+// frozen by SIGSTOP cannot act: its activity is not counted while it is
+// stopped, nor for a grace second after SIGCONT for the sockets it still
+// holds to close (a request it starts after SIGCONT always counts).
+//
+// # Profiles
+//
+// The fast profile (lease 3 s, about two minutes) runs in make test and
+// skips, saying why, when serve has no --cluster flag. The full profile
+// (lease 8 s, more cycles) runs with AGENTMCP_CLUSTER=full: make cluster.
+package clustertest
