@@ -54,17 +54,37 @@
 // transaction-scoped advisory lock, so a lock excludes its holders in every
 // replica; the lock's transaction holds a connection from a separate small
 // pool (Options.LockConns) while fn runs, so fn can always use the Store.
-// Expiry is judged by each process's own clock (Options.Now): keep the
-// replicas' clocks synchronised.
+// Key-value expiry is judged by each process's own clock (Options.Now):
+// keep the replicas' clocks synchronised. Replica and lease expiry is
+// judged by the database's clock only.
 //
-// # Fencing
+// # Replicas and leases
 //
 // agentmcp_replicas and agentmcp_agents hold the replicas of a cluster and
 // the lease of each agent: an agent's lease is valid while its owner column
-// names a replica whose row has not expired (expires_at is set from the
-// database's clock). Every claim takes a new epoch from
-// agentmcp_lease_epoch, the fencing token of that ownership.
+// names a replica whose row has not expired. Every expiry is set and judged
+// by the database's clock (now() in SQL), never by a replica's. Every claim
+// takes a new epoch from agentmcp_lease_epoch, the fencing token of that
+// ownership. The methods, each documented with the guarantee of its SQL:
 //
+//	RegisterReplica, Heartbeat, SetReplicaState, DeleteReplica  a replica's own row
+//	LiveReplicas, CleanupReplicas                               every replica's
+//	Resolve, Claim, Release, ReleaseAll, Leases                 agent leases
+//	UnownedKeepAwake                                            agents to wake eagerly
+//	Listen, Notify                                              hints on NotifyChannel
+//
+// A replica registers under an id of its own (one per process start),
+// heartbeats well within its ttl, and stops trusting its leases before its
+// row can expire; Heartbeat returning false means it has lost them all for
+// good. It claims an agent before opening it and releases it after closing
+// it; Release and ReleaseAll notify NotifyChannel with the namespace, in a
+// statement of their own. Claims run at REPEATABLE READ (see Claim): two
+// racing claimers never both win, and a claim never takes a lease from a
+// live replica, however recent.
+//
+// # Fencing
+//
+
 // A server write (PutServer, PutServers, UpdateServer, DeleteServer,
 // RenameServer) whose ctx carries a store.Fence of the row's namespace
 // runs in a transaction that first checks that the fence is the agent's
@@ -85,8 +105,8 @@
 //
 // # Errors
 //
-// Errors wrap store.ErrNotFound, store.ErrConflict and store.ErrDecrypt
-// as described by package store, and name the operation, the server id and
+// Errors wrap store.ErrNotFound, store.ErrConflict, store.ErrDecrypt and
+// store.ErrFenced as described by package store, and name the operation, the server id and
 // the namespace. Connection errors are pgx's; the DSN's password never
 // appears in them.
 package postgres
