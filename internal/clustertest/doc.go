@@ -41,4 +41,7 @@
 // The fast profile (lease 3 s, about two minutes) runs in make test and
 // skips, saying why, when serve has no --cluster flag. The full profile
 // (lease 8 s, more cycles) runs with AGENTMCP_CLUSTER=full: make cluster.
+// AGENTMCP_CLUSTER=control runs the fast profile on three serves without
+// --cluster, as a check of the test itself: it must fail with duplicate
+// owners.
 package clustertest

@@ -129,6 +129,9 @@ func (c *cluster) start(r *replica) error {
 		"--lease-ttl", c.prof.lease.String(), "--drain-timeout", c.prof.drainTimeout.String(),
 		"--idle-timeout", c.prof.idleTimeout.String(),
 		"--addr", r.addr}
+	if control() {
+		args = []string{"serve", "--postgres", c.dsn, "--idle-timeout", c.prof.idleTimeout.String(), "--addr", r.addr}
+	}
 	cmd := exec.Command(c.bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), "AGENTMCP_CLUSTER_KEY="+c.key, "AGENTMCP_TOKEN=",
@@ -170,7 +173,11 @@ func (c *cluster) waitReady(r *replica, within time.Duration) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		res, err := hc.Get(r.base() + "/readyz")
+		path := "/readyz"
+		if control() {
+			path = "/agents"
+		}
+		res, err := hc.Get(r.base() + path)
 		if err == nil {
 			io.Copy(io.Discard, res.Body)
 			res.Body.Close()
