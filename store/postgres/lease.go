@@ -115,7 +115,8 @@ func (s *Store) RegisterReplica(ctx context.Context, id, clusterURL, version str
 // has lost every lease it held (others may have claimed its agents), and it
 // can never be renewed again (the guard expires_at > now() means liveness
 // never comes back once lost); the replica must stop acting for its agents
-// and register under a new id. A replica's trust in its leases should end
+// and register under a new id. A ttl of zero or less ends the replica's
+// liveness at once, for good. A replica's trust in its leases should end
 // before its row expires: start of the last successful Heartbeat + ttl − a
 // margin, on a monotonic clock.
 func (s *Store) Heartbeat(ctx context.Context, id string, ttl time.Duration, awake int) (bool, error) {

@@ -603,3 +603,60 @@ func TestUnownedKeepAwake(t *testing.T) {
 		t.Fatalf("UnownedKeepAwake(2) = %q, %v", got, err)
 	}
 }
+
+// BenchmarkLease measures the lease operations and what a fence adds to a
+// server write, on the test binary's Postgres (loopback).
+func BenchmarkLease(b *testing.B) {
+	dsn := pg.Database(b)
+	s, err := Open(b.Context(), dsn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := b.Context()
+	if err := s.RegisterReplica(ctx, "r1", "http://127.0.0.1:9", "v1", time.Hour); err != nil {
+		b.Fatal(err)
+	}
+	f, ok, err := s.Claim(ctx, "chat/bench", "r1")
+	if err != nil || !ok {
+		b.Fatal(ok, err)
+	}
+	b.Run("ClaimRelease", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			f, ok, err := s.Claim(ctx, fmt.Sprintf("chat/c%d", i%100), "r1")
+			if err != nil || !ok {
+				b.Fatal(ok, err)
+			}
+			if err := s.Release(ctx, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Heartbeat", func(b *testing.B) {
+		for b.Loop() {
+			if ok, err := s.Heartbeat(ctx, "r1", time.Hour, 1); err != nil || !ok {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+	b.Run("Resolve", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Resolve(ctx, "chat/bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, fenced := range []bool{false, true} {
+		name, wctx := "PutServer", ctx
+		if fenced {
+			name, wctx = "PutServerFenced", store.WithFence(ctx, f)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := s.PutServer(wctx, server("chat/bench", "a", "n")); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
