@@ -227,25 +227,28 @@ func (s *Store) Resolve(ctx context.Context, ns string) (Owner, error) {
 const claimAttempts = 10
 
 // claimSQL claims $1 for $2 when $2 is live and in state 'live', and the
-// agent has no valid lease: no row, no owner, or an owner whose replica row
-// has expired or is gone. It returns the new epoch, or no row.
+// agent has no valid lease of another replica: no row, no owner, $2 as the
+// owner, or an owner whose replica row has expired or is gone. It returns
+// the new epoch, or no row.
 const claimSQL = `
 	WITH me AS (SELECT 1 FROM agentmcp_replicas WHERE id = $2 AND state = 'live' AND expires_at > now())
 	INSERT INTO agentmcp_agents AS a (namespace, owner, epoch, claimed_at)
 	SELECT $1, $2, nextval('agentmcp_lease_epoch'), now() FROM me
 	ON CONFLICT (namespace) DO UPDATE
 		SET owner = excluded.owner, epoch = excluded.epoch, claimed_at = excluded.claimed_at
-		WHERE a.owner IS NULL
+		WHERE a.owner IS NULL OR a.owner = $2
 			OR NOT EXISTS (SELECT 1 FROM agentmcp_replicas r WHERE r.id = a.owner AND r.expires_at > now())
 	RETURNING a.epoch`
 
 // Claim makes replica the owner of the agent ns, with a new epoch from
-// agentmcp_lease_epoch, if replica is live and in state ReplicaLive and the
-// agent has no valid lease (never claimed, released, or owned by a replica
-// whose row has expired or is gone). It returns the Fence of the new
-// ownership and true; or false when the agent has a valid lease (of
-// another replica, or of replica itself: Resolve tells which) or replica
-// may not claim. Claims are one INSERT ... ON CONFLICT DO UPDATE ...
+// agentmcp_lease_epoch, if replica is live and in state ReplicaLive and no
+// other replica holds a valid lease of the agent (it was never claimed, was
+// released, or is owned by a replica whose row has expired or is gone). It
+// returns the Fence of the new ownership and true; or false when another
+// live replica owns the agent (Resolve names it) or replica may not claim.
+// A replica that claims an agent it already owns gets a new epoch: the
+// fence of its earlier ownership is refused from then on, so an instance
+// of the agent it failed to close cannot write. Claims are one INSERT ... ON CONFLICT DO UPDATE ...
 // RETURNING statement: the lease row's lock serialises racing claimers, so
 // exactly one of them wins. A claim waits for fenced writes in progress
 // under the previous ownership (they share-lock the row) and is made after

@@ -247,9 +247,16 @@ func TestReleaseAndReclaim(t *testing.T) {
 	if o := mustResolve(t, s, ns); o != (Owner{Namespace: ns}) {
 		t.Fatalf("Resolve of an agent never claimed = %+v", o)
 	}
-	f1 := mustClaim(t, s, ns, "r1")
+	f0 := mustClaim(t, s, ns, "r1")
 	mustNotClaim(t, s, ns, "r2", "while r1 owns it")
-	mustNotClaim(t, s, ns, "r1", "while r1 owns it already")
+	// A claim by the owner takes a new epoch and fences the earlier one.
+	f1 := mustClaim(t, s, ns, "r1")
+	if f1.Epoch <= f0.Epoch {
+		t.Fatalf("re-claim by the owner: epoch %d after %d", f1.Epoch, f0.Epoch)
+	}
+	if err := s.PutServer(store.WithFence(ctx, f0), server(ns, "a", "r1 before")); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("write under the owner's earlier epoch: %v, want ErrFenced", err)
+	}
 	if err := s.PutServer(store.WithFence(ctx, f1), server(ns, "a", "r1")); err != nil {
 		t.Fatal(err)
 	}
