@@ -53,6 +53,13 @@ func TestMain(m *testing.M) {
 // run must fail with duplicate owners.
 const EnvProfile = "AGENTMCP_CLUSTER"
 
+// EnvBin names a built agentmcp to run instead of building one; EnvLogs,
+// set, prints the replicas' logs (their ends) when the test passes too.
+const (
+	EnvBin  = "AGENTMCP_CLUSTER_BIN"
+	EnvLogs = "AGENTMCP_CLUSTER_LOGS"
+)
+
 func control() bool { return os.Getenv(EnvProfile) == "control" }
 
 // profile sizes a run. Times of the fault plan (killDown, stopFor, pgDown)
@@ -104,7 +111,9 @@ func buildAgentmcp(t *testing.T) string {
 		t.Skipf("no go tool to build agentmcp: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "agentmcp")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "../../cmd/agentmcp").CombinedOutput(); err != nil {
+	if b := os.Getenv(EnvBin); b != "" {
+		bin = b
+	} else if out, err := exec.Command(goTool, "build", "-o", bin, "../../cmd/agentmcp").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	out, _ := exec.Command(bin, "help", "serve").CombinedOutput()
@@ -314,10 +323,26 @@ type window struct {
 type subscriber struct {
 	agent int
 
-	mu     sync.Mutex
-	frames []time.Time
-	drops  []time.Time
-	dials  int
+	mu      sync.Mutex
+	frames  []time.Time
+	drops   []time.Time
+	dials   int
+	reasons map[string]int // why streams ended or dials failed
+	dialErr []dialError
+}
+
+type dialError struct {
+	at  time.Time
+	msg string
+}
+
+func (s *subscriber) reason(r string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reasons == nil {
+		s.reasons = map[string]int{}
+	}
+	s.reasons[r]++
 }
 
 func (s *subscriber) run(ctx context.Context, url string) {
@@ -329,6 +354,12 @@ func (s *subscriber) run(ctx context.Context, url string) {
 		s.dials++
 		s.mu.Unlock()
 		if err != nil {
+			if ctx.Err() == nil {
+				s.reason("dial: " + shorten(err))
+				s.mu.Lock()
+				s.dialErr = append(s.dialErr, dialError{time.Now(), shorten(err)})
+				s.mu.Unlock()
+			}
 			// Pacing of the redial, not synchronisation.
 			select {
 			case <-ctx.Done():
@@ -340,6 +371,9 @@ func (s *subscriber) run(ctx context.Context, url string) {
 		for {
 			_, _, err := ws.Read(ctx)
 			if err != nil {
+				if ctx.Err() == nil {
+					s.reason("read: " + shorten(err))
+				}
 				break
 			}
 			s.mu.Lock()
@@ -353,6 +387,19 @@ func (s *subscriber) run(ctx context.Context, url string) {
 			s.mu.Unlock()
 		}
 	}
+}
+
+// shorten returns err's text without addresses and ports, to count alike
+// errors together.
+func shorten(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg[:i], "127.0.0.1") {
+		msg = msg[i+2:]
+	}
+	if len(msg) > 120 {
+		msg = msg[:120]
+	}
+	return msg
 }
 
 // firstFrameAfter returns the time of the first frame after t, if any
@@ -503,8 +550,8 @@ func TestCluster(t *testing.T) {
 	}
 	failed := false
 	defer func() {
-		if failed || t.Failed() {
-			t.Logf("replica logs:\n%s", c.logTails(60))
+		if failed || t.Failed() || os.Getenv(EnvLogs) != "" {
+			t.Logf("replica logs:\n%s", c.logTails(150))
 		}
 	}()
 	for _, r := range c.reps {
@@ -861,7 +908,8 @@ func TestCluster(t *testing.T) {
 			if err := c.waitReady(victim, readyWithin); err != nil {
 				fatal("after SIGCONT: %v", err)
 			}
-			stopResumes = append(stopResumes, time.Since(tC).Seconds())
+			readyAfter := time.Since(tC)
+			stopResumes = append(stopResumes, readyAfter.Seconds())
 			c.setPool(victim.slot, true)
 			windows = append(windows, window{"stop", tS, time.Now()})
 			// The watch looks up leases in the database: it ends before the
@@ -873,7 +921,7 @@ func TestCluster(t *testing.T) {
 			rec.mu.Lock()
 			rec.fenced = nil
 			rec.mu.Unlock()
-			t.Logf("round %d: replica %d stopped %v, ready %v after SIGCONT", round, victim.slot, tC.Sub(tS).Round(time.Millisecond), time.Since(tC).Round(time.Millisecond))
+			t.Logf("round %d: replica %d stopped %v, ready %v after SIGCONT", round, victim.slot, tC.Sub(tS).Round(time.Millisecond), readyAfter.Round(time.Millisecond))
 		}
 
 		// PostgreSQL stopped and started.
@@ -975,6 +1023,30 @@ func TestCluster(t *testing.T) {
 		}
 		return false
 	}
+	byWindow := map[string]int{}
+	pgNot503 := 0
+	for _, cl := range calls {
+		if cl.err == nil && cl.status/100 == 2 {
+			continue
+		}
+		kind := "no fault"
+		for _, w := range windows {
+			if cl.start.Before(w.to) && cl.end.After(w.from) {
+				kind = w.kind
+			}
+		}
+		what := fmt.Sprintf("%d %s", cl.status, cl.code)
+		if cl.err != nil {
+			what = shorten(cl.err)
+		}
+		if kind == "postgres" && cl.status != http.StatusServiceUnavailable {
+			pgNot503++
+		}
+		byWindow[kind+": "+cl.op+" "+what]++
+	}
+	for k, n := range byWindow {
+		t.Logf("client errors: %d× during %s", n, k)
+	}
 	var drainErrs, steadyErrs, interrupted, total int
 	var drainList []string
 	for _, cl := range calls {
@@ -982,6 +1054,7 @@ func TestCluster(t *testing.T) {
 		ok := cl.err == nil && cl.status/100 == 2
 		if cl.code == "interrupted" {
 			interrupted++
+			t.Logf("interrupted: %s at %s after %.3fs (status %d)", cl.op, cl.start.Format(time.TimeOnly+".000"), cl.end.Sub(cl.start).Seconds(), cl.status)
 		}
 		if ok {
 			continue
@@ -1033,6 +1106,47 @@ func TestCluster(t *testing.T) {
 		s.mu.Unlock()
 	}
 	fig.set("stream_dials", "%d", dials)
+	reasons := map[string]int{}
+	for _, s := range subs {
+		s.mu.Lock()
+		for r, n := range s.reasons {
+			reasons[r] += n
+		}
+		s.mu.Unlock()
+	}
+	for r, n := range reasons {
+		t.Logf("streams: %d× %s", n, r)
+	}
+	// Failed dials by the fault they happened in.
+	dialErrs := map[string]int{}
+	outside := 0
+	for _, s := range subs {
+		s.mu.Lock()
+		for _, d := range s.dialErr {
+			kind := "no fault"
+			for _, w := range windows {
+				if !d.at.Before(w.from) && !d.at.After(w.to) {
+					kind = w.kind
+				}
+			}
+			if kind == "no fault" {
+				outside++
+			}
+			dialErrs[kind+": "+d.msg]++
+		}
+		s.mu.Unlock()
+	}
+	for r, n := range dialErrs {
+		t.Logf("stream dials failed: %d× during %s", n, r)
+	}
+	fig.set("stream_dial_errors_outside_faults", "%d", outside)
+	pgDialNot503 := 0
+	for k, n := range dialErrs {
+		if strings.HasPrefix(k, "postgres: ") && !strings.HasSuffix(k, " 503") {
+			pgDialNot503 += n
+		}
+	}
+	fig.set("postgres_outage_answers_not_503", "%d", pgNot503+pgDialNot503)
 	fig.set("sigstop_ready_after_cont_seconds_max", "%.2f", slices.Max(append(stopResumes, 0)))
 	fig.set("postgres_recovery_seconds_max", "%.2f", slices.Max(append(pgRecovery, 0)))
 

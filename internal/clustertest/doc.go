@@ -43,5 +43,7 @@
 // (lease 8 s, more cycles) runs with AGENTMCP_CLUSTER=full: make cluster.
 // AGENTMCP_CLUSTER=control runs the fast profile on three serves without
 // --cluster, as a check of the test itself: it must fail with duplicate
-// owners.
+// owners. AGENTMCP_CLUSTER_BIN runs a built agentmcp instead of building
+// one; AGENTMCP_CLUSTER_LOGS=1 prints the ends of the replicas' logs even
+// when the test passes (they are printed when it fails).
 package clustertest
