@@ -21,7 +21,7 @@
 //	            expires_at TIMESTAMPTZ, PRIMARY KEY(namespace, server_id, key))
 //	agentmcp_replicas(id PRIMARY KEY, cluster_url, version,
 //	                  state 'live'|'draining', awake_agents INTEGER,
-//	                  started_at, heartbeat_at, expires_at TIMESTAMPTZ)
+//	                  started_at, heartbeat_at, expires_at, fenced_at TIMESTAMPTZ)
 //	agentmcp_agents(namespace PRIMARY KEY, owner, epoch BIGINT,
 //	                claimed_at, released_at TIMESTAMPTZ) fillfactor 70
 //	                index (owner) WHERE owner IS NOT NULL
@@ -80,7 +80,10 @@
 // it; Release and ReleaseAll notify NotifyChannel with the namespace, in a
 // statement of their own. Claims run at REPEATABLE READ (see Claim): two
 // racing claimers never both win, and a claim never takes a lease from a
-// live replica, however recent.
+// live replica, however recent. The first claim that takes a lease from an
+// expired replica marks its row fenced (fenced_at), and a heartbeat
+// re-checks that mark after any claim it waited for: a claim and the
+// previous owner's renewal never both succeed.
 //
 // # Fencing
 //

@@ -109,12 +109,17 @@ func (s *Store) RegisterReplica(ctx context.Context, id, clusterURL, version str
 // statement:
 //
 //	UPDATE agentmcp_replicas SET heartbeat_at = now(), expires_at = now() + ttl, awake_agents = awake
-//	WHERE id = $id AND expires_at > now()
+//	WHERE id = $id AND expires_at > clock_timestamp() AND fenced_at IS NULL
+//
+// The guard is judged by the time it is evaluated (clock_timestamp(), not
+// the statement's start, now()); fenced_at is set by the first Claim that
+// found the row expired, and a renewal that waited for that claim
+// re-evaluates the guard on the marked row and fails.
 //
 // It returns false when the row has expired or is gone: then the replica
 // has lost every lease it held (others may have claimed its agents), and it
-// can never be renewed again (the guard expires_at > now() means liveness
-// never comes back once lost); the replica must stop acting for its agents
+// can never be renewed again (the guard means liveness never comes back
+// once lost); the replica must stop acting for its agents
 // and register under a new id. A ttl of zero or less ends the replica's
 // liveness at once, for good. A replica's trust in its leases should end
 // before its row expires: start of the last successful Heartbeat + ttl − a
@@ -123,7 +128,7 @@ func (s *Store) Heartbeat(ctx context.Context, id string, ttl time.Duration, awa
 	tag, err := s.pool.Exec(ctx, `
 		UPDATE agentmcp_replicas
 		SET heartbeat_at = now(), expires_at = now() + $2 * interval '1 microsecond', awake_agents = $3
-		WHERE id = $1 AND expires_at > now()`,
+		WHERE id = $1 AND expires_at > clock_timestamp() AND fenced_at IS NULL`,
 		id, interval(ttl), awake)
 	if err != nil {
 		return false, fmt.Errorf("postgres: heartbeat of replica %q: %w", id, err)
@@ -223,6 +228,18 @@ func (s *Store) Resolve(ctx context.Context, ns string) (Owner, error) {
 	return o, nil
 }
 
+// claimFenceSQL marks the row of the agent $1's owner fenced when that row
+// has expired and is not marked yet. Writing the row serialises the claim
+// with the owner's heartbeat: a renewal in flight makes the claim wait,
+// then fail to serialise and look again (finding the owner live); a
+// renewal that comes after re-checks its guard on the marked row and
+// fails. Only the first claim after the expiry writes the row, so claims
+// of many agents of one dead replica do not queue behind each other.
+const claimFenceSQL = `
+	UPDATE agentmcp_replicas r SET fenced_at = now()
+	FROM agentmcp_agents a
+	WHERE a.namespace = $1 AND r.id = a.owner AND r.expires_at <= now() AND r.fenced_at IS NULL`
+
 // claimAttempts bounds Claim's retries after serialization failures.
 const claimAttempts = 10
 
@@ -258,12 +275,19 @@ const claimSQL = `
 // failure, so that the liveness of the previous owner is judged on a
 // snapshot that includes every row committed before the lease row it
 // replaces (at READ COMMITTED a claimer could miss a replica that
-// registered and claimed after its statement began).
+// registered and claimed after its statement began). Before it, the same
+// transaction marks an expired previous owner's row fenced (fenced_at), so
+// that a claim and that owner's Heartbeat never both succeed: a renewal in
+// flight makes the claim wait and then find the owner live; a later
+// renewal finds the row fenced.
 func (s *Store) Claim(ctx context.Context, ns, replica string) (store.Fence, bool, error) {
 	f := store.Fence{Namespace: ns, Replica: replica}
 	err := errors.Join(codec.CheckNamespace(ns), checkReplica(replica))
 	for attempt := 1; err == nil; attempt++ {
 		err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, claimFenceSQL, ns); err != nil {
+				return err
+			}
 			return tx.QueryRow(ctx, claimSQL, ns, replica).Scan(&f.Epoch)
 		})
 		var pe *pgconn.PgError

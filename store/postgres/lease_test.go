@@ -437,6 +437,163 @@ func TestClaimSeesLateReplica(t *testing.T) {
 	}
 }
 
+// TestClaimWaitsForHeartbeat checks that a claim never takes an agent
+// from a replica whose heartbeat is renewing it: the owner's renewal is in
+// flight (its guard passed while the row was live, not committed) when
+// another replica, judging the row expired, claims the agent. The claim
+// waits for the renewal and then finds the owner live.
+func TestClaimWaitsForHeartbeat(t *testing.T) {
+	stores := openStores(t, 2)
+	a, b := stores[0], stores[1]
+	ctx := leaseCtx(t)
+	const ns = "chat/renewing"
+	mustRegister(t, a, "A", -time.Second)
+	mustRegister(t, b, "B", time.Hour)
+	forceLease(t, a, ns, "A")
+	tx, err := a.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	// Heartbeat's statement without its guard: the guard passed a moment
+	// before the row expired.
+	if _, err := tx.Exec(ctx, `UPDATE agentmcp_replicas SET heartbeat_at = now(), expires_at = now() + interval '1 hour' WHERE id = 'A'`); err != nil {
+		t.Fatal(err)
+	}
+	type claimed struct {
+		f   store.Fence
+		ok  bool
+		err error
+	}
+	claims := make(chan claimed, 1)
+	go func() {
+		f, ok, err := b.Claim(ctx, ns, "B")
+		claims <- claimed{f, ok, err}
+	}()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for waiting := 0; waiting == 0; {
+		select {
+		case c := <-claims:
+			t.Fatalf("Claim returned while the owner's heartbeat was in flight: %+v", c)
+		case <-tick.C:
+		}
+		if err := b.pool.QueryRow(ctx, `
+			SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-claims; c.err != nil || c.ok {
+		t.Fatalf("Claim of a renewed replica's agent = %+v; want no claim", c)
+	}
+	if o := mustResolve(t, b, ns); o.Replica != "A" || !o.Live {
+		t.Fatalf("Resolve = %+v; want A's live lease", o)
+	}
+}
+
+// TestHeartbeatAfterTakeover checks that a renewal that waited for a
+// claim taking a lease from its replica fails once that claim commits: the
+// claim's mark on the replica row (fenced_at) is written in a transaction
+// held open here, the heartbeat waits for it and then re-checks its guard.
+func TestHeartbeatAfterTakeover(t *testing.T) {
+	s := openStores(t, 1)[0]
+	ctx := leaseCtx(t)
+	mustRegister(t, s, "A", time.Hour)
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, `UPDATE agentmcp_replicas SET fenced_at = now() WHERE id = 'A'`); err != nil {
+		t.Fatal(err)
+	}
+	type beat struct {
+		ok  bool
+		err error
+	}
+	beats := make(chan beat, 1)
+	go func() {
+		ok, err := s.Heartbeat(ctx, "A", time.Hour, 0)
+		beats <- beat{ok, err}
+	}()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for waiting := 0; waiting == 0; {
+		select {
+		case b := <-beats:
+			t.Fatalf("Heartbeat returned while a claim held the replica row: %+v", b)
+		case <-tick.C:
+		}
+		if err := s.pool.QueryRow(ctx, `
+			SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-beats; b.err != nil || b.ok {
+		t.Fatalf("Heartbeat after the takeover = %+v; want false", b)
+	}
+}
+
+// TestClaimOrphans has two replicas claim, all at once, the 20 agents of a
+// replica whose row expired: each agent is claimed exactly once and no
+// claim fails (serialization failures on the dead replica's row are
+// retried).
+func TestClaimOrphans(t *testing.T) {
+	stores := openStores(t, 2)
+	ctx := leaseCtx(t)
+	mustRegister(t, stores[0], "dead", -time.Second)
+	mustRegister(t, stores[0], "r0", time.Hour)
+	mustRegister(t, stores[1], "r1", time.Hour)
+	const agents = 20
+	for i := range agents {
+		forceLease(t, stores[0], fmt.Sprintf("chat/o%02d", i), "dead")
+	}
+	start := make(chan struct{})
+	var mu sync.Mutex
+	won := map[string][]string{}
+	var errs []error
+	var wg sync.WaitGroup
+	for r := range 2 {
+		for i := range agents {
+			wg.Go(func() {
+				<-start
+				ns := fmt.Sprintf("chat/o%02d", i)
+				f, ok, err := stores[r].Claim(ctx, ns, fmt.Sprintf("r%d", r))
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if ok {
+					won[ns] = append(won[ns], f.Replica)
+				}
+			})
+		}
+	}
+	close(start)
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("%d claims failed, first: %v", len(errs), errs[0])
+	}
+	for i := range agents {
+		ns := fmt.Sprintf("chat/o%02d", i)
+		if len(won[ns]) != 1 {
+			t.Errorf("%s claimed by %q; want exactly one replica", ns, won[ns])
+		}
+	}
+	if ok, err := stores[0].Heartbeat(ctx, "dead", time.Hour, 0); err != nil || ok {
+		t.Fatalf("Heartbeat of the dead replica = %v, %v", ok, err)
+	}
+}
+
 // TestListen checks that Listen reports that it listens, then receives the
 // notifications of Release, ReleaseAll and Notify, and returns nil when its
 // context ends.

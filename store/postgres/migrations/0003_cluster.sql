@@ -19,7 +19,10 @@ CREATE TABLE agentmcp_replicas (
 	awake_agents INTEGER     NOT NULL DEFAULT 0,        -- load report, for placement
 	started_at   TIMESTAMPTZ NOT NULL DEFAULT now(),
 	heartbeat_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-	expires_at   TIMESTAMPTZ NOT NULL
+	expires_at   TIMESTAMPTZ NOT NULL,
+	-- Set by the first claim that takes a lease from the replica after its
+	-- row expired; a fenced row is never renewed.
+	fenced_at    TIMESTAMPTZ
 );
 
 -- One row per agent ever claimed. The lease is valid while owner names a
