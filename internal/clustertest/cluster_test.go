@@ -930,10 +930,17 @@ func TestCluster(t *testing.T) {
 			if err := pg.Halt(); err != nil {
 				fatal("%v", err)
 			}
+			resumed := false
+			defer func() { // on a failure in between
+				if !resumed {
+					pg.Resume()
+				}
+			}()
 			select {
 			case <-time.After(prof.pgDown):
 			case <-ctx.Done():
 			}
+			resumed = true
 			if err := pg.Resume(); err != nil {
 				fatal("%v", err)
 			}
