@@ -147,6 +147,7 @@ type recorder struct {
 	fenced *fenceWatch
 
 	unattributed   atomic.Int64
+	unattributedAt []time.Time
 	fencedRequests atomic.Int64
 	fencedLog      []string
 }
@@ -171,6 +172,9 @@ func (rec *recorder) wrap(key string, next http.Handler) http.Handler {
 		}
 		if pid == 0 {
 			rec.unattributed.Add(1)
+			rec.mu.Lock()
+			rec.unattributedAt = append(rec.unattributedAt, time.Now())
+			rec.mu.Unlock()
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -801,6 +805,12 @@ func TestCluster(t *testing.T) {
 							fmu.Unlock()
 							return
 						}
+						// Pacing of the retries (a 503 comes back at once),
+						// not synchronisation: the figure's resolution.
+						select {
+						case <-time.After(100 * time.Millisecond):
+						case <-ctx.Done():
+						}
 					}
 					fmu.Lock()
 					failovers = append(failovers, time.Since(tk).Seconds())
@@ -964,6 +974,22 @@ func TestCluster(t *testing.T) {
 	dup, examples := rec.duplicates(frozenWins, runEnd)
 	fig.set("duplicate_active_owners", "%d", dup)
 	fig.set("unattributed_requests", "%d", rec.unattributed.Load())
+	{
+		// A request whose sender is gone by the time it is looked up: a
+		// process killed with requests in flight.
+		n := 0
+		rec.mu.Lock()
+		for _, at := range rec.unattributedAt {
+			for _, w := range windows {
+				if w.kind == "kill" && !at.Before(w.from) && at.Before(w.from.Add(time.Second)) {
+					n++
+					break
+				}
+			}
+		}
+		rec.mu.Unlock()
+		fig.set("unattributed_requests_within_1s_of_a_kill", "%d", n)
+	}
 
 	// Acknowledged adds and rows.
 	lost := 0
