@@ -1017,10 +1017,17 @@ func TestCluster(t *testing.T) {
 
 	// OAuth.
 	reuse := 0
+	tokenErrs := map[string]int{}
 	for _, tr := range as.TokenRequests() {
 		if tr.Error == "invalid_grant" && strings.Contains(tr.ErrorDescription, "already used") {
 			reuse++
 		}
+		if tr.Error != "" {
+			tokenErrs[tr.Form.Get("grant_type")+": "+tr.Error+": "+tr.ErrorDescription]++
+		}
+	}
+	for e, n := range tokenErrs {
+		t.Logf("token requests refused: %d× %s", n, e)
 	}
 	fig.set("refresh_grants", "%d", as.Counts.RefreshGrants.Load())
 	fig.set("refresh_token_reuse", "%d", reuse)
