@@ -15,7 +15,7 @@ test-long:
 
 # The cluster test's full profile: three serve --cluster replicas on one
 # PostgreSQL under kill -9, rolling drains, SIGSTOP past the lease and a
-# database outage (lease 8 s, about 15 minutes); prints its name=value figures
+# database outage (lease 8 s, about 7 minutes); prints its name=value figures
 # and fails when a hold is missed. make test runs its fast profile. The log
 # is kept in artifacts/cluster.txt.
 cluster:
