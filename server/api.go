@@ -85,17 +85,8 @@ func (s *Server) agentRoute(m methods, creating ...string) http.Handler {
 			writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: %s)", r.Method, strings.Join(allow, ", ")))
 			return
 		}
-		class, name := r.PathValue("class"), r.PathValue("name")
-		var a *agent.Agent
-		var release func()
-		var err error
-		if slices.Contains(creating, r.Method) {
-			a, release, err = s.Use(r.Context(), class, name)
-		} else {
-			a, release, err = s.useKnown(r.Context(), class, name, false)
-		}
-		if err != nil {
-			writeError(w, s.openError(err))
+		a, release, handled := s.useOrForward(w, r, slices.Contains(creating, r.Method), false)
+		if handled {
 			return
 		}
 		defer release()
@@ -129,9 +120,8 @@ func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 // creates an agent: only one already open, or one with servers in the
 // store, can answer (knownEntry).
 func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
-	a, release, err := s.useKnown(r.Context(), r.PathValue("class"), r.PathValue("name"), true)
-	if err != nil {
-		writeError(w, s.openError(err))
+	a, release, handled := s.useOrForward(w, r, false, true)
+	if handled {
 		return
 	}
 	defer release()
@@ -164,11 +154,23 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	_, release, err := s.useKnown(r.Context(), class, name, false)
 	var aerr *APIError
-	if errors.As(err, &aerr) && aerr.Code == CodeUnknownAgent && s.checkAgent(class, name) == nil {
+	var owned *agent.OwnedElsewhereError
+	switch {
+	case errors.As(err, &aerr) && aerr.Code == CodeUnknownAgent && s.checkAgent(class, name) == nil:
 		status = http.StatusCreated
-		_, release, err = s.Use(r.Context(), class, name)
-	}
-	if err != nil {
+		var handled bool
+		if _, release, handled = s.useOrForward(w, r, true, false); handled {
+			return
+		}
+	case errors.As(err, &owned) && s.opts.Cluster != nil:
+		if _, release, handled := s.useOrForward(w, r, false, false); handled {
+			return
+		} else {
+			defer release()
+		}
+		writeJSON(w, status, AgentInfo{Class: class, Name: name})
+		return
+	case err != nil:
 		writeError(w, s.openError(err))
 		return
 	}

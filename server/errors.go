@@ -38,6 +38,9 @@ const (
 	CodeCallInterrupted      = "call_interrupted"       // 502: the session was lost during a call that may have run
 	CodeTimeout              = "timeout"                // 504
 	CodeAgentBusy            = "agent_busy"             // 409: the agent cannot be hibernated now
+	CodeOwnerMoved           = "owner_moved"            // 503: (replicas) the agent moved while the request was forwarded; retry
+	CodeOwnerUnavailable     = "owner_unavailable"      // 503: (replicas) the replica holding the agent does not answer; retry
+	CodeInterrupted          = "interrupted"            // 502: (replicas) the replica holding the agent went away during the request; not repeated
 	CodeShuttingDown         = "shutting_down"          // 503
 	CodeOAuthUnavailable     = "oauth_unavailable"      // 404: this build's agents cannot complete OAuth callbacks
 	CodeInternal             = "internal"               // 500

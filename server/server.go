@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -68,6 +69,10 @@ type Options struct {
 	// KeepAwake names agents ("class/name") woken when the server opens
 	// and never hibernated, in addition to those with a keep-awake server.
 	KeepAwake []string
+
+	// Cluster, if set, makes the server one replica of several on one
+	// Postgres store (see ClusterOptions). Nil means one process.
+	Cluster *ClusterOptions
 
 	// ShouldSendProtocolMessages decides, per WebSocket or SSE connection,
 	// whether it gets cf_agent_mcp_servers frames (the seed's
@@ -170,10 +175,14 @@ type Server struct {
 
 	hooks atomic.Pointer[testHooks] // nil but in tests
 
+	mux              *http.ServeMux // the routes, without sec's checks
+	clusterTransport http.RoundTripper
+
 	// mu guards the fields below.
-	mu      sync.Mutex
-	closed  bool
-	streams bool // false once CloseStreams was called
+	mu       sync.Mutex
+	closed   bool
+	draining bool
+	streams  bool // false once CloseStreams was called
 }
 
 // testHooks let tests see inside: onWatch sees every stream's watch as it
@@ -266,7 +275,22 @@ func newServer(st store.Store, opts *Options) *Server {
 		cancel:  cancel,
 		streams: true,
 	}
+	var dir agent.Directory
+	if c := o.Cluster; c != nil {
+		dir = c.Replica
+		if c.WaitForOwner == 0 {
+			c.WaitForOwner = 15 * time.Second
+		}
+		s.clusterTransport = &http.Transport{
+			Proxy:                 nil, // replicas talk directly
+			DialContext:           (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost:   64,
+			IdleConnTimeout:       90 * time.Second,
+			ResponseHeaderTimeout: 0, // a tool call may take long; the client's request bounds it
+		}
+	}
 	s.host = agent.NewHost(st, &agent.HostOptions{
+		Directory:   dir,
 		Agent:       &s.agentO,
 		IdleTimeout: o.AgentIdleTimeout,
 		MaxAwake:    o.MaxAwake,
@@ -276,7 +300,8 @@ func newServer(st store.Store, opts *Options) *Server {
 	})
 	s.pages = parsePages()
 	s.sec = newSecurity(&o)
-	s.handler = s.sec.wrap(s.routes())
+	s.mux = s.routes()
+	s.handler = s.sec.wrap(s.mux)
 	return s
 }
 
@@ -495,10 +520,17 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	return s.host.Close(ctx)
+	err := s.host.Close(ctx)
+	if t, ok := s.clusterTransport.(*http.Transport); ok {
+		t.CloseIdleConnections()
+	}
+	return err
 }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.health(w, r) {
+		return
+	}
 	s.handler.ServeHTTP(w, r)
 }

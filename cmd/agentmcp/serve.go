@@ -69,6 +69,29 @@ Flags:
                     that must hear its servers' notifications and requests
                     (as are agents with a server added with --keep-awake).
                     Repeatable.
+  --drain-timeout D on SIGTERM, how long to wait for busy agents before
+                    closing them (default 30s): /readyz turns 503 at once,
+                    streams end, idle agents are hibernated.
+
+Replicas (several serve processes on one PostgreSQL database; each agent is
+awake on one replica at a time, and any replica answers any request):
+  --cluster         be one replica (needs --postgres)
+  --cluster-addr HOST:PORT
+                    the cluster listener, where the other replicas forward
+                    requests for this one's agents (default 127.0.0.1:8788;
+                    reachable by the replicas only)
+  --cluster-url URL how the other replicas reach --cluster-addr (default
+                    http://HOST:PORT of --cluster-addr)
+  --cluster-key K   the key every replica shares, 16 bytes or more, that
+                    authenticates forwarded requests (default
+                    $AGENTMCP_CLUSTER_KEY)
+  --lease-ttl D     how long a replica's ownership of its agents outlives
+                    its last renewal (default 8s): a replica that dies loses
+                    its agents to the others after about that long
+
+/healthz answers 200 while the process runs; /readyz 200 when the database
+answers and the server is not draining (nor, for a replica, unsure of its
+ownership), else 503. Neither needs the token.
 
 Limits: a request's headers must arrive within 10s (64 KiB at most), its body
 within 30s (1 MiB at most, on the API's POST routes only; never read elsewhere); a
@@ -102,6 +125,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var origins, keepAwake rawHeaders // repeatable string flags
 	var idleTimeout time.Duration
 	var maxAwake int
+	var cf clusterFlags
 	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "")
 	fs.StringVar(&db, "db", "", "")
 	fs.StringVar(&dsn, "postgres", "", "")
@@ -112,6 +136,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&idleTimeout, "idle-timeout", agent.DefaultIdleTimeout, "")
 	fs.IntVar(&maxAwake, "max-awake", agent.DefaultMaxAwake, "")
 	fs.Var(&keepAwake, "keep-awake", "")
+	cf.register(fs)
 	positional, _, _, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -137,6 +162,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if class, name, ok := strings.Cut(agentRef, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
 		return usageErrorf("--agent %q: want class/name, the class in kebab-case", agentRef)
+	}
+	if err := cf.check(dsn); err != nil {
+		return err
 	}
 	for _, ref := range keepAwake {
 		if class, name, ok := strings.Cut(ref, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
@@ -194,7 +222,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
+	replica, untrusted, err := cf.join(ctx, st, logger)
+	if err != nil {
+		return err
+	}
+	var clusterOpts *server.ClusterOptions
+	if replica != nil {
+		defer func() {
+			lctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			defer cancel()
+			if err := replica.Leave(lctx); err != nil {
+				logger.Warn("leaving the cluster", "error", err)
+			}
+		}()
+		clusterOpts = &server.ClusterOptions{Replica: replica, Key: cf.key}
+	}
 	srv, err := server.Open(ctx, st, &server.Options{
+		Cluster:          clusterOpts,
 		Agent:            &agent.Options{CallbackHost: publicURL},
 		Token:            token,
 		AllowedHosts:     allowedHosts,
@@ -208,6 +252,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	untrusted.Store(srv)
 	closeServer := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -224,6 +269,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(l) }()
+	if replica != nil {
+		cs, err := cf.listen(srv, logger)
+		if err != nil {
+			hs.Close()
+			closeServer()
+			return err
+		}
+		defer cs.Close()
+		fmt.Fprintf(stdout, "agentmcp serve: replica %s, cluster listener at %s\n", replica.ID(), cf.url)
+	}
 
 	base := "http://" + l.Addr().String()
 	where := db
@@ -242,6 +297,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case <-ctx.Done():
 	case serveErr = <-served:
 	}
+	// Drain first: /readyz says so, streams end, idle agents are
+	// hibernated (and, in a cluster, released for the other replicas)
+	// while the requests in flight finish.
+	dctx, dcancel := context.WithTimeout(context.Background(), cf.drainTimeout)
+	if err := srv.Drain(dctx); err != nil {
+		logger.Warn("draining: agents still busy at the drain timeout are closed", "error", err)
+	}
+	dcancel()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {

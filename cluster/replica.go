@@ -1,0 +1,330 @@
+// Package cluster lets several agentmcp processes (replicas) share one
+// Postgres database, each agent owned by exactly one of them at a time.
+//
+// A Replica is one process's membership: a row in agentmcp_replicas that
+// it renews every Options.Interval, with an expiry set by the database's
+// clock (Options.TTL). Its ownership of an agent is a lease row naming it,
+// valid exactly as long as its replica row is, with an epoch (a fencing
+// token) that every write of the agent's servers carries: a replica that
+// lost an agent cannot change it (store.ErrFenced). A Replica is an
+// agent.Directory: an agent.Host with one claims an agent before it opens
+// it and releases it after it closes it.
+//
+// Trust: after each renewal, the replica trusts its leases until the start
+// of that renewal plus TTL minus Options.Margin, on its own monotonic
+// clock. Past that, before any other replica may take its agents over,
+// its Gate closes (every outbound request of its agents is stopped unsent)
+// and Options.OnUntrusted closes its agents (agent.Host.Evict). A renewal
+// that succeeds again restores the trust, after giving back every lease
+// the replica still held; a replica whose row expired joins again under a
+// new id.
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/postgres"
+)
+
+// Defaults of Options.
+const (
+	DefaultTTL      = 8 * time.Second
+	DefaultInterval = 2 * time.Second
+	DefaultMargin   = 2 * time.Second
+)
+
+// Options configures a Replica. The zero value, or nil, gives the defaults
+// each field documents.
+type Options struct {
+	// URL is where the other replicas reach this one's cluster listener
+	// ("http://10.0.0.5:8788"), stored with its row. Required.
+	URL string
+	// Version names the build, stored with the row for mixed-version
+	// deploys. Empty means "dev".
+	Version string
+
+	// TTL is how long the replica's row (and with it its leases) stays
+	// valid after a renewal, by the database's clock; Interval how often
+	// it is renewed; Margin how long before the expiry, by the replica's
+	// own clock, it stops trusting its leases. Zero means DefaultTTL,
+	// DefaultInterval and DefaultMargin. TTL must be more than Interval
+	// plus Margin.
+	TTL, Interval, Margin time.Duration
+
+	// Awake, if set, reports the replica's load (awake agents) with each
+	// renewal.
+	Awake func() int
+
+	// OnUntrusted, if set, is called (on its own goroutine) when the
+	// replica stops trusting its leases: it must close every agent the
+	// replica holds, without releasing them (agent.Host.Evict).
+	OnUntrusted func()
+
+	// Logger receives the replica's logs. Nil discards them.
+	Logger *slog.Logger
+
+	now func() time.Time // the local clock; nil means time.Now
+}
+
+// ErrUntrusted is the Gate's error while the replica does not trust its
+// leases.
+var ErrUntrusted = errors.New("cluster: this replica's leases are not trusted (the database could not be reached in time)")
+
+// Replica is one process's membership of a cluster. It implements
+// agent.Directory.
+type Replica struct {
+	st     *postgres.Store
+	opts   Options
+	logger *slog.Logger
+	quit   chan struct{}
+	done   chan struct{}
+
+	// mu guards the fields below.
+	mu           sync.Mutex
+	id           string
+	trustedUntil time.Time // on the local clock
+	untrusted    bool      // OnUntrusted was called and trust not restored
+	left         bool
+}
+
+var _ agent.Directory = (*Replica)(nil)
+
+// Join registers a new replica on st and starts renewing it. Leave ends it.
+func Join(ctx context.Context, st *postgres.Store, opts *Options) (*Replica, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.URL == "" {
+		return nil, errors.New("cluster: Options.URL is required (where other replicas reach this one)")
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.TTL == 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.Interval == 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Margin == 0 {
+		o.Margin = DefaultMargin
+	}
+	if o.TTL <= o.Interval+o.Margin {
+		return nil, fmt.Errorf("cluster: TTL %v must be more than Interval %v plus Margin %v", o.TTL, o.Interval, o.Margin)
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Replica{st: st, opts: o, logger: logger, quit: make(chan struct{}), done: make(chan struct{})}
+	if err := r.register(ctx); err != nil {
+		return nil, err
+	}
+	go r.run()
+	return r, nil
+}
+
+// newID returns a fresh replica id: one per incarnation, so that a
+// restarted process never inherits its predecessor's leases.
+func newID() string { return "r-" + rand.Text()[:16] }
+
+// register writes a new replica row and trusts it.
+func (r *Replica) register(ctx context.Context) error {
+	id := newID()
+	start := r.opts.now()
+	if err := r.st.RegisterReplica(ctx, id, r.opts.URL, r.opts.Version, r.opts.TTL); err != nil {
+		return fmt.Errorf("cluster: registering replica: %w", err)
+	}
+	r.mu.Lock()
+	r.id = id
+	r.trustedUntil = start.Add(r.opts.TTL - r.opts.Margin)
+	r.untrusted = false
+	r.mu.Unlock()
+	r.logger.Info("cluster: joined", "replica", id)
+	return nil
+}
+
+// ID returns the replica's current id.
+func (r *Replica) ID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.id
+}
+
+// run renews the replica until Leave: every Interval, and every
+// Interval/4 after a failed renewal; it checks the trust deadline as often.
+func (r *Replica) run() {
+	defer close(r.done)
+	tick := time.NewTicker(max(r.opts.Interval/4, time.Millisecond))
+	defer tick.Stop()
+	next := r.opts.now().Add(r.opts.Interval)
+	for {
+		select {
+		case <-r.quit:
+			return
+		case <-tick.C:
+		}
+		if !r.opts.now().Before(next) {
+			if r.beat() {
+				next = r.opts.now().Add(r.opts.Interval)
+			} else {
+				next = r.opts.now().Add(r.opts.Interval / 4)
+			}
+		}
+		r.checkTrust()
+	}
+}
+
+// beat renews the replica's row once, and reports whether it did.
+func (r *Replica) beat() bool {
+	start := r.opts.now()
+	r.mu.Lock()
+	id, deadline, untrusted := r.id, r.trustedUntil, r.untrusted
+	r.mu.Unlock()
+	// A renewal never outlasts the trust it could keep.
+	ctx, cancel := context.WithTimeout(context.Background(), max(min(r.opts.Interval, deadline.Sub(start)), r.opts.Interval/4))
+	defer cancel()
+	awake := 0
+	if r.opts.Awake != nil {
+		awake = r.opts.Awake()
+	}
+	ok, err := r.st.Heartbeat(ctx, id, r.opts.TTL, awake)
+	switch {
+	case err != nil:
+		r.logger.Warn("cluster: renewing the replica failed", "replica", id, "error", err)
+		return false
+	case !ok:
+		// The row expired: every lease of this id is gone. Stop acting for
+		// them, then join again as a new replica.
+		r.logger.Warn("cluster: the replica's row expired; joining again", "replica", id)
+		r.distrust()
+		if err := r.register(ctx); err != nil {
+			r.logger.Warn("cluster: joining again failed", "error", err)
+			return false
+		}
+		return true
+	}
+	if untrusted {
+		// Trusted again before the row expired: the agents were closed
+		// without releasing them; give the leases back first, so that they
+		// can be claimed again (here or elsewhere).
+		if err := r.st.ReleaseAll(ctx, id); err != nil {
+			r.logger.Warn("cluster: releasing the leases of a distrusted replica failed", "replica", id, "error", err)
+			return false
+		}
+	}
+	r.mu.Lock()
+	r.trustedUntil = start.Add(r.opts.TTL - r.opts.Margin)
+	r.untrusted = false
+	r.mu.Unlock()
+	return true
+}
+
+// checkTrust distrusts the replica once its trust deadline has passed.
+func (r *Replica) checkTrust() {
+	r.mu.Lock()
+	past := !r.opts.now().Before(r.trustedUntil)
+	r.mu.Unlock()
+	if past {
+		r.distrust()
+	}
+}
+
+// distrust closes the gate and calls OnUntrusted, once per loss of trust.
+func (r *Replica) distrust() {
+	r.mu.Lock()
+	if r.untrusted {
+		r.mu.Unlock()
+		return
+	}
+	r.untrusted = true
+	r.trustedUntil = time.Time{}
+	id := r.id
+	r.mu.Unlock()
+	r.logger.Warn("cluster: leases no longer trusted: closing every agent", "replica", id)
+	if r.opts.OnUntrusted != nil {
+		go r.opts.OnUntrusted()
+	}
+}
+
+// Gate implements agent.Directory: ErrUntrusted once the trust deadline
+// has passed.
+func (r *Replica) Gate() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.untrusted || r.left || !r.opts.now().Before(r.trustedUntil) {
+		return ErrUntrusted
+	}
+	return nil
+}
+
+// Claim implements agent.Directory.
+func (r *Replica) Claim(ctx context.Context, ns string) (store.Fence, error) {
+	if err := r.Gate(); err != nil {
+		return store.Fence{}, err
+	}
+	id := r.ID()
+	f, ok, err := r.st.Claim(ctx, ns, id)
+	if err != nil {
+		return store.Fence{}, fmt.Errorf("cluster: claiming %s: %w", ns, err)
+	}
+	if ok {
+		return f, nil
+	}
+	owner, err := r.st.Resolve(ctx, ns)
+	if err != nil {
+		return store.Fence{}, fmt.Errorf("cluster: finding the owner of %s: %w", ns, err)
+	}
+	return store.Fence{}, &agent.OwnedElsewhereError{Namespace: ns, Owner: owner.Replica, URL: owner.ClusterURL}
+}
+
+// Release implements agent.Directory.
+func (r *Replica) Release(ctx context.Context, f store.Fence) error {
+	return r.st.Release(ctx, f)
+}
+
+// Resolve returns the owner of the agent ns.
+func (r *Replica) Resolve(ctx context.Context, ns string) (postgres.Owner, error) {
+	return r.st.Resolve(ctx, ns)
+}
+
+// LiveReplicas returns the live replicas, least loaded first.
+func (r *Replica) LiveReplicas(ctx context.Context) ([]postgres.Replica, error) {
+	return r.st.LiveReplicas(ctx)
+}
+
+// Drain marks the replica as draining: it claims no more agents, and the
+// others stop sending it new ones. The caller then hibernates its agents
+// and calls Leave.
+func (r *Replica) Drain(ctx context.Context) error {
+	return r.st.SetReplicaState(ctx, r.ID(), postgres.ReplicaDraining)
+}
+
+// Leave stops renewing the replica, gives back every lease it holds and
+// deletes its row: for a process that closed its agents and exits. It is
+// idempotent.
+func (r *Replica) Leave(ctx context.Context) error {
+	r.mu.Lock()
+	if r.left {
+		r.mu.Unlock()
+		return nil
+	}
+	r.left = true
+	id := r.id
+	r.mu.Unlock()
+	close(r.quit)
+	<-r.done
+	return errors.Join(r.st.ReleaseAll(ctx, id), r.st.DeleteReplica(ctx, id))
+}

@@ -1,0 +1,313 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/cluster"
+	"github.com/agentmcp/agentmcp/store/postgres"
+)
+
+// ClusterOptions make a Server one replica of several that share a
+// Postgres store (see package cluster): each agent is awake on one
+// replica at a time, and any replica answers any request, forwarding it to
+// the agent's owner over the owner's cluster listener (ClusterHandler).
+type ClusterOptions struct {
+	// Replica is this process's membership (cluster.Join). Required. Its
+	// Options.OnUntrusted should call Server.Host().Evict.
+	Replica *cluster.Replica
+
+	// Key authenticates the requests replicas forward to each other:
+	// every replica has the same one, at least 16 bytes. Required.
+	Key string
+
+	// WaitForOwner bounds how long a request waits for the owner of its
+	// agent when the owner cannot be reached (it died, and its lease has
+	// not expired yet): then the agent is woken here. Zero means 15
+	// seconds.
+	WaitForOwner time.Duration
+}
+
+// ClusterKeyHeader carries ClusterOptions.Key on forwarded requests.
+const ClusterKeyHeader = "Agentmcp-Cluster-Key"
+
+// forwardedKey marks the context of a request that came through the
+// cluster listener: it is served here or refused, never forwarded again.
+type forwardedKey struct{}
+
+func forwarded(r *http.Request) bool { return r.Context().Value(forwardedKey{}) != nil }
+
+// ClusterHandler serves the requests other replicas forward to this one:
+// the agent routes, for clients the forwarding replica has already
+// authenticated, behind the cluster key. Serve it on an address only the
+// replicas reach (the cluster listener). It is nil without
+// Options.Cluster.
+func (s *Server) ClusterHandler() http.Handler {
+	c := s.opts.Cluster
+	if c == nil {
+		return nil
+	}
+	key := []byte(c.Key)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.health(w, r) {
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get(ClusterKeyHeader)), key) != 1 {
+			writeError(w, apiErrorf(http.StatusUnauthorized, CodeUnauthorized, "not a request from a replica of this cluster"))
+			return
+		}
+		r.Header.Del(ClusterKeyHeader)
+		if r.Header.Get("X-Forwarded-Proto") == "https" && r.TLS == nil {
+			r = r.WithContext(context.WithValue(r.Context(), forwardedKey{}, "https"))
+		} else {
+			r = r.WithContext(context.WithValue(r.Context(), forwardedKey{}, "http"))
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+// scheme is the scheme the client used for r: its own, or the one the
+// forwarding replica saw.
+func scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	if p, ok := r.Context().Value(forwardedKey{}).(string); ok {
+		return p
+	}
+	return "http"
+}
+
+// forward answers r, whose agent another replica owns, by sending it to
+// the owner: one hop, on the owner's cluster listener. An owner that
+// cannot be reached is waited for (ClusterOptions.WaitForOwner) until its
+// lease expires, and the agent is then woken here; a request sent that got
+// no answer is retried only when it is safe to repeat (GET, HEAD),
+// otherwise it is answered 502 interrupted. It reports whether it answered
+// r (false: the agent is free now, and the caller wakes it here).
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.OwnedElsewhereError) bool {
+	if forwarded(r) {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerMoved, "agent %s has moved to another replica; retry", owned.Namespace))
+		return true
+	}
+	body, err := io.ReadAll(r.Body) // read whole already (readBody)
+	if err != nil {
+		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "reading the body: %v", err))
+		return true
+	}
+	c := s.opts.Cluster
+	deadline := time.Now().Add(c.WaitForOwner)
+	for {
+		if owned.URL != "" {
+			sent, err := s.proxy(w, r, owned.URL, body)
+			if err == nil {
+				return true
+			}
+			if sent && r.Method != http.MethodGet && r.Method != http.MethodHead {
+				s.logger.Warn("forwarded request interrupted: its agent's replica went away", "agent", owned.Namespace, "error", err)
+				writeError(w, apiErrorf(http.StatusBadGateway, CodeInterrupted,
+					"the replica that held agent %s went away during the request; whether it took effect is unknown (it was not repeated)", owned.Namespace))
+				return true
+			}
+		}
+		// Unreachable, or no owner named: wait for its lease to lapse (or
+		// the agent to move), then take it here or follow it.
+		owner, err := c.Replica.Resolve(r.Context(), owned.Namespace)
+		switch {
+		case err != nil:
+			writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
+			return true
+		case owner.Replica == "" || !owner.Live:
+			return false // free: wake it here
+		case owner.Replica == c.Replica.ID():
+			return false // ours again
+		case owner.ClusterURL != owned.URL:
+			owned = &agent.OwnedElsewhereError{Namespace: owned.Namespace, Owner: owner.Replica, URL: owner.ClusterURL}
+			continue
+		}
+		if time.Now().After(deadline) {
+			w.Header().Set("Retry-After", "2")
+			writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
+			return true
+		}
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return true
+		}
+		owned.URL = owner.ClusterURL // the same owner: it may answer again
+	}
+}
+
+// place forwards r, for an agent no replica owns, to the least loaded
+// other live replica, which wakes it there: what a draining replica does.
+// It reports false when there is none.
+func (s *Server) place(w http.ResponseWriter, r *http.Request, ns string) bool {
+	c := s.opts.Cluster
+	replicas, err := c.Replica.LiveReplicas(r.Context())
+	if err != nil {
+		return false
+	}
+	for _, rep := range replicas {
+		if rep.ID != c.Replica.ID() && rep.State == postgres.ReplicaLive {
+			return s.forward(w, r, &agent.OwnedElsewhereError{Namespace: ns, Owner: rep.ID, URL: rep.ClusterURL})
+		}
+	}
+	return false
+}
+
+// useOrForward is Use (create) or useKnown for r's agent, forwarding r
+// when another replica owns the agent. It reports handled when r was
+// answered (forwarded, or with an error) and there is nothing left to do.
+func (s *Server) useOrForward(w http.ResponseWriter, r *http.Request, create, callback bool) (a *agent.Agent, release func(), handled bool) {
+	class, name := r.PathValue("class"), r.PathValue("name")
+	for range 3 {
+		var err error
+		if create {
+			a, release, err = s.Use(r.Context(), class, name)
+		} else {
+			a, release, err = s.useKnown(r.Context(), class, name, callback)
+		}
+		var owned *agent.OwnedElsewhereError
+		switch {
+		case err == nil:
+			return a, release, false
+		case !errors.As(err, &owned) || s.opts.Cluster == nil:
+			writeError(w, s.openError(err))
+			return nil, nil, true
+		case owned.URL == "" && s.isDraining() && !forwarded(r):
+			if s.place(w, r, owned.Namespace) {
+				return nil, nil, true
+			}
+		}
+		if s.forward(w, r, owned) {
+			return nil, nil, true
+		}
+	}
+	writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "agent %s/%s is moving between replicas; retry", class, name))
+	return nil, nil, true
+}
+
+func (s *Server) isDraining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
+}
+
+// proxy sends r to the cluster listener at base and copies the answer to
+// w. It reports an error only when nothing was written to w; sent says
+// whether r may have reached the owner (it got past connecting).
+func (s *Server) proxy(w http.ResponseWriter, r *http.Request, base string, body []byte) (sent bool, err error) {
+	target, err := url.Parse(base)
+	if err != nil {
+		return false, err
+	}
+	var failure error
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host // the client's: callback URLs are built from it
+			pr.Out.Header.Set(ClusterKeyHeader, s.opts.Cluster.Key)
+			pr.Out.Header.Set("X-Forwarded-Proto", scheme(pr.In))
+			pr.Out.Header.Del("Authorization") // checked here; the owner trusts the key
+			pr.Out.Header.Del("Cookie")
+			pr.Out.Body = io.NopCloser(bytes.NewReader(body))
+			pr.Out.ContentLength = int64(len(body))
+		},
+		Transport:     s.clusterTransport,
+		FlushInterval: -1, // streams
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			failure = err
+		},
+	}
+	rp.ServeHTTP(w, r)
+	if failure == nil {
+		return true, nil
+	}
+	var op *net.OpError
+	dialFailed := errors.As(failure, &op) && op.Op == "dial"
+	return !dialFailed, failure
+}
+
+// health answers /healthz and /readyz, and reports whether r was one of
+// them: /healthz 200 while the process runs; /readyz 200 when the store
+// answers, the server is not closing or draining, and (in a cluster) the
+// replica trusts its leases, else 503 with the reason.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz":
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return true
+	case "/readyz":
+	default:
+		return false
+	}
+	reason := ""
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		reason = "shutting down"
+	case s.draining:
+		reason = "draining"
+	}
+	s.mu.Unlock()
+	if reason == "" && s.opts.Cluster != nil {
+		if err := s.opts.Cluster.Replica.Gate(); err != nil {
+			reason = err.Error()
+		}
+	}
+	if reason == "" {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		_, err := s.st.ListServers(ctx, "agentmcp/readyz")
+		cancel()
+		if err != nil {
+			reason = "the store does not answer: " + err.Error()
+		}
+	}
+	if reason != "" {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": reason})
+		return true
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return true
+}
+
+// Drain prepares the server's exit without failing requests: /readyz turns
+// 503 (load balancers stop sending), the streams end (their clients
+// reconnect, elsewhere), in a cluster the replica takes no more agents,
+// and the awake agents are hibernated as soon as nothing keeps them awake,
+// until none is left or ctx ends. Close then closes what is left. Requests
+// that arrive meanwhile are still served (forwarded, in a cluster).
+func (s *Server) Drain(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining = true
+	s.mu.Unlock()
+	s.CloseStreams()
+	if c := s.opts.Cluster; c != nil {
+		if err := c.Replica.Drain(ctx); err != nil {
+			s.logger.Warn("marking the replica draining", "error", err)
+		}
+	}
+	for s.host.HibernateIdle(ctx) > 0 {
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/cluster"
+	"github.com/agentmcp/agentmcp/store/postgres"
+)
+
+const testClusterKey = "a-cluster-key-for-tests"
+
+// replica is one Server of a test cluster: its API and its cluster
+// listener on 127.0.0.1.
+type replica struct {
+	t       *testing.T
+	srv     *Server
+	rep     *cluster.Replica
+	api, cl *httptest.Server
+}
+
+// newReplica joins a replica to the cluster on dsn and serves it.
+func newReplica(t *testing.T, dsn string) *replica {
+	t.Helper()
+	ctx := testCtx(t)
+	st, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &replica{t: t}
+	// The cluster listener's address is needed before the replica joins.
+	var srv atomic.Pointer[Server]
+	r.cl = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		srv.Load().ClusterHandler().ServeHTTP(w, req)
+	}))
+	r.rep, err = cluster.Join(ctx, st, &cluster.Options{URL: r.cl.URL, TTL: time.Hour, Interval: 10 * time.Minute, Margin: 10 * time.Minute,
+		OnUntrusted: func() { srv.Load().Host().Evict(context.Background()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.srv, err = Open(ctx, st, &Options{Cluster: &ClusterOptions{Replica: r.rep, Key: testClusterKey, WaitForOwner: 30 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Store(r.srv)
+	r.api = httptest.NewServer(r.srv)
+	t.Cleanup(func() {
+		r.api.Close()
+		r.cl.Close()
+		r.srv.Close(context.Background())
+		r.rep.Leave(context.Background())
+		st.Close()
+	})
+	return r
+}
+
+func (r *replica) client(class, name string) *Client {
+	c, err := NewClient(AgentURL(r.api.URL, class, name), nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return c
+}
+
+// expireReplica makes the row of replica id expire, as the database sees
+// it: a replica that died and stopped renewing, once its TTL passed.
+func expireReplica(t *testing.T, dsn, id string) {
+	conn, err := pgx.Connect(testCtx(t), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(testCtx(t), `UPDATE agentmcp_replicas SET expires_at = now() - interval '1 second' WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClusterForward: an agent is awake on one replica only; a request to
+// another is forwarded to it (API calls and the WebSocket), and the
+// cluster listener refuses requests without the key.
+func TestClusterForward(t *testing.T) {
+	t.Parallel()
+	dsn := pg.Database(t)
+	_, url := mcpServer(t, "one")
+	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	ctx := testCtx(t)
+	if _, err := a.client("test", "x").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "via b"})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: via b" {
+		t.Fatalf("call through the other replica: %+v %v", res, err)
+	}
+	if len(a.srv.Agents()) != 1 || len(b.srv.Agents()) != 0 {
+		t.Errorf("awake: a %v, b %v; want the agent on a only", a.srv.Agents(), b.srv.Agents())
+	}
+	conn, err := Dial(ctx, AgentURL(b.api.URL, "test", "x"), nil)
+	if err != nil {
+		t.Fatalf("WebSocket through the other replica: %v", err)
+	}
+	if st := conn.MCPServers(); st.Servers["one"].Name != "one" {
+		t.Errorf("first frame through the other replica: %+v", st)
+	}
+	conn.Close()
+
+	req, _ := http.NewRequest("GET", a.cl.URL+"/agents/test/x", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("cluster listener without the key: %d", resp.StatusCode)
+	}
+}
+
+// TestClusterFailover: when the owner dies (its listener gone, its row
+// expired), a request to another replica wakes the agent there, with its
+// servers.
+func TestClusterFailover(t *testing.T) {
+	t.Parallel()
+	dsn := pg.Database(t)
+	_, url := mcpServer(t, "one")
+	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	ctx := testCtx(t)
+	if _, err := a.client("test", "x").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	a.cl.Close() // a is gone for the others
+	expireReplica(t, dsn, a.rep.ID())
+	res, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "after"})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: after" {
+		t.Fatalf("call after the owner died: %+v %v", res, err)
+	}
+	if len(b.srv.Agents()) != 1 {
+		t.Errorf("awake on b: %v", b.srv.Agents())
+	}
+}
+
+// TestClusterReadyAndDrain: /readyz is 200, and 503 once the replica
+// drains; a draining replica sends requests for agents it does not hold
+// to another replica.
+func TestClusterReadyAndDrain(t *testing.T) {
+	t.Parallel()
+	dsn := pg.Database(t)
+	_, url := mcpServer(t, "one")
+	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	ctx := testCtx(t)
+	ready := func(r *replica) int {
+		resp, err := http.Get(r.api.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]string
+		json.NewDecoder(resp.Body).Decode(&body)
+		return resp.StatusCode
+	}
+	if s := ready(a); s != http.StatusOK {
+		t.Fatalf("readyz: %d", s)
+	}
+	if err := a.srv.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := ready(a); s != http.StatusServiceUnavailable {
+		t.Errorf("readyz while draining: %d", s)
+	}
+	if _, err := a.client("test", "y").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+		t.Fatalf("add through a draining replica: %v", err)
+	}
+	if len(a.srv.Agents()) != 0 || len(b.srv.Agents()) != 1 {
+		t.Errorf("awake: a %v, b %v; want the new agent on b", a.srv.Agents(), b.srv.Agents())
+	}
+	resp, err := http.Get(a.api.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz while draining: %d", resp.StatusCode)
+	}
+}
+
+// TestClusterInterrupted: a tool call forwarded to the owner, which goes
+// away during it, is answered 502 interrupted, and not repeated.
+func TestClusterInterrupted(t *testing.T) {
+	t.Parallel()
+	dsn := pg.Database(t)
+	srv, url := mcpServer(t, "one")
+	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	ctx := testCtx(t)
+	if _, err := a.client("test", "x").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.client("test", "x").CallTool(ctx, "one", "slow", nil)
+		done <- err
+	}()
+	select {
+	case <-srv.SlowStarted:
+	case <-ctx.Done():
+		t.Fatal("the call never reached the server")
+	}
+	a.cl.CloseClientConnections() // the owner's listener goes away mid-call
+	err := <-done
+	var aerr *APIError
+	if !errorsAs(err, &aerr) || aerr.Code != CodeInterrupted {
+		t.Errorf("call whose owner went away: %v", err)
+	}
+	srv.ReleaseSlow()
+	select {
+	case <-srv.SlowStarted:
+		t.Error("the interrupted call was repeated")
+	default:
+	}
+}
