@@ -56,6 +56,11 @@ type AddResult struct {
 	AuthURL string          `json:"authUrl,omitempty"`
 }
 
+// ErrStorage is wrapped by the errors of AddMCPServer and RemoveMCPServer
+// when the store failed (its error is wrapped too): nothing the caller
+// asked for was wrong, and it may be retried.
+var ErrStorage = errors.New("the store failed")
+
 // ErrIDInUse is returned when a stable id belongs to another (name, URL).
 var ErrIDInUse = errors.New("mcp server id is already in use")
 
@@ -155,7 +160,7 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 	}
 	if err := a.st.PutServer(ctx, row); err != nil {
 		a.add.Unlock()
-		return AddResult{}, fmt.Errorf("add mcp server %q: storing it: %w", id, err)
+		return AddResult{}, fmt.Errorf("add mcp server %q: storing it: %w: %w", id, ErrStorage, err)
 	}
 	a.mu.Lock()
 	if _, ok := a.rows[id]; !ok {
@@ -380,7 +385,7 @@ func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
 	defer a.add.Unlock()
 	err := a.m.RemoveServer(ctx, id)
 	if derr := a.st.DeleteServer(ctx, a.ns, id); derr != nil {
-		return errors.Join(err, fmt.Errorf("remove mcp server %q: %w", id, derr))
+		return errors.Join(err, fmt.Errorf("remove mcp server %q: %w: %w", id, ErrStorage, derr))
 	}
 	a.mu.Lock()
 	if _, ok := a.rows[id]; ok {

@@ -20,6 +20,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/store"
 )
 
 // maxBody caps a request body.
@@ -410,7 +411,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 			writeError(w, aerr)
 			return
 		}
-		writeError(w, addError(err))
+		writeError(w, s.unavailableOr(r.Context(), addError(err)))
 		return
 	}
 	status := http.StatusOK
@@ -453,7 +454,11 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.A
 	}
 	err := a.RemoveMCPServer(r.Context(), id)
 	if _, still := a.Server(id); still {
-		writeError(w, apiErrorf(http.StatusInternalServerError, CodeInternal, "removing MCP server %q: %v", id, err))
+		if errors.Is(err, store.ErrFenced) {
+			writeError(w, addError(err)) // owner_moved
+			return
+		}
+		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, CodeInternal, "removing MCP server %q: %v", id, err)))
 		return
 	}
 	if err != nil {

@@ -96,6 +96,7 @@ func scheme(r *http.Request) string {
 // r (false: the agent is free now, and the caller wakes it here).
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.OwnedElsewhereError) bool {
 	if forwarded(r) {
+		w.Header().Set(movedHeader, "1")
 		w.Header().Set("Retry-After", "1")
 		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerMoved, "agent %s has moved to another replica; retry", owned.Namespace))
 		return true
@@ -105,6 +106,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "reading the body: %v", err))
 		return true
 	}
+	// The request may end up served here after all (its owner died).
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	c := s.opts.Cluster
 	deadline := time.Now().Add(c.WaitForOwner)
 	for {
@@ -185,7 +188,7 @@ func (s *Server) useOrForward(w http.ResponseWriter, r *http.Request, create, ca
 		case err == nil:
 			return a, release, false
 		case !errors.As(err, &owned) || s.opts.Cluster == nil:
-			writeError(w, s.openError(err))
+			writeError(w, s.unavailableOr(r.Context(), s.openError(err)))
 			return nil, nil, true
 		case owned.URL == "" && s.isDraining() && !forwarded(r):
 			if s.place(w, r, owned.Namespace) {
@@ -228,6 +231,15 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, base string, body
 		},
 		Transport:     s.clusterTransport,
 		FlushInterval: -1, // streams
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.Header.Get(movedHeader) != "" {
+				// The agent moved on while the request was on its way; the
+				// owner did not run it: find where it is now.
+				resp.Body.Close()
+				return errMoved
+			}
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			failure = err
 		},
@@ -237,8 +249,53 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, base string, body
 		return true, nil
 	}
 	var op *net.OpError
-	dialFailed := errors.As(failure, &op) && op.Op == "dial"
-	return !dialFailed, failure
+	notRun := errors.Is(failure, errMoved) || (errors.As(failure, &op) && op.Op == "dial")
+	return !notRun, failure
+}
+
+// movedHeader marks an owner_moved answer, which the forwarding replica
+// does not pass on: it follows the agent.
+const movedHeader = "Agentmcp-Owner-Moved"
+
+var errMoved = errors.New("the agent moved to another replica")
+
+// unavailableOr is aerr, unless aerr is an internal error and the server is
+// not ready (the store does not answer, or the replica does not trust its
+// leases): then 503 unavailable, which a client retries.
+func (s *Server) unavailableOr(ctx context.Context, aerr *APIError) *APIError {
+	if aerr.Status != http.StatusInternalServerError {
+		return aerr
+	}
+	if reason := s.notReady(ctx); reason != "" {
+		u := apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "the server cannot serve agents now (%s); retry", reason)
+		u.retryAfter = 2
+		return u
+	}
+	return aerr
+}
+
+// notReady says why the server is not ready, or "".
+func (s *Server) notReady(ctx context.Context) string {
+	s.mu.Lock()
+	closed, draining := s.closed, s.draining
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return "shutting down"
+	case draining:
+		return "draining"
+	}
+	if s.opts.Cluster != nil {
+		if err := s.opts.Cluster.Replica.Gate(); err != nil {
+			return err.Error()
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := s.st.ListServers(ctx, "agentmcp/readyz"); err != nil {
+		return "the store does not answer: " + err.Error()
+	}
+	return ""
 }
 
 // health answers /healthz and /readyz, and reports whether r was one of
@@ -254,29 +311,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) bool {
 	default:
 		return false
 	}
-	reason := ""
-	s.mu.Lock()
-	switch {
-	case s.closed:
-		reason = "shutting down"
-	case s.draining:
-		reason = "draining"
-	}
-	s.mu.Unlock()
-	if reason == "" && s.opts.Cluster != nil {
-		if err := s.opts.Cluster.Replica.Gate(); err != nil {
-			reason = err.Error()
-		}
-	}
-	if reason == "" {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		_, err := s.st.ListServers(ctx, "agentmcp/readyz")
-		cancel()
-		if err != nil {
-			reason = "the store does not answer: " + err.Error()
-		}
-	}
-	if reason != "" {
+	if reason := s.notReady(r.Context()); reason != "" {
+		w.Header().Set("Retry-After", "2")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": reason})
 		return true
 	}

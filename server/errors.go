@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/store"
 )
 
 // Error codes of the JSON API. They are stable: clients match on them. The
@@ -44,6 +46,7 @@ const (
 	CodeShuttingDown         = "shutting_down"          // 503
 	CodeOAuthUnavailable     = "oauth_unavailable"      // 404: this build's agents cannot complete OAuth callbacks
 	CodeInternal             = "internal"               // 500
+	CodeUnavailable          = "unavailable"            // 503: the store does not answer (or, for a replica, its ownership is in doubt); retry
 )
 
 // errorBody is the JSON of every error response:
@@ -67,6 +70,8 @@ type APIError struct {
 	// Agents lists the agents that exist ("class/name"), with
 	// unknown_agent.
 	Agents []string `json:"agents,omitempty"`
+
+	retryAfter int // seconds, sent as Retry-After when set
 }
 
 func (e *APIError) Error() string {
@@ -79,6 +84,9 @@ func apiErrorf(status int, code, format string, args ...any) *APIError {
 
 // writeError writes e as the response.
 func writeError(w http.ResponseWriter, e *APIError) {
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	}
 	e.Message = netguard.Sanitize(e.Message)
 	writeJSON(w, e.Status, errorBody{Error: *e})
 }
@@ -133,6 +141,12 @@ func addError(err error) *APIError {
 		return apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
 	case errors.Is(err, mcpclient.ErrClosed):
 		return apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the agent is closing")
+	case errors.Is(err, store.ErrFenced):
+		e := apiErrorf(http.StatusServiceUnavailable, CodeOwnerMoved, "the agent moved to another replica meanwhile; nothing was stored; retry")
+		e.retryAfter = 1
+		return e
+	case errors.Is(err, agent.ErrStorage):
+		return apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
 	}
 	return apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "%v", err)
 }

@@ -654,6 +654,11 @@ func TestCluster(t *testing.T) {
 					cl.code = errorCode(data)
 				}
 				if loadCtx.Err() != nil && err != nil {
+					if op == "remove" { // it may have run
+						callsMu.Lock()
+						uncertain[ak] = true
+						callsMu.Unlock()
+					}
 					return // the run ended mid request
 				}
 				if err == errNoReplica {
