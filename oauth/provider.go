@@ -458,10 +458,24 @@ func (p *Provider) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) (s
 		return "", fmt.Errorf("oauth: the server refused the request (403 %s), and more authorization would not help", bearerErr)
 	}
 	if c.StatusCode == http.StatusUnauthorized {
-		if t, _ := p.current(ctx); t != nil && t.RefreshToken != "" {
+		t, err := p.current(ctx)
+		if err != nil {
+			// The store does not answer: the grant may be fine. A new
+			// authorisation would send the user through sign-in again for
+			// an outage; fail this attempt instead (it is retried).
+			return "", fmt.Errorf("oauth: reading the stored token: %w", err)
+		}
+		if t != nil && t.RefreshToken != "" {
 			// The server does not take the token any more; a refresh may
 			// be enough.
-			if next, err := p.refreshToken(ctx, t.AccessToken); err == nil && next != nil && next.AccessToken != t.AccessToken {
+			next, err := p.refreshToken(ctx, t.AccessToken)
+			switch {
+			case err != nil:
+				// Not refused (a refusal drops the tokens and returns
+				// none): the authorization server, the store or the network
+				// failed. The grant stands; fail this attempt.
+				return "", fmt.Errorf("oauth: refreshing the token: %w", err)
+			case next != nil && next.AccessToken != t.AccessToken:
 				return "", nil
 			}
 		}

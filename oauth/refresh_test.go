@@ -1,14 +1,18 @@
 package oauth_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/oauth"
 )
 
@@ -284,4 +288,76 @@ func TestTokenForAnotherResource(t *testing.T) {
 	if tok, err := p2.Token(ctx); err != nil || tok != "AT" {
 		t.Errorf("Token() = %q, %v with this resource's token; want AT", tok, err)
 	}
+}
+
+// TestUnauthorizedDuringOutage: a 401 while the refresh cannot be made (the
+// token endpoint fails, or the store does not answer) fails the attempt
+// without a new authorisation: the grant is kept, and the next 401 once
+// they are back refreshes it. Only a refused refresh asks the user again.
+func TestUnauthorizedDuringOutage(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	clock := oauthtest.NewClock(time.Time{})
+	as := oauthtest.NewServer(t, &oauthtest.Options{Now: clock.Now, AccessTokenTTL: time.Hour})
+	st := &failingStorage{MemoryStorage: &oauth.MemoryStorage{}}
+	rt := newRefreshTransport(t)
+	p := newProvider(t, as.URL, st, func(c *oauth.Config) {
+		c.Now, c.HTTPClient, c.RefreshAttempts = clock.Now, &http.Client{Transport: rt}, 1
+	})
+	login(t, p, as)
+	before := storedToken(t, st.MemoryStorage)
+	challenge := &mcpclient.AuthChallenge{StatusCode: http.StatusUnauthorized}
+
+	// The token endpoint is down.
+	rt.answer.Store(&cannedAnswer{503, `{"error":"temporarily_unavailable"}`})
+	if u, err := p.Authorize(ctx, challenge); err == nil || u != "" {
+		t.Errorf("Authorize while the token endpoint is down = %q, %v; want an error and no authorization URL", u, err)
+	}
+	rt.answer.Store(nil)
+	// The store is down (the provider reads the token again under its lock).
+	st.fail.Store(true)
+	if u, err := p.Authorize(ctx, challenge); err == nil || u != "" {
+		t.Errorf("Authorize while the store is down = %q, %v; want an error and no authorization URL", u, err)
+	}
+	st.fail.Store(false)
+	if tok := storedToken(t, st.MemoryStorage); tok == nil || tok.RefreshToken != before.RefreshToken {
+		t.Fatalf("stored token after the outages: %+v; want the grant kept", tok)
+	}
+	// Both back: the 401 is answered by a refresh.
+	if u, err := p.Authorize(ctx, challenge); err != nil || u != "" {
+		t.Errorf("Authorize once back = %q, %v; want a refresh (no URL, no error)", u, err)
+	}
+	if at, err := p.Token(ctx); err != nil || at == before.AccessToken {
+		t.Errorf("Token after the refresh = %q, %v", at, err)
+	}
+}
+
+// failingStorage is a MemoryStorage whose reads, writes and locks fail
+// while fail is set, as a database that does not answer.
+type failingStorage struct {
+	*oauth.MemoryStorage
+	fail atomic.Bool
+}
+
+var errStoreDown = errors.New("the store does not answer")
+
+func (s *failingStorage) Get(ctx context.Context, key string) ([]byte, error) {
+	if s.fail.Load() {
+		return nil, errStoreDown
+	}
+	return s.MemoryStorage.Get(ctx, key)
+}
+
+func (s *failingStorage) Put(ctx context.Context, key string, value []byte, expiresAt time.Time) error {
+	if s.fail.Load() {
+		return errStoreDown
+	}
+	return s.MemoryStorage.Put(ctx, key, value, expiresAt)
+}
+
+func (s *failingStorage) Lock(ctx context.Context, name string, fn func(context.Context) error) error {
+	if s.fail.Load() {
+		return errStoreDown
+	}
+	return s.MemoryStorage.Lock(ctx, name, fn)
 }
