@@ -116,11 +116,32 @@ func (a *Agent) noteAuthorization() {
 
 // Busy reports whether something keeps the agent awake: a call, add or
 // reconnection in flight, an open watch, a pending elicitation, or an
-// OAuth flow started less than oauth.StateLifetime ago. A Host does not
-// hibernate a busy agent.
+// OAuth flow in progress (a server waiting for authorisation, less than
+// oauth.StateLifetime after the flow started). A Host does not hibernate a
+// busy agent.
 func (a *Agent) Busy() bool {
-	return a.busyN.Load() > 0 || a.updates.watching() > 0 || a.pending.count() > 0 ||
-		a.now().UnixNano() < a.authUntil.Load()
+	return a.working() || a.pending.count() > 0 || a.authorizing()
+}
+
+// working reports whether a call, add or reconnection is in flight or a
+// watch is open: what even a process about to exit waits for.
+func (a *Agent) working() bool {
+	return a.busyN.Load() > 0 || a.updates.watching() > 0
+}
+
+// authorizing reports whether an OAuth flow may still complete here: one
+// started less than oauth.StateLifetime ago, and a server still waiting
+// for it.
+func (a *Agent) authorizing() bool {
+	if a.now().UnixNano() >= a.authUntil.Load() {
+		return false
+	}
+	for _, info := range a.m.Servers() {
+		if info.State == mcpclient.StateAuthenticating {
+			return true
+		}
+	}
+	return false
 }
 
 // now is the agent's clock (the Manager's, which tests replace).

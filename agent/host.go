@@ -451,10 +451,12 @@ func (h *Host) Hibernate(ctx context.Context, class, name string) bool {
 	return true
 }
 
-// HibernateIdle hibernates, now, every awake agent that is neither in use
-// nor busy, kept awake or not: what a process that is about to exit does
-// (keep-awake agents are then woken elsewhere). It returns once they are
-// closed, and reports how many stay awake.
+// HibernateIdle hibernates, now, every awake agent that is not in use and
+// has no call in flight nor watch open, kept awake or not, its pending
+// elicitations cancelled and its OAuth flows left to complete where the
+// callback lands: what a process that is about to exit does (keep-awake
+// agents are then woken elsewhere). It returns once they are closed, and
+// reports how many stay awake.
 func (h *Host) HibernateIdle(ctx context.Context) int {
 	h.mu.Lock()
 	var idle []*hostEntry
@@ -464,7 +466,7 @@ func (h *Host) HibernateIdle(ctx context.Context) int {
 		default:
 			continue // being opened
 		}
-		if e.refs == 0 && e.err == nil && !e.a.Busy() {
+		if e.refs == 0 && e.err == nil && !e.a.working() {
 			idle = append(idle, e)
 		}
 	}

@@ -108,6 +108,14 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 	}
 	// The request may end up served here after all (its owner died).
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	// A forwarded stream ends with this server's streams (CloseStreams, on
+	// drain or shutdown), so that its client reconnects, elsewhere.
+	if isStream(r.Pattern, r) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(s.ctx, cancel)()
+		r = r.WithContext(ctx)
+	}
 	c := s.opts.Cluster
 	deadline := time.Now().Add(c.WaitForOwner)
 	for {
