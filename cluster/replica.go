@@ -305,6 +305,13 @@ func (r *Replica) LiveReplicas(ctx context.Context) ([]postgres.Replica, error) 
 	return r.st.LiveReplicas(ctx)
 }
 
+// UnownedKeepAwake returns up to limit agents with a keep-awake server
+// that no live replica owns: those to wake eagerly after a replica died or
+// drained.
+func (r *Replica) UnownedKeepAwake(ctx context.Context, limit int) ([]string, error) {
+	return r.st.UnownedKeepAwake(ctx, limit)
+}
+
 // Drain marks the replica as draining: it claims no more agents, and the
 // others stop sending it new ones. The caller then hibernates its agents
 // and calls Leave.

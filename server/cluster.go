@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -35,6 +36,43 @@ type ClusterOptions struct {
 	// not expired yet): then the agent is woken here. Zero means 15
 	// seconds.
 	WaitForOwner time.Duration
+}
+
+// rehome wakes, here, the keep-awake agents no replica owns (their replica
+// died, or drained), every interval until the server closes: such agents
+// must hear their servers without waiting for a request. The replicas race
+// for each; the database's claim lets one win.
+func (s *Server) rehome(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, interval)
+		s.rehomeOnce(ctx)
+		cancel()
+	}
+}
+
+// rehomeOnce is one round of rehome.
+func (s *Server) rehomeOnce(ctx context.Context) {
+	if s.isDraining() || s.opts.Cluster.Replica.Gate() != nil {
+		return
+	}
+	orphans, err := s.opts.Cluster.Replica.UnownedKeepAwake(ctx, 100)
+	if err != nil {
+		s.logger.Warn("cluster: listing the keep-awake agents nobody holds", "error", err)
+		return
+	}
+	for _, ns := range orphans {
+		class, name, _ := strings.Cut(ns, "/")
+		if _, release, err := s.Use(ctx, class, name); err == nil {
+			release()
+		}
+	}
 }
 
 // ClusterKeyHeader carries ClusterOptions.Key on forwarded requests.

@@ -223,3 +223,26 @@ func TestClusterInterrupted(t *testing.T) {
 	default:
 	}
 }
+
+// TestClusterRehome: a keep-awake agent whose replica died is woken by
+// another replica without waiting for a request.
+func TestClusterRehome(t *testing.T) {
+	t.Parallel()
+	dsn := pg.Database(t)
+	_, url := mcpServer(t, "one")
+	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	ctx := testCtx(t)
+	if _, err := a.client("test", "kept").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one", KeepAwake: true}); err != nil {
+		t.Fatal(err)
+	}
+	b.srv.rehomeOnce(ctx)
+	if len(b.srv.Agents()) != 0 {
+		t.Fatalf("b took an agent a holds: %v", b.srv.Agents())
+	}
+	a.cl.Close()
+	expireReplica(t, dsn, a.rep.ID())
+	b.srv.rehomeOnce(ctx)
+	if got := b.srv.Agents(); len(got) != 1 || got[0] != (AgentInfo{Class: "test", Name: "kept"}) {
+		t.Errorf("awake on b after a died: %v", got)
+	}
+}

@@ -224,6 +224,9 @@ func Open(ctx context.Context, st store.Store, opts *Options) (*Server, error) {
 		s.Close(ctx)
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	if s.opts.Cluster != nil {
+		go s.rehome(rehomeInterval)
+	}
 	return s, nil
 }
 
@@ -353,6 +356,10 @@ func (s *Server) checkAgent(class, name string) *APIError {
 	}
 	return nil
 }
+
+// rehomeInterval is how often a replica looks for keep-awake agents that no
+// replica holds.
+const rehomeInterval = 2 * time.Second
 
 // errClosed is returned by Use after Close.
 var errClosed = errors.New("server: closed")
