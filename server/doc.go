@@ -35,6 +35,26 @@
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers
 //	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
 //	GET    /static/...                                      its assets
+//	GET    /healthz                                         200 while the process runs; no token
+//	GET    /readyz                                          200 when the store answers and the server is neither draining nor (a replica) unsure
+//	                                                        of its ownership, else 503 with the reason; no token
+//
+// A store that does not answer makes a request 503 unavailable (with
+// Retry-After), not 500.
+//
+// # Replicas
+//
+// With Options.Cluster, the server is one replica of several on one
+// Postgres store (package cluster): each agent is awake on one replica at
+// a time, and any replica answers any request above, forwarding it to the
+// agent's owner over the owner's cluster listener (ClusterHandler,
+// authenticated by ClusterOptions.Key). Errors of its own: 503 owner_moved
+// (the agent moved while the request was forwarded; retry), 503
+// owner_unavailable (its replica does not answer and its lease has not
+// lapsed yet; retry), 502 interrupted (its replica went away during a call:
+// whether the call took effect is unknown, and it was not repeated). Drain
+// (on SIGTERM in agentmcp serve) prepares an exit without failing requests.
+// Keep-awake agents that no replica holds are woken by the others.
 //
 // # Calls
 //
