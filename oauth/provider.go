@@ -322,6 +322,35 @@ func (p *Provider) save(ctx context.Context, t *Token) error {
 // storage lock, and in both a re-read that finds a refresh someone else
 // already made.
 func (p *Provider) refreshToken(ctx context.Context, stale string) (*Token, error) {
+	// Once sent, a refresh is seen through and its outcome stored, whoever
+	// stops waiting for it (a call cancelled, an agent closed): the
+	// authorization server may already have rotated the refresh token, and
+	// a rotated token not stored is a grant lost (its next use is refused as
+	// a reuse, and the user must sign in again).
+	type outcome struct {
+		t   *Token
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+		defer cancel()
+		t, err := p.refreshLocked(rctx, stale)
+		done <- outcome{t, err}
+	}()
+	select {
+	case o := <-done:
+		return o.t, o.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// refreshTimeout bounds one refresh, its retries and the storing of its
+// outcome included.
+const refreshTimeout = time.Minute
+
+func (p *Provider) refreshLocked(ctx context.Context, stale string) (*Token, error) {
 	p.refresh.Lock()
 	defer p.refresh.Unlock()
 	if t, _ := p.current(ctx); t == nil || t.AccessToken != stale {

@@ -361,3 +361,47 @@ func (s *failingStorage) Lock(ctx context.Context, name string, fn func(context.
 	}
 	return s.MemoryStorage.Lock(ctx, name, fn)
 }
+
+// TestRefreshOutlivesItsCaller: a refresh whose caller stops waiting after
+// the authorization server answered (a call cancelled, an agent closed) is
+// still stored: the rotated refresh token is not lost, and is not used
+// twice.
+func TestRefreshOutlivesItsCaller(t *testing.T) {
+	t.Parallel()
+	clock := oauthtest.NewClock(time.Time{})
+	as := oauthtest.NewServer(t, &oauthtest.Options{Now: clock.Now, AccessTokenTTL: time.Minute, RefreshTokens: oauthtest.RefreshAlways})
+	st := &oauth.MemoryStorage{}
+	rt := newRefreshTransport(t)
+	p := newProvider(t, as.URL, st, func(c *oauth.Config) {
+		c.Now, c.HTTPClient, c.RefreshAttempts = clock.Now, &http.Client{Transport: rt}, 1
+	})
+	login(t, p, as)
+	before := storedToken(t, st)
+	clock.Advance(time.Minute)
+
+	rt.hold.Store(true) // the answer is in; the caller goes before it is read
+	ctx, cancel := context.WithCancel(testCtx(t))
+	got := make(chan error, 1)
+	go func() {
+		_, err := p.Token(ctx)
+		got <- err
+	}()
+	<-rt.arrived
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Token of a cancelled caller: %v", err)
+	}
+	rt.hold.Store(false)
+	close(rt.release)
+
+	at, err := p.Token(testCtx(t)) // waits for the refresh in flight
+	if err != nil || at == "" || at == before.AccessToken {
+		t.Fatalf("Token after the cancelled refresh = %q, %v", at, err)
+	}
+	if tok := storedToken(t, st); tok == nil || tok.RefreshToken == before.RefreshToken {
+		t.Errorf("stored token %+v; want the rotated refresh token", tok)
+	}
+	if n := as.Counts.RefreshGrants.Load(); n != 1 {
+		t.Errorf("%d refresh grants; want 1 (the rotated token used, not the old one again)", n)
+	}
+}
