@@ -19,29 +19,9 @@ import (
 	"github.com/agentmcp/agentmcp/store/postgres"
 )
 
-// fakeTime is a clock that moves only when the test says so.
-type fakeTime struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeTime() *fakeTime { return &fakeTime{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (f *fakeTime) now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.t
-}
-
-func (f *fakeTime) advance(d time.Duration) {
-	f.mu.Lock()
-	f.t = f.t.Add(d)
-	f.mu.Unlock()
-}
-
 // newHost returns a host on st with a fake clock, closed when the test
 // ends.
-func newHost(t *testing.T, st store.Store, opts *agent.HostOptions) (*agent.Host, *fakeTime) {
+func newHost(t *testing.T, st store.Store, opts *agent.HostOptions) (*agent.Host, *oauthtest.Clock) {
 	t.Helper()
 	if opts == nil {
 		opts = &agent.HostOptions{}
@@ -50,8 +30,8 @@ func newHost(t *testing.T, st store.Store, opts *agent.HostOptions) (*agent.Host
 		opts.IdleTimeout = time.Hour // the ticker never fires: Sweep does
 	}
 	h := agent.NewHost(st, opts)
-	clock := newFakeTime()
-	agent.SetHostClock(h, clock.now)
+	clock := oauthtest.NewClock(time.Time{})
+	agent.SetHostClock(h, clock.Now)
 	t.Cleanup(func() { h.Close(context.Background()) })
 	return h, clock
 }
@@ -142,12 +122,12 @@ func TestHostWake(t *testing.T) {
 			release()
 
 			// Not idle long enough: still awake.
-			clock.advance(agent.DefaultIdleTimeout)
+			clock.Advance(agent.DefaultIdleTimeout)
 			agent.Sweep(h)
 			if got := h.Awake(); len(got) != 1 {
 				t.Fatalf("awake before the idle timeout: %v", got)
 			}
-			clock.advance(time.Hour)
+			clock.Advance(time.Hour)
 			agent.Sweep(h)
 			if got := h.Awake(); len(got) != 0 {
 				t.Fatalf("awake after the idle timeout: %v", got)
@@ -192,7 +172,7 @@ func TestHostWake(t *testing.T) {
 				t.Fatal(err)
 			}
 			release()
-			clock.advance(time.Hour)
+			clock.Advance(time.Hour)
 			agent.Sweep(h)
 			if h.Hibernate(ctx, "test-agent", "sleeper") || len(h.Awake()) != 1 {
 				t.Fatalf("a keep-awake agent was hibernated (awake: %v)", h.Awake())
@@ -217,7 +197,7 @@ func TestHostBusy(t *testing.T) {
 	st := openSQLite(t, "")
 	h, clock := newHost(t, st, &agent.HostOptions{Agent: &agent.Options{ElicitationTimeout: time.Hour}})
 	idle := func() bool {
-		clock.advance(2 * time.Hour)
+		clock.Advance(2 * time.Hour)
 		agent.Sweep(h)
 		return len(h.Awake()) == 0
 	}
@@ -295,7 +275,7 @@ func TestHostBusy(t *testing.T) {
 		t.Fatalf("add: %+v %v", res, err)
 	}
 	release()
-	clock.advance(oauth.StateLifetime - time.Minute)
+	clock.Advance(oauth.StateLifetime - time.Minute)
 	agent.Sweep(h)
 	if len(h.Awake()) == 0 {
 		t.Fatal("an agent was hibernated during its OAuth flow")
@@ -310,7 +290,7 @@ func TestHostBusy(t *testing.T) {
 func TestHostCap(t *testing.T) {
 	h, clock := newHost(t, openSQLite(t, ""), &agent.HostOptions{MaxAwake: 3})
 	for i := range 10 {
-		clock.advance(time.Second)
+		clock.Advance(time.Second)
 		_, release := use(t, h, fmt.Sprint("a", i))
 		release()
 		agent.WaitAsleep(h)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/oauthtest"
 	"github.com/agentmcp/agentmcp/internal/pgtest"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/postgres"
@@ -41,24 +41,6 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// clock is a local clock that moves only when the test says so.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // cluster is a Postgres database with its DSN.
@@ -93,10 +75,10 @@ func (c *cluster) expire(t *testing.T, id string) {
 
 // join joins a replica whose loop never renews by itself (a long
 // Interval; tests call beat and checkTrust), on a fake clock.
-func join(t *testing.T, st *postgres.Store, url string, onUntrusted func()) (*Replica, *clock) {
-	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+func join(t *testing.T, st *postgres.Store, url string, onUntrusted func()) (*Replica, *oauthtest.Clock) {
+	c := oauthtest.NewClock(time.Time{})
 	r, err := Join(testCtx(t), st, &Options{URL: url, TTL: 3 * time.Hour, Interval: time.Hour, Margin: time.Hour,
-		OnUntrusted: onUntrusted, now: c.now})
+		OnUntrusted: onUntrusted, now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,12 +148,12 @@ func TestTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk.advance(2*time.Hour - time.Second) // TTL - Margin, less a second
+	clk.Advance(2*time.Hour - time.Second) // TTL - Margin, less a second
 	r.checkTrust()
 	if err := r.Gate(); err != nil || calls(false) != 0 {
 		t.Fatalf("before the deadline: gate %v, or OnUntrusted called", err)
 	}
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	r.checkTrust()
 	r.checkTrust()
 	if err := r.Gate(); !errors.Is(err, ErrUntrusted) {
