@@ -40,43 +40,37 @@ func (a *Agent) GetPrompt(ctx context.Context, serverID, name string, args map[s
 // selects (an empty f.ServerID means all of them), each tagged with its
 // server id.
 func (a *Agent) ListTools(f mcpclient.Filter) []mcpclient.Tool {
-	f, ok := a.stored(f)
-	if !ok {
-		return []mcpclient.Tool{}
-	}
-	return orEmpty(a.m.ListTools(f))
+	return listStored(a, f, a.m.ListTools)
 }
 
 // ListPrompts is ListTools for prompts.
 func (a *Agent) ListPrompts(f mcpclient.Filter) []mcpclient.Prompt {
-	f, ok := a.stored(f)
-	if !ok {
-		return []mcpclient.Prompt{}
-	}
-	return orEmpty(a.m.ListPrompts(f))
+	return listStored(a, f, a.m.ListPrompts)
 }
 
 // ListResources is ListTools for resources.
 func (a *Agent) ListResources(f mcpclient.Filter) []mcpclient.Resource {
-	f, ok := a.stored(f)
-	if !ok {
-		return []mcpclient.Resource{}
-	}
-	return orEmpty(a.m.ListResources(f))
+	return listStored(a, f, a.m.ListResources)
 }
 
 // ListResourceTemplates is ListTools for resource templates.
 func (a *Agent) ListResourceTemplates(f mcpclient.Filter) []mcpclient.ResourceTemplate {
-	f, ok := a.stored(f)
-	if !ok {
-		return []mcpclient.ResourceTemplate{}
-	}
-	return orEmpty(a.m.ListResourceTemplates(f))
+	return listStored(a, f, a.m.ListResourceTemplates)
 }
 
 // CheckURL reports why the agent's SSRF guard would refuse a server URL,
 // or nil (see mcpclient.Manager.CheckURL).
 func (a *Agent) CheckURL(url string) error { return a.m.CheckURL(url) }
+
+// listStored lists with list the catalog items of the stored servers f
+// selects ([] when none).
+func listStored[T any](a *Agent, f mcpclient.Filter, list func(mcpclient.Filter) []T) []T {
+	f, ok := a.stored(f)
+	if !ok {
+		return []T{}
+	}
+	return orEmpty(list(f))
+}
 
 // stored narrows f to the agent's stored servers; false when none is
 // left.
