@@ -335,7 +335,7 @@ func (p *Provider) refreshToken(ctx context.Context, stale string) (*Token, erro
 	go func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
 		defer cancel()
-		t, err := p.refreshLocked(rctx, stale)
+		t, err := p.refreshLocked(rctx, ctx, stale)
 		done <- outcome{t, err}
 	}()
 	select {
@@ -350,7 +350,10 @@ func (p *Provider) refreshToken(ctx context.Context, stale string) (*Token, erro
 // outcome included.
 const refreshTimeout = time.Minute
 
-func (p *Provider) refreshLocked(ctx context.Context, stale string) (*Token, error) {
+// refreshLocked refreshes under the locks, on ctx (detached from the
+// caller's); caller is the caller's context: a refresh not yet sent when the
+// caller has gone is not sent.
+func (p *Provider) refreshLocked(ctx, caller context.Context, stale string) (*Token, error) {
 	p.refresh.Lock()
 	defer p.refresh.Unlock()
 	if t, _ := p.current(ctx); t == nil || t.AccessToken != stale {
@@ -366,6 +369,9 @@ func (p *Provider) refreshLocked(ctx context.Context, stale string) (*Token, err
 			p.setCached(t)
 			out = t
 			return nil
+		}
+		if err := caller.Err(); err != nil {
+			return err // nobody waits for it any more: not sent
 		}
 		out, err = p.doRefresh(ctx, t)
 		return err

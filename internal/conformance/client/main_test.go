@@ -84,7 +84,14 @@ func TestConformance(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, c := range checks {
-				if (c.Status == "FAILURE" || c.Status == "WARNING") && !expectedFailures[scenario] {
+				switch {
+				case c.Status == "WARNING" && strings.HasSuffix(c.ID, "-timing"):
+					// The suite's own word for a wait a little longer than
+					// asked ("acceptable but may indicate network delays"):
+					// on a loaded machine, the scheduler's. A wait too short,
+					// or far too long, is a FAILURE.
+					t.Logf("%s %s: %s %s", c.Status, c.ID, c.Description, c.ErrorMessage)
+				case (c.Status == "FAILURE" || c.Status == "WARNING") && !expectedFailures[scenario]:
 					t.Errorf("%s %s: %s %s", c.Status, c.ID, c.Description, c.ErrorMessage)
 				}
 				if prev, ok := got[c.ID]; !ok || prev == "SUCCESS" {
