@@ -1041,27 +1041,37 @@ func TestCluster(t *testing.T) {
 	// wakes becomes ready by itself.
 	reauth, transient := 0, 0
 	var reauthList []string
+	var rmu sync.Mutex
+	var rwg sync.WaitGroup
 	for _, s := range servers {
 		if !s.oauth {
 			continue
 		}
-		id := fmt.Sprintf("s%d", s.idx)
-		st, data, _, err := c.do(ctx, hc, "GET", agentPath(s.agent)+"/servers/"+id, "")
-		var got struct {
-			State string `json:"state"`
-		}
-		json.Unmarshal(data, &got)
-		if err == nil && st == 200 && got.State == "ready" {
-			continue
-		}
-		if werr := waitServerReady(ctx, c, hc, s.agent, id, prof.lease*3+30*time.Second); werr != nil {
-			reauth++
-			reauthList = append(reauthList, fmt.Sprintf("%s: %v", s.key, werr))
-			continue
-		}
-		transient++
-		t.Logf("server %s was %q (%d %v) at the end, ready soon after", s.key, got.State, st, err)
+		rwg.Add(1)
+		go func() {
+			defer rwg.Done()
+			id := fmt.Sprintf("s%d", s.idx)
+			st, data, _, err := c.do(ctx, hc, "GET", agentPath(s.agent)+"/servers/"+id, "")
+			var got struct {
+				State string `json:"state"`
+			}
+			json.Unmarshal(data, &got)
+			if err == nil && st == 200 && got.State == "ready" {
+				return
+			}
+			werr := waitServerReady(ctx, c, hc, s.agent, id, prof.lease*3+30*time.Second)
+			rmu.Lock()
+			defer rmu.Unlock()
+			if werr != nil {
+				reauth++
+				reauthList = append(reauthList, fmt.Sprintf("%s: %v", s.key, werr))
+				return
+			}
+			transient++
+			t.Logf("server %s was %q (%d %v) at the end, ready soon after", s.key, got.State, st, err)
+		}()
 	}
+	rwg.Wait()
 	fig.set("oauth_servers_not_ready_at_end_then_ready", "%d", transient)
 	fig.set("reauth_required", "%d", reauth)
 	fig.set("requests_after_resume_from_fenced_replica", "%d", rec.fencedRequests.Load())
