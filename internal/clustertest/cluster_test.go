@@ -547,11 +547,7 @@ func TestCluster(t *testing.T) {
 	scratchURL := func(i int) string { return "http://" + hostL.Addr().String() + fmt.Sprintf("/a%d/x/mcp", i) }
 
 	// Replicas.
-	for _, r := range c.reps {
-		if err := c.start(r); err != nil {
-			t.Fatal(err)
-		}
-	}
+
 	failed := false
 	defer func() {
 		if failed || t.Failed() || os.Getenv(EnvLogs) != "" {
@@ -559,7 +555,7 @@ func TestCluster(t *testing.T) {
 		}
 	}()
 	for _, r := range c.reps {
-		if err := c.waitReady(r, time.Minute); err != nil {
+		if err := c.startReady(r, time.Minute); err != nil {
 			failed = true
 			t.Fatal(err)
 		}
@@ -700,10 +696,6 @@ func TestCluster(t *testing.T) {
 	fig.set("lease_ttl_seconds", "%g", prof.lease.Seconds())
 
 	// owners returns the live leases: namespace -> slot.
-	slotOfURL := map[string]int{}
-	for _, r := range c.reps {
-		slotOfURL[r.clusterURL()] = r.slot
-	}
 	owners := func() (map[string]int, error) {
 		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -719,7 +711,7 @@ func TestCluster(t *testing.T) {
 			if err := rows.Scan(&ns, &url); err != nil {
 				return nil, err
 			}
-			m[ns] = slotOfURL[url]
+			m[ns] = c.slotOfURL(url)
 		}
 		return m, rows.Err()
 	}
@@ -828,10 +820,7 @@ func TestCluster(t *testing.T) {
 			case <-time.After(prof.killDown):
 			case <-ctx.Done():
 			}
-			if err := c.start(victim); err != nil {
-				fatal("restart: %v", err)
-			}
-			if err := c.waitReady(victim, readyWithin); err != nil {
+			if err := c.startReady(victim, readyWithin); err != nil {
 				fatal("%v", err)
 			}
 			c.setPool(victim.slot, true)
@@ -878,10 +867,7 @@ func TestCluster(t *testing.T) {
 			}
 			windows = append(windows, window{"drain", tT, time.Now()})
 			changes = append(changes, ownerChange{kind: "drain", at: tT, agents: agents})
-			if err := c.start(r); err != nil {
-				fatal("restart: %v", err)
-			}
-			if err := c.waitReady(r, readyWithin); err != nil {
+			if err := c.startReady(r, readyWithin); err != nil {
 				fatal("%v", err)
 			}
 			c.setPool(r.slot, true)

@@ -23,20 +23,31 @@ import (
 // replica is one slot of the cluster: its ports stay while its process is
 // restarted (each start is a new incarnation with a new replica id).
 type replica struct {
-	slot              int
-	addr, clusterAddr string // 127.0.0.1:port
+	slot int
 
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	done    chan struct{} // closed once the process was waited for
-	exitErr error
-	starts  int
-	logs    []string
-	stopped bool // SIGSTOP sent, no SIGCONT yet
+	mu                sync.Mutex
+	addr, clusterAddr string // 127.0.0.1:port; new ones when taken meanwhile
+	cmd               *exec.Cmd
+	done              chan struct{} // closed once the process was waited for
+	exitErr           error
+	starts            int
+	logs              []string
+	stopped           bool // SIGSTOP sent, no SIGCONT yet
 }
 
-func (r *replica) base() string       { return "http://" + r.addr }
-func (r *replica) clusterURL() string { return "http://" + r.clusterAddr }
+func (r *replica) base() string { return "http://" + r.publicAddr() }
+
+func (r *replica) publicAddr() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.addr
+}
+
+func (r *replica) clusterURL() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return "http://" + r.clusterAddr
+}
 
 // pid returns the process id of the running incarnation, or 0.
 func (r *replica) pid() int {
@@ -64,8 +75,9 @@ type cluster struct {
 
 	mu   sync.Mutex
 	reps []*replica
-	pool map[int]bool // slots in the load balancer
-	pids map[int]int  // every live process id -> slot
+	pool map[int]bool   // slots in the load balancer
+	pids map[int]int    // every live process id -> slot
+	urls map[string]int // every cluster URL a slot had -> slot
 }
 
 func freeAddr(t testing.TB) string {
@@ -80,9 +92,11 @@ func freeAddr(t testing.TB) string {
 
 func newCluster(t testing.TB, bin, dsn string, prof profile, n int) *cluster {
 	c := &cluster{t: t, bin: bin, dsn: dsn, dir: t.TempDir(), key: "cluster-key-" + strconv.FormatUint(rand.Uint64(), 16),
-		prof: prof, pool: map[int]bool{}, pids: map[int]int{}}
+		prof: prof, pool: map[int]bool{}, pids: map[int]int{}, urls: map[string]int{}}
 	for i := range n {
-		c.reps = append(c.reps, &replica{slot: i, addr: freeAddr(t), clusterAddr: freeAddr(t)})
+		r := &replica{slot: i, addr: freeAddr(t), clusterAddr: freeAddr(t)}
+		c.reps = append(c.reps, r)
+		c.urls["http://"+r.clusterAddr] = i
 	}
 	// Every process is stopped by its id when the test ends, whatever
 	// happened.
@@ -125,7 +139,7 @@ func (c *cluster) start(r *replica) error {
 		return err
 	}
 	args := []string{"serve", "--postgres", c.dsn, "--cluster",
-		"--cluster-addr", r.clusterAddr, "--cluster-url", r.clusterURL(),
+		"--cluster-addr", r.clusterAddr, "--cluster-url", "http://" + r.clusterAddr,
 		"--lease-ttl", c.prof.lease.String(), "--drain-timeout", c.prof.drainTimeout.String(),
 		"--idle-timeout", c.prof.idleTimeout.String(),
 		"--addr", r.addr}
@@ -159,6 +173,50 @@ func (c *cluster) start(r *replica) error {
 		close(done)
 	}()
 	return nil
+}
+
+// startReady starts the slot's next incarnation and waits for it to be
+// ready. A port of the slot taken by another process meanwhile (an
+// outbound connection's, on a busy machine) makes serve exit at once: the
+// slot gets new ports and starts again.
+func (c *cluster) startReady(r *replica, within time.Duration) error {
+	for attempt := 1; ; attempt++ {
+		if err := c.start(r); err != nil {
+			return err
+		}
+		err := c.waitReady(r, within)
+		if err == nil {
+			return nil
+		}
+		r.mu.Lock()
+		log := r.logs[len(r.logs)-1]
+		r.mu.Unlock()
+		data, _ := os.ReadFile(log)
+		if attempt == 3 || !strings.Contains(string(data), "address already in use") {
+			return err
+		}
+		if _, done := c.waitExit(r, 30*time.Second); !done {
+			return err
+		}
+		addr, caddr := freeAddr(c.t), freeAddr(c.t)
+		r.mu.Lock()
+		r.addr, r.clusterAddr = addr, caddr
+		r.mu.Unlock()
+		c.mu.Lock()
+		c.urls["http://"+caddr] = r.slot
+		c.mu.Unlock()
+		c.t.Logf("replica %d: a port was taken meanwhile; now on %s (cluster %s)", r.slot, addr, caddr)
+	}
+}
+
+// slotOfURL returns the slot whose cluster URL url is or was, or -1.
+func (c *cluster) slotOfURL(url string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.urls[url]; ok {
+		return s
+	}
+	return -1
 }
 
 // waitReady waits until the slot's /readyz answers 200, the process ends,
@@ -438,7 +496,7 @@ func (b *balancer) accept() {
 				in.Close()
 				return
 			}
-			out, err := net.DialTimeout("tcp", r.addr, 5*time.Second)
+			out, err := net.DialTimeout("tcp", r.publicAddr(), 5*time.Second)
 			if err != nil {
 				in.Close()
 				return
