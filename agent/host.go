@@ -98,6 +98,7 @@ type Host struct {
 	sleeping map[string]chan struct{} // hibernations in flight, closed when done
 	stats    HostStats                // counters
 	closed   bool
+	unclean  bool            // an agent was not closed in time
 	keep     map[string]bool // HostOptions.KeepAwake
 }
 
@@ -419,6 +420,13 @@ func (h *Host) hibernate(e *hostEntry) {
 	defer cancel()
 	if err := e.a.Close(ctx); err != nil {
 		h.logger.Warn("hibernating agent", "agent", e.key, "error", err)
+		if ctx.Err() != nil {
+			// Not closed in time: its connections may still be up, so the
+			// agent is not given back; its ownership lapses with this
+			// process.
+			e.fence = nil
+			h.noteUnclean()
+		}
 	}
 	h.giveBack(ctx, e)
 	h.mu.Lock()
@@ -544,6 +552,23 @@ func (h *Host) IsAwake(class, name string) bool {
 	return ok
 }
 
+// noteUnclean notes that an agent was not closed in time.
+func (h *Host) noteUnclean() {
+	h.mu.Lock()
+	h.unclean = true
+	h.mu.Unlock()
+}
+
+// Unclean reports whether an agent's close did not finish in time since
+// the host started: its connections may still be up, and its ownership
+// was not given back (a process leaving a cluster then lets its ownership
+// lapse rather than releasing it).
+func (h *Host) Unclean() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.unclean
+}
+
 // Stats returns the host's counters.
 func (h *Host) Stats() HostStats {
 	h.mu.Lock()
@@ -665,6 +690,10 @@ func (h *Host) Close(ctx context.Context) error {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("closing agent %s: %w", e.key, err))
 				mu.Unlock()
+				if ctx.Err() != nil {
+					h.noteUnclean()
+					return // not given back: see hibernate
+				}
 			}
 			h.giveBack(ctx, e)
 		})

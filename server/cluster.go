@@ -162,7 +162,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 			if err == nil {
 				return true
 			}
-			if sent && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if sent && !repeatable(r) {
 				s.logger.Warn("forwarded request interrupted: its agent's replica went away", "agent", owned.Namespace, "error", err)
 				writeError(w, apiErrorf(http.StatusBadGateway, CodeInterrupted,
 					"the replica that held agent %s went away during the request; whether it took effect is unknown (it was not repeated)", owned.Namespace))
@@ -198,6 +198,24 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 		}
 		owned.URL = owner.ClusterURL // the same owner: it may answer again
 	}
+}
+
+// repeatable reports whether r may be sent again when its outcome is
+// unknown: reads, removals, and the API's idempotent actions (adding a
+// server that exists returns it; reconnecting twice reconnects once
+// more). A tool call may not: it is answered 502 interrupted instead.
+func repeatable(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodDelete:
+		return true
+	case http.MethodPost:
+		for _, suffix := range []string{"/servers", "/reconnect", "/resources/read", "/prompts/get", "/hibernate"} {
+			if strings.HasSuffix(r.URL.Path, suffix) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // place forwards r, for an agent no replica owns, to the least loaded

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -227,8 +228,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	var clusterOpts *server.ClusterOptions
+	var srvp atomic.Pointer[server.Server]
 	if replica != nil {
 		defer func() {
+			if s := srvp.Load(); s != nil && s.Host().Unclean() {
+				// An agent did not close in time: its ownership must lapse
+				// with this process (in a lease's time), not be released
+				// while its connections may still be up.
+				logger.Warn("leaving the cluster without releasing: an agent did not close in time")
+				return
+			}
 			lctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 			defer cancel()
 			if err := replica.Leave(lctx); err != nil {
@@ -253,6 +262,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	untrusted.Store(srv)
+	srvp.Store(srv)
 	closeServer := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
