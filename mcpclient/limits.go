@@ -279,8 +279,8 @@ func logMethod(method string) string {
 // requestLimitMiddleware applies, for transports whose connection the
 // Manager cannot see (go-sdk's own streamable transport), the rules the
 // requestGate applies as messages are read: no requests on 2026-07-28
-// sessions, PerServer requests in flight. Params sizes are checked by the
-// handlers (elicit, createMessage). With the Manager's transports it never
+// sessions, params sizes, PerServer requests in flight (the handlers,
+// elicit and createMessage, check sizes again by their own measure). With the Manager's transports it never
 // refuses anything the gate let through.
 func (h *sessionHooks) requestLimitMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -296,7 +296,15 @@ func (h *sessionHooks) requestLimitMiddleware(next mcp.MethodHandler) mcp.Method
 		if modern {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a 2026-07-28 server sends no requests to the client"}
 		}
-		max := h.c.m.limits().PerServer
+		// Too large first, as the gate does: a request refused for its size
+		// is refused so whatever else is in flight.
+		l := h.c.m.limits()
+		if b, err := json.Marshal(req.GetParams()); err == nil {
+			if maxSize := l.maxParams(method); len(b) > maxSize {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s request too large (%d bytes; the limit is %d)", logMethod(method), len(b), maxSize)}
+			}
+		}
+		max := l.PerServer
 		h.mu.Lock()
 		if h.inflight >= max {
 			h.mu.Unlock()
