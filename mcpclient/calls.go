@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,11 +19,9 @@ type CallOptions struct {
 // the server.
 //
 // A tool failure is a result with IsError set, not an error; an error means
-// the call did not complete. If the session expires, it is re-initialised
-// once. A call the server refused for its session (the answer to the call
-// itself: it did not run) is then sent again, whatever the tool; one whose
-// session was lost while it ran is repeated only when the tool is
-// annotated readOnlyHint or idempotentHint, and otherwise the error is an
+// the call did not complete. If the session expires during the call, it is
+// re-initialised once and the call repeated when the tool is annotated
+// readOnlyHint or idempotentHint; otherwise the error is an
 // [*InterruptedCallError].
 func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
 	c, err := m.lookup(serverID)
@@ -128,7 +125,7 @@ func doCall[T any](ctx context.Context, c *conn, method, name string, repeatable
 	if op.err != nil {
 		return zero, fmt.Errorf("%s %q on server %q: %w; reconnecting failed: %w", method, name, c.ID(), err, op.err)
 	}
-	if !repeatable && !errors.Is(err, errNotRun) {
+	if !repeatable {
 		return zero, &InterruptedCallError{ServerID: c.ID(), Method: method, Name: name, Err: err}
 	}
 	if s, err = c.liveSession(ctx); err != nil {

@@ -58,12 +58,10 @@
 // # Staying connected
 //
 // A legacy session that the server forgets is re-initialised once,
-// transparently, and the request is repeated when that is safe: a request
-// the server refused for its session (the refusal answers the request
-// itself, so it did not run), lists, resource reads, prompts, and tools
-// annotated readOnlyHint or idempotentHint. Any other tool call caught
-// running by the loss returns an [*InterruptedCallError]: it may or may
-// not have run. A server forgets a
+// transparently, and the request is repeated when that is safe: lists,
+// resource reads, prompts, and tools annotated readOnlyHint or
+// idempotentHint. Any other tool call caught by the loss returns an
+// [*InterruptedCallError]: it may or may not have run. A server forgets a
 // session when it answers 404 to it, 400 or 410 with a message naming the
 // session (the TypeScript SDK's "No valid session ID provided"), or any
 // 4xx but 401, 429 and a 403 with a Bearer error (which asks for

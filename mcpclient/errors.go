@@ -176,16 +176,6 @@ func isMethodNotFound(err error) bool {
 
 // isSessionLost reports whether err means the session is gone and a new
 // handshake is needed.
-// errNotRun marks the error of a request that the server refused for its
-// session (the answer to the request itself): it did not run, so it may be
-// repeated on a new session even when it is not marked read-only or
-// idempotent. Its message is empty: it adds nothing to the error's.
-var errNotRun = notRunError{}
-
-type notRunError struct{}
-
-func (notRunError) Error() string { return "" }
-
 func isSessionLost(err error) bool {
 	return errors.Is(err, ErrSessionExpired) || errors.Is(err, mcp.ErrSessionMissing) ||
 		errors.Is(err, mcp.ErrConnectionClosed)

@@ -245,7 +245,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			err := c.err
 			c.errMu.Unlock()
 			c.shutdown()
-			return fmt.Errorf("%w%w", err, errNotRun) // refused, not run: safe to repeat
+			return err
 		}
 		return rejected(herr)
 	}

@@ -249,9 +249,6 @@ func (c *streamableConn) deliver(msg jsonrpc.Message) {
 
 func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := c.failure(); err != nil {
-		if errors.Is(err, ErrSessionExpired) {
-			return fmt.Errorf("%w%w", err, errNotRun) // never sent
-		}
 		return err
 	}
 	var (
@@ -475,11 +472,6 @@ func (c *streamableConn) checkResponse(req *http.Request, resp *http.Response) e
 		// the Manager starts a new one.
 		err := fmt.Errorf("%w (%w): %w", ErrSessionExpired, mcp.ErrSessionMissing, herr)
 		c.fail(err)
-		if req.Method == http.MethodPost {
-			// The server refused this very request for its session: it did
-			// not run it, and repeating it on a new session is safe.
-			return fmt.Errorf("%w%w", err, errNotRun)
-		}
 		return err
 	}
 	if herr.JSONRPC != nil {

@@ -231,7 +231,11 @@ func tokenError(status int, e *Error) tokenResult {
 func (s *AuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 	s.Counts.TokenRequests.Add(1)
 	rec := TokenRequest{}
+	recorded := false
 	defer func() {
+		if recorded {
+			return
+		}
 		s.mu.Lock()
 		s.tokenRequests = append(s.tokenRequests, rec)
 		s.mu.Unlock()
@@ -264,6 +268,18 @@ func (s *AuthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	rec.Fault = fault
+	if fault == FaultDropConnection {
+		// Recorded before the connection drops: the client, seeing it
+		// drop, may send its next request before this handler returns,
+		// and the record must keep the order the requests came in.
+		rec.Error = fault.code()
+		s.mu.Lock()
+		s.tokenRequests = append(s.tokenRequests, rec)
+		s.mu.Unlock()
+		recorded = true
+		fault.write(w)
+		return
+	}
 	if fault != FaultNone && fault != FaultLoseResponse {
 		rec.Status = fault.write(w)
 		rec.Error = fault.code()
