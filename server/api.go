@@ -154,26 +154,18 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 	class, name := r.PathValue("class"), r.PathValue("name")
 	status := http.StatusOK
 	_, release, err := s.useKnown(r.Context(), class, name, false)
-	var aerr *APIError
-	var owned *agent.OwnedElsewhereError
-	switch {
-	case errors.As(err, &aerr) && aerr.Code == CodeUnknownAgent && s.checkAgent(class, name) == nil:
-		status = http.StatusCreated
+	if err != nil {
+		// Unknown: create it. Else (owned by another replica, or an error)
+		// useOrForward forwards it or answers the error.
+		create := false
+		var aerr *APIError
+		if errors.As(err, &aerr) && aerr.Code == CodeUnknownAgent && s.checkAgent(class, name) == nil {
+			status, create = http.StatusCreated, true
+		}
 		var handled bool
-		if _, release, handled = s.useOrForward(w, r, true, false); handled {
+		if _, release, handled = s.useOrForward(w, r, create, false); handled {
 			return
 		}
-	case errors.As(err, &owned) && s.opts.Cluster != nil:
-		if _, release, handled := s.useOrForward(w, r, false, false); handled {
-			return
-		} else {
-			defer release()
-		}
-		writeJSON(w, status, AgentInfo{Class: class, Name: name})
-		return
-	case err != nil:
-		writeError(w, s.openError(err))
-		return
 	}
 	release()
 	writeJSON(w, status, AgentInfo{Class: class, Name: name})

@@ -62,6 +62,23 @@ func newReplica(t *testing.T, dsn string) *replica {
 	return r
 }
 
+// twoReplicas starts two replicas on a new database, and an MCP server
+// whose URL it returns.
+func twoReplicas(t *testing.T) (dsn, url string, a, b *replica) {
+	t.Helper()
+	dsn = pg.Database(t)
+	_, url = mcpServer(t, "one")
+	return dsn, url, newReplica(t, dsn), newReplica(t, dsn)
+}
+
+// add adds the server at url to agent test/name through r.
+func (r *replica) add(name, url string, keepAwake bool) {
+	r.t.Helper()
+	if _, err := r.client("test", name).AddMCPServer(testCtx(r.t), AddRequest{Name: "one", URL: url, ID: "one", KeepAwake: keepAwake}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 func (r *replica) client(class, name string) *Client {
 	c, err := NewClient(AgentURL(r.api.URL, class, name), nil)
 	if err != nil {
@@ -88,13 +105,9 @@ func expireReplica(t *testing.T, dsn, id string) {
 // cluster listener refuses requests without the key.
 func TestClusterForward(t *testing.T) {
 	t.Parallel()
-	dsn := pg.Database(t)
-	_, url := mcpServer(t, "one")
-	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	_, url, a, b := twoReplicas(t)
 	ctx := testCtx(t)
-	if _, err := a.client("test", "x").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
-		t.Fatal(err)
-	}
+	a.add("x", url, false)
 	res, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "via b"})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: via b" {
 		t.Fatalf("call through the other replica: %+v %v", res, err)
@@ -127,13 +140,9 @@ func TestClusterForward(t *testing.T) {
 // servers.
 func TestClusterFailover(t *testing.T) {
 	t.Parallel()
-	dsn := pg.Database(t)
-	_, url := mcpServer(t, "one")
-	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	dsn, url, a, b := twoReplicas(t)
 	ctx := testCtx(t)
-	if _, err := a.client("test", "x").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
-		t.Fatal(err)
-	}
+	a.add("x", url, false)
 	a.cl.Close() // a is gone for the others
 	expireReplica(t, dsn, a.rep.ID())
 	res, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "after"})
@@ -150,9 +159,7 @@ func TestClusterFailover(t *testing.T) {
 // to another replica.
 func TestClusterReadyAndDrain(t *testing.T) {
 	t.Parallel()
-	dsn := pg.Database(t)
-	_, url := mcpServer(t, "one")
-	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	_, url, a, b := twoReplicas(t)
 	ctx := testCtx(t)
 	ready := func(r *replica) int {
 		resp, err := http.Get(r.api.URL + "/readyz")
@@ -197,9 +204,7 @@ func TestClusterInterrupted(t *testing.T) {
 	srv, url := mcpServer(t, "one")
 	a, b := newReplica(t, dsn), newReplica(t, dsn)
 	ctx := testCtx(t)
-	if _, err := a.client("test", "x").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
-		t.Fatal(err)
-	}
+	a.add("x", url, false)
 	done := make(chan error, 1)
 	go func() {
 		_, err := b.client("test", "x").CallTool(ctx, "one", "slow", nil)
@@ -228,13 +233,9 @@ func TestClusterInterrupted(t *testing.T) {
 // another replica without waiting for a request.
 func TestClusterRehome(t *testing.T) {
 	t.Parallel()
-	dsn := pg.Database(t)
-	_, url := mcpServer(t, "one")
-	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	dsn, url, a, b := twoReplicas(t)
 	ctx := testCtx(t)
-	if _, err := a.client("test", "kept").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one", KeepAwake: true}); err != nil {
-		t.Fatal(err)
-	}
+	a.add("kept", url, true)
 	b.srv.rehomeOnce(ctx)
 	if len(b.srv.Agents()) != 0 {
 		t.Fatalf("b took an agent a holds: %v", b.srv.Agents())

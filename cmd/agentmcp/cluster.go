@@ -73,15 +73,18 @@ func (c *clusterFlags) check(dsn string) error {
 	return nil
 }
 
-// untrustedServer is the server a replica's OnUntrusted evicts agents
-// from, set once the server is open.
-type untrustedServer struct{ p atomic.Pointer[server.Server] }
+// openServer is the server of a replica, set once it is open: what its
+// OnUntrusted evicts agents from, its load, and what its exit checks.
+type openServer struct{ p atomic.Pointer[server.Server] }
 
-func (u *untrustedServer) Store(s *server.Server) { u.p.Store(s) }
+func (u *openServer) Store(s *server.Server) { u.p.Store(s) }
+
+// Load returns the server, or nil before it is open.
+func (u *openServer) Load() *server.Server { return u.p.Load() }
 
 // join joins the cluster when --cluster is set (nil otherwise).
-func (c *clusterFlags) join(ctx context.Context, st store.Store, logger *slog.Logger) (*cluster.Replica, *untrustedServer, error) {
-	u := &untrustedServer{}
+func (c *clusterFlags) join(ctx context.Context, st store.Store, logger *slog.Logger) (*cluster.Replica, *openServer, error) {
+	u := &openServer{}
 	if !c.on {
 		return nil, u, nil
 	}
@@ -96,13 +99,13 @@ func (c *clusterFlags) join(ctx context.Context, st store.Store, logger *slog.Lo
 		Interval: c.leaseTTL / 4,
 		Margin:   c.leaseTTL / 4,
 		Awake: func() int {
-			if s := u.p.Load(); s != nil {
+			if s := u.Load(); s != nil {
 				return s.Host().Stats().Awake
 			}
 			return 0
 		},
 		OnUntrusted: func() {
-			if s := u.p.Load(); s != nil {
+			if s := u.Load(); s != nil {
 				ectx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 				defer cancel()
 				s.Host().Evict(ectx)

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -223,15 +222,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
-	replica, untrusted, err := cf.join(ctx, st, logger)
+	replica, opened, err := cf.join(ctx, st, logger)
 	if err != nil {
 		return err
 	}
 	var clusterOpts *server.ClusterOptions
-	var srvp atomic.Pointer[server.Server]
 	if replica != nil {
 		defer func() {
-			if s := srvp.Load(); s != nil && s.Host().Unclean() {
+			if s := opened.Load(); s != nil && s.Host().Unclean() {
 				// An agent did not close in time: its ownership must lapse
 				// with this process (in a lease's time), not be released
 				// while its connections may still be up.
@@ -261,8 +259,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	untrusted.Store(srv)
-	srvp.Store(srv)
+	opened.Store(srv)
 	closeServer := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
