@@ -786,11 +786,20 @@ func TestCluster(t *testing.T) {
 			}
 			delete(before, 0)
 			changes = append(changes, ownerChange{kind: "kill", at: tk, agents: agents})
+			// When the victim's leases lapse, by the database's clock (the
+			// same machine's).
+			var expires time.Time
+			if err := db.QueryRow(ctx, `SELECT max(expires_at) FROM agentmcp_replicas WHERE cluster_url = $1`, victim.clusterURL()).Scan(&expires); err != nil && !control() {
+				fatal("expiry of replica %d: %v", victim.slot, err)
+			}
 			// Kill to the first answer through a survivor, per agent the
 			// victim owned.
 			var fmu sync.Mutex
 			var fw sync.WaitGroup
+			traces := map[string]*failoverTrace{}
 			for ns := range agents {
+				tr := &failoverTrace{}
+				traces[ns] = tr
 				fw.Add(1)
 				go func() {
 					defer fw.Done()
@@ -801,8 +810,10 @@ func TestCluster(t *testing.T) {
 							continue // the pool has two survivors at least
 						}
 						pctx, cancel := context.WithDeadline(ctx, deadline)
-						st, _, _, _ := c.doAt(pctx, hc, r, "GET", "/agents/"+ns+"/tools", "")
+						at := time.Now()
+						st, data, _, err := c.doAt(pctx, hc, r, "GET", "/agents/"+ns+"/tools", "")
 						cancel()
+						tr.add(at, time.Now(), r.slot, st, errorCode(data), err)
 						if st/100 == 2 {
 							fmu.Lock()
 							failovers = append(failovers, time.Since(tk).Seconds())
@@ -833,6 +844,7 @@ func TestCluster(t *testing.T) {
 			c.setPool(victim.slot, true)
 			fw.Wait()
 			windows = append(windows, window{"kill", tk, time.Now()})
+			logFailovers(t, db, fmt.Sprintf("round %d kill %d", round, k), tk, expires, time.Duration(prof.failoverP50*float64(time.Second)), traces)
 			for p := range before {
 				if _, alive := c.slotOfPid(p); !alive {
 					continue
@@ -1278,6 +1290,83 @@ func TestCluster(t *testing.T) {
 	}
 	if t.Failed() {
 		failed = true
+	}
+}
+
+// failoverTrace is the requests of one agent's failover measure.
+type failoverTrace struct {
+	mu       sync.Mutex
+	attempts []attempt
+}
+
+type attempt struct {
+	start, end time.Time
+	slot       int
+	status     int
+	code       string
+	err        error
+}
+
+func (tr *failoverTrace) add(start, end time.Time, slot, status int, code string, err error) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.attempts = append(tr.attempts, attempt{start, end, slot, status, code, err})
+}
+
+// logFailovers logs where the time of a kill's failovers went, relative to
+// the kill: when the victim's leases lapsed (by the database's clock, the
+// same machine's), when the survivors claimed its agents, and when each
+// agent first answered; and, for an agent slower than slow, every
+// request until its first answer (runs of alike answers once).
+func logFailovers(t *testing.T, db *pgxpool.Pool, label string, tk, expires time.Time, slow time.Duration, traces map[string]*failoverTrace) {
+	rel := func(x time.Time) float64 { return x.Sub(tk).Seconds() }
+	var claims, answers []float64
+	var details []string
+	for ns, tr := range traces {
+		var claimed *time.Time
+		db.QueryRow(context.Background(), `SELECT claimed_at FROM agentmcp_agents WHERE namespace = $1`, ns).Scan(&claimed)
+		if claimed != nil {
+			claims = append(claims, rel(*claimed))
+		}
+		tr.mu.Lock()
+		if n := len(tr.attempts); n > 0 && tr.attempts[n-1].status/100 == 2 {
+			answers = append(answers, rel(tr.attempts[n-1].end))
+			if tr.attempts[n-1].end.Sub(tk) <= slow {
+				tr.mu.Unlock()
+				continue
+			}
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "slow failover of %s:", ns)
+		if claimed != nil {
+			fmt.Fprintf(&b, " claimed %+.2fs;", rel(*claimed))
+		}
+		for i := 0; i < len(tr.attempts); {
+			a := tr.attempts[i]
+			what := fmt.Sprintf("%d %s", a.status, a.code)
+			if a.err != nil {
+				what = shorten(a.err)
+			}
+			j := i + 1
+			for j < len(tr.attempts) && tr.attempts[j].status == a.status && tr.attempts[j].code == a.code && (tr.attempts[j].err == nil) == (a.err == nil) {
+				j++
+			}
+			last := tr.attempts[j-1]
+			fmt.Fprintf(&b, " %d× %s from %+.2fs, the last on replica %d %+.2fs..%+.2fs;", j-i, what, rel(a.start), last.slot, rel(last.start), rel(last.end))
+			i = j
+		}
+		tr.mu.Unlock()
+		details = append(details, b.String())
+	}
+	span := func(xs []float64) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		return fmt.Sprintf("%+.2fs..%+.2fs", slices.Min(xs), slices.Max(xs))
+	}
+	t.Logf("%s: leases lapsed %+.2fs, claimed %s, first answers %s (after the kill)", label, rel(expires), span(claims), span(answers))
+	for _, d := range details {
+		t.Log(d)
 	}
 }
 

@@ -373,11 +373,13 @@ func rss(pid int) (kib, threads int) {
 
 // pidFinder tells which process holds the client end of a loopback TCP
 // connection: the socket whose local and remote addresses are the
-// connection's (from /proc/net/tcp and tcp6) has an inode, and exactly one
-// process has a file descriptor on it (/proc/PID/fd).
+// connection's has an inode (sockDiagInode; /proc/net/tcp and tcp6 where
+// that fails), and exactly one process has a file descriptor on it
+// (/proc/PID/fd).
 type pidFinder struct {
 	candidates func() []int
 
+	scan  sync.Mutex // one scan of the candidates' descriptors at a time
 	mu    sync.Mutex
 	inode map[uint64]int // socket inode -> pid, found before
 }
@@ -389,13 +391,18 @@ func (f *pidFinder) pidOf(remote, local string) int {
 	if ino == 0 {
 		return 0
 	}
-	f.mu.Lock()
-	pid, ok := f.inode[ino]
-	f.mu.Unlock()
-	if ok {
+	if pid, ok := f.cached(ino); ok {
 		return pid
 	}
-	want := fmt.Sprintf("socket:[%d]", ino)
+	// A scan notes every socket of every candidate, so that the
+	// connections opened with this one are found without another; a
+	// request that waited for another's scan may find its answer there.
+	f.scan.Lock()
+	defer f.scan.Unlock()
+	if pid, ok := f.cached(ino); ok {
+		return pid
+	}
+	found := map[uint64]int{}
 	for _, p := range f.candidates() {
 		dir := fmt.Sprintf("/proc/%d/fd", p)
 		ents, err := os.ReadDir(dir)
@@ -403,20 +410,47 @@ func (f *pidFinder) pidOf(remote, local string) int {
 			continue
 		}
 		for _, e := range ents {
-			if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && l == want {
-				f.mu.Lock()
-				f.inode[ino] = p
-				f.mu.Unlock()
-				return p
+			l, err := os.Readlink(filepath.Join(dir, e.Name()))
+			if err != nil {
+				continue
+			}
+			if s, ok := strings.CutPrefix(l, "socket:["); ok {
+				if n, err := strconv.ParseUint(strings.TrimSuffix(s, "]"), 10, 64); err == nil {
+					found[n] = p
+				}
 			}
 		}
 	}
-	return 0
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for n, p := range found {
+		f.inode[n] = p
+	}
+	return found[ino]
+}
+
+func (f *pidFinder) cached(ino uint64) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pid, ok := f.inode[ino]
+	return pid, ok
 }
 
 // socketInode returns the inode of the socket whose local address is
 // client and remote address server (both 127.0.0.1:port), or 0.
 func socketInode(client, server string) uint64 {
+	ca, err1 := net.ResolveTCPAddr("tcp", client)
+	sa, err2 := net.ResolveTCPAddr("tcp", server)
+	if err1 == nil && err2 == nil {
+		if ino := sockDiagInode(ca, sa); ino != 0 {
+			return ino
+		}
+	}
+	return procNetInode(client, server)
+}
+
+// procNetInode is socketInode from /proc/net/tcp and tcp6.
+func procNetInode(client, server string) uint64 {
 	cp, err1 := portOf(client)
 	sp, err2 := portOf(server)
 	if err1 != nil || err2 != nil {

@@ -52,6 +52,37 @@ func TestPidFinder(t *testing.T) {
 	}
 }
 
+// TestSockDiagInode: the kernel's look-up by addresses finds the socket
+// /proc/net/tcp lists, for the client end of a loopback connection.
+func TestSockDiagInode(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	conn, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	accepted, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer accepted.Close()
+	client, server := conn.LocalAddr().(*net.TCPAddr), conn.RemoteAddr().(*net.TCPAddr)
+	want := procNetInode(client.String(), server.String())
+	if want == 0 {
+		t.Fatal("no inode in /proc/net/tcp for the connection")
+	}
+	if got := sockDiagInode(client, server); got != want {
+		t.Fatalf("sockDiagInode = %d, want %d (from /proc/net/tcp)", got, want)
+	}
+	if got := sockDiagInode(server, client); got == want || got == 0 {
+		t.Fatalf("sockDiagInode of the server end = %d, want another socket's inode (client end %d)", got, want)
+	}
+}
+
 // TestPidFinderHelper is the child of TestPidFinder: one request, with the
 // connection held open until the answer came.
 func TestPidFinderHelper(t *testing.T) {
