@@ -66,7 +66,7 @@ var figureOrder = []string{
 	"restore_1000_seconds", "restore_1000_peak_rss_mib",
 	"aitools_cached_ratio",
 	"idle_conn_bytes", "idle_conn_ratio_vs_raw", "idle_conn_bytes_with_catalog",
-	"hibernated_agent_bytes", "hibernated_agent_heap_bytes", "wake_latency_ms_p50", "wake_latency_ms_p99", "wake_resumed_without_handshake",
+	"hibernated_agent_bytes", "hibernated_agent_bytes_cold", "hibernated_agent_heap_bytes", "wake_latency_ms_p50", "wake_latency_ms_p99", "wake_resumed_without_handshake",
 	"serve_start_seconds_100k", "serve_start_rss_mib_100k", "serve_seed_seconds_100k", "awake_cap_holds",
 }
 

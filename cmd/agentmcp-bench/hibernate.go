@@ -28,7 +28,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"modernc.org/libc"
 	modernc "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
@@ -57,7 +59,7 @@ const (
 	hibWakeName   = "w"    //
 	hibServeClass = "many" // the agents of the start-up database
 	hibCapClass   = "cap"  // the agents requested under the cap
-	hibWarmAgents = 16     // agents woken before the memory baseline
+	hibColdAgents = 16     // agents woken before the cold memory baseline
 	hibWakeSrvs   = 5      // servers of the woken agent
 	hibSeedBatch  = 20000  // rows per PutServers transaction
 	hibDeadURL    = "http://127.0.0.1:1/mcp"
@@ -130,7 +132,7 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 	db := filepath.Join(tmp, "host.db")
 	progress(c.stderr, "hibernate: storing %d agents with a server each, and one with %d", c.hibAgents, hibWakeSrvs)
 	var rows []store.Server
-	for i := range hibWarmAgents {
+	for i := range c.hibAgents {
 		rows = append(rows, store.Server{Namespace: fmt.Sprintf("%s/a%04d", hibWarmClass, i), ID: "s0", Name: "s0",
 			URL: mh.url + []string{"/idle-legacy", "/idle-stateless"}[i%2]})
 	}
@@ -179,9 +181,35 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 		})
 		return time.Since(start), err
 	}
-	progress(c.stderr, "hibernate: waking and hibernating %d agents before the baseline", hibWarmAgents)
-	if _, err := wakeHib(hibWarmClass, hibWarmAgents); err != nil {
+	// A cold process first: its memory grows as the first thousands of
+	// wakes fill pools that do not grow with agents (modernc.org/libc's
+	// allocator keeps up to 4 MiB per size class of freed memory
+	// committed, SQLite's page caches fill up to their size, code pages
+	// are touched). The figure compares a process holding 0 agents after
+	// that warm-up with the same process holding c.hibAgents: the warm-up
+	// agents are woken and hibernated twice, then deleted.
+	progress(c.stderr, "hibernate: waking and hibernating %d agents before the cold baseline", hibColdAgents)
+	if _, err := wakeHib(hibWarmClass, hibColdAgents); err != nil {
 		return mem, wake, fmt.Errorf("warm-up: %w", err)
+	}
+	cold, err := hp.mem()
+	if err != nil {
+		return mem, wake, err
+	}
+	progress(c.stderr, "hibernate: warming up with %d agents, twice, then deleting them", c.hibAgents)
+	tookCold, err := wakeHib(hibWarmClass, c.hibAgents)
+	if err != nil {
+		return mem, wake, fmt.Errorf("warm-up: %w", err)
+	}
+	warm1, err := hp.mem()
+	if err != nil {
+		return mem, wake, err
+	}
+	if _, err := wakeHib(hibWarmClass, c.hibAgents); err != nil {
+		return mem, wake, fmt.Errorf("warm-up: %w", err)
+	}
+	if err := hp.command(fmt.Sprintf("forget %s %d", hibWarmClass, c.hibAgents)); err != nil {
+		return mem, wake, err
 	}
 	base, err := hp.mem()
 	if err != nil {
@@ -237,20 +265,31 @@ func runHostChild(ctx context.Context, c *config, tmp string, mh *mcpHost) (mem,
 		}
 		t.add(label, mib(rss(m)), mib(anon(m)), mib(file(m)), mib(held(m)), mib(other(m)), mib(heap(m)), fmt.Sprint(m.Goroutines), fmt.Sprint(m.Threads), fmt.Sprint(m.Awake), mib(float64(m.DBBytes)), ms)
 	}
-	row(fmt.Sprintf("0 (baseline, after %d warm-up)", hibWarmAgents), base, 0)
+	perRow := func(label string, a, b hostMem) {
+		t.add(label, formatValue(per(a, b, rss)), formatValue(per(a, b, anon)), formatValue(per(a, b, file)),
+			formatValue(per(a, b, held)), formatValue(per(a, b, other)), formatValue(per(a, b, heap)), formatValue(per(a, b, gs)), "", "", "", "")
+	}
+	row(fmt.Sprintf("0, cold (after %d wakes)", hibColdAgents), cold, 0)
+	row(fmt.Sprintf("%d warm-up agents, from cold", c.hibAgents), warm1, tookCold)
+	row("0 (warm-up done, its agents deleted)", base, 0)
 	row(fmt.Sprint(c.hibAgents), after, took)
 	row(fmt.Sprintf("%d, woken and hibernated again", c.hibAgents), after2, took2)
-	t.add("per agent, B", formatValue(per(base, after, rss)), formatValue(per(base, after, anon)), formatValue(per(base, after, file)),
-		formatValue(per(base, after, held)), formatValue(per(base, after, other)), formatValue(per(base, after, heap)), formatValue(per(base, after, gs)), "", "", "", "")
+	perRow("per agent, B", base, after)
+	perRow("per agent from cold, B", cold, warm1)
 	mem.table = fmt.Sprintf("Hibernated agents: a server.Server process (agentmcp-bench host) on SQLite; each agent called (echo, through the API) then\n"+
 		"hibernated (POST .../hibernate), 8 at a time, half on a legacy server, half on a 2026-07-28 one; memory after debug.FreeOSMemory\n"+
 		"(RSS = anon + file; Go holds = MemStats Sys - HeapReleased; other anon = anon - Go holds: memory outside Go's runtime,\n"+
-		"SQLite's (modernc.org/sqlite allocates its own); ms/agent: wall time of the round over the agents)\n%s", t)
+		"SQLite's (modernc.org/sqlite allocates its own); ms/agent: wall time of the round over the agents).\n"+
+		"A cold process grows while its first wakes fill pools that do not grow with agents (modernc.org/libc's allocator keeps up to\n"+
+		"4 MiB of freed memory per size class committed; SQLite's page caches; code pages): the baseline is the process after %d\n"+
+		"warm-up agents were woken and hibernated twice and then deleted, so that it holds 0 agents.\n%s", c.hibAgents, t)
 	mem.figs = []figure{
 		{name: "hibernated_agent_bytes", value: per(base, after, rss), goal: "<= 1024",
-			note: fmt.Sprintf("RSS per hibernated agent, %d agents: Go holds %s B, other anon %s B, file %s B; after a second round of wakes %s B",
+			note: fmt.Sprintf("RSS per hibernated agent, %d agents, warm process: Go holds %s B, other anon %s B, file %s B; after a second round of wakes %s B",
 				c.hibAgents, formatValue(per(base, after, held)), formatValue(per(base, after, other)), formatValue(per(base, after, file)),
 				formatValue(per(base, after2, rss)))},
+		{name: "hibernated_agent_bytes_cold", value: per(cold, warm1, rss),
+			note: fmt.Sprintf("the same from a cold process (%d agents, one round): includes the pools' one-time fill", c.hibAgents)},
 		{name: "hibernated_agent_heap_bytes", value: per(base, after, heap),
 			note: fmt.Sprintf("live Go heap per hibernated agent after GC; goroutines per agent %s", formatValue(per(base, after, gs)))},
 	}
@@ -638,6 +677,10 @@ type hostMem struct {
 	StackInuse uint64 `json:"stackInuse"`
 	Goroutines int    `json:"goroutines"`
 	Awake      int    `json:"awake"`
+	// SQLiteUsed and SQLiteHigh are SQLite's own count of the memory it
+	// has allocated, now and at most (sqlite3_memory_used/_highwater).
+	SQLiteUsed int64 `json:"sqliteUsed"`
+	SQLiteHigh int64 `json:"sqliteHigh"`
 	// Store counts the calls the server made to its store, by method.
 	Store map[string]int64 `json:"store"`
 	Error string           `json:"error,omitempty"`
@@ -803,6 +846,7 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 			m = hostMem{RSSKiB: procStatus("self", "VmRSS"), AnonKiB: procStatus("self", "RssAnon"), FileKiB: procStatus("self", "RssFile"),
 				HeapAlloc: ms.HeapAlloc, GoHeld: ms.Sys - ms.HeapReleased, Threads: procStatus("self", "Threads"), DBBytes: fileSize(*db) + fileSize(*db+"-wal"), StackInuse: ms.StackInuse,
 				Goroutines: runtime.NumGoroutine(), Awake: srv.Host().Stats().Awake, Store: st.snapshot()}
+			m.SQLiteUsed, m.SQLiteHigh = sqliteMemory()
 		case "cpu":
 			f, err := os.Create(arg)
 			if err == nil {
@@ -826,6 +870,17 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 			if err != nil {
 				m.Error = err.Error()
 			}
+		case "forget":
+			// forget CLASS N deletes the servers of agents CLASS/a0000..,
+			// which are asleep.
+			class, count, _ := strings.Cut(arg, " ")
+			k, err := strconv.Atoi(count)
+			for i := 0; err == nil && i < k; i++ {
+				err = sq.DeleteServer(ctx, fmt.Sprintf("%s/a%04d", class, i), "s0")
+			}
+			if err != nil {
+				m.Error = err.Error()
+			}
 		case "heap":
 			runtime.GC()
 			if err := writeProfile("heap", arg); err != nil {
@@ -839,6 +894,14 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// sqliteMemory reports SQLite's count of the memory it has allocated, now
+// and at most.
+func sqliteMemory() (used, high int64) {
+	tls := libc.NewTLS()
+	defer tls.Close()
+	return sqlite3.Xsqlite3_memory_used(tls), sqlite3.Xsqlite3_memory_highwater(tls, 0)
 }
 
 // countingStore is a SQLite store that counts the calls made to it.

@@ -161,7 +161,7 @@ func dsn(name string, memory, reader bool, busy time.Duration) string {
 	// A page cache of 256 KiB per connection (SQLite's default is 2,000
 	// KiB): the rows are small and the OS caches the file too, and a
 	// process holding many hibernated agents keeps less (make bench,
-	// hibernated_agent_bytes: 2,142 -> 1,184 bytes per agent).
+	// hibernated_agent_bytes_cold: 2,142 -> 1,184 bytes per agent).
 	q.Add("_pragma", "cache_size(-256)")
 	if reader {
 		q.Set("_query_only", "1")
