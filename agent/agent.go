@@ -15,6 +15,8 @@ import (
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configures an Agent. The zero value, or nil, gives the defaults
@@ -26,6 +28,14 @@ type Options struct {
 
 	// Logger receives the agent's logs. Nil discards them.
 	Logger *slog.Logger
+
+	// TracerProvider and MeterProvider receive the OpenTelemetry spans and
+	// metrics of the agent's servers: its Manager's (when Manager sets
+	// none) and its OAuth providers'. Nil means the global providers, so
+	// that a program that sets up OpenTelemetry gets them with no code
+	// (docs/OBSERVABILITY.md).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 
 	// CallbackHost is the default origin of OAuth callback URLs
 	// ("https://agents.example.com"), used when AddMCPServer is given none
@@ -146,6 +156,12 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	}
 	if mo.Logger == nil {
 		mo.Logger = logger
+	}
+	if mo.TracerProvider == nil {
+		mo.TracerProvider = o.TracerProvider
+	}
+	if mo.MeterProvider == nil {
+		mo.MeterProvider = o.MeterProvider
 	}
 	a := &Agent{
 		class:     class,

@@ -91,6 +91,8 @@ type session struct {
 	// message with the server: its first exchange decides whether the
 	// server is still there (guarded by the conn's mu).
 	unverified bool
+
+	sessionTel // mcp.client.session.duration (telemetry.go)
 }
 
 // sessionInfo describes the current or last session.
@@ -186,12 +188,12 @@ func (c *conn) closedResult() ConnectResult {
 	return ConnectResult{State: state, Err: errClosedMeanwhile}
 }
 
-// connectOnce makes one handshake, replacing any current session. A close
+// connectOnceUntraced is connectOnce (telemetry.go): it makes one handshake, replacing any current session. A close
 // of the connection cancels it; it then changes nothing. With discoverNext
 // (the caller discovers at once), a resumed session, which the handshake
 // did not check with the server, is shown discovering, not connected:
 // whether it is connected is for its first exchange to tell.
-func (c *conn) connectOnce(ctx context.Context, discoverNext bool) ConnectResult {
+func (c *conn) connectOnceUntraced(ctx context.Context, discoverNext bool) ConnectResult {
 	life, epoch := c.current()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -282,6 +284,7 @@ func (c *conn) connectOnce(ctx context.Context, discoverNext bool) ConnectResult
 	c.bgRound = 0
 	c.sess = s
 	s.installed = true
+	s.sessionStarted(time.Now())
 	pending := s.pending
 	init := s.cs.InitializeResult()
 	c.last = sessionInfo{transport: s.transport, protocolVersion: init.ProtocolVersion, sessionID: s.cs.ID(), init: init}
@@ -331,6 +334,9 @@ func (c *conn) sessionEnded(s *session, err error) {
 	if !current {
 		return
 	}
+	if err != nil {
+		s.dropped.Store(err)
+	}
 	c.m.logger.Info("mcp connection dropped; reconnecting", "server", c.ID(), "error", err)
 	c.startRenew(s, c.retry.MaxAttempts)
 }
@@ -368,7 +374,9 @@ func (c *conn) startRenew(old *session, attempts int) *renewOp {
 		}
 		c.setStateAt(epoch, StateConnecting, nil)
 		if !c.m.goTracked(func(context.Context) {
-			err := c.reconnect(life, epoch, attempts)
+			ctx, end := c.renewSpan(life, attempts)
+			err := c.reconnect(ctx, epoch, attempts)
+			end(err)
 			c.mu.Lock()
 			if c.renewing == op {
 				c.renewing = nil
@@ -418,6 +426,7 @@ func (c *conn) reconnect(ctx context.Context, epoch uint64, attempts int) error 
 			}
 		}
 		<-c.m.connectSlots
+		c.noteAttempt(ctx, k, res)
 		if errors.Is(res.Err, errClosedMeanwhile) || ctx.Err() != nil {
 			return errClosedMeanwhile
 		}
@@ -634,6 +643,7 @@ func (s *session) keep() {
 // close ends the session. The transport goes first, which fails the calls
 // in flight; go-sdk's ClientSession.Close would otherwise wait for them.
 func (s *session) close() error {
+	s.recordSessionEnd()
 	err := s.conn.Close()
 	if cerr := s.cs.Close(); err == nil {
 		err = cerr

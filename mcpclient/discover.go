@@ -10,11 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// discover fetches the catalog of a connected or ready server.
-func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResult {
-	return c.discoverOnce(ctx, timeout, true)
-}
-
 // discoverOnce is discover; reauth allows one more attempt after the
 // AuthProvider renewed credentials by itself.
 func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth bool) DiscoverResult {

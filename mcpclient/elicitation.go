@@ -221,9 +221,10 @@ func (h *sessionHooks) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp
 	return h.c.elicit(ctx, req.Params)
 }
 
-// elicit runs the handler for the mode of p, within the limits of
-// ServerRequestLimits: p's size, and the requests for input waiting.
-func (c *conn) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+// elicitUntraced is elicit (telemetry.go): it runs the handler for the
+// mode of p, within the limits of ServerRequestLimits: p's size, and the
+// requests for input waiting.
+func (c *conn) elicitUntraced(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	m, serverID := c.m, c.ID()
 	if p == nil {
 		p = &mcp.ElicitParams{}

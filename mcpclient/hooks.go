@@ -58,9 +58,10 @@ type sessionHooks struct {
 	c        *conn
 	s        *session
 	client   *mcp.Client
-	caps     *mcp.ClientCapabilities // advertised; never mutated
-	seeded   bool                    // caps.Elicitation is the connection's seed
-	seedUsed atomic.Bool             // a request of the seeded session succeeded
+	caps     *mcp.ClientCapabilities     // advertised; never mutated
+	seeded   bool                        // caps.Elicitation is the connection's seed
+	seedUsed atomic.Bool                 // a request of the seeded session succeeded
+	tel      atomic.Pointer[serverAttrs] // its telemetry attributes (telemetry.go)
 
 	// mu guards the fields below. It is never held across I/O.
 	mu          sync.Mutex
@@ -116,6 +117,12 @@ func (c *conn) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	h.client = mcp.NewClient(m.clientInfo, opts)
 	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware, decodedResults)
 	h.client.AddReceivingMiddleware(h.requestLimitMiddleware, h.rootsMiddleware)
+	if !m.tel.off {
+		// Added last, they wrap the others: one span per request, however
+		// many rounds it takes.
+		h.client.AddSendingMiddleware(h.telemetryMiddleware)
+		h.client.AddReceivingMiddleware(h.telemetryReceiving)
+	}
 	// Before Connect the client has no session, so this sends nothing.
 	h.roots = rootsByURI(roots)
 	if len(roots) > 0 {
@@ -207,14 +214,20 @@ func isModern(req mcp.Request) bool {
 }
 
 // Write notes the multi round-trip retries of a call: requests that carry
-// inputResponses or a requestState.
+// inputResponses or a requestState. It records the JSON-RPC id of a call's
+// request on its span.
 //
 // It also tells the request gate (limits.go) what the client writes: the
 // handshake, and the answers to the server's requests.
 func (p *progressConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if cl, ok := ctx.Value(callKey{}).(*call); ok && !cl.retried.Load() {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && isRetryRound(req.Params) {
-			cl.retried.Store(true)
+	if cl, ok := ctx.Value(callKey{}).(*call); ok {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			if !p.c.m.tel.off {
+				noteRequestID(ctx, req)
+			}
+			if !cl.retried.Load() && isRetryRound(req.Params) {
+				cl.retried.Store(true)
+			}
 		}
 	}
 	p.gate.written(msg)

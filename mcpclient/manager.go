@@ -39,6 +39,7 @@ type Manager struct {
 	connectSlots chan struct{} // bounds background connections
 	aiTools      *aiToolsCache // schemas and keys for AITools; safe for concurrent use
 	hooks        managerHooks  // elicitation, sampling and roots (hooks.go)
+	tel          *telemetry    // tracer, propagator and instruments (telemetry.go)
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -114,6 +115,7 @@ func New(opts *Options) *Manager {
 		m.clock = realClock{}
 	}
 	m.aiTools = newAIToolsCache(m)
+	m.tel = newTelemetry(m, &o)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
@@ -545,6 +547,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		return nil
 	}
 	m.cancel()
+	m.tel.close()
 	err := m.closeAll(ctx, !m.opts.EndSessionsOnClose)
 	done := make(chan struct{})
 	go func() {

@@ -12,6 +12,9 @@ import (
 
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configures a Manager. The zero value, or nil, gives the defaults
@@ -90,6 +93,34 @@ type Options struct {
 	// per elicitation and 1 MiB per sampling request by default. See
 	// ServerRequestLimits.
 	ServerRequests ServerRequestLimits
+
+	// TracerProvider receives the Manager's spans: one CLIENT span per
+	// request and notification sent to a server, following the
+	// OpenTelemetry semantic conventions for MCP, and spans for
+	// connections, discoveries, session renewals and elicitation waits
+	// (docs/OBSERVABILITY.md). Nil means the global provider
+	// (otel.GetTracerProvider), so that a program that sets up
+	// OpenTelemetry gets them with no code.
+	TracerProvider trace.TracerProvider
+
+	// MeterProvider receives the Manager's metrics:
+	// mcp.client.operation.duration, mcp.client.session.duration and
+	// agentmcp's own (docs/OBSERVABILITY.md). Nil means the global
+	// provider (otel.GetMeterProvider).
+	MeterProvider metric.MeterProvider
+
+	// Propagator writes the trace context of every request into its
+	// params._meta, and reads the context of the requests servers send.
+	// Nil means W3C Trace Context and Baggage ("traceparent",
+	// "tracestate", "baggage"), the keys the MCP conventions name.
+	Propagator propagation.TextMapPropagator
+
+	// RecordContent opts in to content in telemetry: tool arguments and
+	// results (gen_ai.tool.call.arguments, gen_ai.tool.call.result),
+	// resource URIs with their query, and servers' error messages as span
+	// status descriptions. False (the default) records none of them; header
+	// values, tokens and URL userinfo are never recorded.
+	RecordContent bool
 }
 
 // Version is the version of agentmcp, reported in ClientInfo by default.

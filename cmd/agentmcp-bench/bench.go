@@ -314,6 +314,17 @@ func (r *callsResult) pairRatio(era, server, w, a, b string, f func(sample) floa
 	return median(xs)
 }
 
+// pairDiff returns the median over repetitions of f(a)-f(b), a and b
+// measured side by side in each repetition.
+func (r *callsResult) pairDiff(era, server, w, a, b string, f func(sample) float64) float64 {
+	sa, sb := r.samples[key(era, server, w, a)], r.samples[key(era, server, w, b)]
+	var xs []float64
+	for i := range min(len(sa), len(sb)) {
+		xs = append(xs, f(sa[i])-f(sb[i]))
+	}
+	return median(xs)
+}
+
 func (r *callsResult) table() string {
 	t := newTable("era", "server", "workload", "client", "p50 µs", "p99 µs", "calls/s", "KiB/call", "allocs/call")
 	t.align = []bool{false, false, false, false, true, true, true, true, true}
@@ -399,6 +410,23 @@ func (r *callsResult) figures() []figure {
 	add("big_throughput_vs_floor", "", "the same, 64 KiB", true, func(e string) float64 {
 		return r.pairRatio(e, k, "seq-64KiB", clientManager, clientFloor, perSec)
 	})
+	// Telemetry: the default (global no-op providers) against none at
+	// all, and the cost of a real SDK (every span sampled and batched).
+	add("telemetry_noop_ratio_seq", "<= 1.02", "time/call, no-op OpenTelemetry over telemetry off, seq echo", false, func(e string) float64 {
+		return r.pairRatio(e, k, "seq", clientManagerOff, clientManager, perSec)
+	})
+	add("telemetry_noop_ratio_conc", "<= 1.02", "the same, 8 callers", false, func(e string) float64 {
+		return r.pairRatio(e, k, "conc8", clientManagerOff, clientManager, perSec)
+	})
+	add("telemetry_sdk_us_per_call", "", "µs/call, OTel SDK (sampled, batched, discarded) minus no-op, seq echo", false, func(e string) float64 {
+		return r.pairDiff(e, k, "seq", clientManagerOTel, clientManager, func(s sample) float64 { return 1e6 / s.perSec })
+	})
+	add("telemetry_sdk_allocs_per_call", "", "allocs/call, OTel SDK minus no-op, seq echo", false, func(e string) float64 {
+		return r.pairDiff(e, k, "seq", clientManagerOTel, clientManager, func(s sample) float64 { return s.allocsPerOp })
+	})
+	add("telemetry_noop_allocs_per_call", "", "allocs/call, no-op OpenTelemetry minus telemetry off, seq echo", false, func(e string) float64 {
+		return r.pairDiff(e, k, "seq", clientManager, clientManagerOff, func(s sample) float64 { return s.allocsPerOp })
+	})
 	add("overhead_ratio_seq_gosdk_server", "", "overhead_ratio_seq on the go-sdk server", false, func(e string) float64 {
 		return r.pairRatio(e, serverGoSDK, "seq", clientRaw, clientManager, perSec)
 	})
@@ -419,7 +447,7 @@ func runCalls(ctx context.Context, c *config, srv *serverProc) (*callsResult, er
 				{name: "seq", tool: "echo", conc: 1, n: c.seqCalls / 2},
 			},
 		},
-		clients: []string{clientManager, clientManagerSDK, clientRaw, clientFloor},
+		clients: []string{clientManager, clientManagerSDK, clientRaw, clientFloor, clientManagerOff, clientManagerOTel},
 		samples: map[string][]sample{},
 	}
 	hc := newHTTPClient()
@@ -434,6 +462,13 @@ func runCalls(ctx context.Context, c *config, srv *serverProc) (*callsResult, er
 	return r, nil
 }
 
+// measures reports whether client name is measured on server kind: the
+// telemetry variants only on the replaying server, where the client's own
+// costs show.
+func (r *callsResult) measures(kind, name string) bool {
+	return kind == serverFast || (name != clientManagerOff && name != clientManagerOTel)
+}
+
 // runTarget runs the workloads of one era on one server.
 func (r *callsResult) runTarget(ctx context.Context, c *config, srv *serverProc, hc *http.Client, e era, kind string) (err error) {
 	url := srv.urls.Main + e.pathOf(kind)
@@ -445,10 +480,17 @@ func (r *callsResult) runTarget(ctx context.Context, c *config, srv *serverProc,
 		}
 	}()
 	for _, name := range r.clients {
+		if !r.measures(kind, name) {
+			continue
+		}
 		var cl caller
 		switch name {
 		case clientManager:
 			cl, err = newManagerCaller(ctx, url, e.name, "")
+		case clientManagerOff:
+			cl, err = newTelemetryOffCaller(ctx, url, e.name)
+		case clientManagerOTel:
+			cl, err = newOTelCaller(ctx, url, e.name)
 		case clientManagerSDK:
 			cl, err = newManagerCaller(ctx, url, e.name, mcpclient.ImplementationGoSDK)
 		case clientRaw:
@@ -462,6 +504,9 @@ func (r *callsResult) runTarget(ctx context.Context, c *config, srv *serverProc,
 		callers[name] = cl
 	}
 	for _, name := range r.clients {
+		if !r.measures(kind, name) {
+			continue
+		}
 		for _, w := range r.workloads[kind] {
 			if err := warm(ctx, callers[name], w.tool, 50); err != nil {
 				return fmt.Errorf("%s: warm-up: %w", name, err)
@@ -474,6 +519,9 @@ func (r *callsResult) runTarget(ctx context.Context, c *config, srv *serverProc,
 			// Rotate the order, so that no client always runs first.
 			for i := range r.clients {
 				name := r.clients[(i+rep)%len(r.clients)]
+				if !r.measures(kind, name) {
+					continue
+				}
 				if err := warm(ctx, callers[name], w.tool, 10); err != nil {
 					return err
 				}

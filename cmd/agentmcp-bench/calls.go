@@ -14,8 +14,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/benchknob"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // era is a protocol era and the server paths that speak it.
@@ -49,7 +52,15 @@ const (
 	clientManager    = "agentmcp"
 	clientManagerSDK = "agentmcp+go-sdk-transport"
 	clientRaw        = "go-sdk ClientSession"
-	clientFloor      = "HTTP floor"
+	// clientManagerOff is the Manager without its per-request telemetry
+	// (benchknob), against which clientManager (the global no-op
+	// OpenTelemetry providers, the default) is compared.
+	clientManagerOff = "agentmcp, telemetry off"
+	// clientManagerOTel is the Manager with OpenTelemetry SDK providers:
+	// every span sampled and batched to an exporter that discards them,
+	// the metrics aggregated.
+	clientManagerOTel = "agentmcp+OTel SDK"
+	clientFloor       = "HTTP floor"
 )
 
 // caller makes one tool call.
@@ -80,11 +91,18 @@ func newHTTPClient() *http.Client {
 
 // managerCaller calls through a Manager with one ready server.
 type managerCaller struct {
-	m *mcpclient.Manager
+	m        *mcpclient.Manager
+	shutdown func() // of its OpenTelemetry SDK providers, if any
 }
 
 func newManagerCaller(ctx context.Context, url, version string, impl mcpclient.TransportImplementation) (*managerCaller, error) {
-	m := mcpclient.New(nil)
+	return newManagerCallerWith(ctx, url, version, impl, nil, nil)
+}
+
+// newManagerCallerWith is newManagerCaller with Manager options, and
+// shutdown called on close.
+func newManagerCallerWith(ctx context.Context, url, version string, impl mcpclient.TransportImplementation, mo *mcpclient.Options, shutdown func()) (*managerCaller, error) {
+	m := mcpclient.New(mo)
 	opts := mcpclient.ServerOptions{
 		URL:       url,
 		Transport: mcpclient.TransportOptions{Type: mcpclient.TransportStreamableHTTP, Implementation: impl},
@@ -92,10 +110,42 @@ func newManagerCaller(ctx context.Context, url, version string, impl mcpclient.T
 	}
 	if err := connectReady(ctx, m, "s", opts); err != nil {
 		m.Close(ctx)
+		if shutdown != nil {
+			shutdown()
+		}
 		return nil, err
 	}
-	return &managerCaller{m: m}, nil
+	return &managerCaller{m: m, shutdown: shutdown}, nil
 }
+
+// newTelemetryOffCaller is a managerCaller built without per-request
+// telemetry.
+func newTelemetryOffCaller(ctx context.Context, url, version string) (*managerCaller, error) {
+	benchknob.NoRequestTelemetry.Store(true)
+	defer benchknob.NoRequestTelemetry.Store(false)
+	return newManagerCaller(ctx, url, version, "")
+}
+
+// newOTelCaller is a managerCaller with OpenTelemetry SDK providers: every
+// span sampled, batched to an exporter that discards it; the metrics
+// aggregated by a reader nobody collects.
+func newOTelCaller(ctx context.Context, url, version string) (*managerCaller, error) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discardExporter{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	shutdown := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		tp.Shutdown(ctx)
+		mp.Shutdown(ctx)
+	}
+	return newManagerCallerWith(ctx, url, version, "", &mcpclient.Options{TracerProvider: tp, MeterProvider: mp}, shutdown)
+}
+
+// discardExporter exports spans nowhere.
+type discardExporter struct{}
+
+func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardExporter) Shutdown(context.Context) error                             { return nil }
 
 // connectReady registers, connects and discovers one server.
 func connectReady(ctx context.Context, m *mcpclient.Manager, id string, opts mcpclient.ServerOptions) error {
@@ -128,6 +178,9 @@ func (c *managerCaller) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.m.Close(ctx)
+	if c.shutdown != nil {
+		c.shutdown()
+	}
 }
 
 // rawCaller calls through a go-sdk ClientSession on go-sdk's transport.

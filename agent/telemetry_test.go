@@ -1,0 +1,60 @@
+package agent_test
+
+import (
+	"context"
+	"testing"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+)
+
+// TestTelemetryOptions: the agent's TracerProvider and MeterProvider reach
+// its Manager: a tool call through the agent is a span under the caller's,
+// and mcp.client.operation.duration is recorded on the agent's meter.
+func TestTelemetryOptions(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer tp.Shutdown(context.Background())
+	defer mp.Shutdown(context.Background())
+
+	s := serve(t, mcptest.Stateless)
+	a := openAgent(t, openSQLite(t, ""), "traced", &agent.Options{TracerProvider: tp, MeterProvider: mp})
+	ctx, parent := tp.Tracer("test").Start(testCtx(t), "turn")
+	res, err := a.AddMCPServer(ctx, "Test", s.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CallTool(ctx, res.ID, "echo", map[string]any{"text": "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	parent.End()
+	var call sdktrace.ReadOnlySpan
+	for _, sp := range spans.Ended() {
+		if sp.Name() == "tools/call echo" {
+			call = sp
+		}
+	}
+	if call == nil || call.Parent().SpanID() != parent.SpanContext().SpanID() {
+		t.Fatalf("no tools/call echo span under the caller's (%d spans)", len(spans.Ended()))
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			found = found || m.Name == "mcp.client.operation.duration"
+		}
+	}
+	if !found {
+		t.Error("no mcp.client.operation.duration on the agent's meter provider")
+	}
+}

@@ -1,0 +1,465 @@
+package mcpclient_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+// otelHarness is an SDK tracer and meter provider with in-memory exporters.
+type otelHarness struct {
+	spans  *tracetest.SpanRecorder
+	tp     *sdktrace.TracerProvider
+	reader *sdkmetric.ManualReader
+	mp     *sdkmetric.MeterProvider
+}
+
+func newOtel(t *testing.T) *otelHarness {
+	h := &otelHarness{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	h.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.spans))
+	h.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
+	t.Cleanup(func() {
+		h.tp.Shutdown(context.Background())
+		h.mp.Shutdown(context.Background())
+	})
+	return h
+}
+
+func (h *otelHarness) options() *mcpclient.Options {
+	return &mcpclient.Options{TracerProvider: h.tp, MeterProvider: h.mp}
+}
+
+// named returns the ended spans named name.
+func (h *otelHarness) named(name string) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range h.spans.Ended() {
+		if s.Name() == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (h *otelHarness) one(t *testing.T, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	got := h.named(name)
+	if len(got) != 1 {
+		t.Fatalf("%d spans named %q; want 1; spans: %s", len(got), name, spanNames(h.spans.Ended()))
+	}
+	return got[0]
+}
+
+func spanNames(spans []sdktrace.ReadOnlySpan) string {
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+func attrMap(kvs []attribute.KeyValue) map[string]string {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		m[string(kv.Key)] = kv.Value.Emit()
+	}
+	return m
+}
+
+// TestTelemetryToolCall: a tool call under the caller's span is a CLIENT
+// span named "tools/call echo" with the conventions' attributes, in both
+// protocol eras and over every transport; the handshake is in an
+// agentmcp.connect span, and mcp.client.operation.duration counts it.
+func TestTelemetryToolCall(t *testing.T) {
+	cases := []struct {
+		name      string
+		opts      func(t *testing.T) mcpclient.ServerOptions
+		version   string // "" means any
+		transport string
+		handshake string
+		session   bool
+	}{
+		{"streamable-legacy", func(t *testing.T) mcpclient.ServerOptions {
+			return mcpclient.ServerOptions{URL: mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("a").Server }).URL}
+		}, "2025-11-25", "tcp", "initialize", true},
+		{"streamable-2026", func(t *testing.T) mcpclient.ServerOptions {
+			return mcpclient.ServerOptions{URL: mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return mcptest.NewServer("b").Server }).URL}
+		}, "2026-07-28", "tcp", "server/discover", false},
+		{"sse", func(t *testing.T) mcpclient.ServerOptions {
+			return mcpclient.ServerOptions{URL: mcptest.Serve(t, mcptest.SSE, func() *mcp.Server { return mcptest.NewServer("c").Server }).URL,
+				Transport: mcpclient.TransportOptions{Type: mcpclient.TransportSSE}}
+		}, "", "tcp", "initialize", false},
+		{"stdio", func(t *testing.T) mcpclient.ServerOptions {
+			return mcpclient.ServerOptions{Command: &mcpclient.CommandOptions{Path: os.Args[0],
+				Env: []string{"AGENTMCP_TEST_STDIO_SERVER=serve"}}}
+		}, "", "pipe", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOtel(t)
+			m := newManager(t, o.options())
+			ctx, parent := o.tp.Tracer("test").Start(testCtx(t), "agent turn")
+			so := tc.opts(t)
+			if _, err := m.RegisterServer(ctx, "srv", so); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := m.ConnectToServer(ctx, "srv"); err != nil || res.State != mcpclient.StateConnected {
+				t.Fatalf("connect: %+v %v", res, err)
+			}
+			if _, err := m.CallTool(ctx, "srv", "echo", map[string]any{"text": "hi"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			parent.End()
+
+			call := o.one(t, "tools/call echo")
+			if call.SpanKind() != trace.SpanKindClient {
+				t.Errorf("kind %v; want client", call.SpanKind())
+			}
+			if call.Parent().SpanID() != parent.SpanContext().SpanID() || call.SpanContext().TraceID() != parent.SpanContext().TraceID() {
+				t.Errorf("tools/call is not a child of the caller's span")
+			}
+			a := attrMap(call.Attributes())
+			want := map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo",
+				"gen_ai.operation.name": "execute_tool", "network.transport": tc.transport, "agentmcp.server.id": "srv"}
+			if tc.version != "" {
+				want["mcp.protocol.version"] = tc.version
+			}
+			if tc.transport == "tcp" {
+				want["server.address"] = "127.0.0.1"
+				want["network.protocol.name"] = "http"
+			}
+			for k, v := range want {
+				if a[k] != v {
+					t.Errorf("%s = %q; want %q (all: %v)", k, a[k], v, a)
+				}
+			}
+			if a["mcp.protocol.version"] == "" {
+				t.Errorf("no mcp.protocol.version: %v", a)
+			}
+			if _, err := strconv.Atoi(a["jsonrpc.request.id"]); err != nil {
+				t.Errorf("jsonrpc.request.id = %q; want a number", a["jsonrpc.request.id"])
+			}
+			if _, ok := a["mcp.session.id"]; ok != tc.session {
+				t.Errorf("mcp.session.id present %v; want %v (%v)", ok, tc.session, a)
+			}
+			if _, ok := a["error.type"]; ok || call.Status().Code == codes.Error {
+				t.Errorf("a successful call has error status: %v %v", a, call.Status())
+			}
+
+			// The handshake is under agentmcp.connect, under the caller.
+			connect := o.one(t, "agentmcp.connect")
+			if connect.Parent().SpanID() != parent.SpanContext().SpanID() {
+				t.Errorf("agentmcp.connect is not a child of the caller's span")
+			}
+			if tc.handshake != "" {
+				hs := o.one(t, tc.handshake)
+				if hs.Parent().SpanID() != connect.SpanContext().SpanID() || hs.SpanKind() != trace.SpanKindClient {
+					t.Errorf("%s: parent %v kind %v; want a client child of agentmcp.connect", tc.handshake, hs.Parent().SpanID(), hs.SpanKind())
+				}
+			}
+
+			var rm metricdata.ResourceMetrics
+			if err := o.reader.Collect(context.Background(), &rm); err != nil {
+				t.Fatal(err)
+			}
+			if n := histogramCount(rm, "mcp.client.operation.duration", map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "agentmcp.server.id": "srv"}); n != 1 {
+				t.Errorf("mcp.client.operation.duration count for tools/call echo = %d; want 1", n)
+			}
+			if n := gaugeValue(rm, "agentmcp.client.servers", map[string]string{"agentmcp.server.state": "connected"}); n != 1 {
+				t.Errorf("agentmcp.client.servers{connected} = %d; want 1", n)
+			}
+		})
+	}
+}
+
+// histogramCount sums the counts of the data points of histogram name
+// whose attributes include want.
+func histogramCount(rm metricdata.ResourceMetrics, name string, want map[string]string) uint64 {
+	var n uint64
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			if mt.Name != name {
+				continue
+			}
+			h, ok := mt.Data.(metricdata.Histogram[float64])
+			if !ok {
+				continue
+			}
+			for _, dp := range h.DataPoints {
+				if hasAttrs(dp.Attributes.ToSlice(), want) {
+					n += dp.Count
+				}
+			}
+		}
+	}
+	return n
+}
+
+func gaugeValue(rm metricdata.ResourceMetrics, name string, want map[string]string) int64 {
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			if g, ok := mt.Data.(metricdata.Gauge[int64]); ok && mt.Name == name {
+				for _, dp := range g.DataPoints {
+					if hasAttrs(dp.Attributes.ToSlice(), want) {
+						n += dp.Value
+					}
+				}
+			}
+			if s, ok := mt.Data.(metricdata.Sum[int64]); ok && mt.Name == name {
+				for _, dp := range s.DataPoints {
+					if hasAttrs(dp.Attributes.ToSlice(), want) {
+						n += dp.Value
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+func hasAttrs(kvs []attribute.KeyValue, want map[string]string) bool {
+	a := attrMap(kvs)
+	for k, v := range want {
+		if a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTelemetryErrors: a tool result with isError and a JSON-RPC error
+// both set error status and error.type, on the span and the duration.
+func TestTelemetryErrors(t *testing.T) {
+	o := newOtel(t)
+	m := newManager(t, o.options())
+	srv := mcptest.NewServer("e")
+	connectReady(t, m, "srv", mcpclient.ServerOptions{InProcess: inProcess(srv)})
+	ctx := testCtx(t)
+	if res, err := m.CallTool(ctx, "srv", "fail", nil, nil); err != nil || !res.IsError {
+		t.Fatalf("fail: %+v %v", res, err)
+	}
+	if _, err := m.GetPrompt(ctx, "srv", "nope", nil); err == nil {
+		t.Fatal("an unknown prompt succeeded")
+	}
+	fail := o.one(t, "tools/call fail")
+	if a := attrMap(fail.Attributes()); a["error.type"] != "tool_error" || fail.Status().Code != codes.Error {
+		t.Errorf("tool error: error.type %q status %v", a["error.type"], fail.Status())
+	}
+	nope := o.one(t, "prompts/get nope")
+	a := attrMap(nope.Attributes())
+	if nope.Status().Code != codes.Error || a["error.type"] == "" || a["error.type"] != a["rpc.response.status_code"] {
+		t.Errorf("JSON-RPC error: attributes %v status %v", a, nope.Status())
+	}
+	if _, err := strconv.Atoi(a["error.type"]); err != nil {
+		t.Errorf("error.type %q is not the JSON-RPC code", a["error.type"])
+	}
+	if a["network.transport"] != "inproc" {
+		t.Errorf("network.transport %q; want inproc", a["network.transport"])
+	}
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	if n := histogramCount(rm, "mcp.client.operation.duration", map[string]string{"gen_ai.tool.name": "fail", "error.type": "tool_error"}); n != 1 {
+		t.Errorf("duration of the failed call with error.type: count %d; want 1", n)
+	}
+}
+
+// TestTelemetryTraceContext: the trace context of a call arrives at a
+// go-sdk server in params._meta, and the server span started from it
+// joins the client's trace as a child of the tools/call span.
+func TestTelemetryTraceContext(t *testing.T) {
+	o := newOtel(t)
+	server := tracetest.NewSpanRecorder()
+	stp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(server))
+	defer stp.Shutdown(context.Background())
+	metas := make(chan map[string]any, 4)
+	newServer := func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "traced", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "traced"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			meta := req.Params.GetMeta()
+			metas <- meta
+			carrier := propagation.MapCarrier{}
+			for k, v := range meta {
+				if s, ok := v.(string); ok {
+					carrier[k] = s
+				}
+			}
+			ctx = propagation.TraceContext{}.Extract(ctx, carrier)
+			_, span := stp.Tracer("server").Start(ctx, "tools/call traced", trace.WithSpanKind(trace.SpanKindServer))
+			span.End()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+		})
+		return s
+	}
+	for _, mode := range []mcptest.Mode{mcptest.Stateful, mcptest.Stateless} {
+		hs := mcptest.Serve(t, mode, newServer)
+		m := newManager(t, o.options())
+		id := fmt.Sprint("srv", mode)
+		connectReady(t, m, id, mcpclient.ServerOptions{URL: hs.URL})
+		ctx, parent := o.tp.Tracer("test").Start(testCtx(t), "turn")
+		if _, err := m.CallTool(ctx, id, "traced", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		parent.End()
+		meta := <-metas
+		if tp, _ := meta["traceparent"].(string); !strings.HasPrefix(tp, "00-"+parent.SpanContext().TraceID().String()) {
+			t.Errorf("mode %v: _meta.traceparent = %q; want the caller's trace", mode, tp)
+		}
+	}
+	calls := o.named("tools/call traced")
+	got := server.Ended()
+	if len(calls) != 2 || len(got) != 2 {
+		t.Fatalf("%d client and %d server spans; want 2 and 2", len(calls), len(got))
+	}
+	for i := range got {
+		if got[i].Parent().SpanID() != calls[i].SpanContext().SpanID() || got[i].SpanContext().TraceID() != calls[i].SpanContext().TraceID() {
+			t.Errorf("server span %d is not a child of the client's tools/call span", i)
+		}
+		if !got[i].Parent().IsRemote() {
+			t.Errorf("server span %d: parent not remote", i)
+		}
+	}
+}
+
+// TestTelemetryNoSecrets plants secrets where a careless instrumentation
+// would pick them up (a custom header value, a bearer token, the URL's
+// query, tool arguments and results, a resource URI's query) and fails if
+// any exported span or metric attribute, span name, event or status holds
+// one. With RecordContent the arguments are recorded: the scan can see
+// them.
+func TestTelemetryNoSecrets(t *testing.T) {
+	const secret = "S3CRET"
+	h := mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server })
+	var (
+		mu   sync.Mutex
+		seen string
+	)
+	front := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = r.Header.Get("X-Api-Key") + " " + r.Header.Get("Authorization") + " " + r.URL.RawQuery
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	for _, content := range []bool{false, true} {
+		o := newOtel(t)
+		opts := o.options()
+		opts.RecordContent = content
+		m := newManager(t, opts)
+		connectReady(t, m, "srv", mcpclient.ServerOptions{
+			URL:       front.URL + "?apikey=" + secret + "q",
+			Auth:      staticToken(secret + "bearer"),
+			Transport: mcpclient.TransportOptions{Headers: http.Header{"X-Api-Key": {secret + "header"}}},
+		})
+		ctx := testCtx(t)
+		if _, err := m.CallTool(ctx, "srv", "echo", map[string]any{"text": secret + "arg"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		m.ReadResource(ctx, "srv", "test://items/1?token="+secret+"res")
+		mu.Lock()
+		got := seen
+		mu.Unlock()
+		if !strings.Contains(got, secret+"header") || !strings.Contains(got, secret+"bearer") || !strings.Contains(got, secret+"q") {
+			t.Fatalf("the server did not get the planted header and token: %q", got)
+		}
+		found := scanTelemetry(t, o, secret)
+		if !content && len(found) > 0 {
+			t.Errorf("secrets in telemetry: %s", strings.Join(found, "; "))
+		}
+		if content && !slicesContain(found, secret+"arg") {
+			t.Errorf("with RecordContent, the tool arguments were not recorded (found %v)", found)
+		}
+	}
+}
+
+func slicesContain(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// scanTelemetry returns every exported string that contains secret.
+func scanTelemetry(t *testing.T, o *otelHarness, secret string) []string {
+	var found []string
+	check := func(where, s string) {
+		if strings.Contains(s, secret) {
+			found = append(found, where+": "+s)
+		}
+	}
+	for _, s := range o.spans.Ended() {
+		check("span name", s.Name())
+		check("status", s.Status().Description)
+		for _, kv := range s.Attributes() {
+			check(s.Name()+" "+string(kv.Key), kv.Value.Emit())
+		}
+		for _, ev := range s.Events() {
+			check("event", ev.Name)
+			for _, kv := range ev.Attributes {
+				check("event "+string(kv.Key), kv.Value.Emit())
+			}
+		}
+		for _, l := range s.Links() {
+			for _, kv := range l.Attributes {
+				check("link "+string(kv.Key), kv.Value.Emit())
+			}
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			var sets []attribute.Set
+			switch d := mt.Data.(type) {
+			case metricdata.Histogram[float64]:
+				for _, dp := range d.DataPoints {
+					sets = append(sets, dp.Attributes)
+				}
+			case metricdata.Sum[int64]:
+				for _, dp := range d.DataPoints {
+					sets = append(sets, dp.Attributes)
+				}
+			case metricdata.Gauge[int64]:
+				for _, dp := range d.DataPoints {
+					sets = append(sets, dp.Attributes)
+				}
+			}
+			for _, set := range sets {
+				for _, kv := range set.ToSlice() {
+					check(mt.Name+" "+string(kv.Key), kv.Value.Emit())
+				}
+			}
+		}
+	}
+	return found
+}
+
+// staticToken is an AuthProvider with a fixed token.
+type staticToken string
+
+func (s staticToken) Token(context.Context) (string, error) { return string(s), nil }
+func (s staticToken) Authorize(context.Context, *mcpclient.AuthChallenge) (string, error) {
+	return "", fmt.Errorf("no authorisation")
+}
