@@ -165,6 +165,9 @@ func (a *Agent) provider(id string) (OAuthProvider, error) {
 			HTTPClient:  params.HTTPClient,
 			Guard:       params.Guard,
 			Logger:      a.logger,
+			// The agent's, else the global ones.
+			TracerProvider: a.opts.TracerProvider,
+			MeterProvider:  a.opts.MeterProvider,
 		})
 	}
 	if err != nil {

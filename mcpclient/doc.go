@@ -126,6 +126,23 @@
 // roots are offered. Legacy requests may arrive with no call in flight
 // (on the standalone stream, as 2025-11-25 allows), under the same limits.
 //
+// # Telemetry
+//
+// The Manager emits OpenTelemetry traces and metrics following the
+// semantic conventions for MCP: a CLIENT span per request and notification
+// sent, named "{mcp.method.name} {target}" (tools/call search), with
+// mcp.method.name, mcp.session.id, mcp.protocol.version, gen_ai.tool.name,
+// jsonrpc.request.id, network.transport and, on failure, error.type; the
+// caller's trace context in every request's params._meta; a SERVER span per
+// request a server sends, under the trace context in its _meta; spans for
+// connections, discoveries, session renewals and elicitation waits; and
+// mcp.client.operation.duration, mcp.client.session.duration and
+// agentmcp's own instruments. Options.TracerProvider and
+// Options.MeterProvider default to the global providers. Header values,
+// tokens, URL userinfo and queries, and tool arguments and results are
+// never recorded unless Options.RecordContent opts in to content.
+// docs/OBSERVABILITY.md lists every name.
+//
 // # Concurrency
 //
 // A Manager is safe for concurrent use. Background work (reconnection,

@@ -190,14 +190,25 @@ func (t *telemetry) close() {
 // server, computed once per session (and again once its handshake is
 // over, for its session id and protocol version).
 type serverAttrs struct {
-	list []attribute.KeyValue
-	done bool // the handshake was over when they were computed
+	list   []attribute.KeyValue // for spans
+	metric []attribute.KeyValue // for metrics: list without the session id
+	done   bool                 // the handshake was over when they were computed
 }
 
-// attrs returns the attributes of the session h belongs to.
+// attrs returns the span attributes of the session h belongs to.
 func (h *sessionHooks) attrs(cs *mcp.ClientSession) []attribute.KeyValue {
+	return h.serverAttrs(cs).list
+}
+
+// metricAttrs returns its metric attributes: the span attributes but the
+// session id, which would make a series per session.
+func (h *sessionHooks) metricAttrs(cs *mcp.ClientSession) []attribute.KeyValue {
+	return h.serverAttrs(cs).metric
+}
+
+func (h *sessionHooks) serverAttrs(cs *mcp.ClientSession) *serverAttrs {
 	if a := h.tel.Load(); a != nil && a.done {
-		return a.list
+		return a
 	}
 	c := h.c
 	a := &serverAttrs{list: make([]attribute.KeyValue, 0, 8)}
@@ -223,13 +234,16 @@ func (h *sessionHooks) attrs(cs *mcp.ClientSession) []attribute.KeyValue {
 		if init := cs.InitializeResult(); init != nil {
 			a.done = true
 			a.list = append(a.list, attrProtocolVersion.String(init.ProtocolVersion))
-			if id := cs.ID(); id != "" {
-				a.list = append(a.list, attrSessionID.String(id))
-			}
+		}
+	}
+	a.metric = a.list
+	if cs != nil && a.done {
+		if id := cs.ID(); id != "" {
+			a.list = append(a.list[:len(a.list):len(a.list)], attrSessionID.String(id))
 		}
 	}
 	h.tel.Store(a)
-	return a.list
+	return a
 }
 
 // serverHostPort returns the host and port of an HTTP server's URL, without its
@@ -295,7 +309,7 @@ func (h *sessionHooks) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHan
 		if t.opDuration.Enabled(ctx) {
 			attrs := make([]attribute.KeyValue, 0, 16)
 			attrs = append(attrs, attrMethod.String(method))
-			attrs = append(attrs, h.attrs(cs)...)
+			attrs = append(attrs, h.metricAttrs(cs)...)
 			for _, kv := range targetAttrs {
 				if kv.Key == attrToolName || kv.Key == attrPromptName {
 					attrs = append(attrs, kv)
@@ -660,7 +674,7 @@ func (s *session) recordSessionEnd() {
 	if !t.sessionDuration.Enabled(ctx) {
 		return
 	}
-	attrs := h.attrs(s.cs)
+	attrs := h.metricAttrs(s.cs)
 	if err, _ := s.dropped.Load().(error); err != nil {
 		attrs = append(attrs[:len(attrs):len(attrs)], attrErrorType.String(errorType(err)))
 	}

@@ -463,3 +463,120 @@ func (s staticToken) Token(context.Context) (string, error) { return string(s), 
 func (s staticToken) Authorize(context.Context, *mcpclient.AuthChallenge) (string, error) {
 	return "", fmt.Errorf("no authorisation")
 }
+
+// TestTelemetryRenewal: a session the server forgot is renewed in an
+// agentmcp.session.renew span, counted by agentmcp.client.session.renewals
+// and agentmcp.client.connect.attempts; the old session's duration is
+// recorded when it closes, and the new one's at CloseConnection.
+func TestTelemetryRenewal(t *testing.T) {
+	o := newOtel(t)
+	m := newManager(t, o.options())
+	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("r").Server })
+	connectReady(t, m, "srv", mcpclient.ServerOptions{URL: hs.URL})
+	if n := hs.ExpireSessions(); n != 1 {
+		t.Fatalf("expired %d sessions", n)
+	}
+	ctx := testCtx(t)
+	if _, err := m.CallTool(ctx, "srv", "echo", map[string]any{"text": "again"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	renew := o.one(t, "agentmcp.session.renew")
+	if renew.Status().Code == codes.Error || attrMap(renew.Attributes())["agentmcp.server.id"] != "srv" {
+		t.Errorf("renewal span: status %v attributes %v", renew.Status(), renew.Attributes())
+	}
+	if len(o.named("agentmcp.connect")) != 2 {
+		t.Errorf("%d agentmcp.connect spans; want 2 (the first and the renewal's)", len(o.named("agentmcp.connect")))
+	}
+	if err := m.CloseConnection(ctx, "srv"); err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	success := map[string]string{"agentmcp.server.id": "srv", "agentmcp.outcome": "success"}
+	if n := gaugeValue(rm, "agentmcp.client.session.renewals", success); n != 1 {
+		t.Errorf("agentmcp.client.session.renewals{success} = %d; want 1", n)
+	}
+	if n := gaugeValue(rm, "agentmcp.client.connect.attempts", success); n != 1 {
+		t.Errorf("agentmcp.client.connect.attempts{success} = %d; want 1", n)
+	}
+	if n := histogramCount(rm, "mcp.client.session.duration", map[string]string{"agentmcp.server.id": "srv", "mcp.protocol.version": "2025-11-25"}); n != 2 {
+		t.Errorf("mcp.client.session.duration count %d; want 2 (the expired session and its successor)", n)
+	}
+	if n := gaugeValue(rm, "agentmcp.client.servers", map[string]string{"agentmcp.server.state": "not-connected"}); n != 1 {
+		t.Errorf("agentmcp.client.servers{not-connected} = %d; want 1", n)
+	}
+}
+
+// TestTelemetryServerRequest: a server's elicitation/create, sent during a
+// call with the server's trace context in its _meta, is a SERVER span
+// whose parent is the server's span; the wait for the user's answer is an
+// agentmcp.elicitation.wait span under it.
+func TestTelemetryServerRequest(t *testing.T) {
+	o := newOtel(t)
+	server := tracetest.NewSpanRecorder()
+	stp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(server))
+	defer stp.Shutdown(context.Background())
+	prop := propagation.TraceContext{}
+	newServer := func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			carrier := propagation.MapCarrier{}
+			for k, v := range req.Params.GetMeta() {
+				if s, ok := v.(string); ok {
+					carrier[k] = s
+				}
+			}
+			ctx, span := stp.Tracer("server").Start(prop.Extract(ctx, carrier), "tools/call ask", trace.WithSpanKind(trace.SpanKindServer))
+			defer span.End()
+			out := propagation.MapCarrier{}
+			prop.Inject(ctx, out)
+			meta := mcp.Meta{}
+			for k, v := range out {
+				meta[k] = v
+			}
+			r, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Meta: meta, Mode: "form", Message: "Your name?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Action}}}, nil, nil
+		})
+		return s
+	}
+	hs := mcptest.Serve(t, mcptest.Stateful, newServer)
+	m := newManager(t, o.options())
+	m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+	}})
+	connectReady(t, m, "srv", mcpclient.ServerOptions{URL: hs.URL})
+	ctx, parent := o.tp.Tracer("test").Start(testCtx(t), "turn")
+	res, err := m.CallTool(ctx, "srv", "ask", nil, nil)
+	if err != nil || textOf(t, res) != "accept" {
+		t.Fatalf("ask: %v %v", res, err)
+	}
+	parent.End()
+
+	srvSpans := server.Ended()
+	if len(srvSpans) != 1 {
+		t.Fatalf("%d server spans", len(srvSpans))
+	}
+	call := o.one(t, "tools/call ask")
+	if srvSpans[0].Parent().SpanID() != call.SpanContext().SpanID() {
+		t.Error("the server's span is not a child of the client's tools/call")
+	}
+	ec := o.one(t, "elicitation/create")
+	if ec.SpanKind() != trace.SpanKindServer || ec.Parent().SpanID() != srvSpans[0].SpanContext().SpanID() || !ec.Parent().IsRemote() {
+		t.Errorf("elicitation/create: kind %v, parent %v (remote %v); want a SERVER span under the server's %v",
+			ec.SpanKind(), ec.Parent().SpanID(), ec.Parent().IsRemote(), srvSpans[0].SpanContext().SpanID())
+	}
+	if a := attrMap(ec.Attributes()); a["mcp.method.name"] != "elicitation/create" || a["agentmcp.server.id"] != "srv" {
+		t.Errorf("elicitation/create attributes %v", a)
+	}
+	wait := o.one(t, "agentmcp.elicitation.wait")
+	a := attrMap(wait.Attributes())
+	if wait.Parent().SpanID() != ec.SpanContext().SpanID() || a["agentmcp.elicitation.mode"] != "form" || a["agentmcp.elicitation.action"] != "accept" {
+		t.Errorf("agentmcp.elicitation.wait: parent %v, attributes %v", wait.Parent().SpanID(), a)
+	}
+}

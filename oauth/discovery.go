@@ -21,11 +21,11 @@ import (
 // a token for this server to whoever wrote that document.
 var ErrResourceMismatch = errors.New("oauth: the protected resource metadata names another resource")
 
-// protectedResource finds the server's protected resource metadata (RFC
+// protectedResourceUntraced is protectedResource (telemetry.go): it finds the server's protected resource metadata (RFC
 // 9728): at the URL the WWW-Authenticate challenge names, else at the
 // path-aware well-known URL, else at the root one. A server with none gets
 // the 2025-03-26 treatment: its origin is the authorization server.
-func (p *Provider) protectedResource(ctx context.Context, fromHeader, resource string) (*oauthex.ProtectedResourceMetadata, error) {
+func (p *Provider) protectedResourceUntraced(ctx context.Context, fromHeader, resource string) (*oauthex.ProtectedResourceMetadata, error) {
 	ru, err := url.Parse(resource)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: server URL: %w", err)
@@ -76,10 +76,10 @@ func (p *Provider) protectedResource(ctx context.Context, fromHeader, resource s
 	return &oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: []string{origin}}, nil
 }
 
-// authServer fetches the authorization server's metadata (RFC 8414, then
+// authServerUntraced is authServer (telemetry.go): it fetches the authorization server's metadata (RFC 8414, then
 // OpenID discovery, path-aware), checking its issuer; a server without
 // metadata gets the 2025-03-26 default endpoints.
-func (p *Provider) authServer(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+func (p *Provider) authServerUntraced(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
 	if err := p.checkEndpoint(issuer); err != nil {
 		return nil, fmt.Errorf("oauth: authorization server: %w", err)
 	}
@@ -224,13 +224,13 @@ type registered struct {
 	Expiry time.Time
 }
 
-// register makes an RFC 7591 dynamic client registration. Its errors
+// registerUntraced is register (telemetry.go): it makes an RFC 7591 dynamic client registration. Its errors
 // never hold the response body, which may carry the client secret (or a
 // registration access token): only the status and, from an error
 // response, the OAuth error and its description, sanitised. It reads only
 // the fields it uses, so that a server's liberties with the others (a
 // fractional client_id_issued_at) do not fail the registration.
-func (p *Provider) register(ctx context.Context, endpoint string, meta *oauthex.ClientRegistrationMetadata) (*registered, error) {
+func (p *Provider) registerUntraced(ctx context.Context, endpoint string, meta *oauthex.ClientRegistrationMetadata) (*registered, error) {
 	payload, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,8 @@ import (
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // StateLifetime is how long an authorisation may take: a callback whose
@@ -70,6 +72,10 @@ type Config struct {
 	// RefreshAttempts bounds the tries of one refresh that fails with a
 	// network error or a 5xx. Zero means 3.
 	RefreshAttempts int
+	// TracerProvider and MeterProvider receive the provider's spans and
+	// metrics (telemetry.go). Nil means the global ones.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // ClientCredentials are pre-registered client credentials.

@@ -70,12 +70,12 @@ type tokenResponse struct {
 	Scope        string `json:"scope"`
 }
 
-// tokenRequest posts form to a token endpoint with the client's
+// tokenRequestUntraced is tokenRequest (telemetry.go): it posts form to a token endpoint with the client's
 // authentication. Network errors come back as they are (transient);
 // HTTP failures as *TokenError, whose text never holds the request's
 // secrets (code, verifier, refresh token, client credentials) or the
 // tokens of the response, even when the server echoes them.
-func (p *Provider) tokenRequest(ctx context.Context, endpoint string, cl client, form url.Values) (*tokenResponse, error) {
+func (p *Provider) tokenRequestUntraced(ctx context.Context, endpoint string, cl client, form url.Values) (*tokenResponse, error) {
 	if err := p.checkEndpoint(endpoint); err != nil {
 		return nil, err
 	}
