@@ -5,7 +5,9 @@
 // (or none, for the 2025-03-26 fallback endpoints), RFC 7591 dynamic client
 // registration, client ID metadata documents, pre-registered clients, the
 // authorization endpoint (auto-approving, or denying on demand) and the token
-// endpoint (authorization code with PKCE S256, refresh tokens with rotation).
+// endpoint (authorization code with PKCE S256, refresh tokens with rotation;
+// a rotated token presented again revokes the whole authorization, unless
+// Options.RefreshReuseGrace honours it shortly after its rotation).
 // It is strict: it checks what a real server checks, and a little more, so a
 // client that passes against it is likely right. A rejected request gets the
 // OAuth error a real server would send, and the reason is logged to the test.

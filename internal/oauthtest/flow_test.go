@@ -147,6 +147,83 @@ func TestLenientRefreshReuse(t *testing.T) {
 	}
 }
 
+// TestRefreshReuseGrace: a rotated refresh token presented again within
+// the grace of its rotation gets a new pair of tokens (as a client that
+// crashed before saving the first answer needs), counted apart; the grace
+// runs from the first rotation, and once it is over reuse is refused and
+// revokes the authorization as without a grace.
+func TestRefreshReuseGrace(t *testing.T) {
+	t.Parallel()
+	clock := oauthtest.NewClock(time.Time{})
+	as := oauthtest.NewServer(t, &oauthtest.Options{Now: clock.Now, RefreshReuseGrace: time.Minute})
+	cfg := registerClient(t, as, "none")
+	tok := login(t, as, cfg)
+	tok2, err := refresh(t, cfg, tok.RefreshToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := as.Lookup(tok.RefreshToken); !info.Rotated || !info.Active {
+		t.Errorf("rotated refresh token within the grace: %+v; want rotated and active", info)
+	}
+
+	// Within the grace (measured from the first rotation, not the last
+	// reuse): honoured twice, each time with a new pair.
+	clock.Advance(30 * time.Second)
+	tok3, err := refresh(t, cfg, tok.RefreshToken)
+	if err != nil {
+		t.Fatalf("reuse within the grace: %v", err)
+	}
+	clock.Advance(29 * time.Second)
+	tok4, err := refresh(t, cfg, tok.RefreshToken)
+	if err != nil {
+		t.Fatalf("second reuse within the grace: %v", err)
+	}
+	seen := map[string]bool{tok.RefreshToken: true}
+	for _, tk := range []*oauth2.Token{tok2, tok3, tok4} {
+		if seen[tk.RefreshToken] || seen[tk.AccessToken] {
+			t.Errorf("a reuse within the grace returned tokens already issued: %+v", tk)
+		}
+		seen[tk.RefreshToken], seen[tk.AccessToken] = true, true
+		if _, ok := as.Valid(tk.AccessToken); !ok {
+			t.Errorf("access token %s issued in the grace is not valid", tk.AccessToken)
+		}
+	}
+	if n := as.Counts.RefreshReusedInGrace.Load(); n != 2 {
+		t.Errorf("Counts.RefreshReusedInGrace = %d, want 2", n)
+	}
+	// The branch the reuse started works on: its refresh token rotates.
+	tok5, err := refresh(t, cfg, tok4.RefreshToken)
+	if err != nil {
+		t.Fatalf("refresh with a token issued in the grace: %v", err)
+	}
+
+	// Past the grace: refused, and the authorization revoked, every
+	// branch of it.
+	clock.Advance(time.Second)
+	if _, err := refresh(t, cfg, tok.RefreshToken); oauthError(err) != "invalid_grant" {
+		t.Errorf("reuse past the grace: %v, want invalid_grant", err)
+	}
+	for _, tk := range []*oauth2.Token{tok2, tok3, tok5} {
+		if _, ok := as.Valid(tk.AccessToken); ok {
+			t.Errorf("access token %s still valid after a reuse past the grace", tk.AccessToken)
+		}
+	}
+	if _, err := refresh(t, cfg, tok5.RefreshToken); oauthError(err) != "invalid_grant" {
+		t.Errorf("refresh after the revocation: %v, want invalid_grant", err)
+	}
+	if n := as.Counts.RefreshReusedInGrace.Load(); n != 2 {
+		t.Errorf("Counts.RefreshReusedInGrace = %d after the refusals, want 2", n)
+	}
+	var outcomes []string
+	for _, tr := range as.TokenRequests() {
+		outcomes = append(outcomes, tr.GrantType+":"+tr.Error)
+	}
+	want := []string{"authorization_code:", "refresh_token:", "refresh_token:", "refresh_token:", "refresh_token:", "refresh_token:invalid_grant", "refresh_token:invalid_grant"}
+	if diff := cmp.Diff(want, outcomes); diff != "" {
+		t.Errorf("token requests (-want +got):\n%s", diff)
+	}
+}
+
 func TestKeepRefreshToken(t *testing.T) {
 	t.Parallel()
 	as := oauthtest.NewServer(t, &oauthtest.Options{KeepRefreshToken: true})

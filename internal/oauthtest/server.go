@@ -182,6 +182,17 @@ type Options struct {
 	// refreshes twice with one token loses its session.
 	LenientRefreshReuse bool
 
+	// RefreshReuseGrace honours a rotated refresh token presented again
+	// within this long of its rotation: the request gets a new pair of
+	// tokens, as the first one did, and is counted in
+	// Counts.RefreshReusedInGrace. It is the reuse interval of real servers
+	// (Auth0's "reuse interval", Okta's "grace period for token rotation",
+	// 0 to 60 seconds), which lets a client that crashed between the
+	// server's answer and saving it use the token it still has. Past the
+	// grace, reuse is refused as LenientRefreshReuse says. Zero means no
+	// grace: a rotated token is never honoured again.
+	RefreshReuseGrace time.Duration
+
 	// OnAuthorize, if set, sees each authorization request that passed
 	// validation, before it is approved. A non-nil error denies it: an
 	// *Error chooses the error code, any other error is access_denied with
@@ -208,6 +219,9 @@ type Counts struct {
 	CodeGrants atomic.Int64
 	// RefreshGrants counts token requests with grant_type refresh_token.
 	RefreshGrants atomic.Int64
+	// RefreshReusedInGrace counts refreshes that presented a rotated
+	// refresh token within Options.RefreshReuseGrace and were honoured.
+	RefreshReusedInGrace atomic.Int64
 	// MetadataDocuments counts client ID metadata documents fetched.
 	MetadataDocuments atomic.Int64
 }

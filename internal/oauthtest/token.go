@@ -59,7 +59,8 @@ type token struct {
 	family   int       // the authorization it descends from
 	expires  time.Time // zero: never
 	revoked  bool
-	rotated  bool // a refresh token already used
+	rotated  bool      // a refresh token already used
+	rotation time.Time // when it was first used, if rotated
 }
 
 // TokenInfo describes a token the server issued.
@@ -76,7 +77,8 @@ type TokenInfo struct {
 	Revoked bool
 	// Rotated: a refresh token already exchanged.
 	Rotated bool
-	// Active reports whether the token can be used now.
+	// Active reports whether the token can be used now (a rotated refresh
+	// token within Options.RefreshReuseGrace can).
 	Active bool
 }
 
@@ -132,7 +134,13 @@ func (s *AuthServer) valid(tok string) (scopes []string, resource string, ok boo
 }
 
 func (s *AuthServer) activeLocked(t *token) bool {
-	return !t.revoked && !t.rotated && (t.expires.IsZero() || s.now().Before(t.expires))
+	return !t.revoked && (!t.rotated || s.inGraceLocked(t)) && (t.expires.IsZero() || s.now().Before(t.expires))
+}
+
+// inGraceLocked reports whether t is a rotated refresh token still within
+// Options.RefreshReuseGrace of its rotation.
+func (s *AuthServer) inGraceLocked(t *token) bool {
+	return t.rotated && s.opts.RefreshReuseGrace > 0 && s.now().Before(t.rotation.Add(s.opts.RefreshReuseGrace))
 }
 
 // Revoke revokes an access or refresh token, and reports whether it knew
@@ -447,6 +455,10 @@ func (s *AuthServer) refresh(c *Client, form url.Values) tokenResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.tokens[rt]
+	// A rotated token presented again within the grace is honoured as its
+	// first use was: the reuse interval of real servers. The grace runs
+	// from the first rotation, however often the token comes back.
+	inGrace := ok && s.inGraceLocked(t)
 	switch {
 	case !ok || t.kind != kindRefresh:
 		return tokenError(http.StatusBadRequest, oauthErr("invalid_grant", "unknown refresh token"))
@@ -454,7 +466,7 @@ func (s *AuthServer) refresh(c *Client, form url.Values) tokenResult {
 		return tokenError(http.StatusBadRequest, oauthErr("invalid_grant", "refresh token was issued to another client"))
 	case t.revoked:
 		return tokenError(http.StatusBadRequest, oauthErr("invalid_grant", "refresh token revoked"))
-	case t.rotated:
+	case t.rotated && !inGrace:
 		if !s.opts.LenientRefreshReuse {
 			s.revokeFamilyLocked(t.family)
 			return tokenError(http.StatusBadRequest, oauthErr("invalid_grant", "refresh token already used; every token of this authorization is revoked"))
@@ -478,9 +490,12 @@ func (s *AuthServer) refresh(c *Client, form url.Values) tokenResult {
 	if cl == nil {
 		cl = c
 	}
+	if inGrace {
+		s.Counts.RefreshReusedInGrace.Add(1)
+	}
 	rotate := !s.opts.KeepRefreshToken
-	if rotate {
-		t.rotated = true
+	if rotate && !t.rotated {
+		t.rotated, t.rotation = true, s.now()
 	}
 	return s.tokenResponseLocked(s.issueLocked(cl, t.resource, scopes, t.scopes, t.family, rotate))
 }
