@@ -18,13 +18,19 @@
 // issuer, exchanges the code and stores the tokens.
 //
 // Token refreshes before expiry, once per server: concurrent callers share
-// one refresh, and Storage.Lock extends that across processes. A rotated
-// refresh token is saved before it is used; a network error, a 5xx or a
-// 429 is retried and never loses the refresh token; a refusal
-// (invalid_grant, invalid_client, any other OAuth error or 4xx) drops the
-// tokens, so that the next request's 401 starts a new authorisation, and
-// invalid_client or unauthorized_client drops the dynamic registration
-// too. Exchange saves its tokens under the same lock, and a refresh writes
+// one refresh, and Storage.Lock extends that across processes. It
+// refreshes when less than a third of the token's lifetime remains, at
+// most 30 seconds (30 seconds for a token stored without its issue time).
+// A rotated refresh token is saved before it is used, or, when the storage
+// does not take it, kept and used from memory and saved again later in
+// place of the token it replaced (a token someone else stored meanwhile
+// stands); a process that dies before the save loses it, and only an
+// authorization server's reuse grace saves the grant then. A network
+// error, a 5xx or a 429 is retried and never loses the refresh token; a
+// refusal (invalid_grant, invalid_client, any other OAuth error or 4xx)
+// drops the tokens, so that the next request's 401 starts a new
+// authorisation, and invalid_client or unauthorized_client drops the
+// dynamic registration too. Exchange saves its tokens under the same lock, and a refresh writes
 // or drops only the token it refreshed: one that a completed
 // authorisation replaced meanwhile is left alone.
 //

@@ -126,11 +126,28 @@ type Provider struct {
 	// refresh serialises refreshes in this process.
 	refresh sync.Mutex
 
-	// mu guards the cached token.
+	// mu guards the cached token and the unsaved one.
 	mu     sync.Mutex
 	cached *Token
-	loaded bool // whether cached reflects the storage
+	loaded bool // whether cached reflects the storage (or unsaved.t)
+	// unsaved is a refreshed token the storage did not take; cached is its
+	// token meanwhile.
+	unsaved *unsaved
 }
+
+// unsaved is a token the authorization server issued by a refresh that
+// could not be saved (the storage did not answer): it is used from memory,
+// and saved again later in place of base, the stored token it replaces.
+// Dropping it would lose the rotated refresh token: the next refresh would
+// present base's, which the authorization server has already rotated.
+type unsaved struct {
+	t, base *Token
+	retry   time.Time // no new try before then
+}
+
+// unsavedRetry is the least time between two tries to save an unsaved
+// token outside a refresh.
+const unsavedRetry = time.Second
 
 var _ mcpclient.AuthProvider = (*Provider)(nil)
 
@@ -192,6 +209,10 @@ type Token struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 	Scopes       []string  `json:"scopes,omitempty"`
 
+	// IssuedAt is when the token was received, for the refresh margin.
+	// Tokens stored before it was recorded have none.
+	IssuedAt time.Time `json:"issued_at,omitzero"`
+
 	// What a refresh needs, so that it works after a restart without
 	// discovery.
 	Issuer        string `json:"issuer"`
@@ -224,7 +245,8 @@ type flow struct {
 }
 
 // Token returns the access token to send, refreshing it first when it has
-// expired (or expires within 30 seconds) and can be refreshed. A refresh
+// expired (or expires within the refresh margin: a third of its lifetime,
+// at most 30 seconds) and can be refreshed. A refresh
 // that the authorization server refuses for good (invalid_grant, or any
 // other OAuth error or 4xx that is not transient) drops the tokens, so
 // that the request goes without one and the server's 401 starts a new
@@ -232,7 +254,12 @@ type flow struct {
 // registration too, so that it registers anew. One that fails for a
 // network error, a 5xx or a 429 is retried, and keeps the refresh token
 // for later.
+//
+// A refreshed token that the storage does not take (it does not answer) is
+// kept in memory and used, and saved later in place of the token it
+// replaced (never over a token someone else wrote since).
 func (p *Provider) Token(ctx context.Context) (string, error) {
+	p.retryUnsaved(ctx)
 	t, err := p.current(ctx)
 	if err != nil || t == nil {
 		return "", err
@@ -251,7 +278,24 @@ func (p *Provider) Token(ctx context.Context) (string, error) {
 }
 
 func (p *Provider) expiring(t *Token) bool {
-	return !t.Expiry.IsZero() && !p.now().Add(30*time.Second).Before(t.Expiry)
+	return !t.Expiry.IsZero() && !p.now().Add(refreshMargin(t)).Before(t.Expiry)
+}
+
+// maxRefreshMargin is the refresh margin of tokens that live long enough,
+// and of tokens stored without their issue time.
+const maxRefreshMargin = 30 * time.Second
+
+// refreshMargin is how long before its expiry t is refreshed: a third of
+// its lifetime, at most maxRefreshMargin. A fixed 30 seconds would refresh
+// a token that lives 30 seconds or less at every use (each refresh a
+// rotation that a crash before the save can lose); a third leaves two
+// thirds of the lifetime between refreshes, and time for a slow refresh
+// to finish before the token expires.
+func refreshMargin(t *Token) time.Duration {
+	if t.IssuedAt.IsZero() || !t.Expiry.After(t.IssuedAt) {
+		return maxRefreshMargin
+	}
+	return min(maxRefreshMargin, t.Expiry.Sub(t.IssuedAt)/3)
 }
 
 // current returns the stored token, cached.
@@ -312,6 +356,17 @@ func (p *Provider) saveNew(ctx context.Context, t *Token) error {
 }
 
 func (p *Provider) save(ctx context.Context, t *Token) error {
+	if err := p.put(ctx, t); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.cached, p.loaded, p.unsaved = t, true, nil
+	p.mu.Unlock()
+	return nil
+}
+
+// put writes t to the storage.
+func (p *Provider) put(ctx context.Context, t *Token) error {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -319,7 +374,6 @@ func (p *Provider) save(ctx context.Context, t *Token) error {
 	if err := p.st.Put(ctx, keyToken, data, time.Time{}); err != nil {
 		return fmt.Errorf("oauth: saving the token: %w", err)
 	}
-	p.setCached(t)
 	return nil
 }
 
@@ -367,6 +421,11 @@ func (p *Provider) refreshLocked(ctx, caller context.Context, stale string) (*To
 	}
 	var out *Token
 	err := p.st.Lock(ctx, "refresh", func(ctx context.Context) error {
+		// A token refreshed earlier but not saved is saved first: its
+		// refresh token is the one to present.
+		if err := p.saveUnsaved(ctx); err != nil {
+			return err
+		}
 		t, err := p.load(ctx) // another process may have refreshed
 		if err != nil {
 			return err
@@ -403,11 +462,19 @@ func (p *Provider) doRefresh(ctx context.Context, t *Token) (*Token, error) {
 			if next.RefreshToken == "" {
 				next.RefreshToken = t.RefreshToken // not rotated
 			}
-			if cur, same, err := p.stillStored(ctx, t); err != nil || !same {
-				return cur, err
+			cur, same, err := p.stillStored(ctx, t)
+			if err == nil && !same {
+				return cur, nil
 			}
-			if err := p.save(ctx, next); err != nil {
-				return nil, err
+			if err == nil {
+				err = p.save(ctx, next)
+			}
+			if err != nil {
+				// The authorization server has rotated the refresh
+				// token: losing next would lose the grant. Use it, and
+				// save it once the storage answers.
+				p.keepUnsaved(next, t, err)
+				return next, nil
 			}
 			p.logger.Debug("oauth token refreshed", "server", p.cfg.ServerID)
 			return next, nil
@@ -447,6 +514,79 @@ func (p *Provider) doRefresh(ctx context.Context, t *Token) (*Token, error) {
 	return nil, fmt.Errorf("oauth: refreshing the token failed %d times (the refresh token is kept): %w", p.cfg.RefreshAttempts, lastErr)
 }
 
+// keepUnsaved keeps next, refreshed from base, in memory after the storage
+// failed to take it with err.
+func (p *Provider) keepUnsaved(next, base *Token, err error) {
+	p.logger.Warn("oauth: the refreshed token could not be saved; it is used from memory and saved when the storage answers", "server", p.cfg.ServerID, "error", err)
+	p.mu.Lock()
+	p.unsaved = &unsaved{t: next, base: base, retry: p.now().Add(unsavedRetry)}
+	p.cached, p.loaded = next, true
+	p.mu.Unlock()
+}
+
+// retryUnsaved tries to save the unsaved token, if there is one and its
+// time to try has come, unless a refresh is under way (which saves it
+// first). A failure is logged: the token stays in memory.
+func (p *Provider) retryUnsaved(ctx context.Context) {
+	p.mu.Lock()
+	u := p.unsaved
+	due := u != nil && !p.now().Before(u.retry)
+	if due {
+		u.retry = p.now().Add(unsavedRetry)
+	}
+	p.mu.Unlock()
+	if !due || !p.refresh.TryLock() {
+		return
+	}
+	defer p.refresh.Unlock()
+	if err := p.st.Lock(ctx, "refresh", p.saveUnsaved); err != nil {
+		p.logger.Debug("oauth: saving the refreshed token failed again", "server", p.cfg.ServerID, "error", err)
+	}
+}
+
+// saveUnsaved saves the unsaved token, if there is one, in place of the
+// token it was refreshed from. If the stored token is another one (a new
+// authorisation, or a refresh by a replica that took the server over),
+// that one stands and the unsaved one is dropped. The caller holds the
+// refresh mutex and the storage lock.
+func (p *Provider) saveUnsaved(ctx context.Context) error {
+	p.mu.Lock()
+	u := p.unsaved
+	p.mu.Unlock()
+	if u == nil {
+		return nil
+	}
+	cur, err := p.load(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case sameToken(cur, u.t):
+		// Saved already: the write whose answer was lost was made.
+	case sameToken(cur, u.base):
+		if err := p.put(ctx, u.t); err != nil {
+			return err
+		}
+		p.logger.Info("oauth: the refreshed token is saved", "server", p.cfg.ServerID)
+	default:
+		p.logger.Info("oauth token replaced while the refreshed one could not be saved; the replacement is kept", "server", p.cfg.ServerID)
+		p.mu.Lock()
+		p.unsaved, p.cached, p.loaded = nil, cur, true
+		p.mu.Unlock()
+		return nil
+	}
+	p.mu.Lock()
+	p.unsaved = nil
+	p.mu.Unlock()
+	return nil
+}
+
+// sameToken reports whether a and b are the same grant state: the same
+// access and refresh tokens.
+func sameToken(a, b *Token) bool {
+	return a != nil && b != nil && a.AccessToken == b.AccessToken && a.RefreshToken == b.RefreshToken
+}
+
 // stillStored re-reads the stored token before a refresh of t writes or
 // deletes it, and reports whether it is still t. If not, it caches and
 // returns the stored one (nil if none), which the refresh must leave
@@ -456,7 +596,7 @@ func (p *Provider) stillStored(ctx context.Context, t *Token) (*Token, bool, err
 	if err != nil {
 		return nil, false, err
 	}
-	if cur != nil && cur.AccessToken == t.AccessToken && cur.RefreshToken == t.RefreshToken {
+	if sameToken(cur, t) {
 		return cur, true, nil
 	}
 	p.logger.Info("oauth token replaced while it was refreshed; the replacement is kept", "server", p.cfg.ServerID)
@@ -498,7 +638,9 @@ func (p *Provider) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) (s
 	if c.StatusCode == http.StatusForbidden && bearerErr != "insufficient_scope" {
 		return "", fmt.Errorf("oauth: the server refused the request (403 %s), and more authorization would not help", bearerErr)
 	}
+	reason := "insufficient scope"
 	if c.StatusCode == http.StatusUnauthorized {
+		reason = "no token"
 		t, err := p.current(ctx)
 		if err != nil {
 			// The store does not answer: the grant may be fine. A new
@@ -519,6 +661,9 @@ func (p *Provider) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) (s
 			case next != nil && next.AccessToken != t.AccessToken:
 				return "", nil
 			}
+			reason = "the refresh gave no new token"
+		} else if t != nil {
+			reason = "no refresh token"
 		}
 	}
 
@@ -585,6 +730,7 @@ func (p *Provider) Authorize(ctx context.Context, c *mcpclient.AuthChallenge) (s
 	if len(scopes) > 0 {
 		q.Set("scope", strings.Join(scopes, " "))
 	}
+	p.logger.Info("oauth authorization needed", "server", p.cfg.ServerID, "status", c.StatusCode, "reason", reason)
 	authURL := asm.AuthorizationEndpoint
 	if strings.Contains(authURL, "?") {
 		authURL += "&" + q.Encode()

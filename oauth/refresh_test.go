@@ -59,7 +59,7 @@ func TestExchangeDuringRefresh(t *testing.T) {
 
 			// The access token expires: a refresh starts, and its answer is
 			// slow to come back (or its write to be done).
-			clock.Advance(31 * time.Second)
+			clock.Advance(41 * time.Second) // within the refresh margin of a one-minute token (20 s)
 			if tt.fault != oauthtest.FaultNone {
 				as.FailTokenRequests(1, tt.fault)
 			}
@@ -199,7 +199,7 @@ func TestRefreshRefused(t *testing.T) {
 			}
 			oldClient := before.Client.ID
 
-			clock.Advance(31 * time.Second)
+			clock.Advance(41 * time.Second) // within the refresh margin of a one-minute token (20 s)
 			if tt.status == 0 {
 				as.RemoveClient(oldClient)
 			} else {
@@ -403,5 +403,186 @@ func TestRefreshOutlivesItsCaller(t *testing.T) {
 	}
 	if n := as.Counts.RefreshGrants.Load(); n != 1 {
 		t.Errorf("%d refresh grants; want 1 (the rotated token used, not the old one again)", n)
+	}
+}
+
+// TestRefreshMargin: a token is refreshed when less than a third of its
+// lifetime, at most 30 seconds, remains; a token stored without its issue
+// time keeps the 30 second rule. A fixed 30 seconds refreshed a token
+// that lives 30 seconds or less at every use.
+func TestRefreshMargin(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		ttl          time.Duration
+		legacy       bool          // stored without issued_at
+		kept, needed time.Duration // times after the login: no refresh yet; a refresh
+	}{
+		{"10 s: a third", 10 * time.Second, false, 6600 * time.Millisecond, 6700 * time.Millisecond},
+		{"4 s: a third", 4 * time.Second, false, 2600 * time.Millisecond, 2700 * time.Millisecond},
+		{"90 s: 30 s", 90 * time.Second, false, 59 * time.Second, 61 * time.Second},
+		{"1 h: 30 s", time.Hour, false, time.Hour - 31*time.Second, time.Hour - 29*time.Second},
+		{"10 s stored without its issue time: 30 s", 10 * time.Second, true, -1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			clock := oauthtest.NewClock(time.Time{})
+			as := oauthtest.NewServer(t, &oauthtest.Options{Now: clock.Now, AccessTokenTTL: tt.ttl})
+			st := &oauth.MemoryStorage{}
+			config := func(c *oauth.Config) { c.Now = clock.Now }
+			p := newProvider(t, as.URL, st, config)
+			login(t, p, as)
+			first := storedToken(t, st)
+			if want := clock.Now(); !first.IssuedAt.Equal(want) {
+				t.Fatalf("stored token issued at %v; want %v", first.IssuedAt, want)
+			}
+			if tt.legacy {
+				var raw map[string]any
+				data, _ := st.Get(ctx, keyToken)
+				json.Unmarshal(data, &raw)
+				delete(raw, "issued_at")
+				data, _ = json.Marshal(raw)
+				st.Put(ctx, keyToken, data, time.Time{})
+				p = newProvider(t, as.URL, st, config) // nothing cached
+			}
+			start := clock.Now()
+			if tt.kept >= 0 {
+				clock.Advance(tt.kept)
+				if at, err := p.Token(ctx); err != nil || at != first.AccessToken {
+					t.Errorf("Token %v after the login = %q, %v; want the first token", tt.kept, at, err)
+				}
+				if n := as.Counts.RefreshGrants.Load(); n != 0 {
+					t.Errorf("%d refreshes %v after the login; want 0", n, tt.kept)
+				}
+			}
+			clock.Advance(tt.needed - clock.Now().Sub(start))
+			at, err := p.Token(ctx)
+			if err != nil || at == "" || at == first.AccessToken {
+				t.Errorf("Token %v after the login = %q, %v; want a refreshed token", tt.needed, at, err)
+			}
+			if n := as.Counts.RefreshGrants.Load(); n != 1 {
+				t.Errorf("%d refreshes %v after the login; want 1", n, tt.needed)
+			}
+			if tok := storedToken(t, st); tok == nil || tok.AccessToken != at || !tok.IssuedAt.Equal(clock.Now()) {
+				t.Errorf("stored token after the refresh: %+v; want %q issued now", tok, at)
+			}
+		})
+	}
+}
+
+// TestRefreshedTokenUnsaved: the storage stops answering after the
+// authorization server rotated the refresh token and before the new token
+// is saved. The new token is used from memory and saved once the storage
+// answers, in place of the one it replaced, so the next refresh presents
+// the rotated refresh token (no reuse, which a strict server punishes by
+// revoking the grant); a token someone else stored meanwhile (a replica
+// that took the server over and refreshed the old token within the
+// server's reuse grace) stands.
+func TestRefreshedTokenUnsaved(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// then: what happens once the refreshed token is in memory only.
+		then string
+	}{
+		{"saved once the storage answers", "saved"},
+		{"refreshed again before the storage answers", "refresh"},
+		{"replaced by a successor meanwhile", "replaced"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			clock := oauthtest.NewClock(time.Time{})
+			opts := &oauthtest.Options{Now: clock.Now, AccessTokenTTL: time.Minute}
+			if tt.then == "replaced" {
+				opts.RefreshReuseGrace = time.Minute
+			}
+			as := oauthtest.NewServer(t, opts)
+			st := &failingStorage{MemoryStorage: &oauth.MemoryStorage{}}
+			rt := newRefreshTransport(t)
+			p := newProvider(t, as.URL, st, func(c *oauth.Config) {
+				c.Now, c.HTTPClient, c.RefreshAttempts = clock.Now, &http.Client{Transport: rt}, 1
+			})
+			login(t, p, as)
+			before := storedToken(t, st.MemoryStorage)
+
+			// The refresh: the storage goes down once the authorization
+			// server has answered.
+			clock.Advance(41 * time.Second)
+			rt.hold.Store(true)
+			got := make(chan string, 1)
+			go func() {
+				at, err := p.Token(ctx)
+				if err != nil {
+					t.Errorf("Token (the storage going down before the save): %v", err)
+				}
+				got <- at
+			}()
+			<-rt.arrived
+			st.fail.Store(true)
+			rt.hold.Store(false)
+			close(rt.release)
+			at := <-got
+			if _, ok := as.Valid(at); !ok || at == before.AccessToken {
+				t.Fatalf("Token = %q; want the refreshed token", at)
+			}
+			if tok := storedToken(t, st.MemoryStorage); tok.AccessToken != before.AccessToken {
+				t.Fatalf("stored %+v while the storage was down", tok)
+			}
+			if again, err := p.Token(ctx); err != nil || again != at {
+				t.Errorf("Token while the storage is down = %q, %v; want the refreshed token %q from memory", again, err, at)
+			}
+
+			want := at // what Token must return at the end
+			switch tt.then {
+			case "saved":
+				st.fail.Store(false)
+				clock.Advance(time.Second)
+				if again, err := p.Token(ctx); err != nil || again != at {
+					t.Errorf("Token once the storage answers = %q, %v; want %q", again, err, at)
+				}
+				if tok := storedToken(t, st.MemoryStorage); tok == nil || tok.AccessToken != at {
+					t.Fatalf("stored %+v once the storage answers; want the refreshed token", tok)
+				}
+				clock.Advance(time.Minute)
+				want = ""
+			case "refresh":
+				clock.Advance(time.Minute)
+				if again, err := p.Token(ctx); err == nil {
+					t.Errorf("Token past expiry with the storage down = %q; want an error", again)
+				}
+				st.fail.Store(false)
+				want = ""
+			case "replaced":
+				st.fail.Store(false)
+				// The successor reads the old token, whose refresh token
+				// the authorization server rotated: within the grace, its
+				// refresh works.
+				successor := newProvider(t, as.URL, st, func(c *oauth.Config) { c.Now = clock.Now })
+				want, _ = successor.Token(ctx)
+				if _, ok := as.Valid(want); !ok || want == at || want == before.AccessToken {
+					t.Fatalf("the successor's Token = %q; want a new token", want)
+				}
+				if n := as.Counts.RefreshReusedInGrace.Load(); n != 1 {
+					t.Errorf("%d refreshes honoured in the grace; want 1", n)
+				}
+				clock.Advance(time.Second)
+			}
+			final, err := p.Token(ctx)
+			if err != nil || final == "" || (want != "" && final != want) || (want == "" && final == at) {
+				t.Errorf("Token at the end = %q, %v; want %q (or a new token if empty)", final, err, want)
+			}
+			if tok := storedToken(t, st.MemoryStorage); tok == nil || tok.AccessToken != final {
+				t.Errorf("stored token at the end: %+v; want %q", tok, final)
+			}
+			for _, tr := range as.TokenRequests() {
+				if tr.Error != "" {
+					t.Errorf("token request refused: %s: %s", tr.Error, tr.ErrorDescription)
+				}
+			}
+		})
 	}
 }

@@ -191,7 +191,8 @@ func (p *Provider) tokenFrom(tr *tokenResponse, issuer, endpoint, resource strin
 		t.Scopes = strings.Fields(tr.Scope)
 	}
 	if tr.ExpiresIn > 0 {
-		t.Expiry = p.now().Add(time.Duration(tr.ExpiresIn) * time.Second)
+		t.IssuedAt = p.now()
+		t.Expiry = t.IssuedAt.Add(time.Duration(tr.ExpiresIn) * time.Second)
 	}
 	return t
 }

@@ -509,7 +509,15 @@ func TestCluster(t *testing.T) {
 	// The MCP test servers: agent i, server j. Even servers stateless
 	// (2026-07-28), odd ones stateful (legacy sessions); server 0 of every
 	// third agent behind OAuth with short-lived tokens.
-	as := oauthtest.NewServer(t, &oauthtest.Options{AccessTokenTTL: prof.tokenTTL})
+	// The authorization server honours a rotated refresh token presented
+	// again within 60 s of its rotation, as real ones can (Auth0's reuse
+	// interval, Okta's grace period, at most 60 s): a replica killed
+	// between the server's answer and the save loses the rotated token,
+	// and its successor presents the stored one again, which no client can
+	// avoid. 60 s covers a kill, the lease's expiry, the takeover and the
+	// successor's first refresh of both profiles. Reuse past the grace
+	// revokes the grant, as without one, and is counted below.
+	as := oauthtest.NewServer(t, &oauthtest.Options{AccessTokenTTL: prof.tokenTTL, RefreshReuseGrace: 60 * time.Second})
 	mux := http.NewServeMux()
 	type mcpServer struct {
 		agent, idx int
@@ -1041,6 +1049,7 @@ func TestCluster(t *testing.T) {
 	}
 	fig.set("refresh_grants", "%d", as.Counts.RefreshGrants.Load())
 	fig.set("refresh_token_reuse", "%d", reuse)
+	fig.set("refresh_token_reuse_in_grace", "%d", as.Counts.RefreshReusedInGrace.Load())
 	// A server the chaos sent back to authenticating stays there (it needs
 	// the user); one seen authenticating for a moment while its agent
 	// wakes becomes ready by itself.
