@@ -28,9 +28,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"modernc.org/libc"
 	modernc "modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
@@ -677,10 +675,6 @@ type hostMem struct {
 	StackInuse uint64 `json:"stackInuse"`
 	Goroutines int    `json:"goroutines"`
 	Awake      int    `json:"awake"`
-	// SQLiteUsed and SQLiteHigh are SQLite's own count of the memory it
-	// has allocated, now and at most (sqlite3_memory_used/_highwater).
-	SQLiteUsed int64 `json:"sqliteUsed"`
-	SQLiteHigh int64 `json:"sqliteHigh"`
 	// Store counts the calls the server made to its store, by method.
 	Store map[string]int64 `json:"store"`
 	Error string           `json:"error,omitempty"`
@@ -846,7 +840,6 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 			m = hostMem{RSSKiB: procStatus("self", "VmRSS"), AnonKiB: procStatus("self", "RssAnon"), FileKiB: procStatus("self", "RssFile"),
 				HeapAlloc: ms.HeapAlloc, GoHeld: ms.Sys - ms.HeapReleased, Threads: procStatus("self", "Threads"), DBBytes: fileSize(*db) + fileSize(*db+"-wal"), StackInuse: ms.StackInuse,
 				Goroutines: runtime.NumGoroutine(), Awake: srv.Host().Stats().Awake, Store: st.snapshot()}
-			m.SQLiteUsed, m.SQLiteHigh = sqliteMemory()
 		case "cpu":
 			f, err := os.Create(arg)
 			if err == nil {
@@ -894,14 +887,6 @@ func hostChild(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// sqliteMemory reports SQLite's count of the memory it has allocated, now
-// and at most.
-func sqliteMemory() (used, high int64) {
-	tls := libc.NewTLS()
-	defer tls.Close()
-	return sqlite3.Xsqlite3_memory_used(tls), sqlite3.Xsqlite3_memory_highwater(tls, 0)
 }
 
 // countingStore is a SQLite store that counts the calls made to it.
