@@ -359,6 +359,15 @@ func (a *Agent) persist(ev mcpclient.Event) {
 		// Keep the pending authorisation, so a restart waits for it.
 		if info, ok := a.m.Server(ev.ServerID); ok && info.AuthURL != "" {
 			a.writes.put("auth:"+ev.ServerID, func(ctx context.Context) {
+				// Written after the event: the authorisation may have
+				// finished since (FinishAuthorization drops the URL, then
+				// the callback clears the row). Writing the URL back would
+				// leave the row waiting for an authorisation that is over,
+				// and the next replica or restart to open the agent would
+				// show the server authenticating, its token unused.
+				if now, ok := a.m.Server(ev.ServerID); !ok || now.AuthURL != info.AuthURL {
+					return
+				}
 				a.updateRow(ctx, ev.ServerID, func(row *store.Server) bool {
 					changed := row.AuthURL != info.AuthURL
 					row.AuthURL = info.AuthURL

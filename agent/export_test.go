@@ -1,6 +1,10 @@
 package agent
 
-import "time"
+import (
+	"context"
+	"sync"
+	"time"
+)
 
 // SetHostClock makes h (and the agents it opens from now on) tell time by
 // now.
@@ -28,4 +32,13 @@ func WaitAsleep(h *Host) {
 	for _, ch := range chans {
 		<-ch
 	}
+}
+
+// HoldWrites holds the database writes a makes off the event path (a
+// pending authorisation's URL, a session to resume) until release is
+// called: a slow database.
+func HoldWrites(a *Agent) (release func()) {
+	ch := make(chan struct{})
+	a.writes.put("test:hold", func(context.Context) { <-ch })
+	return sync.OnceFunc(func() { close(ch) })
 }

@@ -351,8 +351,10 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		res.AuthError = netguard.Sanitize(msg)
 		return res
 	}
-	a.clearAuthURL(ctx, id)
+	// The Manager first, then the row: a pending authorisation's URL
+	// queued for writing (persist) is dropped once the Manager has none.
 	a.m.FinishAuthorization(id, nil)
+	a.clearAuthURL(ctx, id)
 	res.AuthSuccess = true
 	return res
 }
@@ -380,8 +382,8 @@ func callbackError(q url.Values) string {
 // failAuthorization fails the server with an authorization server's
 // message, HTML-escaped as the seed promises, so a UI can show it as is.
 func (a *Agent) failAuthorization(ctx context.Context, id, msg string) {
-	a.clearAuthURL(ctx, id)
 	a.m.FinishAuthorization(id, errors.New(html.EscapeString(netguard.Sanitize(msg))))
+	a.clearAuthURL(ctx, id) // after the Manager's, as in a success
 }
 
 func (a *Agent) clearAuthURL(ctx context.Context, id string) {

@@ -149,6 +149,32 @@ func TestOAuthFlow(t *testing.T) {
 	}
 }
 
+// TestOAuthPendingURLWrittenLate: the pending authorisation's URL, which
+// the agent stores off the event path, reaches the database only after the
+// callback finished the flow (a slow database). It must not be written
+// back over the cleared row: the next process to open the agent would
+// show the server authenticating with a stale URL, its token unused.
+func TestOAuthPendingURLWrittenLate(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	ctx := testCtx(t)
+	release := agent.HoldWrites(e.a)
+	defer release()
+	r := e.add("Protected")
+	e.a.Manager().WaitForConnections(ctx) // the authenticating event seen, its write queued
+	if cb := e.callback(e.visit(r.AuthURL)); !cb.AuthSuccess {
+		t.Fatalf("callback: %+v", cb)
+	}
+	release()
+	e.restart() // closing the agent makes its queued writes
+	if row, err := e.st.GetServer(ctx, e.a.Namespace(), r.ID); err != nil || row.AuthURL != "" {
+		t.Errorf("stored row after the flow: auth URL %q, %v; want none", row.AuthURL, err)
+	}
+	e.a.WaitForConnections(ctx)
+	if s := e.state(r.ID); s.State != "ready" {
+		t.Errorf("after a restart: %+v; want ready with the stored token", s)
+	}
+}
+
 // TestOAuthTwoServers: two servers authorising at once keep their flows
 // apart.
 func TestOAuthTwoServers(t *testing.T) {
