@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
@@ -40,11 +42,69 @@ type AddOptions struct {
 	// Retry configures reconnection after restarts and drops.
 	Retry *mcpclient.RetryOptions
 
+	// Command makes the server a stdio server: a program the agent runs
+	// and speaks to over its stdin and stdout, instead of a URL (the URL
+	// given to AddMCPServer must then be ""). Nil means a URL server.
+	// See Command for how it is stored, compared and supervised.
+	Command *Command
+
 	// KeepAwake keeps the agent awake while it has this server: a Host
 	// wakes it on Start and never hibernates it, so that it hears the
 	// server's list_changed notifications and requests. Adding an
 	// existing server with KeepAwake sets it; SetKeepAwake changes it.
 	KeepAwake bool
+}
+
+// Command is a stdio server's program (AddOptions.Command).
+//
+// The agent starts it when it connects or wakes, and stops it (its whole
+// process group: stdin closed, then SIGTERM, then SIGKILL) when the server
+// is removed, the agent hibernates or closes; on Linux it also dies with
+// the process that started it. A stdio server has no session to resume:
+// every wake starts the program again and makes a new handshake. A program
+// that exits is started again with the server's retry backoff, never
+// giving up, its last stderr lines kept in the error.
+//
+// Two stdio servers are the same server (AddMCPServer returns the existing
+// one) when they have the same name, Path, Args and Dir; Env does not count.
+// Env values are credentials: they are stored with the header values
+// (encrypted when the store has a key) and never shown, only their names
+// (MCPServer.EnvNames). Path and Args are shown: keep secrets in Env.
+type Command struct {
+	// Path is the program, looked up in PATH when it has no slash (at each
+	// start, in the environment of the process that runs the agent).
+	Path string
+	// Args are its arguments, without the program name.
+	Args []string
+	// Env is added to the environment of the process that runs the agent.
+	Env map[string]string
+	// Dir is its working directory; "" means the working directory of the
+	// process that runs the agent.
+	Dir string
+}
+
+// target is what an added server is: a normalised URL, or a command.
+type target struct {
+	url string
+	cmd *store.Command
+}
+
+// same reports whether row is this server (given the same name).
+func (t target) same(row store.Server) bool {
+	rc := row.Options.Command
+	if t.cmd == nil || rc == nil {
+		return t.cmd == nil && rc == nil && SameServerURL(row.URL, t.url)
+	}
+	return rc.Path == t.cmd.Path && slices.Equal(rc.Args, t.cmd.Args) && rc.Dir == t.cmd.Dir
+}
+
+// describe names a stored server in messages: its URL without secrets, or
+// its command without its environment.
+func describe(row store.Server) string {
+	if c := row.Options.Command; c != nil {
+		return "command " + strings.Join(append([]string{c.Path}, c.Args...), " ")
+	}
+	return redact(row.URL)
 }
 
 // AddResult is the outcome of AddMCPServer.
@@ -73,6 +133,10 @@ var ErrIDInUse = errors.New("mcp server id is already in use")
 // calls share one connection attempt). The same name with another URL is
 // another server.
 //
+// With opts.Command set, rawURL must be "" and the server is a stdio
+// server (see Command): the same name with the same command is the same
+// server.
+//
 // It fails, storing nothing, for an invalid or blocked URL or an id in use
 // by another server. A server that cannot be reached or discovered stays
 // stored and is retried in the background (mcpclient.RetryOptions); adding
@@ -84,17 +148,7 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 	if opts != nil {
 		o = *opts
 	}
-	if name == "" {
-		return AddResult{}, errors.New("add mcp server: empty name")
-	}
-	normalized, err := NormalizeURL(rawURL)
-	if err != nil {
-		return AddResult{}, fmt.Errorf("add mcp server: invalid URL: %w", err)
-	}
-	if err := a.m.CheckURL(normalized); err != nil {
-		return AddResult{}, err
-	}
-	callbackURL, err := a.callbackURL(o)
+	tgt, callbackURL, err := a.checkTarget(name, rawURL, o)
 	if err != nil {
 		return AddResult{}, err
 	}
@@ -104,11 +158,11 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 	}
 
 	a.add.Lock()
-	existing, conflict := a.findLocked(name, normalized, requested)
+	existing, conflict := a.findLocked(name, tgt, requested)
 	if conflict != nil {
 		a.add.Unlock()
 		return AddResult{}, fmt.Errorf("%w: %q is used by server %q (%s); stable ids must be unique per (name, URL)",
-			ErrIDInUse, requested, conflict.Name, redact(conflict.URL))
+			ErrIDInUse, requested, conflict.Name, describe(*conflict))
 	}
 	if existing != nil && requested != "" && existing.ID != requested {
 		if err := a.migrate(ctx, existing.ID, requested); err != nil {
@@ -145,7 +199,7 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 		Namespace:   a.ns,
 		ID:          id,
 		Name:        name,
-		URL:         normalized,
+		URL:         tgt.url,
 		CallbackURL: callbackURL,
 		Options:     storeOptions(o),
 		KeepAwake:   o.KeepAwake || (existing != nil && existing.KeepAwake),
@@ -175,7 +229,7 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 	a.updates.stateChanged()
 
 	if err == nil {
-		op.res, op.err = a.connect(ctx, id, normalized)
+		op.res, op.err = a.connect(ctx, id, describe(row))
 	} else {
 		op.err = err
 	}
@@ -186,14 +240,58 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 	return op.res, op.err
 }
 
-// findLocked returns the stored server with this name and URL, and the
+// checkTarget checks the name and what the server is (a URL, allowed by
+// the SSRF guard, or a command) and returns it with the callback URL (""
+// for a stdio server, which has no OAuth).
+func (a *Agent) checkTarget(name, rawURL string, o AddOptions) (target, string, error) {
+	if name == "" {
+		return target{}, "", errors.New("add mcp server: empty name")
+	}
+	if c := o.Command; c != nil {
+		switch {
+		case rawURL != "":
+			return target{}, "", errors.New("add mcp server: both a URL and a command; a server has one of them")
+		case c.Path == "":
+			return target{}, "", errors.New("add mcp server: empty command")
+		}
+		for k := range c.Env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return target{}, "", fmt.Errorf("add mcp server: invalid environment variable name %q", k)
+			}
+		}
+		return target{cmd: storeCommand(c)}, "", nil
+	}
+	normalized, err := NormalizeURL(rawURL)
+	if err != nil {
+		return target{}, "", fmt.Errorf("add mcp server: invalid URL: %w", err)
+	}
+	if err := a.m.CheckURL(normalized); err != nil {
+		return target{}, "", err
+	}
+	callbackURL, err := a.callbackURL(o)
+	if err != nil {
+		return target{}, "", err
+	}
+	return target{url: normalized}, callbackURL, nil
+}
+
+// storeCommand copies a command into its stored form.
+func storeCommand(c *Command) *store.Command {
+	sc := &store.Command{Path: c.Path, Args: slices.Clone(c.Args), Dir: c.Dir}
+	if len(c.Env) > 0 {
+		sc.Env = maps.Clone(c.Env)
+	}
+	return sc
+}
+
+// findLocked returns the stored server with this name and target, and the
 // server that already holds the requested id, if it is another one.
-func (a *Agent) findLocked(name, normalized, requested string) (existing, conflict *store.Server) {
+func (a *Agent) findLocked(name string, tgt target, requested string) (existing, conflict *store.Server) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, id := range a.order {
 		row := a.rows[id]
-		same := row.Name == name && SameServerURL(row.URL, normalized)
+		same := row.Name == name && tgt.same(row)
 		if same && existing == nil {
 			existing = &row
 		}
@@ -238,7 +336,7 @@ func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddRe
 		a.mu.Lock()
 		row := a.rows[id]
 		a.mu.Unlock()
-		return a.connect(ctx, id, row.URL)
+		return a.connect(ctx, id, describe(row))
 	case mcpclient.StateFailed:
 		// Adding it again is asking for it: one attempt now.
 		res, err := a.Reconnect(ctx, id)
@@ -276,7 +374,7 @@ func (a *Agent) Reconnect(ctx context.Context, id string) (AddResult, error) {
 		return AddResult{ID: id, State: mcpclient.StateReady}, nil
 	case mcpclient.StateAuthenticating:
 		if res.AuthURL == "" {
-			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", redact(row.URL), res.Err)
+			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", describe(row), res.Err)
 		}
 		a.updateRow(ctx, id, func(row *store.Server) bool {
 			changed := row.AuthURL != res.AuthURL
@@ -291,7 +389,7 @@ func (a *Agent) Reconnect(ctx context.Context, id string) (AddResult, error) {
 		if res.Err == nil {
 			return AddResult{}, fmt.Errorf("MCP server %q is %s", row.Name, res.State)
 		}
-		return AddResult{}, fmt.Errorf("failed to connect to MCP server at %s: %w", redact(row.URL), res.Err)
+		return AddResult{}, fmt.Errorf("failed to connect to MCP server at %s: %w", describe(row), res.Err)
 	}
 }
 
@@ -312,6 +410,7 @@ func (a *Agent) redeemable(ctx context.Context, id, authURL string) bool {
 }
 
 // connect makes the first connection of an added server and discovers it.
+// display names the server in messages (describe).
 func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, error) {
 	a.woken(id)
 	res, err := a.m.ConnectToServer(ctx, id)
@@ -479,6 +578,9 @@ func (a *Agent) callbackURL(o AddOptions) (string, error) {
 // storeOptions turns add options into stored ones.
 func storeOptions(o AddOptions) store.ServerOptions {
 	so := store.ServerOptions{TransportType: string(o.Transport.Type), PinnedProtocolVersion: o.Client.ProtocolVersion}
+	if o.Command != nil {
+		so.Command = storeCommand(o.Command)
+	}
 	if o.Client.Capabilities != nil {
 		so.Capabilities, _ = json.Marshal(o.Client.Capabilities)
 	}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -308,6 +310,12 @@ func (a *Agent) serverOptions(row store.Server) (mcpclient.ServerOptions, error)
 		PendingAuthURL: row.AuthURL,
 		Transport:      mcpclient.TransportOptions{Type: mcpclient.TransportType(o.TransportType)},
 		Client:         mcpclient.ClientOptions{ProtocolVersion: o.PinnedProtocolVersion},
+	}
+	if c := o.Command; c != nil {
+		so.Command = &mcpclient.CommandOptions{Path: c.Path, Args: slices.Clone(c.Args), Dir: c.Dir}
+		for _, k := range slices.Sorted(maps.Keys(c.Env)) {
+			so.Command.Env = append(so.Command.Env, k+"="+c.Env[k])
+		}
 	}
 	if len(o.Headers) > 0 {
 		so.Transport.Headers = http.Header{}

@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("AGENTMCP_TEST_CRASH_CHILD") != "" {
 		os.Exit(crashChild())
 	}
+	if os.Getenv("AGENTMCP_TEST_STDIO_SERVER") != "" {
+		os.Exit(stdioServer())
+	}
 	code := m.Run()
 	if err := pg.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/agentmcp/agentmcp/store"
@@ -23,17 +22,11 @@ func (a *Agent) CheckAdd(name, rawURL string, opts *AddOptions) error {
 	if opts != nil {
 		o = *opts
 	}
-	if name == "" {
-		return errors.New("add mcp server: empty name")
-	}
-	normalized, err := NormalizeURL(rawURL)
+	tgt, _, err := a.checkTarget(name, rawURL, o)
 	if err != nil {
-		return fmt.Errorf("add mcp server: invalid URL: %w", err)
-	}
-	if _, err := a.callbackURL(o); err != nil {
 		return err
 	}
-	so, err := a.serverOptions(store.Server{Namespace: a.ns, ID: "check", Name: name, URL: normalized, Options: storeOptions(o)})
+	so, err := a.serverOptions(store.Server{Namespace: a.ns, ID: "check", Name: name, URL: tgt.url, Options: storeOptions(o)})
 	if err != nil {
 		return err
 	}

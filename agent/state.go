@@ -47,6 +47,13 @@ type MCPServer struct {
 	// KeepAwake is set for a server added with AddOptions.KeepAwake: its
 	// agent is never hibernated.
 	KeepAwake bool `json:"keepAwake,omitempty"`
+	// Command is a stdio server's program and arguments (ServerURL is
+	// then ""), Cwd its working directory, and EnvNames the names of the
+	// environment variables it is given, sorted; their values are never
+	// shown.
+	Command  []string `json:"command,omitempty"`
+	Cwd      string   `json:"cwd,omitempty"`
+	EnvNames []string `json:"env_names,omitempty"`
 }
 
 // MCPServers returns the state of the agent's servers (the seed's
@@ -96,7 +103,14 @@ func (a *Agent) Server(id string) (MCPServer, bool) {
 
 // storedServer is a server as its row alone describes it.
 func storedServer(row store.Server) MCPServer {
-	s := MCPServer{Name: row.Name, ServerURL: redact(row.URL), State: string(mcpclient.StateNotConnected), KeepAwake: row.KeepAwake}
+	s := MCPServer{Name: row.Name, State: string(mcpclient.StateNotConnected), KeepAwake: row.KeepAwake}
+	if c := row.Options.Command; c != nil {
+		s.Command = append([]string{c.Path}, c.Args...)
+		s.Cwd = c.Dir
+		s.EnvNames = slices.Sorted(maps.Keys(c.Env))
+	} else {
+		s.ServerURL = redact(row.URL)
+	}
 	if row.AuthURL != "" {
 		s.AuthURL = ptr(row.AuthURL)
 		s.State = string(mcpclient.StateAuthenticating)

@@ -21,7 +21,8 @@ type Server struct {
 	Name string
 	// URL is the server URL as normalised by the agent. Its userinfo, query
 	// and fragment are stored with Options, encrypted when the Store has a
-	// Cipher; the rest is stored readable.
+	// Cipher; the rest is stored readable. It is "" for a stdio server
+	// (Options.Command).
 	URL string
 	// CallbackURL is the full OAuth redirect URI, "" when the server was added
 	// without a callback host (no OAuth).
@@ -76,6 +77,24 @@ type ServerOptions struct {
 	DiscoverResult json.RawMessage `json:"discoverResult,omitempty"`
 	// Props is caller data restored with the server, as JSON.
 	Props json.RawMessage `json:"props,omitempty"`
+	// Command is the program of a stdio server, which the agent runs and
+	// speaks to over its stdin and stdout; nil for a URL server. Being part
+	// of the options, it is encrypted with them when the Store has a
+	// Cipher (its Env values are credentials, as header values are).
+	Command *Command `json:"command,omitempty"`
+}
+
+// Command is a stored stdio server's program.
+type Command struct {
+	// Path is the program, looked up in PATH when it has no slash.
+	Path string `json:"path"`
+	// Args are its arguments, without the program name.
+	Args []string `json:"args,omitempty"`
+	// Env is added to the environment of the process that runs it.
+	Env map[string]string `json:"env,omitempty"`
+	// Dir is its working directory; "" means the working directory of the
+	// process that runs it.
+	Dir string `json:"dir,omitempty"`
 }
 
 // Retry is the persisted retry policy of a server. Zero fields mean the

@@ -809,10 +809,15 @@ func testEncryption(t *testing.T, b Backend) {
 	secrets := []string{
 		"Bearer header-SECRET-8f3a", "session-SECRET-77c1", "access-token-SECRET-1d2e",
 		"refresh-token-SECRET-5b6c", "client-secret-SECRET-9e0f", "verifier-SECRET-4a4a",
+		"env-SECRET-3c3c",
 	}
 	enc := sample(ns, "enc")
 	enc.Options.Headers = map[string]string{"Authorization": secrets[0]}
 	enc.Options.SessionID = secrets[1]
+	cmdRow := sample(ns, "cmd")
+	cmdRow.URL = ""
+	cmdRow.Options = store.ServerOptions{Command: &store.Command{Path: "npx", Args: []string{"-y", "server"},
+		Env: map[string]string{"API_KEY": secrets[6]}, Dir: "/srv/mcp"}}
 	kv := map[string]string{
 		"cid/token":            `{"access_token":"` + secrets[2] + `","refresh_token":"` + secrets[3] + `"}`,
 		"cid/client_info/":     `{"client_id":"cid","client_secret":"` + secrets[4] + `"}`,
@@ -821,12 +826,16 @@ func testEncryption(t *testing.T, b Backend) {
 
 	s := b.Open(t, Options{Cipher: cipher})
 	mustPut(t, s, enc)
+	mustPut(t, s, cmdRow)
 	for k, v := range kv {
 		mustKVPut(t, s, ns, "enc", k, v, time.Time{})
 	}
 	got := mustGet(t, s, ns, "enc")
 	if diff := cmp.Diff(enc.Options, got.Options); diff != "" {
 		t.Fatalf("options round trip with a cipher (-want +got):\n%s", diff)
+	}
+	if got := mustGet(t, s, ns, "cmd"); got.URL != "" || !cmp.Equal(cmdRow.Options, got.Options) {
+		t.Fatalf("stdio server round trip with a cipher: URL %q, options (-want +got):\n%s", got.URL, cmp.Diff(cmdRow.Options, got.Options))
 	}
 	if diff := cmp.Diff(kv, kvList(t, s, ns, "enc", "")); diff != "" {
 		t.Fatalf("entries round trip with a cipher (-want +got):\n%s", diff)
