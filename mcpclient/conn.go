@@ -68,6 +68,8 @@ type conn struct {
 	// background attempts since the server was last connected.
 	bg      *bgRetry
 	bgRound int
+
+	starts stdioStarts // paces a stdio server's restarts (stdio.go)
 }
 
 // bgRetry is a background retry waiting for its time.
@@ -808,6 +810,9 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 // initialize), it starts it again and goes straight to the legacy
 // handshake.
 func (c *conn) handshakeStdio(ctx context.Context, version string) (*session, error) {
+	if err := c.paceStdio(ctx); err != nil {
+		return nil, err
+	}
 	s, err := c.startStdio(ctx, version)
 	if err == nil || version != "" || ctx.Err() != nil {
 		return s, err
@@ -824,7 +829,7 @@ func (c *conn) startStdio(ctx context.Context, version string) (*session, error)
 	tail := newStderrTail(c.m.logger.With("server", c.ID()))
 	cmd.Stderr = tail
 	noise := &stdoutNoise{logger: c.m.logger.With("server", c.ID())}
-	t := &stdioTransport{cmd: cmd, terminate: 2 * time.Second, maxLine: c.m.opts.MaxMessageSize, noise: noise}
+	t := &stdioTransport{cmd: cmd, spawn: c.m.spawn, terminate: 2 * time.Second, maxLine: c.m.opts.MaxMessageSize, noise: noise}
 	s := &session{stderr: tail, transport: TransportStdio}
 	cs, err := c.newClient(s).Connect(ctx, progressTransport{t, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("AGENTMCP_TEST_STDIO_SERVER"); mode != "" {
 		os.Exit(stdioServer(mode))
 	}
+	if mode := os.Getenv("AGENTMCP_TEST_STDIO_PARENT"); mode != "" {
+		os.Exit(stdioParent())
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -35,6 +39,19 @@ func stdioServer(mode string) int {
 	}
 	fmt.Fprintln(os.Stderr, "stdio test server starting")
 	switch mode {
+	case "crash":
+		// A server that dies at once on every start, saying why.
+		fmt.Fprintln(os.Stderr, "crash: cannot open the database")
+		return 2
+	case "spawn-child":
+		// A server that starts a process of its own (as npx starts node),
+		// which stays in its process group.
+		child := exec.Command("sleep", "600")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		os.WriteFile(os.Getenv("AGENTMCP_TEST_CHILD_PID_FILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o644)
 	case "noisy":
 		// What careless servers print on stdout before they serve: a
 		// banner, log lines (one bracketed, one JSON but not JSON-RPC),
@@ -119,4 +136,21 @@ func textOf(t testing.TB, r *mcp.CallToolResult) string {
 	}
 	t.Fatalf("no text in result %+v", r)
 	return ""
+}
+
+// stdioParent is a process that runs a stdio server (mode linger, which
+// does not exit when its stdin closes; its pid in
+// AGENTMCP_TEST_PID_FILE), says "ready" on stdout once the server is, and
+// waits to be killed.
+func stdioParent() int {
+	m := mcpclient.New(nil)
+	ctx := context.Background()
+	m.RegisterServer(ctx, "s", mcpclient.ServerOptions{Command: &mcpclient.CommandOptions{Path: os.Args[0],
+		Env: []string{"AGENTMCP_TEST_STDIO_SERVER=linger", "AGENTMCP_TEST_PID_FILE=" + os.Getenv("AGENTMCP_TEST_PID_FILE")}}})
+	if res, err := m.ConnectToServer(ctx, "s"); err != nil || res.State != mcpclient.StateConnected {
+		fmt.Fprintln(os.Stderr, "connect:", res.Err, err)
+		return 1
+	}
+	fmt.Println("ready")
+	select {}
 }

@@ -40,6 +40,7 @@ type Manager struct {
 	aiTools      *aiToolsCache // schemas and keys for AITools; safe for concurrent use
 	hooks        managerHooks  // elicitation, sampling and roots (hooks.go)
 	tel          *telemetry    // tracer, propagator and instruments (telemetry.go)
+	spawn        *spawner      // starts stdio servers (stdio.go)
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -92,6 +93,7 @@ func New(opts *Options) *Manager {
 		connectSlots: make(chan struct{}, o.MaxConcurrentConnects),
 	}
 	close(m.idle)
+	m.spawn = newSpawner(m)
 	if m.clientInfo == nil {
 		m.clientInfo = &mcp.Implementation{Name: "agentmcp", Version: Version}
 	}

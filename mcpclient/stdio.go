@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -35,6 +36,7 @@ const (
 // start quoted.
 type stdioTransport struct {
 	cmd       *exec.Cmd
+	spawn     *spawner
 	terminate time.Duration // how long Close waits before each signal
 	maxLine   int           // bytes; 0 means no cap
 	noise     *stdoutNoise
@@ -49,7 +51,10 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	supervise(t.cmd)
+	if err := t.spawn.start(t.cmd); err != nil {
+		stdout.Close()
+		stdin.Close()
 		return nil, err
 	}
 	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.maxLine, noise: t.noise}
@@ -57,7 +62,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		// The connection is closed by closing stdin; stdout ends when the
 		// process does.
 		Reader:        nopCloser{lines},
-		Writer:        &processInput{stdin: stdin, cmd: t.cmd, terminate: t.terminate},
+		Writer:        &processInput{stdin: stdin, cmd: t.cmd, terminate: t.terminate, exited: t.spawn.exited},
 		MaxLineLength: -1, // jsonLines enforces maxLine
 	}
 	return it.Connect(ctx)
@@ -191,17 +196,40 @@ func isMessageLine(line []byte) bool {
 
 // processInput is the stdin of a stdio server. Closing it shuts the
 // server down as the spec says: close its stdin, wait for it to exit, then
-// SIGTERM, then SIGKILL, each after terminate.
+// SIGTERM, then SIGKILL, each after terminate. The signals go to the
+// server's process group, and once the server has exited, what is left of
+// its group (processes it started and left behind) is killed.
 type processInput struct {
 	stdin     io.WriteCloser
 	cmd       *exec.Cmd
 	terminate time.Duration
+	exited    func() // tells the spawner the process is reaped
+
+	once sync.Once
+	err  error
 }
 
 func (w *processInput) Write(p []byte) (int, error) { return w.stdin.Write(p) }
 
+// Close stops the process. It is safe to call more than once and
+// concurrently (go-sdk closes the connection when the server's stdout
+// ends, and the session's owner closes it too); every call returns the
+// first one's result.
 func (w *processInput) Close() error {
+	w.once.Do(func() {
+		w.err = w.stop()
+		// Leftovers of the group: the group id is not reused while any
+		// of them lives, so this reaches them only.
+		signalGroup(w.cmd, syscall.SIGKILL)
+		w.exited()
+	})
+	return w.err
+}
+
+func (w *processInput) stop() error {
 	if err := w.stdin.Close(); err != nil {
+		w.cmd.Process.Kill()
+		w.cmd.Wait()
 		return fmt.Errorf("closing stdin: %v", err)
 	}
 	done := make(chan error, 1)
@@ -222,18 +250,126 @@ func (w *processInput) Close() error {
 	// From here on the process is ended by our own signal: that is the
 	// shutdown working (a server slow to notice its closed stdin, as a busy
 	// machine makes any), not an error of the server's.
-	if err := w.cmd.Process.Signal(syscall.SIGTERM); err == nil {
+	if err := signalGroup(w.cmd, syscall.SIGTERM); err == nil {
 		if err, ok := wait(); ok {
 			return endedBy(err, syscall.SIGTERM)
 		}
 	}
-	if err := w.cmd.Process.Kill(); err != nil {
-		return err
+	if err := signalGroup(w.cmd, syscall.SIGKILL); err != nil {
+		w.cmd.Process.Kill()
 	}
-	if err, ok := wait(); ok {
-		return endedBy(err, syscall.SIGKILL)
+	return endedBy(<-done, syscall.SIGKILL) // SIGKILL cannot be ignored
+}
+
+// spawner starts the processes of one Manager's stdio servers, all from
+// one goroutine locked to its OS thread. On Linux a child gets its
+// parent-death signal (supervise) when the thread that started it ends, not
+// the process, and the Go runtime ends a thread whenever a goroutine locked
+// to it returns without unlocking: a child started from an ordinary
+// goroutine could be killed at any time by unrelated code. The spawner's
+// thread lives until the Manager is closed and every process it started
+// has been reaped, or until the whole program ends (a crash, SIGKILL):
+// then its children are killed with it.
+type spawner struct {
+	m    *Manager
+	once sync.Once
+	ok   bool // the goroutine runs (or ran)
+
+	reqs chan spawnRequest
+	done chan struct{} // closed when one of its processes was reaped
+	gone chan struct{} // closed when the goroutine returned
+}
+
+type spawnRequest struct {
+	cmd *exec.Cmd
+	err chan error
+}
+
+func newSpawner(m *Manager) *spawner {
+	return &spawner{m: m, reqs: make(chan spawnRequest), done: make(chan struct{}, 64), gone: make(chan struct{})}
+}
+
+// start starts cmd from the spawner's thread.
+func (sp *spawner) start(cmd *exec.Cmd) error {
+	sp.once.Do(func() { sp.ok = sp.m.goBackground(sp.run) })
+	if !sp.ok {
+		return ErrClosed
 	}
-	return errors.New("unresponsive stdio server process")
+	req := spawnRequest{cmd: cmd, err: make(chan error, 1)}
+	select {
+	case sp.reqs <- req:
+		return <-req.err
+	case <-sp.gone:
+		return ErrClosed
+	}
+}
+
+// exited tells the spawner one of its processes was reaped.
+func (sp *spawner) exited() { sp.done <- struct{}{} }
+
+func (sp *spawner) run() {
+	defer close(sp.gone)
+	// Never unlocked: the thread ends with this goroutine, and with it
+	// (on Linux) any child still running.
+	runtime.LockOSThread()
+	live := 0
+	closing := sp.m.ctx.Done()
+	for closing != nil || live > 0 {
+		select {
+		case req := <-sp.reqs:
+			err := req.cmd.Start()
+			if err == nil {
+				live++
+			}
+			req.err <- err
+		case <-sp.done:
+			live--
+		case <-closing:
+			closing = nil
+		}
+	}
+}
+
+// stdioStarts paces the starts of one stdio server's process. A server
+// that dies soon after each start, even after a good handshake (which
+// resets the retry backoff), would otherwise be restarted at once, again
+// and again: a start within quickRestart of the previous one waits a
+// doubling delay first (the server's retry backoff, up to its
+// BackgroundMaxDelay), so that the restart rate stays bounded; a server
+// that ran for a while is started again at once.
+type stdioStarts struct {
+	mu    sync.Mutex
+	last  time.Time // when the process last started
+	quick int       // starts in a row that each followed the one before quickly
+}
+
+const quickRestart = 10 * time.Second
+
+// paceStdio waits, if need be, before the process of c is started.
+func (c *conn) paceStdio(ctx context.Context) error {
+	p := &c.starts
+	p.mu.Lock()
+	now := c.m.clock.Now()
+	if !p.last.IsZero() && now.Sub(p.last) < quickRestart {
+		p.quick++
+	} else {
+		p.quick = 0
+	}
+	n := p.quick
+	p.mu.Unlock()
+	if n > 0 {
+		d := doubled(c.retry.BaseDelay, n, c.retry.BackgroundMaxDelay)
+		c.m.logger.Info("mcp stdio server exits soon after it starts; waiting before starting it again", "server", c.ID(), "in", d)
+		select {
+		case <-c.m.clock.After(d):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p.mu.Lock()
+	p.last = c.m.clock.Now()
+	p.mu.Unlock()
+	return nil
 }
 
 // endedBy returns nil when err is the exit of a process killed by sig, and

@@ -1,0 +1,16 @@
+//go:build unix && !linux
+
+package mcpclient
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// supervise makes cmd the leader of a process group of its own, so that it
+// is stopped with whatever it starts. These systems have no parent-death
+// signal: a server outlives a killed parent until it notices that its
+// stdin closed.
+func supervise(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
