@@ -11,7 +11,9 @@
 // stateless streamable HTTP, which speaks 2026-07-28, and its stateful one,
 // the legacy era), some behind the fake OAuth server (internal/oauthtest)
 // with short-lived access tokens so that refreshes happen during the
-// faults; API clients that send each request to a random replica of the
+// faults (it honours a rotated refresh token presented again within 60 s,
+// as real servers can: a replica killed between the server's answer and
+// its save cannot keep the rotated token); API clients that send each request to a random replica of the
 // ones a load balancer would use; WebSocket subscribers through a small TCP
 // balancer of the test's own.
 //
