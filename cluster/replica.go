@@ -18,6 +18,11 @@
 // that succeeds again restores the trust, after giving back every lease
 // the replica still held; a replica whose row expired joins again under a
 // new id.
+//
+// Hints: a replica listens to the database's notifications (LISTEN) of
+// leases given back, so that one waiting for an agent (Watch) takes it at
+// once rather than at its next look. Hints are only hints: a waiter also
+// looks again by itself, and nothing depends on them for safety.
 package cluster
 
 import (
@@ -87,6 +92,14 @@ type Replica struct {
 	quit   chan struct{}
 	done   chan struct{}
 
+	stopListen context.CancelFunc
+	listenDone chan struct{}
+	listening  chan struct{} // closed once hints are first heard
+
+	// hmu guards watchers.
+	hmu      sync.Mutex
+	watchers map[string]*watcher // by namespace
+
 	// mu guards the fields below.
 	mu           sync.Mutex
 	id           string
@@ -128,12 +141,93 @@ func Join(ctx context.Context, st *postgres.Store, opts *Options) (*Replica, err
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Replica{st: st, opts: o, logger: logger, quit: make(chan struct{}), done: make(chan struct{})}
+	r := &Replica{st: st, opts: o, logger: logger, quit: make(chan struct{}), done: make(chan struct{}),
+		listenDone: make(chan struct{}), listening: make(chan struct{}), watchers: map[string]*watcher{}}
 	if err := r.register(ctx); err != nil {
 		return nil, err
 	}
+	lctx, stop := context.WithCancel(context.Background())
+	r.stopListen = stop
+	go r.listen(lctx)
 	go r.run()
 	return r, nil
+}
+
+// watcher is the waiters for hints about one agent.
+type watcher struct {
+	ch   chan struct{} // closed by the next hint
+	refs int
+}
+
+// Watch returns a channel closed when a hint about the agent ns arrives
+// (its lease was given back: Release, a drain, a replica leaving), or when
+// hints may have been missed (the listening connection was lost and is
+// back). Call stop when done waiting. A hint can come before the state it
+// announces is visible to a read that was already under way: after one,
+// look again (Resolve, Claim); without one, look again anyway now and then.
+func (r *Replica) Watch(ns string) (hint <-chan struct{}, stop func()) {
+	r.hmu.Lock()
+	defer r.hmu.Unlock()
+	w := r.watchers[ns]
+	if w == nil {
+		w = &watcher{ch: make(chan struct{})}
+		r.watchers[ns] = w
+	}
+	w.refs++
+	var once sync.Once
+	return w.ch, func() {
+		once.Do(func() {
+			r.hmu.Lock()
+			defer r.hmu.Unlock()
+			if w.refs--; w.refs == 0 && r.watchers[ns] == w {
+				delete(r.watchers, ns)
+			}
+		})
+	}
+}
+
+// hint wakes the watchers of the agent named by payload, or every watcher
+// for "" (hints may have been missed).
+func (r *Replica) hint(payload string) {
+	r.hmu.Lock()
+	defer r.hmu.Unlock()
+	for ns, w := range r.watchers {
+		if payload == "" || ns == payload {
+			close(w.ch)
+			delete(r.watchers, ns)
+		}
+	}
+}
+
+// listen receives the database's hints until ctx ends, listening again
+// (every Interval/4) after the connection is lost.
+func (r *Replica) listen(ctx context.Context) {
+	defer close(r.listenDone)
+	failing := false
+	var once sync.Once
+	for {
+		err := r.st.Listen(ctx, func(payload string) {
+			failing = false
+			r.hint(payload)
+			once.Do(func() { close(r.listening) })
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if !failing {
+			// Once per outage: the renewals say the rest.
+			r.logger.Warn("cluster: listening for hints failed; listening again", "error", err)
+			failing = true
+		}
+		r.hint("")
+		t := time.NewTimer(max(r.opts.Interval/4, time.Millisecond))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
 }
 
 // newID returns a fresh replica id: one per incarnation, so that a
@@ -333,5 +427,8 @@ func (r *Replica) Leave(ctx context.Context) error {
 	r.mu.Unlock()
 	close(r.quit)
 	<-r.done
+	r.stopListen()
+	<-r.listenDone
+	r.hint("") // nothing more will come
 	return errors.Join(r.st.ReleaseAll(ctx, id), r.st.DeleteReplica(ctx, id))
 }

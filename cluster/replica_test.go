@@ -243,3 +243,47 @@ func TestFencedAgent(t *testing.T) {
 		t.Errorf("rows after the fenced write: %v %v", rows, err)
 	}
 }
+
+// TestWatch: a watcher of an agent hears that its lease was given back
+// (by another replica, through the database's notifications), watchers of
+// other agents do not, and Leave wakes those still waiting.
+func TestWatch(t *testing.T) {
+	c := newCluster(t)
+	ctx := testCtx(t)
+	a, _ := join(t, c.store(t), "http://127.0.0.1:1001", nil)
+	b, _ := join(t, c.store(t), "http://127.0.0.1:1002", nil)
+	f, err := a.Claim(ctx, "test/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.listening:
+	case <-ctx.Done():
+		t.Fatal("b never listened")
+	}
+	x, stopX := b.Watch("test/x")
+	defer stopX()
+	y, stopY := b.Watch("test/y")
+	defer stopY()
+	if err := a.Release(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-x:
+	case <-ctx.Done():
+		t.Fatal("no hint for the released agent")
+	}
+	select {
+	case <-y:
+		t.Error("a hint for an agent nobody released")
+	default:
+	}
+	if err := b.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-y:
+	default:
+		t.Error("a watcher still waiting after Leave")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"runtime"
 	"strings"
 	"time"
 
@@ -104,6 +105,10 @@ func (s *Server) ClusterHandler() http.Handler {
 			return
 		}
 		r.Header.Del(ClusterKeyHeader)
+		if r.URL.Path == StatsPath {
+			s.runtimeStats(w, r)
+			return
+		}
 		if r.Header.Get("X-Forwarded-Proto") == "https" && r.TLS == nil {
 			r = r.WithContext(context.WithValue(r.Context(), forwardedKey{}, "https"))
 		} else {
@@ -111,6 +116,56 @@ func (s *Server) ClusterHandler() http.Handler {
 		}
 		s.mux.ServeHTTP(w, r)
 	})
+}
+
+// StatsPath is where the cluster listener (ClusterHandler) reports the
+// process's RuntimeStats, to a request with the cluster key: for a leak
+// check across failovers, say.
+const StatsPath = "/cluster/stats"
+
+// RuntimeStats is the answer of GET StatsPath, taken right after a
+// garbage collection (so HeapAlloc is the live heap). With ?closeIdle=1,
+// the replica first closes its idle connections to the other replicas and
+// its database connections (they are opened again when needed), so that
+// they do not count.
+type RuntimeStats struct {
+	// Goroutines is how many goroutines the process runs.
+	Goroutines int `json:"goroutines"`
+	// HeapAlloc and HeapObjects are the live heap: bytes and objects.
+	HeapAlloc   uint64 `json:"heapAlloc"`
+	HeapObjects uint64 `json:"heapObjects"`
+	// Sys is the memory the Go runtime holds from the operating system.
+	Sys uint64 `json:"sys"`
+	// NumGC counts the garbage collections so far.
+	NumGC uint32 `json:"numGC"`
+	// AwakeAgents is how many agents are awake on this replica, and Wakes
+	// and Hibernations count those it opened and closed (agent.HostStats).
+	AwakeAgents  int   `json:"awakeAgents"`
+	Wakes        int64 `json:"wakes"`
+	Hibernations int64 `json:"hibernations"`
+}
+
+// runtimeStats answers GET StatsPath.
+func (s *Server) runtimeStats(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", http.MethodGet)
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+		return
+	}
+	if r.URL.Query().Get("closeIdle") != "" {
+		if t, ok := s.clusterTransport.(interface{ CloseIdleConnections() }); ok {
+			t.CloseIdleConnections()
+		}
+		if st, ok := s.st.(interface{ CloseIdle() }); ok {
+			st.CloseIdle()
+		}
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	hs := s.host.Stats()
+	writeJSON(w, http.StatusOK, RuntimeStats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, HeapObjects: ms.HeapObjects,
+		Sys: ms.Sys, NumGC: ms.NumGC, AwakeAgents: hs.Awake, Wakes: hs.Wakes, Hibernations: hs.Hibernations})
 }
 
 // scheme is the scheme the client used for r: its own, or the one the
@@ -171,34 +226,65 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 		}
 		// Unreachable, or no owner named: wait for its lease to lapse (or
 		// the agent to move), then take it here or follow it.
-		owner, err := c.Replica.Resolve(r.Context(), owned.Namespace)
-		switch {
-		case err != nil:
-			writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
-			return true
-		case owner.Replica == "" || !owner.Live:
-			return false // free: wake it here
-		case owner.Replica == c.Replica.ID():
-			return false // ours again
-		case owner.ClusterURL != owned.URL:
-			owned = &agent.OwnedElsewhereError{Namespace: owned.Namespace, Owner: owner.Replica, URL: owner.ClusterURL}
-			continue
+		next, answered := s.awaitOwner(w, r, owned, deadline)
+		if answered || next == nil {
+			return answered
 		}
-		if time.Now().After(deadline) {
-			w.Header().Set("Retry-After", "2")
-			writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
-			return true
-		}
-		t := time.NewTimer(250 * time.Millisecond)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return true
-		}
-		owned.URL = owner.ClusterURL // the same owner: it may answer again
+		owned = next
 	}
 }
+
+// awaitOwner looks up the owner of owned's agent, which forward could not
+// reach, and waits for it while its lease lasts: until the lease would
+// expire (by the database's clock), a hint that the agent was given back,
+// or ownerRetry, whichever comes first. It returns the owner to try next,
+// or nil when the agent is free (to wake here); or answered when it
+// answered r (an error, or the client left).
+func (s *Server) awaitOwner(w http.ResponseWriter, r *http.Request, owned *agent.OwnedElsewhereError, deadline time.Time) (next *agent.OwnedElsewhereError, answered bool) {
+	c := s.opts.Cluster
+	// Watching before the look-up: a hint sent after it is not missed.
+	hint, stop := c.Replica.Watch(owned.Namespace)
+	defer stop()
+	owner, err := c.Replica.Resolve(r.Context(), owned.Namespace)
+	switch {
+	case err != nil:
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
+		return nil, true
+	case owner.Replica == "" || !owner.Live:
+		return nil, false // free: wake it here
+	case owner.Replica == c.Replica.ID():
+		return nil, false // ours again
+	case owner.Replica != owned.Owner || owner.ClusterURL != owned.URL:
+		// Another owner (perhaps a new incarnation at the same address).
+		return &agent.OwnedElsewhereError{Namespace: owned.Namespace, Owner: owner.Replica, URL: owner.ClusterURL}, false
+	}
+	left := time.Until(deadline)
+	if left <= 0 {
+		w.Header().Set("Retry-After", "2")
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
+		return nil, true
+	}
+	// The same owner: it may answer again (tried after ownerRetry; a hint
+	// may also have been missed), or its lease lapses at its expiry unless
+	// it renews it.
+	wait := min(ownerRetry, left)
+	if owner.ExpiresIn < wait {
+		wait = owner.ExpiresIn + time.Millisecond
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-hint:
+	case <-r.Context().Done():
+		return nil, true
+	}
+	return owned, false
+}
+
+// ownerRetry is how often forward tries again an owner it cannot reach
+// while the owner's lease lasts.
+const ownerRetry = time.Second
 
 // repeatable reports whether r may be sent again when its outcome is
 // unknown: reads, removals, and the API's idempotent actions (adding a

@@ -124,33 +124,95 @@ func TestClusterForward(t *testing.T) {
 	}
 	conn.Close()
 
-	req, _ := http.NewRequest("GET", a.cl.URL+"/agents/test/x", nil)
+	for _, path := range []string{"/agents/test/x", StatsPath} {
+		req, _ := http.NewRequest("GET", a.cl.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("cluster listener without the key, %s: %d", path, resp.StatusCode)
+		}
+	}
+}
+
+// TestClusterStats: the cluster listener reports the process's goroutines,
+// live heap and awake agents to a request with the key.
+func TestClusterStats(t *testing.T) {
+	t.Parallel()
+	_, url, a, _ := twoReplicas(t)
+	a.add("x", url, false)
+	req, _ := http.NewRequest("GET", a.cl.URL+StatsPath+"?closeIdle=1", nil)
+	req.Header.Set(ClusterKeyHeader, testClusterKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("cluster listener without the key: %d", resp.StatusCode)
+	defer resp.Body.Close()
+	var st RuntimeStats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("stats: %d %v", resp.StatusCode, err)
+	}
+	if st.Goroutines < 2 || st.HeapAlloc == 0 || st.HeapObjects == 0 || st.Sys < st.HeapAlloc || st.NumGC == 0 || st.AwakeAgents != 1 || st.Wakes != 1 {
+		t.Errorf("stats = %+v; want goroutines, a live heap, a GC and the one awake agent", st)
 	}
 }
 
-// TestClusterFailover: when the owner dies (its listener gone, its row
-// expired), a request to another replica wakes the agent there, with its
-// servers.
+// expireReplicaIn makes the row of replica id expire in d (by the
+// database's clock), as if its last renewal had been that long before.
+func expireReplicaIn(t *testing.T, dsn, id string, d time.Duration) {
+	conn, err := pgx.Connect(testCtx(t), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(testCtx(t), `UPDATE agentmcp_replicas SET expires_at = now() + $2 * interval '1 microsecond' WHERE id = $1`, id, d.Microseconds()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClusterFailover: when the owner dies (its listener gone), a request
+// to another replica waits for the owner's row to expire, then wakes the
+// agent there, with its servers.
 func TestClusterFailover(t *testing.T) {
 	t.Parallel()
 	dsn, url, a, b := twoReplicas(t)
 	ctx := testCtx(t)
 	a.add("x", url, false)
 	a.cl.Close() // a is gone for the others
-	expireReplica(t, dsn, a.rep.ID())
+	expireReplicaIn(t, dsn, a.rep.ID(), 1500*time.Millisecond)
 	res, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "after"})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: after" {
 		t.Fatalf("call after the owner died: %+v %v", res, err)
 	}
 	if len(b.srv.Agents()) != 1 {
 		t.Errorf("awake on b: %v", b.srv.Agents())
+	}
+}
+
+// TestClusterHint: a request waiting for an owner it cannot reach, whose
+// lease lasts an hour, takes the agent as soon as the owner gives it back
+// (a drain hibernates it), told by the database's notification.
+func TestClusterHint(t *testing.T) {
+	t.Parallel()
+	_, url, a, b := twoReplicas(t)
+	ctx := testCtx(t)
+	a.add("x", url, false)
+	a.cl.Close() // a cannot be reached, but its lease is valid
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "after"})
+		done <- err
+	}()
+	if err := a.srv.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("call waiting for the owner that drained: %v", err)
+	}
+	if len(a.srv.Agents()) != 0 || len(b.srv.Agents()) != 1 {
+		t.Errorf("awake: a %v, b %v; want the agent on b", a.srv.Agents(), b.srv.Agents())
 	}
 }
 

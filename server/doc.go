@@ -52,7 +52,10 @@
 // (the agent moved while the request was forwarded; retry), 503
 // owner_unavailable (its replica does not answer and its lease has not
 // lapsed yet; retry), 502 interrupted (its replica went away during a call:
-// whether the call took effect is unknown, and it was not repeated). Drain
+// whether the call took effect is unknown, and it was not repeated). The
+// cluster listener also answers GET /cluster/stats (StatsPath), with the
+// key: the process's goroutines, live heap after a garbage collection and
+// awake agents (RuntimeStats), for leak checks across failovers. Drain
 // (on SIGTERM in agentmcp serve) prepares an exit without failing requests.
 // Keep-awake agents that no replica holds are woken by the others.
 //

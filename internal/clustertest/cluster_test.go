@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -28,6 +29,7 @@ import (
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oauthtest"
 	"github.com/agentmcp/agentmcp/internal/pgtest"
+	"github.com/agentmcp/agentmcp/server"
 )
 
 var pg = pgtest.New()
@@ -86,7 +88,7 @@ type profile struct {
 
 var (
 	fastProfile = profile{name: "fast", lease: 3 * time.Second, drainTimeout: 10 * time.Second, idleTimeout: 20 * time.Second,
-		agents: 9, servers: 3, workers: 4, subscribers: 4, rounds: 1, kills: 2, tokenTTL: 4 * time.Second,
+		agents: 9, servers: 3, workers: 4, subscribers: 4, rounds: 1, kills: 3, tokenTTL: 4 * time.Second,
 		killDown: 2 * time.Second, stopFor: 5 * time.Second, pgDown: 3 * time.Second,
 		// The lease part of the bounds scales with the lease; what a wake
 		// and the edge's polling cost does not.
@@ -98,6 +100,12 @@ var (
 )
 
 const class = "chaos"
+
+// maxScratch bounds the scratch servers a load worker keeps added: the
+// stored state stays the same size through the run, so that a survivor's
+// memory after the last kill cycle compares with its memory after the
+// first.
+const maxScratch = 3
 
 func agentName(i int) string { return fmt.Sprintf("a%d", i) }
 func agentPath(i int) string { return "/agents/" + class + "/" + agentName(i) }
@@ -349,16 +357,81 @@ func (s *subscriber) reason(r string) {
 	s.reasons[r]++
 }
 
-func (s *subscriber) run(ctx context.Context, url string) {
+// hold pauses the subscribers: while it is held their streams are closed
+// and they dial none.
+type hold struct {
+	mu     sync.Mutex
+	held   bool
+	ctx    context.Context // of the streams opened meanwhile: ends at the next hold
+	cancel context.CancelFunc
+	free   chan struct{} // closed when the hold ends
+}
+
+func newHold(ctx context.Context) *hold {
+	h := &hold{free: make(chan struct{})}
+	close(h.free)
+	h.ctx, h.cancel = context.WithCancel(ctx)
+	return h
+}
+
+// enter waits until the hold is free and returns the context of a stream
+// opened now, or nil when ctx ended.
+func (h *hold) enter(ctx context.Context) context.Context {
+	for {
+		h.mu.Lock()
+		held, free, sctx := h.held, h.free, h.ctx
+		h.mu.Unlock()
+		if !held {
+			return sctx
+		}
+		select {
+		case <-free:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (h *hold) pause() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = true
+	h.free = make(chan struct{})
+	h.cancel()
+}
+
+func (h *hold) resume(ctx context.Context) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = false
+	h.ctx, h.cancel = context.WithCancel(ctx)
+	close(h.free)
+}
+
+func (s *subscriber) run(ctx context.Context, url string, h *hold) {
 	for ctx.Err() == nil {
-		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		sctx := h.enter(ctx)
+		if sctx == nil {
+			return
+		}
+		if s.stream(ctx, sctx, url) {
+			return
+		}
+	}
+}
+
+// stream dials one stream and reads it until it ends; it reports whether
+// ctx ended. sctx ends the stream without counting a drop (a hold).
+func (s *subscriber) stream(ctx, sctx context.Context, url string) bool {
+	{
+		dctx, cancel := context.WithTimeout(sctx, 10*time.Second)
 		ws, _, err := websocket.Dial(dctx, url, nil)
 		cancel()
 		s.mu.Lock()
 		s.dials++
 		s.mu.Unlock()
 		if err != nil {
-			if ctx.Err() == nil {
+			if sctx.Err() == nil {
 				s.reason("dial: " + shorten(err))
 				s.mu.Lock()
 				s.dialErr = append(s.dialErr, dialError{time.Now(), shorten(err)})
@@ -366,16 +439,16 @@ func (s *subscriber) run(ctx context.Context, url string) {
 			}
 			// Pacing of the redial, not synchronisation.
 			select {
-			case <-ctx.Done():
+			case <-sctx.Done():
 			case <-time.After(100 * time.Millisecond):
 			}
-			continue
+			return ctx.Err() != nil
 		}
 		ws.SetReadLimit(64 << 20)
 		for {
-			_, _, err := ws.Read(ctx)
+			_, _, err := ws.Read(sctx)
 			if err != nil {
-				if ctx.Err() == nil {
+				if sctx.Err() == nil {
 					s.reason("read: " + shorten(err))
 				}
 				break
@@ -385,12 +458,13 @@ func (s *subscriber) run(ctx context.Context, url string) {
 			s.mu.Unlock()
 		}
 		ws.CloseNow()
-		if ctx.Err() == nil {
+		if sctx.Err() == nil {
 			s.mu.Lock()
 			s.drops = append(s.drops, time.Now())
 			s.mu.Unlock()
 		}
 	}
+	return ctx.Err() != nil
 }
 
 // shorten returns err's text without addresses and ports, to count alike
@@ -622,6 +696,9 @@ func TestCluster(t *testing.T) {
 		calls = append(calls, cl)
 		callsMu.Unlock()
 	}
+	// The survivors' memory is sampled with the load paused (no request in
+	// flight): paused held for writing.
+	var paused sync.RWMutex
 	for w := range prof.workers {
 		wg.Add(1)
 		go func() {
@@ -646,7 +723,7 @@ func TestCluster(t *testing.T) {
 					j := rand.IntN(prof.servers)
 					op, method, path = "call", "POST", fmt.Sprintf("%s/servers/s%d/tools/call", agentPath(i), j)
 					body = `{"name":"echo","arguments":{"text":"hi"}}`
-				case x < 9 || len(mine) == 0:
+				case (x < 9 || len(mine) == 0) && len(mine) < maxScratch:
 					n++
 					id := fmt.Sprintf("x%d-%d", w, n)
 					ak = ackKey{namespace(i), id}
@@ -658,9 +735,11 @@ func TestCluster(t *testing.T) {
 					mine = slices.Delete(mine, k, k+1)
 					op, method, path = "remove", "DELETE", "/agents/"+ak.ns+"/servers/"+ak.id
 				}
+				paused.RLock()
 				cl := call{op: op, start: time.Now()}
 				st, data, _, err := c.do(loadCtx, hc, method, path, body)
 				cl.end, cl.status, cl.err = time.Now(), st, err
+				paused.RUnlock()
 				if st/100 != 2 {
 					cl.code = errorCode(data)
 				}
@@ -692,13 +771,14 @@ func TestCluster(t *testing.T) {
 		}()
 	}
 	var subs []*subscriber
+	subHold := newHold(loadCtx)
 	for i := range min(prof.subscribers, prof.agents) {
 		s := &subscriber{agent: i}
 		subs = append(subs, s)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.run(loadCtx, "ws://"+strings.TrimPrefix(bal.URL(), "http://")+agentPath(i))
+			s.run(loadCtx, "ws://"+strings.TrimPrefix(bal.URL(), "http://")+agentPath(i), subHold)
 		}()
 	}
 	defer func() {
@@ -760,16 +840,18 @@ func TestCluster(t *testing.T) {
 	readyWithin := prof.lease*4 + time.Minute
 
 	var (
-		windows     []window
-		changes     []ownerChange
-		failovers   []float64
-		frozenWins  []frozen
-		rssFirst    = map[int][2]int{} // pid -> RSS KiB, threads after its first survived kill cycle
-		rssLast     = map[int][2]int{}
-		rssCycles   = map[int]int{}
-		drainExits  []string
-		pgRecovery  []float64
-		stopResumes []float64
+		windows       []window
+		changes       []ownerChange
+		failovers     []float64
+		frozenWins    []frozen
+		memFirst      = map[int]memSample{} // pid -> its first sample, after a kill cycle
+		memLast       = map[int]memSample{} // its last
+		memCycles     = map[int]int{}       // pid -> kill cycles survived
+		memFirstCycle = map[int]int{}       // kill cycles survived at the first sample
+		memLastCycle  = map[int]int{}
+		drainExits    []string
+		pgRecovery    []float64
+		stopResumes   []float64
 	)
 	runStart := time.Now()
 
@@ -853,16 +935,45 @@ func TestCluster(t *testing.T) {
 			fw.Wait()
 			windows = append(windows, window{"kill", tk, time.Now()})
 			logFailovers(t, db, fmt.Sprintf("round %d kill %d", round, k), tk, expires, time.Duration(prof.failoverP50*float64(time.Second)), traces)
+			var survivors []int
 			for p := range before {
-				if _, alive := c.slotOfPid(p); !alive {
-					continue
+				if _, alive := c.slotOfPid(p); alive {
+					survivors = append(survivors, p)
+					memCycles[p]++
 				}
-				kib, th := rss(p)
-				if _, ok := rssFirst[p]; !ok {
-					rssFirst[p] = [2]int{kib, th}
+			}
+			// The survivors' memory after each kill cycle, in the same
+			// state each time: no request of the test in flight, no
+			// stream, every agent hibernated, no idle connection. What
+			// stays is the process's own: what failovers left behind.
+			{
+				waitStreams(t, subs, tk, agents, readyWithin)
+				paused.Lock()
+				subHold.pause()
+				hc.CloseIdleConnections()
+				// Every replica's idle connections closed first (those
+				// between replicas have a goroutine at each end).
+				for _, r := range c.reps {
+					c.runtimeStats(ctx, r)
 				}
-				rssLast[p] = [2]int{kib, th}
-				rssCycles[p]++
+				for _, p := range survivors {
+					slot, _ := c.slotOfPid(p)
+					m, err := c.quietSample(ctx, hc, c.reps[slot], p, readyWithin)
+					if err != nil {
+						t.Logf("round %d kill %d: survivor replica %d (pid %d): %v", round, k, slot, p, err)
+						continue
+					}
+					if _, ok := memFirst[p]; !ok {
+						memFirst[p] = m
+						memFirstCycle[p] = memCycles[p]
+					}
+					memLast[p] = m
+					memLastCycle[p] = memCycles[p]
+					t.Logf("round %d kill %d: survivor replica %d (pid %d, %d kill cycles): %d goroutines, heap %d B (%d objects), RSS %d KiB, %d threads, agents hibernated", round, k, slot, p,
+						memCycles[p], m.Goroutines, m.HeapAlloc, m.HeapObjects, m.rssKiB, m.threads)
+				}
+				subHold.resume(loadCtx)
+				paused.Unlock()
 			}
 			t.Logf("round %d kill %d: replica %d (%d agents) killed; failovers so far %d", round, k, victim.slot, len(agents), len(failovers))
 		}
@@ -1236,25 +1347,38 @@ func TestCluster(t *testing.T) {
 	fig.set("sigstop_ready_after_cont_seconds_max", "%.2f", slices.Max(append(stopResumes, 0)))
 	fig.set("postgres_recovery_seconds_max", "%.2f", slices.Max(append(pgRecovery, 0)))
 
-	// A survivor's memory: the process that lived through the most kill
-	// cycles, its first vs its last (RSS: serve has no debug endpoint for
-	// goroutines or heap).
+	// A survivor's memory: of the processes sampled twice or more, the one
+	// that lived through the most kill cycles between its first and last
+	// samples.
 	var witness int
-	for p, n := range rssCycles {
-		if n > rssCycles[witness] || (n == rssCycles[witness] && p < witness) {
+	span := func(p int) int { return memLastCycle[p] - memFirstCycle[p] }
+	for p := range memLast {
+		if witness == 0 || span(p) > span(witness) || (span(p) == span(witness) && p < witness) {
 			witness = p
 		}
 	}
-	if witness != 0 && rssCycles[witness] >= 2 {
-		f, l := rssFirst[witness], rssLast[witness]
-		fig.set("survivor_kill_cycles", "%d", rssCycles[witness])
-		fig.set("survivor_rss_kib_first", "%d", f[0])
-		fig.set("survivor_rss_kib_last", "%d", l[0])
-		fig.set("survivor_rss_change_percent", "%.1f", 100*float64(l[0]-f[0])/float64(cmp.Or(f[0], 1)))
-		fig.set("survivor_threads_first", "%d", f[1])
-		fig.set("survivor_threads_last", "%d", l[1])
+	change := func(first, last float64) float64 { return 100 * (last - first) / cmp.Or(first, 1) }
+	var goroutineChange, heapChange float64
+	if witness != 0 && span(witness) > 0 {
+		f, l := memFirst[witness], memLast[witness]
+		goroutineChange, heapChange = change(float64(f.Goroutines), float64(l.Goroutines)), change(float64(f.HeapAlloc), float64(l.HeapAlloc))
+		fig.set("survivor_kill_cycles", "%d", memLastCycle[witness])
+		fig.set("survivor_kill_cycles_sampled_first", "%d", memFirstCycle[witness])
+		fig.set("survivor_goroutines_first", "%d", f.Goroutines)
+		fig.set("survivor_goroutines_last", "%d", l.Goroutines)
+		fig.set("survivor_goroutines_change_percent", "%.1f", goroutineChange)
+		fig.set("survivor_heap_bytes_first", "%d", f.HeapAlloc)
+		fig.set("survivor_heap_bytes_last", "%d", l.HeapAlloc)
+		fig.set("survivor_heap_change_percent", "%.1f", heapChange)
+		fig.set("survivor_heap_objects_first", "%d", f.HeapObjects)
+		fig.set("survivor_heap_objects_last", "%d", l.HeapObjects)
+		fig.set("survivor_rss_kib_first", "%d", f.rssKiB)
+		fig.set("survivor_rss_kib_last", "%d", l.rssKiB)
+		fig.set("survivor_rss_change_percent", "%.1f", change(float64(f.rssKiB), float64(l.rssKiB)))
+		fig.set("survivor_threads_first", "%d", f.threads)
+		fig.set("survivor_threads_last", "%d", l.threads)
 	} else {
-		fig.set("survivor_kill_cycles", "%d", rssCycles[witness])
+		fig.set("survivor_kill_cycles", "0")
 	}
 	fig.print(t)
 
@@ -1294,11 +1418,101 @@ func TestCluster(t *testing.T) {
 	if len(drainExits) != 0 {
 		t.Errorf("a drained replica did not exit with status 0: %v", drainExits)
 	}
+	if witness == 0 || span(witness) == 0 {
+		t.Errorf("no survivor sampled after two kill cycles or more: no leak check")
+	}
+	if math.Abs(goroutineChange) > 10 {
+		t.Errorf("survivor_goroutines_change_percent=%.1f, want within ±10", goroutineChange)
+	}
+	if math.Abs(heapChange) > 10 {
+		t.Errorf("survivor_heap_change_percent=%.1f, want within ±10", heapChange)
+	}
 	if m := percentile(gaps, 1); m > prof.failoverMax {
 		t.Errorf("stream_gap_seconds_max=%.2f, want <= %g (the failover bound); %d owner changes without a frame", m, prof.failoverMax, missing)
 	}
 	if t.Failed() {
 		failed = true
+	}
+}
+
+// memSample is a survivor's memory after a kill cycle.
+type memSample struct {
+	rssKiB, threads int
+	server.RuntimeStats
+}
+
+// quietSample hibernates every agent of the replica's process pid (the
+// test's requests and streams stopped: nothing keeps them awake) and then
+// samples its memory a few times, keeping the least of each figure.
+func (c *cluster) quietSample(ctx context.Context, hc *http.Client, r *replica, pid int, within time.Duration) (memSample, error) {
+	deadline := time.Now().Add(within)
+	for {
+		rs, err := c.runtimeStats(ctx, r)
+		if err != nil {
+			return memSample{}, err
+		}
+		if rs.AwakeAgents == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return memSample{}, fmt.Errorf("%d agents still awake after %v", rs.AwakeAgents, within)
+		}
+		for i := range c.prof.agents {
+			// 204 hibernated or asleep, 409 still busy (a stream closing).
+			c.doAt(ctx, hc, r, "POST", agentPath(i)+"/hibernate", "")
+		}
+		// Pacing of the attempts, not synchronisation.
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return memSample{}, ctx.Err()
+		}
+	}
+	var m memSample
+	for i := range 3 {
+		if i > 0 {
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-ctx.Done():
+				return m, ctx.Err()
+			}
+		}
+		rs, err := c.runtimeStats(ctx, r)
+		if err != nil {
+			return m, err
+		}
+		kib, th := rss(pid)
+		if i == 0 {
+			m = memSample{kib, th, rs}
+			continue
+		}
+		m.rssKiB, m.threads = min(m.rssKiB, kib), min(m.threads, th)
+		m.Goroutines, m.HeapAlloc, m.HeapObjects = min(m.Goroutines, rs.Goroutines), min(m.HeapAlloc, rs.HeapAlloc), min(m.HeapObjects, rs.HeapObjects)
+	}
+	return m, nil
+}
+
+// waitStreams waits until every subscriber the kill at tk concerned (its
+// agent moved, or its stream dropped) has had a frame since, so that a
+// pause of the streams does not count in their gaps. The deadline is a
+// safety net.
+func waitStreams(t *testing.T, subs []*subscriber, tk time.Time, moved map[string]bool, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for _, s := range subs {
+		for {
+			now := time.Now()
+			if !moved[namespace(s.agent)] && !s.droppedIn(tk, now) {
+				break
+			}
+			if _, ok := s.firstFrameAfter(tk, now.Add(time.Second)); ok {
+				break
+			}
+			if now.After(deadline) {
+				t.Logf("subscriber of %s: no frame since the kill after %v", agentName(s.agent), within)
+				break
+			}
+			time.Sleep(50 * time.Millisecond) // pacing of the look, not synchronisation
+		}
 	}
 }
 

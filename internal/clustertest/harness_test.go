@@ -3,6 +3,7 @@ package clustertest
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentmcp/agentmcp/server"
 )
 
 // replica is one slot of the cluster: its ports stay while its process is
@@ -252,6 +255,31 @@ func (c *cluster) waitReady(r *replica, within time.Duration) error {
 			return fmt.Errorf("replica %d not ready within %v (last: %v)", r.slot, within, err)
 		}
 	}
+}
+
+// runtimeStats asks the slot's cluster listener for the process's
+// goroutines, live heap and awake agents (server.StatsPath).
+// Its idle connections to the other replicas are closed first.
+func (c *cluster) runtimeStats(ctx context.Context, r *replica) (server.RuntimeStats, error) {
+	var st server.RuntimeStats
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.clusterURL()+server.StatsPath+"?closeIdle=1", nil)
+	if err != nil {
+		return st, err
+	}
+	req.Header.Set(server.ClusterKeyHeader, c.key)
+	// No connection kept: it would count in the process's goroutines.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := hc.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("%s: %s", server.StatsPath, res.Status)
+	}
+	return st, json.NewDecoder(res.Body).Decode(&st)
 }
 
 // signal sends sig to the slot's running process.

@@ -69,6 +69,11 @@ type Owner struct {
 	// State is the owner's state (ReplicaLive, ReplicaDraining); "" when its
 	// row is gone.
 	State string
+	// ExpiresIn is how long the lease had left when it was read, by the
+	// database's clock: the owner's row expires then unless it is renewed
+	// first. Zero when the lease is not live. A replica waiting for the
+	// agent of an owner it cannot reach claims it once this has passed.
+	ExpiresIn time.Duration
 }
 
 // interval returns d as microseconds, for "$n * interval '1 microsecond'"
@@ -195,7 +200,7 @@ func (s *Store) LiveReplicas(ctx context.Context) ([]Replica, error) {
 
 // Resolve returns the lease of the agent ns with one read:
 //
-//	SELECT a.owner, a.epoch, r.cluster_url, r.expires_at > now(), r.state
+//	SELECT a.owner, a.epoch, r.cluster_url, r.expires_at > now(), r.state, r.expires_at - now()
 //	FROM agentmcp_agents a LEFT JOIN agentmcp_replicas r ON r.id = a.owner
 //	WHERE a.namespace = $1
 //
@@ -208,10 +213,12 @@ func (s *Store) Resolve(ctx context.Context, ns string) (Owner, error) {
 	if err == nil {
 		var owner, url, state *string
 		var live *bool
+		var left *int64 // microseconds
 		err = s.pool.QueryRow(ctx, `
-			SELECT a.owner, a.epoch, r.cluster_url, r.expires_at > now(), r.state
+			SELECT a.owner, a.epoch, r.cluster_url, r.expires_at > now(), r.state,
+				(extract(epoch FROM r.expires_at - now()) * 1000000)::bigint
 			FROM agentmcp_agents a LEFT JOIN agentmcp_replicas r ON r.id = a.owner
-			WHERE a.namespace = $1`, ns).Scan(&owner, &o.Epoch, &url, &live, &state)
+			WHERE a.namespace = $1`, ns).Scan(&owner, &o.Epoch, &url, &live, &state, &left)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return o, nil
@@ -219,6 +226,9 @@ func (s *Store) Resolve(ctx context.Context, ns string) (Owner, error) {
 			o.Replica = *owner
 			if url != nil {
 				o.ClusterURL, o.Live, o.State = *url, *live, *state
+			}
+			if o.Live && left != nil {
+				o.ExpiresIn = time.Duration(max(*left, 0)) * time.Microsecond
 			}
 		}
 	}

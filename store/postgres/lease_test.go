@@ -170,7 +170,7 @@ func TestExpiredReplica(t *testing.T) {
 
 	// A lease it holds (as if claimed before it expired) is not valid.
 	dead := forceLease(t, s, ns, "dead")
-	if o := mustResolve(t, s, ns); o.Replica != "dead" || o.Live || o.Epoch != dead.Epoch {
+	if o := mustResolve(t, s, ns); o.Replica != "dead" || o.Live || o.Epoch != dead.Epoch || o.ExpiresIn != 0 {
 		t.Fatalf("Resolve of the expired replica's agent = %+v", o)
 	}
 	for i := range 3 {
@@ -230,8 +230,9 @@ func TestExpiredReplica(t *testing.T) {
 	if err := s.UpdateServer(store.WithFence(ctx, r2), ns, "a", func(srv *store.Server) error { srv.Name = "r2"; return nil }); err != nil {
 		t.Fatalf("write under the new owner's fence: %v", err)
 	}
-	if o := mustResolve(t, s, ns); o.Replica != "r2" || !o.Live || o.Epoch != r2.Epoch || o.ClusterURL != "http://127.0.0.1:9/r2" {
-		t.Fatalf("Resolve after the takeover = %+v", o)
+	if o := mustResolve(t, s, ns); o.Replica != "r2" || !o.Live || o.Epoch != r2.Epoch || o.ClusterURL != "http://127.0.0.1:9/r2" ||
+		o.ExpiresIn <= 59*time.Minute || o.ExpiresIn > time.Hour {
+		t.Fatalf("Resolve after the takeover = %+v (ExpiresIn: want the hour r2 registered for, less the test's time)", o)
 	}
 }
 
