@@ -270,7 +270,16 @@ func (p *Provider) Token(ctx context.Context) (string, error) {
 	if t.RefreshToken == "" {
 		return "", nil
 	}
-	t, err = p.refreshToken(ctx, t.AccessToken)
+	stale := t
+	t, err = p.refreshToken(ctx, stale.AccessToken)
+	if err != nil && ctx.Err() == nil && p.now().Before(stale.Expiry) {
+		// The refresh failed for a passing reason (the storage or the
+		// authorization server not answering) before the access token
+		// expired: it is still good, so the request goes with it, and the
+		// next use tries the refresh again.
+		p.logger.Debug("oauth refresh failed; the access token is still valid and used", "server", p.cfg.ServerID, "error", err)
+		return stale.AccessToken, nil
+	}
 	if err != nil || t == nil {
 		return "", err
 	}

@@ -209,8 +209,9 @@ func TestRefreshRefused(t *testing.T) {
 			rt.answer.Store(nil)
 
 			if !tt.wantDropped {
-				if err == nil || at != "" {
-					t.Fatalf("Token = %q, %v; want an error", at, err)
+				// The access token has not expired: the request goes with it.
+				if err != nil || at != before.AccessToken {
+					t.Fatalf("Token = %q, %v; want the access token, still valid", at, err)
 				}
 				if tok := storedToken(t, st); tok == nil || tok.RefreshToken != before.RefreshToken {
 					t.Fatalf("after a transient failure: stored token %+v; want the refresh token kept", tok)
@@ -329,6 +330,46 @@ func TestUnauthorizedDuringOutage(t *testing.T) {
 	}
 	if at, err := p.Token(ctx); err != nil || at == before.AccessToken {
 		t.Errorf("Token after the refresh = %q, %v", at, err)
+	}
+}
+
+// TestTokenValidWhileRefreshFails: a refresh that fails for a passing
+// reason (the token endpoint or the store down) inside the refresh margin
+// leaves the request with the access token it has, still valid; once that
+// token has expired, the failure is the caller's.
+func TestTokenValidWhileRefreshFails(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	clock := oauthtest.NewClock(time.Time{})
+	as := oauthtest.NewServer(t, &oauthtest.Options{Now: clock.Now, AccessTokenTTL: time.Hour})
+	st := &failingStorage{MemoryStorage: &oauth.MemoryStorage{}}
+	rt := newRefreshTransport(t)
+	p := newProvider(t, as.URL, st, func(c *oauth.Config) {
+		c.Now, c.HTTPClient, c.RefreshAttempts = clock.Now, &http.Client{Transport: rt}, 1
+	})
+	login(t, p, as)
+	before := storedToken(t, st.MemoryStorage)
+	clock.Advance(time.Hour - 10*time.Second) // inside the margin, not expired
+
+	rt.answer.Store(&cannedAnswer{503, `{"error":"temporarily_unavailable"}`})
+	if at, err := p.Token(ctx); err != nil || at != before.AccessToken {
+		t.Errorf("Token while the token endpoint is down = %q, %v; want the valid access token", at, err)
+	}
+	rt.answer.Store(nil)
+	st.fail.Store(true)
+	if at, err := p.Token(ctx); err != nil || at != before.AccessToken {
+		t.Errorf("Token while the store is down = %q, %v; want the valid access token", at, err)
+	}
+	clock.Advance(20 * time.Second) // expired
+	if at, err := p.Token(ctx); err == nil {
+		t.Errorf("Token past expiry with the store down = %q; want an error", at)
+	}
+	st.fail.Store(false)
+	if at, err := p.Token(ctx); err != nil || at == "" || at == before.AccessToken {
+		t.Errorf("Token once the store answers = %q, %v; want a refreshed token", at, err)
+	}
+	if got := as.Counts.RefreshGrants.Load(); got != 1 {
+		t.Errorf("refresh grants at the authorization server = %d; want 1 (the 503 was the transport's)", got)
 	}
 }
 
