@@ -15,12 +15,13 @@ test-long:
 
 # The cluster test's full profile: three serve --cluster replicas on one
 # PostgreSQL under kill -9, rolling drains, SIGSTOP past the lease and a
-# database outage (lease 8 s, about 7 minutes); prints its name=value figures
+# database outage (lease 8 s, about 5 to 7 minutes); prints its name=value figures
 # and fails when a hold is missed. The log is kept in artifacts/cluster.txt.
 cluster:
 	scripts/cluster
 
-# The cluster test's fast profile (lease 3 s, about 1 minute).
+# The cluster test's fast profile (lease 3 s, about a minute and a half), alone;
+# make test runs it too.
 cluster-fast:
 	AGENTMCP_CLUSTER=fast scripts/cluster
 

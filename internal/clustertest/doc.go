@@ -28,8 +28,9 @@
 // Replicas share the servers' URLs and sessions (a session moves to the
 // next owner of its agent), so neither says who sent a request. The test
 // servers ask the kernel instead: a request's TCP connection, identified by
-// its four-tuple, is a socket in /proc/net/tcp whose inode is one of the
-// file descriptors in /proc/PID/fd of exactly one process. Every request is
+// its four-tuple, is a socket (looked up with NETLINK_SOCK_DIAG, as ss does,
+// or in /proc/net/tcp) whose inode is one of the file descriptors in
+// /proc/PID/fd of exactly one process. Every request is
 // recorded with the process id that sent it and the time from its arrival to
 // its end (the handler's return, or the client's connection closing), so a
 // long-lived stream counts for as long as it is held. Two processes with
@@ -38,13 +39,22 @@
 // stopped, nor for a grace second after SIGCONT for the sockets it still
 // holds to close (a request it starts after SIGCONT always counts).
 //
+// # Leaks
+//
+// After every kill cycle, with the test's requests and streams paused, the
+// survivors' agents hibernated and their idle connections closed, each
+// survivor reports its goroutines and live heap (server.StatsPath on its
+// cluster listener); those of the survivor that lived through the most
+// cycles, after its first and its last, must stay within ±10 %.
+//
 // # Profiles
 //
-// The fast profile (lease 3 s, about a minute) runs with
-// AGENTMCP_CLUSTER=fast (make cluster-fast), the full profile (lease 8 s,
-// more cycles) with AGENTMCP_CLUSTER=full (make cluster); unset, the test
-// skips (it is not in make test while some holds are still missed now and
-// then). It skips, saying why, when serve has no --cluster flag.
+// The fast profile (lease 3 s, about a minute and a half) runs with
+// AGENTMCP_CLUSTER=fast, which make test sets (scripts/test; make
+// cluster-fast runs it alone), the full profile (lease 8 s, more cycles)
+// with AGENTMCP_CLUSTER=full (make cluster); unset, the test skips (a plain
+// go test ./... does not start the replicas). It skips, saying why, when
+// serve has no --cluster flag.
 // AGENTMCP_CLUSTER=control runs the fast profile on three serves without
 // --cluster, as a check of the test itself: it must fail with duplicate
 // owners. AGENTMCP_CLUSTER_BIN runs a built agentmcp instead of building
