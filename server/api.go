@@ -45,7 +45,7 @@ func (s *Server) routes() *http.ServeMux {
 	})
 	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
 	mux.HandleFunc("/agents/{class}/{name}/hibernate", s.hibernate)
-	mux.Handle("/agents/{class}/{name}/servers", s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost))
+	mux.Handle("/agents/{class}/{name}/servers", s.stdioGate(s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost)))
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/reconnect", s.agentRoute(methods{http.MethodPost: s.reconnectServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/tools/call", s.agentRoute(methods{http.MethodPost: s.callTool}))
@@ -237,13 +237,23 @@ func unknownServer(a *agent.Agent, id string) *APIError {
 }
 
 // AddRequest is the body of POST /agents/{class}/{name}/servers: the
-// seed's addMcpServer(serverName, url, options). Only name and url are
-// required.
+// seed's addMcpServer(serverName, url, options). Only name and url (or
+// command) are required.
 type AddRequest struct {
 	// Name is the display name: at most MaxNameLength characters, with no
 	// control characters.
 	Name string `json:"name"`
-	URL  string `json:"url"`
+	URL  string `json:"url,omitempty"`
+	// Command, with Args, Env and Cwd, makes the server a stdio server (a
+	// program the agent runs; see agent.Command) instead of a URL one: url
+	// must then be absent. The API refuses it unless the server allows
+	// stdio servers (Options.AllowStdioServers; CodeStdioNotAllowed). Env
+	// values are secrets: stored (encrypted when a key is set) and never
+	// sent back; only their names are shown.
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
 	// ID is a stable server id (normalised as agent.NormalizeServerID).
 	ID string `json:"id,omitempty"`
 	// CallbackHost is the origin of the OAuth callback URL. Empty means the
@@ -318,10 +328,14 @@ func (req *AddRequest) options() (agent.AddOptions, *APIError) {
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is longer than %d characters", MaxNameLength)
 	case strings.ContainsFunc(req.Name, isControl):
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name contains a control character (line breaks, escapes and bidirectional controls are refused)")
-	case strings.TrimSpace(req.URL) == "":
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "url is required")
 	case req.ID != "" && strings.TrimSpace(req.ID) == "":
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "id is blank")
+	case req.Command != "":
+		return req.commandOptions(o)
+	case strings.TrimSpace(req.URL) == "":
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "url (or command) is required")
+	case len(req.Args) > 0 || len(req.Env) > 0 || req.Cwd != "":
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "args, env and cwd are for a command")
 	}
 	if u, err := url.Parse(req.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidURL, "url must be an absolute http or https URL")
@@ -360,11 +374,54 @@ func (req *AddRequest) options() (agent.AddOptions, *APIError) {
 	return o, nil
 }
 
+// commandOptions is options for a stdio server.
+func (req *AddRequest) commandOptions(o agent.AddOptions) (agent.AddOptions, *APIError) {
+	switch {
+	case req.URL != "":
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "both url and command; a server has one of them")
+	case req.Transport != nil && req.Transport.Type != "" && req.Transport.Type != string(mcpclient.TransportStdio):
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.type %q is not for a command", req.Transport.Type)
+	case req.Transport != nil && len(req.Transport.Headers) > 0:
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.headers are for a URL; give a command env instead")
+	case strings.ContainsRune(req.Command, 0) || strings.ContainsRune(req.Cwd, 0):
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "command and cwd must not contain NUL")
+	}
+	for _, a := range req.Args {
+		if strings.ContainsRune(a, 0) {
+			return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "args must not contain NUL")
+		}
+	}
+	for k, v := range req.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			// The value is a secret: never quoted.
+			return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "env: %q is not a valid variable name, or its value contains NUL", k)
+		}
+	}
+	o.Command = &agent.Command{Path: req.Command, Args: req.Args, Env: req.Env, Dir: req.Cwd}
+	if rr := req.Retry; rr != nil {
+		o.Retry = &mcpclient.RetryOptions{MaxAttempts: rr.MaxAttempts,
+			BaseDelay:          time.Duration(rr.BaseDelayMS) * time.Millisecond,
+			MaxDelay:           time.Duration(rr.MaxDelayMS) * time.Millisecond,
+			BackgroundMaxDelay: time.Duration(rr.BackgroundMaxDelayMS) * time.Millisecond,
+			DisableBackground:  rr.DisableBackground}
+	}
+	if c := req.Client; c != nil {
+		o.Client.ProtocolVersion = c.ProtocolVersion
+	}
+	return o, nil
+}
+
 func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	var req AddRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
 		return
+	}
+	if req.Command != "" {
+		if aerr := s.checkStdio(r); aerr != nil {
+			writeError(w, aerr)
+			return
+		}
 	}
 	opts, aerr := req.options()
 	if aerr != nil {
@@ -377,7 +434,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		writeError(w, aerr)
 		return
 	}
-	if opts.CallbackHost == "" && s.agentO.CallbackHost == "" {
+	if opts.CallbackHost == "" && s.agentO.CallbackHost == "" && opts.Command == nil {
 		scheme := "http"
 		if r.TLS != nil {
 			scheme = "https"
@@ -420,6 +477,15 @@ func storedID(a *agent.Agent, req *AddRequest) (string, bool) {
 		id := agent.NormalizeServerID(req.ID)
 		_, ok := servers[id]
 		return id, ok
+	}
+	if req.Command != "" {
+		cmd := append([]string{req.Command}, req.Args...)
+		for id, srv := range servers {
+			if srv.Name == req.Name && slices.Equal(srv.Command, cmd) && srv.Cwd == req.Cwd {
+				return id, true
+			}
+		}
+		return "", false
 	}
 	normalized, err := agent.NormalizeURL(req.URL)
 	if err != nil {

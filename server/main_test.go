@@ -26,6 +26,9 @@ import (
 var pg = pgtest.New()
 
 func TestMain(m *testing.M) {
+	if os.Getenv("AGENTMCP_TEST_STDIO_SERVER") != "" {
+		os.Exit(stdioServer())
+	}
 	code := m.Run()
 	if err := pg.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -46,6 +46,15 @@ type Options struct {
 	// origin (a path, even "/", or no scheme).
 	TrustedOrigins []string
 
+	// AllowStdioServers lets API clients add stdio servers: commands the
+	// server runs on this machine, as the user it runs as. That is remote
+	// code execution for whoever holds the token, so it is off by default;
+	// even when on, such adds need the token and are refused from browser
+	// pages of other sites or origins (trusted ones included). Stdio
+	// servers added otherwise (agentmcp add --db, import, the library) are
+	// run either way.
+	AllowStdioServers bool
+
 	// Classes restricts the agent classes served. Nil means any class that
 	// is kebab-case (see ValidClass).
 	Classes []string

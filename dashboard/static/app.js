@@ -157,7 +157,7 @@ function renderServers(mcp) {
       el("td", { class: "mono" }, id),
       el("td", {}, state),
       el("td", {}, str(s.transport)),
-      el("td", { class: "mono url" }, str(s.server_url)),
+      el("td", { class: "mono url" }, serverTarget(s)),
       el("td", { class: "error" }, errorNode(s)),
       el("td", { class: "actions" }, ...(stale ? [removeButton(id, s, true)] : [authorizeButton(id, s), reconnectButton(id, s), removeButton(id, s)])),
     );
@@ -169,6 +169,17 @@ function renderServers(mcp) {
     conn.status === "unknown_agent"
       ? `The agent ${currentAgent} does not exist: adding a server below creates it.`
       : "No servers yet: add one below.";
+}
+
+// serverTarget is what a server is: its URL, or a stdio server's command
+// line, working directory and the names of its environment variables (the
+// values are never sent to the page).
+function serverTarget(s) {
+  if (!Array.isArray(s.command)) return str(s.server_url);
+  let text = "$ " + s.command.map(str).join(" ");
+  if (s.cwd) text += ` (in ${str(s.cwd)})`;
+  if (Array.isArray(s.env_names) && s.env_names.length) text += ` [env: ${s.env_names.map(str).join(", ")}]`;
+  return text;
 }
 
 // errorNode shows a server's error: its short summary, with the whole

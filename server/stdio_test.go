@@ -1,0 +1,153 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioServer serves mcptest's server over stdin and stdout, its pid
+// written to AGENTMCP_TEST_PID_FILE, when the test binary is run as a
+// stdio MCP server.
+func stdioServer() int {
+	if f := os.Getenv("AGENTMCP_TEST_PID_FILE"); f != "" {
+		os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	}
+	if err := mcptest.NewServer("stdio").Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestStdioAdd: adding a stdio server through the API is refused unless
+// the server allows it, and then still from a browser page of another
+// origin (a trusted one included) and without a token; an allowed add runs
+// the command, and its environment values never show in answers, frames
+// or logs; removing it stops the process.
+func TestStdioAdd(t *testing.T) {
+	t.Parallel()
+	const secret = "env-SECRET-b81d"
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	body, _ := json.Marshal(AddRequest{Name: "local", ID: "local", Command: os.Args[0], Args: []string{"-test.run=^$"},
+		Env: map[string]string{"AGENTMCP_TEST_STDIO_SERVER": "1", "AGENTMCP_TEST_PID_FILE": pidFile, "API_TOKEN": secret}})
+	auth := "Authorization: Bearer tok"
+
+	refused := func(e *env, why string, hdr ...string) {
+		t.Helper()
+		status, _, b := e.do("POST", agentPath+"/servers", string(body), hdr...)
+		if status != 403 {
+			t.Fatalf("%s: status %d, want 403: %s", why, status, b)
+		}
+		if code := apiError(t, b).Code; code != CodeStdioNotAllowed && code != CodeCrossOrigin {
+			t.Errorf("%s: code %s", why, code)
+		}
+		if ids := e.stored("test/a"); len(ids) != 0 {
+			t.Errorf("%s: stored %v", why, ids)
+		}
+		if _, err := os.Stat(pidFile); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s: the command was run", why)
+		}
+	}
+
+	off := newEnv(t, &Options{Token: "tok"})
+	off.create("test", "a", auth)
+	refused(off, "without AllowStdioServers", auth)
+	if status, _, b := off.do("POST", agentPath+"/servers", string(body), auth); apiError(t, b).Code != CodeStdioNotAllowed {
+		t.Errorf("without AllowStdioServers: %d %s", status, b)
+	}
+
+	noToken := newEnv(t, &Options{AllowStdioServers: true})
+	noToken.create("test", "a")
+	refused(noToken, "without a token")
+
+	var logs lockedBuffer
+	e := newEnv(t, &Options{Token: "tok", AllowStdioServers: true, TrustedOrigins: []string{"http://localhost:5173"},
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	e.create("test", "a", auth)
+	refused(e, "cross-site", auth, "Sec-Fetch-Site: cross-site", "Origin: https://evil.example")
+	refused(e, "trusted origin", auth, "Sec-Fetch-Site: same-site", "Origin: http://localhost:5173")
+	refused(e, "another origin, old browser", auth, "Origin: http://localhost:5173")
+
+	ctx := testCtx(t)
+	ws, _, err := websocket.Dial(ctx, AgentURL(e.ts.URL, "test", "a"), &websocket.DialOptions{HTTPHeader: map[string][]string{"Authorization": {"Bearer tok"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	status, _, b := e.do("POST", agentPath+"/servers", string(body), auth, "Sec-Fetch-Site: same-origin", "Origin: "+e.ts.URL)
+	if status != 201 {
+		t.Fatalf("allowed add: %d %s", status, b)
+	}
+	var frames [][]byte
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("reading frames: %v", err)
+		}
+		frames = append(frames, data)
+		if bytes.Contains(data, []byte(`"state":"ready"`)) && bytes.Contains(data, []byte(`"env_names"`)) {
+			break
+		}
+	}
+	_, _, list := e.do("GET", agentPath+"/servers", "", auth)
+	_, _, one := e.do("GET", agentPath+"/servers/local", "", auth)
+	if !bytes.Contains(one, []byte("API_TOKEN")) || !bytes.Contains(one, []byte(`"command"`)) {
+		t.Errorf("the server shows no command or env names: %s", one)
+	}
+	status, _, called := e.do("POST", agentPath+"/servers/local/tools/call", `{"name":"echo","arguments":{"text":"hi"}}`, auth)
+	if status != 200 || !strings.Contains(string(called), "echo: hi") {
+		t.Errorf("call over stdio: %d %s", status, called)
+	}
+	for what, out := range map[string][]byte{"add answer": b, "list": list, "get": one, "frames": bytes.Join(frames, nil), "logs": []byte(logs.String())} {
+		if bytes.Contains(out, []byte(secret)) {
+			t.Errorf("the env value shows in the %s", what)
+		}
+	}
+
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(data))
+	if status, _, b := e.do("DELETE", agentPath+"/servers/local", "", auth); status != 204 {
+		t.Fatalf("remove: %d %s", status, b)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("process %d still runs after the server was removed", pid)
+	}
+}
