@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/server"
@@ -20,12 +22,24 @@ func addCommand() command {
 
 const addUsage = `Usage:
   agentmcp add [flags] NAME URL
+  agentmcp add [flags] NAME -- COMMAND [ARGS...]
 
 Adds the MCP server at URL to the agent under the display name NAME,
 connects to it and lists what it offers; the agent keeps it across restarts.
 Adding the same NAME and URL again changes nothing. Prints the server's id
 and state; a server that wants OAuth prints the URL to authorize at (or use
 the dashboard's Authorize button).
+
+With -- COMMAND, the server is a stdio server: a program the agent runs
+(the one agentmcp serve runs, in serve's environment plus --env) and speaks
+to over its stdin and stdout. It is started when its agent wakes and
+stopped when it hibernates (a restart and a handshake at each wake:
+--keep-awake avoids them), restarted with backoff when it exits, and killed
+with serve. The same NAME, COMMAND, ARGS and --cwd is the same server. Add
+stdio servers with --db (or to a serve started with --allow-stdio-servers,
+which the API otherwise refuses). The command and its arguments are shown
+(keep secrets in --env); --env values are stored like header values and
+never shown, only their names.
 
 Flags:
   --id ID          a stable server id (normalised: lower case, [a-z0-9_-]);
@@ -35,6 +49,9 @@ Flags:
                    --header 'Authorization: Bearer TOKEN'. Repeatable. Values
                    are stored (encrypted when AGENTMCP_SECRET_KEY is set) and
                    never printed.
+  --env K=V        an environment variable of a stdio server. Repeatable.
+  --cwd DIR        the working directory of a stdio server (made absolute;
+                   default: serve's)
   --keep-awake     keep the agent awake while it has this server: agentmcp
                    serve wakes it at start and never hibernates it, so that
                    it hears the server's list_changed notifications and
@@ -44,6 +61,8 @@ Flags:
 Examples:
   agentmcp add github https://api.example.com/mcp --id github
   agentmcp add --db ./agentmcp.db docs https://docs.example.com/mcp
+  agentmcp add --db ./agentmcp.db --env GITHUB_TOKEN=... github -- \
+      npx -y @modelcontextprotocol/server-github
 
 ` + targetFlagsUsage
 
@@ -52,18 +71,24 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var tf targetFlags
 	tf.register(fs)
 	var id, transport string
-	var headers rawHeaders
+	var headers, envs rawHeaders
 	var keepAwake bool
+	var cwd string
 	fs.StringVar(&id, "id", "", "")
+	fs.Var(&envs, "env", "")
+	fs.StringVar(&cwd, "cwd", "", "")
 	fs.BoolVar(&keepAwake, "keep-awake", false, "")
 	fs.StringVar(&transport, "transport", string(mcpclient.TransportAuto), "")
 	fs.Var(&headers, "header", "")
-	positional, _, hasCommand, err := parseArgs(fs, args)
+	positional, command, hasCommand, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if hasCommand {
-		return usageErrorf("agents keep URL servers only; a command after -- (stdio) cannot be added")
+		return addCommandServer(ctx, tf, positional, command, envs, cwd, id, keepAwake, headers, stdout, stderr)
+	}
+	if len(envs) > 0 || cwd != "" {
+		return usageErrorf("--env and --cwd are for a stdio server (NAME -- COMMAND ARGS...)")
 	}
 	if len(positional) != 2 {
 		return usageErrorf("want NAME and URL, got %d arguments", len(positional))
@@ -117,4 +142,57 @@ func printAdded(w io.Writer, name, id, state, authURL string) error {
 	}
 	_, err := fmt.Fprintf(w, "added %s as %s: %s\n", oneLine(name), id, state)
 	return err
+}
+
+// addCommandServer is agentmcp add NAME -- COMMAND ARGS...
+func addCommandServer(ctx context.Context, tf targetFlags, positional, command []string, envs []string, cwd, id string, keepAwake bool, headers []string, stdout, stderr io.Writer) error {
+	switch {
+	case len(positional) != 1:
+		return usageErrorf("want NAME before -- COMMAND, got %d arguments", len(positional))
+	case len(command) == 0:
+		return usageErrorf("want a COMMAND after --")
+	case len(headers) > 0:
+		return usageErrorf("--header is for a URL server; give a stdio server --env")
+	}
+	req := server.AddRequest{Name: positional[0], ID: id, Command: command[0], Args: command[1:], KeepAwake: keepAwake}
+	var secrets []string
+	for _, kv := range envs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			// Never quoted: it may be a secret.
+			return usageErrorf("an --env value is not NAME=VALUE")
+		}
+		if req.Env == nil {
+			req.Env = map[string]string{}
+		}
+		req.Env[k] = v
+		if v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	if cwd != "" {
+		abs, err := filepath.Abs(cwd)
+		if err != nil {
+			return err
+		}
+		req.Cwd = abs
+	}
+	spec := &serverSpec{display: fmt.Sprintf("command %q", command[0]), secrets: secrets}
+	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
+	defer cancel()
+	b, err := tf.open(ctx, stderr, background)
+	if err != nil {
+		return spec.redact(err)
+	}
+	defer b.close()
+	stop := startProgress(stderr, fmt.Sprintf("adding %s: starting %s", req.Name, spec.display))
+	res, err := b.add(ctx, req)
+	stop()
+	if err != nil {
+		if ierr := interrupted(ctx); ierr != nil {
+			return ierr
+		}
+		return spec.redact(err)
+	}
+	return printAdded(stdout, req.Name, res.ID, string(res.State), res.AuthURL)
 }

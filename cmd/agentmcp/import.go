@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -28,7 +30,7 @@ func importCommand() command {
 const importUsage = `Usage:
   agentmcp import [flags] FILE
 
-Adds to the agent every URL server of FILE, a JSON configuration in one of
+Adds to the agent every server of FILE, a JSON configuration in one of
 these shapes:
 
   {"mcpServers": {"NAME": {...}}}   Claude Desktop, Claude Code's .mcp.json,
@@ -38,10 +40,15 @@ these shapes:
 An entry with "url" is added under NAME, with the stable id NAME
 (normalised), its "headers", and its "type" ("http" means auto,
 "streamable-http" or "sse"). ${VAR}, ${VAR:-default} and ${env:VAR} are
-replaced from the environment. Entries with a "command" (stdio servers) are
-skipped, as agents keep URL servers only; so are entries that ask for input
-(${input:...}) or use a variable that is not set. Importing again changes
-nothing.
+replaced from the environment. An entry with a "command" (or "type":
+"stdio") is a stdio server, added with its "args", "env" and "cwd" (as
+agentmcp add NAME -- COMMAND does; see agentmcp help add): the agent runs it
+where agentmcp serve runs, so the command must exist there, and env values
+are stored like header values (encrypted with AGENTMCP_SECRET_KEY) and never
+shown. A running serve refuses stdio servers unless started with
+--allow-stdio-servers: import them with --db. Entries that ask for input
+(${input:...}) or use a variable that is not set are skipped. Importing
+again changes nothing.
 
 Exit status 1 when a server could not be added (one that was saved but
 could not be reached is retried when its agent wakes in agentmcp serve).
@@ -61,6 +68,8 @@ type configEntry struct {
 	Headers map[string]string `json:"headers"`
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	Cwd     string            `json:"cwd"`
 }
 
 // imported is what import will do with one entry.
@@ -104,6 +113,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if e.req.KeepAwake {
 				keep = ", keep-awake"
 			}
+			if e.req.Command != "" {
+				fmt.Fprintf(stdout, "would add %s as %s (command %s%s%s)\n", oneLine(e.name), agent.NormalizeServerID(e.name), oneLine(e.req.Command), envNames(e.req.Env), keep)
+				continue
+			}
 			fmt.Fprintf(stdout, "would add %s as %s (%s, %s%s)\n", oneLine(e.name), agent.NormalizeServerID(e.name), redacted(e.req.URL), e.req.Transport.Type, keep)
 		}
 		return nil
@@ -122,7 +135,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "skipped %s: %s\n", oneLine(e.name), e.skip)
 			continue
 		}
-		stop := startProgress(stderr, fmt.Sprintf("adding %s: connecting to %s", e.name, redacted(e.req.URL)))
+		what := "connecting to " + redacted(e.req.URL)
+		if e.req.Command != "" {
+			what = fmt.Sprintf("starting command %q", e.req.Command)
+		}
+		stop := startProgress(stderr, fmt.Sprintf("adding %s: %s", e.name, what))
 		res, err := b.add(ctx, e.req)
 		stop()
 		if err != nil {
@@ -180,8 +197,7 @@ func entry(name string, e configEntry, lookup func(string) (string, bool)) impor
 	im := imported{name: name}
 	switch {
 	case e.Command != "" || e.Type == "stdio":
-		im.skip = "a stdio server (command); agents keep URL servers only (try it with: agentmcp inspect -- " + oneLine(e.Command) + " ...)"
-		return im
+		return commandEntry(name, e, lookup)
 	case e.URL == "":
 		im.skip = `no "url"`
 		return im
@@ -214,6 +230,54 @@ func entry(name string, e configEntry, lookup func(string) (string, bool)) impor
 			im.req.Transport.Headers = map[string]string{}
 		}
 		im.req.Transport.Headers[k] = v
+	}
+	return im
+}
+
+// commandEntry is entry for a stdio server. Variables are replaced in the
+// command, args, env values and cwd.
+func commandEntry(name string, e configEntry, lookup func(string) (string, bool)) imported {
+	im := imported{name: name}
+	if e.Command == "" {
+		im.skip = `no "command"`
+		return im
+	}
+	command, err := expand(e.Command, lookup)
+	if err != nil {
+		im.skip = "command " + err.Error()
+		return im
+	}
+	im.req = server.AddRequest{Name: name, ID: agent.NormalizeServerID(name), Command: command}
+	for i, a := range e.Args {
+		a, err := expand(a, lookup)
+		if err != nil {
+			im.skip = fmt.Sprintf("argument %d %v", i+1, err)
+			return im
+		}
+		im.req.Args = append(im.req.Args, a)
+	}
+	for k, v := range e.Env {
+		v, err := expand(v, lookup)
+		if err != nil {
+			im.skip = fmt.Sprintf("env %s %v", k, err)
+			return im
+		}
+		if im.req.Env == nil {
+			im.req.Env = map[string]string{}
+		}
+		im.req.Env[k] = v
+	}
+	if e.Cwd != "" {
+		cwd, err := expand(e.Cwd, lookup)
+		if err != nil {
+			im.skip = "cwd " + err.Error()
+			return im
+		}
+		if cwd, err = filepath.Abs(cwd); err != nil {
+			im.skip = "cwd: " + err.Error()
+			return im
+		}
+		im.req.Cwd = cwd
 	}
 	return im
 }
@@ -257,6 +321,15 @@ func expand(s string, lookup func(string) (string, bool)) (string, error) {
 	return out, err
 }
 
+// envNames lists the names of a stdio server's environment (never the
+// values), for the dry run.
+func envNames(env map[string]string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	return ", env " + strings.Join(slices.Sorted(maps.Keys(env)), " ")
+}
+
 // redacted shows a URL without userinfo, query and fragment.
 func redacted(raw string) string {
 	u, err := parseURL(raw)
@@ -274,6 +347,14 @@ func redactHeaders(err error, req server.AddRequest) error {
 		for _, v := range req.Transport.Headers {
 			spec.secrets = append(spec.secrets, headerSecrets(v)...)
 		}
+	}
+	for _, v := range req.Env {
+		if v != "" {
+			spec.secrets = append(spec.secrets, v)
+		}
+	}
+	if req.URL == "" {
+		return spec.redact(err)
 	}
 	if u, perr := parseURL(req.URL); perr == nil {
 		spec.secrets = append(spec.secrets, urlSecrets(req.URL, u)...)

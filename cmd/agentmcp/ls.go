@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -106,7 +107,11 @@ func printServers(w io.Writer, st agent.MCPServersState) error {
 		if note == "" {
 			note = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(id), cell(s.Name), s.State, transport, toolCount(s, tools[id]), cell(s.ServerURL), note)
+		target := s.ServerURL
+		if len(s.Command) > 0 {
+			target = "$ " + strings.Join(s.Command, " ") // a stdio server
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(id), cell(s.Name), s.State, transport, toolCount(s, tools[id]), cell(target), note)
 	}
 	return tw.Flush()
 }

@@ -72,6 +72,23 @@ Flags:
   --drain-timeout D on SIGTERM, how long to wait for busy agents before
                     closing them (default 30s): /readyz turns 503 at once,
                     streams end, idle agents are hibernated.
+  --allow-stdio-servers
+                    let API clients add stdio servers (a command, args, env
+                    and cwd). RISK: whoever holds the token can then run any
+                    command on this machine as the user serve runs as. Off by
+                    default; needs --token; refused from browser pages of
+                    other sites or origins (--origin ones included). Stdio
+                    servers added with agentmcp add --db or import run
+                    either way.
+
+Stdio servers run as child processes of serve, on the replica that holds
+their agent (every replica needs the command). Each is in a process group of
+its own, stopped (stdin closed, SIGTERM, then SIGKILL) when its agent
+hibernates or closes or the server is removed, and killed if serve dies
+(Linux). Hibernation costs a stdio server a restart and a handshake at the
+next wake: mark it keep-awake (agentmcp add --keep-awake) if that is slow. A
+server that exits is started again with backoff; its last stderr lines are
+in its error.
 
 Replicas (several serve processes on one PostgreSQL database; each agent is
 awake on one replica at a time, and any replica answers any request):
@@ -109,7 +126,8 @@ not locked.
 
 Set AGENTMCP_SECRET_KEY (a passphrase of 16 bytes or more, or 32 random bytes
 in hex or base64) to encrypt header values, the user:password, query and
-fragment of server URLs, and OAuth tokens in the database.
+fragment of server URLs, stdio servers' commands and env values, and OAuth
+tokens in the database.
 
 Examples:
   agentmcp serve
@@ -125,7 +143,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var origins, keepAwake rawHeaders // repeatable string flags
 	var idleTimeout time.Duration
 	var maxAwake int
+	var allowStdio bool
 	var cf clusterFlags
+	fs.BoolVar(&allowStdio, "allow-stdio-servers", false, "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "")
 	fs.StringVar(&db, "db", "", "")
 	fs.StringVar(&dsn, "postgres", "", "")
@@ -156,6 +176,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return usageErrorf("--addr %q: want HOST:PORT (127.0.0.1:8787)", addr)
+	}
+	if allowStdio && token == "" {
+		return usageErrorf("--allow-stdio-servers needs an access token (--token or %s): adding a stdio server runs a command on this machine", envToken)
 	}
 	if !loopback(host) && token == "" {
 		return usageErrorf("--addr %s is reachable from other machines: set an access token with --token or %s (or listen on 127.0.0.1)", addr, envToken)
@@ -245,16 +268,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		clusterOpts = &server.ClusterOptions{Replica: replica, Key: cf.key}
 	}
 	srv, err := server.Open(ctx, st, &server.Options{
-		Cluster:          clusterOpts,
-		Agent:            &agent.Options{CallbackHost: publicURL},
-		Token:            token,
-		AllowedHosts:     allowedHosts,
-		TrustedOrigins:   origins,
-		DefaultAgent:     agentRef,
-		AgentIdleTimeout: idleTimeout,
-		MaxAwake:         maxAwake,
-		KeepAwake:        keepAwake,
-		Logger:           logger,
+		Cluster:           clusterOpts,
+		Agent:             &agent.Options{CallbackHost: publicURL},
+		Token:             token,
+		AllowStdioServers: allowStdio,
+		AllowedHosts:      allowedHosts,
+		TrustedOrigins:    origins,
+		DefaultAgent:      agentRef,
+		AgentIdleTimeout:  idleTimeout,
+		MaxAwake:          maxAwake,
+		KeepAwake:         keepAwake,
+		Logger:            logger,
 	})
 	if err != nil {
 		return err

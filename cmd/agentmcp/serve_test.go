@@ -267,6 +267,11 @@ func TestTerminalErrors(t *testing.T) {
 		{[]string{"call", "s", "echo", "--header", "A: b"}, exitUsage, "apply to a URL"},
 		{[]string{"call", "http://127.0.0.1:1/mcp", "echo", "--db", db}, exitUsage, "apply to a SERVER"},
 		{[]string{"import"}, exitUsage, "want one FILE"},
+		{[]string{"add", "s", "--"}, exitUsage, "want a COMMAND"},
+		{[]string{"add", "s", "x", "--", "cmd"}, exitUsage, "want NAME before --"},
+		{[]string{"add", "--env", "SECRET_VALUE_1", "s", "--", "cmd"}, exitUsage, "is not NAME=VALUE"},
+		{[]string{"add", "--env", "K=v", "s", "http://x/"}, exitUsage, "--env and --cwd are for a stdio server"},
+		{[]string{"serve", "--allow-stdio-servers", "--db", db}, exitUsage, "needs an access token"},
 	}
 	for _, tt := range tests {
 		r := runCmd(t, tt.args...)
@@ -284,7 +289,7 @@ func TestImport(t *testing.T) {
 	os.WriteFile(cfg, []byte(`{
 		"servers": {
 			"Local Test": {"type": "http", "url": "`+hs.URL+`", "headers": {"X-Key": "${env:IMPORT_TEST_KEY}"}},
-			"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]},
+			"nocmd": {"type": "stdio"},
 			"asks": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${input:token}"}},
 			"unset": {"url": "https://example.com/${NOT_SET_ANYWHERE}/mcp"}
 		},
@@ -301,7 +306,7 @@ func TestImport(t *testing.T) {
 	want := []string{
 		"added Local Test as local-test: ready",
 		"skipped asks: header Authorization asks for input (${input:token})",
-		"skipped files: a stdio server (command)",
+		"skipped nocmd: no \"command\"",
 		"skipped unset: url uses ${NOT_SET_ANYWHERE}, which is not set",
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
