@@ -34,13 +34,34 @@
 // AddMCPServer's checks without storing anything, for an API that refuses
 // bad input first.
 //
+// # Stdio servers
+//
+// AddOptions.Command makes a server a local program spoken to over stdio
+// (the URL given to AddMCPServer is then ""):
+//
+//	a.AddMCPServer(ctx, "GitHub", "", &agent.AddOptions{ID: "github", Command: &agent.Command{
+//		Path: "npx", Args: []string{"-y", "@modelcontextprotocol/server-github"},
+//		Env:  map[string]string{"GITHUB_TOKEN": token},
+//	}})
+//
+// The same name, Path, Args and Dir is the same server. Env values are
+// stored with the header values (encrypted with the store's key) and never
+// shown: MCPServer carries the command line and the env names only. The
+// process is started on connect and on every restore (a stdio server has
+// no session to resume: each wake is a process start and a handshake),
+// stopped with its process group on RemoveMCPServer and Close (so on
+// hibernation), killed with the program on Linux, and started again with
+// backoff when it exits; see Command. Whoever may call AddMCPServer may run
+// commands: a program that takes servers from the network must gate
+// Command (server does, with Options.AllowStdioServers).
+//
 // # Storage
 //
 // Open reads the agent's servers from a store.Store (store/sqlite,
 // store/postgres) and restores their connections in the background;
 // WaitForConnections waits for them. What is stored per server: its name,
-// URL, callback URL and options (headers, transport, retry, protocol
-// pin), the session to resume, the pending authorization URL of a server
+// URL (or stdio command), callback URL and options (headers, transport,
+// retry, protocol pin), the session to resume, the pending authorization URL of a server
 // waiting for sign-in, its keep-awake mark, and its OAuth registration and
 // tokens. Header values, URL credentials and queries, sessions and tokens
 // are encrypted when the store has a key (store.CipherFromEnv). The writes
