@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
@@ -138,11 +139,7 @@ func TestStdioAdd(t *testing.T) {
 		}
 	}
 
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, _ := strconv.Atoi(string(data))
+	pid := readPid(t, pidFile)
 	if status, _, b := e.do("DELETE", agentPath+"/servers/local", "", auth); status != 204 {
 		t.Fatalf("remove: %d %s", status, b)
 	}
@@ -150,4 +147,64 @@ func TestStdioAdd(t *testing.T) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("process %d still runs after the server was removed", pid)
 	}
+}
+
+// TestDashboardStdioServer: the dashboard shows a stdio server's command
+// line and env names, never an env value, and removes it (stopping its
+// process).
+func TestDashboardStdioServer(t *testing.T) {
+	ctx, problems := browser(t)
+	const secret = "env-SECRET-d00d"
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	e := newEnv(t, &Options{DefaultAgent: "test/a", Token: "tok", AllowStdioServers: true})
+	body, _ := json.Marshal(AddRequest{Name: "local", ID: "local", Command: os.Args[0], Args: []string{"-test.run=^$"},
+		Env: map[string]string{"AGENTMCP_TEST_STDIO_SERVER": "1", "AGENTMCP_TEST_PID_FILE": pidFile, "API_TOKEN": secret}})
+	if status, _, b := e.do("POST", agentPath+"/servers", string(body), "Authorization: Bearer tok"); status != 201 {
+		t.Fatalf("add: %d %s", status, b)
+	}
+	row := `#servers tr[data-server-id="local"]`
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(e.ts.URL+"/?token=tok"),
+		chromedp.WaitVisible(chromedp.CSS(row+` .state[data-state="ready"]`)),
+	); err != nil {
+		t.Fatalf("opening the dashboard: %v (problems: %v)", err, problems())
+	}
+	cell, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" td.url")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "$ " + os.Args[0] + " -test.run=^$"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
+		t.Errorf("command cell %q, want %q... with the env names", cell, want)
+	}
+	html, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+	if err != nil || strings.Contains(html, secret) {
+		t.Errorf("the page shows the env value (%v)", err)
+	}
+	pid := readPid(t, pidFile)
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(row+` button.remove`)),
+		chromedp.WaitVisible(chromedp.CSS(`#no-servers`)),
+	); err != nil {
+		t.Fatalf("removing: %v (problems: %v)", err, problems())
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("process %d still runs after the dashboard removed its server", pid)
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page reported problems: %v", p)
+	}
+}
+
+func readPid(t *testing.T, file string) int {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
 }
