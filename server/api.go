@@ -333,7 +333,7 @@ func (req *AddRequest) options() (agent.AddOptions, *APIError) {
 	case req.Command != "":
 		return req.commandOptions(o)
 	case strings.TrimSpace(req.URL) == "":
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "url (or command) is required")
+		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "url is required (or a command, for a stdio server)")
 	case len(req.Args) > 0 || len(req.Env) > 0 || req.Cwd != "":
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "args, env and cwd are for a command")
 	}
