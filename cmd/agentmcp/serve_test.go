@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -341,9 +342,11 @@ func TestParseConfig(t *testing.T) {
 		err       string
 	}{
 		{"claude desktop", `{"mcpServers":{"fs":{"command":"npx","args":["x"]},"web":{"url":"https://a.example/mcp"}}}`,
-			[]string{"fs!a stdio server", "web=https://a.example/mcp|auto|"}, ""},
+			[]string{"fs$npx x||", "web=https://a.example/mcp|auto|"}, ""},
 		{"mcp.json with types", `{"mcpServers":{"a":{"type":"sse","url":"https://a/sse"},"b":{"type":"streamable-http","url":"https://b/"},"c":{"type":"stdio","command":"x"},"d":{"type":"websocket","url":"wss://d/"}}}`,
-			[]string{"a=https://a/sse|sse|", "b=https://b/|streamable-http|", "c!a stdio server", "d!unknown type"}, ""},
+			[]string{"a=https://a/sse|sse|", "b=https://b/|streamable-http|", "c$x||", "d!unknown type"}, ""},
+		{"stdio with env", `{"mcpServers":{"m":{"command":"node","args":["--key=${TOKEN}"],"env":{"K":"${TOKEN}","L":"${NOPE:-d}"},"cwd":"/srv"},"n":{"command":"x","env":{"K":"${NOPE}"}},"o":{"type":"stdio"}}}`,
+			[]string{"m$node --key=abc|K=abc L=d|/srv", "n!env K uses ${NOPE}, which is not set", `o!no "command"`}, ""},
 		{"vscode", `{"servers":{"gh":{"type":"http","url":"https://gh/mcp","headers":{"Authorization":"Bearer ${TOKEN}"}}},"inputs":[]}`,
 			[]string{"gh=https://gh/mcp|auto|Authorization:Bearer abc"}, ""},
 		{"defaults", `{"servers":{"x":{"url":"https://${HOST:-h.example}/mcp"}}}`, []string{"x=https://h.example/mcp|auto|"}, ""},
@@ -372,9 +375,17 @@ func TestParseConfig(t *testing.T) {
 			for i, w := range tt.want {
 				g := got[i]
 				var s string
-				if g.skip != "" {
+				switch {
+				case g.skip != "":
 					s = g.name + "!" + g.skip
-				} else {
+				case g.req.Command != "":
+					var env []string
+					for k, v := range g.req.Env {
+						env = append(env, k+"="+v)
+					}
+					slices.Sort(env)
+					s = g.name + "$" + strings.Join(append([]string{g.req.Command}, g.req.Args...), " ") + "|" + strings.Join(env, " ") + "|" + g.req.Cwd
+				default:
 					s = g.name + "=" + g.req.URL + "|" + g.req.Transport.Type + "|"
 					for k, v := range g.req.Transport.Headers {
 						s += k + ":" + v
