@@ -58,14 +58,19 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.maxLine, noise: t.noise}
+	input := &processInput{stdin: stdin, cmd: t.cmd, terminate: t.terminate, exited: t.spawn.exited}
 	it := &mcp.IOTransport{
 		// The connection is closed by closing stdin; stdout ends when the
 		// process does.
 		Reader:        nopCloser{lines},
-		Writer:        &processInput{stdin: stdin, cmd: t.cmd, terminate: t.terminate, exited: t.spawn.exited},
+		Writer:        input,
 		MaxLineLength: -1, // jsonLines enforces maxLine
 	}
-	return it.Connect(ctx)
+	conn, err := it.Connect(ctx)
+	if err != nil {
+		input.Close() // the process is stopped and reaped either way
+	}
+	return conn, err
 }
 
 type nopCloser struct{ io.Reader }

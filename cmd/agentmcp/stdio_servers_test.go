@@ -239,19 +239,23 @@ func TestStdioServers(t *testing.T) {
 	for id, pids := range before {
 		waitGone(t, pids[0], id+" after serve stopped")
 	}
+	start := time.Now()
 	s = startServe(t, "--db", db)
 	waitState(t, s.base, "every server ready after the restart", allReady(ids...))
+	t.Logf("serve restarted with 3 stdio servers (node) and a URL one: all ready after %v (a figure, not a bound)", time.Since(start).Round(time.Millisecond))
 	call(s.base)
 	after := procs()
 
 	// Kill a server's process: it is started again, and ready.
 	old := after["everything"][0]
+	killed := time.Now()
 	syscall.Kill(old, syscall.SIGKILL)
 	waitGone(t, old, "the killed everything server")
 	waitState(t, s.base, "everything restarted", func(st agent.MCPServersState) bool {
 		p := childrenOf(t, me, "server-everything")
 		return st.Servers["everything"].State == "ready" && len(p) == 1 && p[0] != old
 	})
+	t.Logf("a killed stdio server was ready again %v after the kill (a figure, not a bound)", time.Since(killed).Round(time.Millisecond))
 	r = runCmd(t, "call", "everything", "echo", "--args", `{"message":"again"}`, "--server", s.base)
 	if !strings.Contains(r.stdout, "again") {
 		t.Errorf("call after the restart: %+v", r)
