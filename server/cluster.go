@@ -202,18 +202,28 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 	// The request may end up served here after all (its owner died).
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	// A forwarded stream ends with this server's streams (CloseStreams, on
-	// drain or shutdown), so that its client reconnects, elsewhere.
-	if isStream(r.Pattern, r) {
+	// drain or shutdown), and when its owner's lease lapses or moves on
+	// (watchLease): its client reconnects, and finds the agent's new owner.
+	stream := isStream(r.Pattern, r)
+	var endStream context.CancelFunc
+	if stream {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		defer context.AfterFunc(s.ctx, cancel)()
-		r = r.WithContext(ctx)
+		r, endStream = r.WithContext(ctx), cancel
 	}
 	c := s.opts.Cluster
 	deadline := time.Now().Add(c.WaitForOwner)
 	for {
 		if owned.URL != "" {
+			var stopWatch context.CancelFunc = func() {}
+			if stream {
+				var wctx context.Context
+				wctx, stopWatch = context.WithCancel(r.Context())
+				go s.watchLease(wctx, endStream, owned.Namespace, owned.Owner)
+			}
 			sent, err := s.proxy(w, r, owned.URL, body)
+			stopWatch()
 			if err == nil {
 				return true
 			}
@@ -281,6 +291,47 @@ func (s *Server) awaitOwner(w http.ResponseWriter, r *http.Request, owned *agent
 	}
 	return owned, false
 }
+
+// watchLease calls end when the lease of the agent ns no longer names
+// owner as a live replica: owner's row expired (a replica frozen past its
+// lease holds its streams open until it resumes), or another replica
+// claimed the agent. It looks when the lease would expire (by the
+// database's clock), on a hint, and at least every leaseLook, until ctx
+// ends. While nobody holds the agent (owner was only asked to wake it),
+// it waits.
+func (s *Server) watchLease(ctx context.Context, end context.CancelFunc, ns, owner string) {
+	c := s.opts.Cluster
+	for {
+		hint, stop := c.Replica.Watch(ns)
+		o, err := c.Replica.Resolve(ctx, ns)
+		wait := leaseLook
+		switch {
+		case ctx.Err() != nil:
+			stop()
+			return
+		case err != nil:
+			// The database does not answer: the replicas' trust windows
+			// decide (an owner that cannot renew closes its agents).
+		case (o.Replica == owner && !o.Live) || (o.Replica != "" && o.Replica != owner):
+			stop()
+			end()
+			return
+		case o.Replica == owner && o.ExpiresIn < wait:
+			wait = o.ExpiresIn + time.Millisecond
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-hint:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		stop()
+	}
+}
+
+// leaseLook bounds how long watchLease goes without looking.
+const leaseLook = 5 * time.Second
 
 // ownerRetry is how often forward tries again an owner it cannot reach
 // while the owner's lease lasts.

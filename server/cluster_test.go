@@ -216,6 +216,37 @@ func TestClusterHint(t *testing.T) {
 	}
 }
 
+// TestClusterRelayLease: a WebSocket relayed to the owner ends when the
+// owner's lease lapses (a replica frozen past its lease holds its streams
+// open), so that its client reconnects; the next one finds the agent
+// awake on the relaying replica.
+func TestClusterRelayLease(t *testing.T) {
+	t.Parallel()
+	dsn, url, a, b := twoReplicas(t)
+	ctx := testCtx(t)
+	a.add("x", url, false)
+	conn, err := Dial(ctx, AgentURL(b.api.URL, "test", "x"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	a.cl.Close() // a stops answering the others; the stream it serves stays
+	expireReplicaIn(t, dsn, a.rep.ID(), time.Second)
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		t.Fatal("the relayed stream outlived its owner's lease")
+	}
+	again, err := Dial(ctx, AgentURL(b.api.URL, "test", "x"), nil)
+	if err != nil {
+		t.Fatalf("reconnecting: %v", err)
+	}
+	defer again.Close()
+	if st := again.MCPServers(); st.Servers["one"].Name != "one" || len(b.srv.Agents()) != 1 {
+		t.Errorf("after the reconnect: %+v, awake on b %v", st, b.srv.Agents())
+	}
+}
+
 // TestClusterReadyAndDrain: /readyz is 200, and 503 once the replica
 // drains; a draining replica sends requests for agents it does not hold
 // to another replica.

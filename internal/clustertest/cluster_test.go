@@ -996,6 +996,13 @@ func TestCluster(t *testing.T) {
 				}
 				subHold.resume(loadCtx)
 				paused.Unlock()
+				// The agents awake again, each where a request lands, so
+				// that the next kill has agents to move.
+				var ww sync.WaitGroup
+				for i := range prof.agents {
+					ww.Go(func() { c.do(ctx, hc, "GET", agentPath(i)+"/tools", "") })
+				}
+				ww.Wait()
 			}
 			t.Logf("round %d kill %d: replica %d (%d agents) killed; failovers so far %d", round, k, victim.slot, len(agents), len(failovers))
 		}
@@ -1452,8 +1459,11 @@ func TestCluster(t *testing.T) {
 	if witness == 0 || span(witness) == 0 {
 		t.Errorf("no survivor sampled after two kill cycles or more: no leak check")
 	}
-	if math.Abs(goroutineChange) > 10 {
-		t.Errorf("survivor_goroutines_change_percent=%.1f, want within ±10", goroutineChange)
+	// The process's own goroutines are few (about 14): one more or fewer
+	// is within the hold whatever its percentage (a leak adds one a cycle
+	// or more).
+	if f, l := memFirst[witness].Goroutines, memLast[witness].Goroutines; math.Abs(goroutineChange) > 10 && max(f-l, l-f) > 1 {
+		t.Errorf("survivor_goroutines_change_percent=%.1f, want within ±10 (or one goroutine)", goroutineChange)
 	}
 	if math.Abs(heapChange) > 10 {
 		t.Errorf("survivor_heap_change_percent=%.1f, want within ±10", heapChange)
