@@ -99,7 +99,7 @@ func TestConformance(t *testing.T) {
 				}
 			}
 			for _, id := range ids {
-				if got[id] != "SUCCESS" {
+				if got[id] != "SUCCESS" && !(got[id] == "WARNING" && strings.HasSuffix(id, "-timing")) {
 					t.Errorf("check %s: %q, want SUCCESS", id, got[id])
 				}
 			}
