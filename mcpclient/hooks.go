@@ -222,7 +222,7 @@ func isModern(req mcp.Request) bool {
 func (p *progressConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if cl, ok := ctx.Value(callKey{}).(*call); ok {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			if !p.c.m.tel.off {
+			if t := p.c.m.tel; !t.off && t.traced() {
 				noteRequestID(ctx, req)
 			}
 			if !cl.retried.Load() && isRetryRound(req.Params) {

@@ -92,7 +92,12 @@ var (
 
 // telemetry is the Manager's tracer, propagator and instruments.
 type telemetry struct {
-	tracer  trace.Tracer
+	tracer trace.Tracer
+	// global is the global tracer provider the tracer came from, when
+	// Options.TracerProvider was nil: while it is still the global one
+	// (no SDK was set since), the tracer's spans are non-recording, and
+	// requests skip them (see traced).
+	global  trace.TracerProvider
 	prop    propagation.TextMapPropagator
 	content bool
 	off     bool // no per-request telemetry (benchknob.NoRequestTelemetry)
@@ -108,8 +113,10 @@ type telemetry struct {
 // refuses is replaced by a no-op one: telemetry never fails the Manager.
 func newTelemetry(m *Manager, o *Options) *telemetry {
 	tp, mp, prop := o.TracerProvider, o.MeterProvider, o.Propagator
+	var global trace.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
+		global = tp
 	}
 	if mp == nil {
 		mp = otel.GetMeterProvider()
@@ -119,6 +126,7 @@ func newTelemetry(m *Manager, o *Options) *telemetry {
 	}
 	t := &telemetry{
 		tracer:  tp.Tracer(InstrumentationName, trace.WithInstrumentationVersion(Version)),
+		global:  global,
 		prop:    prop,
 		content: o.RecordContent,
 		off:     benchknob.NoRequestTelemetry.Load(),
@@ -177,6 +185,18 @@ func counter(meter metric.Meter, name, unit, desc string) metric.Int64Counter {
 	}
 	return c
 }
+
+// traced reports whether requests start spans: always with a tracer
+// provider of the application's, and with the global one once the
+// application has set one (the global provider returns the application's
+// from then on). Until then the global tracer's spans are non-recording,
+// and starting one would cost two allocations per request for nothing.
+func (t *telemetry) traced() bool {
+	return t.global == nil || otel.GetTracerProvider() != t.global
+}
+
+// noSpan is the span of a request that starts none.
+var noSpan = trace.SpanFromContext(context.Background())
 
 // close unregisters the observable gauges, which would otherwise keep the
 // Manager reachable from the meter provider.
@@ -272,7 +292,10 @@ func (h *sessionHooks) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHan
 	t := h.c.m.tel
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		start := time.Now()
-		ctx, span := t.tracer.Start(ctx, method, clientSpan...)
+		span := noSpan
+		if t.traced() {
+			ctx, span = t.tracer.Start(ctx, method, clientSpan...)
+		}
 		recording := span.IsRecording()
 		cs, _ := req.GetSession().(*mcp.ClientSession)
 		target, targetAttrs := requestTarget(method, req, recording || t.opDuration.Enabled(ctx), t.content)
@@ -284,7 +307,7 @@ func (h *sessionHooks) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHan
 			span.SetAttributes(h.attrs(cs)...)
 			span.SetAttributes(targetAttrs...)
 		}
-		if sc := span.SpanContext(); sc.IsValid() || baggage.FromContext(ctx).Len() > 0 {
+		if trace.SpanContextFromContext(ctx).IsValid() || baggage.FromContext(ctx).Len() > 0 {
 			t.inject(ctx, req.GetParams())
 		}
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -578,5 +579,47 @@ func TestTelemetryServerRequest(t *testing.T) {
 	a := attrMap(wait.Attributes())
 	if wait.Parent().SpanID() != ec.SpanContext().SpanID() || a["agentmcp.elicitation.mode"] != "form" || a["agentmcp.elicitation.action"] != "accept" {
 		t.Errorf("agentmcp.elicitation.wait: parent %v, attributes %v", wait.Parent().SpanID(), a)
+	}
+}
+
+// TestTelemetryGlobal: a Manager with no providers uses the global ones.
+// Before the application sets one, requests start no span but still carry
+// the caller's trace context (and leave the caller's span alone); once it
+// sets one, the same Manager's requests are spans of it.
+func TestTelemetryGlobal(t *testing.T) {
+	metas := make(chan map[string]any, 4)
+	newServer := func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "g", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "meta"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			metas <- req.Params.GetMeta()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+		})
+		return s
+	}
+	hs := mcptest.Serve(t, mcptest.Stateless, newServer)
+	m := newManager(t, nil)
+	connectReady(t, m, "global", mcpclient.ServerOptions{URL: hs.URL})
+
+	own := newOtel(t) // the application's own provider, not the global one
+	ctx, parent := own.tp.Tracer("app").Start(testCtx(t), "turn")
+	if _, err := m.CallTool(ctx, "global", "meta", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	parent.End()
+	if tp, _ := (<-metas)["traceparent"].(string); !strings.Contains(tp, parent.SpanContext().SpanID().String()) {
+		t.Errorf("traceparent %q; want the caller's span %v", tp, parent.SpanContext().SpanID())
+	}
+	if a := attrMap(own.one(t, "turn").Attributes()); len(a) != 0 {
+		t.Errorf("the caller's span got attributes %v", a)
+	}
+
+	global := newOtel(t)
+	otel.SetTracerProvider(global.tp)
+	if _, err := m.CallTool(testCtx(t), "global", "meta", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-metas
+	if a := attrMap(global.one(t, "tools/call meta").Attributes()); a["agentmcp.server.id"] != "global" {
+		t.Errorf("attributes %v", a)
 	}
 }

@@ -326,8 +326,8 @@ func (r *callsResult) pairDiff(era, server, w, a, b string, f func(sample) float
 }
 
 func (r *callsResult) table() string {
-	t := newTable("era", "server", "workload", "client", "p50 µs", "p99 µs", "calls/s", "KiB/call", "allocs/call")
-	t.align = []bool{false, false, false, false, true, true, true, true, true}
+	t := newTable("era", "server", "workload", "client", "p50 µs", "p99 µs", "calls/s", "CPU µs/call", "KiB/call", "allocs/call")
+	t.align = []bool{false, false, false, false, true, true, true, true, true, true}
 	for _, kind := range serverKinds {
 		for _, e := range eras {
 			for _, w := range r.workloads[kind] {
@@ -340,6 +340,7 @@ func (r *callsResult) table() string {
 						micros(m(func(s sample) float64 { return float64(s.p50) })),
 						micros(m(func(s sample) float64 { return float64(s.p99) })),
 						fmt.Sprintf("%.0f", m(func(s sample) float64 { return s.perSec })),
+						micros(m(func(s sample) float64 { return float64(s.cpuPerCall) })),
 						fmt.Sprintf("%.1f", m(func(s sample) float64 { return s.bytesPerCall })/1024),
 						fmt.Sprintf("%.0f", m(func(s sample) float64 { return s.allocsPerOp })))
 				}
@@ -412,13 +413,22 @@ func (r *callsResult) figures() []figure {
 	})
 	// Telemetry: the default (global no-op providers) against none at
 	// all, and the cost of a real SDK (every span sampled and batched).
-	add("telemetry_noop_ratio_seq", "<= 1.02", "time/call, no-op OpenTelemetry over telemetry off, seq echo", false, func(e string) float64 {
+	// The client's CPU per call measures what the instrumentation costs;
+	// time per call, on a shared machine, mostly what else ran.
+	cpu := func(s sample) float64 { return float64(s.cpuPerCall) }
+	add("telemetry_noop_cpu_ratio_seq", "<= 1.02", "client CPU/call, no-op OpenTelemetry over telemetry off, seq echo", false, func(e string) float64 {
+		return r.pairRatio(e, k, "seq", clientManager, clientManagerOff, cpu)
+	})
+	add("telemetry_noop_cpu_ratio_conc", "<= 1.02", "the same, 8 callers", false, func(e string) float64 {
+		return r.pairRatio(e, k, "conc8", clientManager, clientManagerOff, cpu)
+	})
+	add("telemetry_noop_ratio_seq", "", "time/call, no-op OpenTelemetry over telemetry off, seq echo", false, func(e string) float64 {
 		return r.pairRatio(e, k, "seq", clientManagerOff, clientManager, perSec)
 	})
-	add("telemetry_noop_ratio_conc", "<= 1.02", "the same, 8 callers", false, func(e string) float64 {
-		return r.pairRatio(e, k, "conc8", clientManagerOff, clientManager, perSec)
+	add("telemetry_sdk_cpu_us_per_call", "", "client CPU µs/call, OTel SDK (sampled, batched, discarded) minus no-op, seq echo", false, func(e string) float64 {
+		return r.pairDiff(e, k, "seq", clientManagerOTel, clientManager, func(s sample) float64 { return float64(s.cpuPerCall) / 1e3 })
 	})
-	add("telemetry_sdk_us_per_call", "", "µs/call, OTel SDK (sampled, batched, discarded) minus no-op, seq echo", false, func(e string) float64 {
+	add("telemetry_sdk_us_per_call", "", "time µs/call, the same", false, func(e string) float64 {
 		return r.pairDiff(e, k, "seq", clientManagerOTel, clientManager, func(s sample) float64 { return 1e6 / s.perSec })
 	})
 	add("telemetry_sdk_allocs_per_call", "", "allocs/call, OTel SDK minus no-op, seq echo", false, func(e string) float64 {

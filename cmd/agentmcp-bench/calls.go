@@ -347,6 +347,10 @@ type sample struct {
 	perSec       float64
 	bytesPerCall float64
 	allocsPerOp  float64
+	// cpuPerCall is this process's CPU time (user and system, every
+	// goroutine) per call: the client's work, less sensitive than time
+	// per call to what else the machine runs.
+	cpuPerCall time.Duration
 }
 
 // measure runs w on c: n calls in all, split over w.conc callers.
@@ -359,6 +363,7 @@ func measure(ctx context.Context, c caller, w workload) (sample, error) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpu0 := processCPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for g := range w.conc {
@@ -384,6 +389,7 @@ func measure(ctx context.Context, c caller, w workload) (sample, error) {
 	}
 	wg.Wait()
 	wall := time.Since(start)
+	cpu := processCPU() - cpu0
 	runtime.ReadMemStats(&after)
 	if err := errors.Join(errs...); err != nil {
 		return sample{}, err
@@ -400,6 +406,7 @@ func measure(ctx context.Context, c caller, w workload) (sample, error) {
 		perSec:       n / wall.Seconds(),
 		bytesPerCall: float64(after.TotalAlloc-before.TotalAlloc) / n,
 		allocsPerOp:  float64(after.Mallocs-before.Mallocs) / n,
+		cpuPerCall:   time.Duration(float64(cpu) / n),
 	}, nil
 }
 

@@ -18,7 +18,7 @@ import (
 func profile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	client := fs.String("client", "manager", "manager, manager-sdk (the Manager on go-sdk's transport), raw or floor")
+	client := fs.String("client", "manager", "manager, manager-sdk (the Manager on go-sdk's transport), manager-off (without telemetry), manager-otel (with the OpenTelemetry SDK), raw or floor")
 	eraName := fs.String("era", "2025-11-25", "2026-07-28 or 2025-11-25")
 	tool := fs.String("tool", "echo", "echo or big")
 	server := fs.String("server", serverFast, "replay (the go-sdk server's answers, replayed) or go-sdk")
@@ -59,6 +59,10 @@ func profile(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		c, err = newManagerCaller(ctx, url, e.name, "")
 	case "manager-sdk":
 		c, err = newManagerCaller(ctx, url, e.name, mcpclient.ImplementationGoSDK)
+	case "manager-off":
+		c, err = newTelemetryOffCaller(ctx, url, e.name)
+	case "manager-otel":
+		c, err = newOTelCaller(ctx, url, e.name)
 	case "raw":
 		c, err = newRawCaller(ctx, url, e.name, hc)
 	case "floor":
@@ -92,7 +96,8 @@ func profile(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "%s %s %s server, %s conc=%d n=%d: p50 %v p99 %v, %.0f calls/s, %.1f KiB/call, %.0f allocs/call\n",
-		*client, e.name, *server, *tool, *conc, *n, s.p50.Round(time.Microsecond), s.p99.Round(time.Microsecond), s.perSec, s.bytesPerCall/1024, s.allocsPerOp)
+	fmt.Fprintf(stdout, "%s %s %s server, %s conc=%d n=%d: p50 %v p99 %v, %.0f calls/s, CPU %v/call, %.1f KiB/call, %.0f allocs/call\n",
+		*client, e.name, *server, *tool, *conc, *n, s.p50.Round(time.Microsecond), s.p99.Round(time.Microsecond), s.perSec,
+		s.cpuPerCall.Round(100*time.Nanosecond), s.bytesPerCall/1024, s.allocsPerOp)
 	return nil
 }
