@@ -35,6 +35,7 @@
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers
 //	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
 //	GET    /static/...                                      its assets
+//	GET    /metrics                                         Options.Metrics, when set (serve: Prometheus text format); behind the token
 //	GET    /healthz                                         200 while the process runs; no token
 //	GET    /readyz                                          200 when the store answers and the server is neither draining nor (a replica) unsure
 //	                                                        of its ownership, else 503 with the reason; no token

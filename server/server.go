@@ -143,6 +143,10 @@ type Options struct {
 	// a success and shows the error after a failure.
 	OAuthCallback *agent.OAuthCallbackConfig
 
+	// Metrics, if set, answers GET /metrics (a Prometheus exporter's
+	// handler, say), behind the token like the API. Nil means no /metrics.
+	Metrics http.Handler
+
 	// Logger receives the server's logs. Nil discards them.
 	Logger *slog.Logger
 }

@@ -81,6 +81,10 @@ Flags:
                     servers added with agentmcp add --db or import run
                     either way.
 
+  --log-format F    text (default) or json: one line per event on stderr,
+                    with the agent, the server id and, in a span, trace_id
+  --log-level L     debug, info (default), warn or error
+
 Stdio servers run as child processes of serve, on the replica that holds
 their agent (every replica needs the command). Each is in a process group of
 its own, stopped (stdin closed, SIGTERM, then SIGKILL) when its agent
@@ -109,6 +113,14 @@ awake on one replica at a time, and any replica answers any request):
 /healthz answers 200 while the process runs; /readyz 200 when the database
 answers and the server is not draining (nor, for a replica, unsure of its
 ownership), else 503. Neither needs the token.
+
+Telemetry (OpenTelemetry, by the semantic conventions for MCP; every name in
+docs/OBSERVABILITY.md): GET /metrics answers the metrics in Prometheus text
+format, behind the token like the API. When OTEL_EXPORTER_OTLP_ENDPOINT (or
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) is
+set, spans and metrics are also sent there over OTLP/HTTP (the other
+OTEL_EXPORTER_OTLP_* variables apply, and OTEL_SERVICE_NAME and
+OTEL_RESOURCE_ATTRIBUTES name the process); otherwise nothing is sent.
 
 Limits: a request's headers must arrive within 10s (64 KiB at most), its body
 within 30s (1 MiB at most, on the API's POST routes only; never read elsewhere); a
@@ -146,6 +158,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var allowStdio bool
 	var cf clusterFlags
 	fs.BoolVar(&allowStdio, "allow-stdio-servers", false, "")
+	var logFormat, logLevel string
+	fs.StringVar(&logFormat, "log-format", "text", "")
+	fs.StringVar(&logLevel, "log-level", "info", "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "")
 	fs.StringVar(&db, "db", "", "")
 	fs.StringVar(&dsn, "postgres", "", "")
@@ -166,6 +181,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if db != "" && dsn != "" {
 		return usageErrorf("give --db or --postgres, not both")
+	}
+	logger, err := newLogger(stderr, logFormat, logLevel)
+	if err != nil {
+		return err
 	}
 	if db == "" && dsn == "" {
 		db = "agentmcp.db"
@@ -231,7 +250,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer release()
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	tel, err := newServeTelemetry(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		tctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := tel.shutdown(tctx); err != nil {
+			logger.Warn("flushing telemetry", "error", err)
+		}
+	}()
 	if strings.TrimSpace(os.Getenv(store.EnvSecretKey)) == "" {
 		logger.Warn(store.EnvSecretKey + " is not set: header values, URL credentials and query strings, and OAuth tokens are stored in plaintext in the database")
 	}
@@ -269,7 +298,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv, err := server.Open(ctx, st, &server.Options{
 		Cluster:           clusterOpts,
-		Agent:             &agent.Options{CallbackHost: publicURL},
+		Agent:             &agent.Options{CallbackHost: publicURL, TracerProvider: tel.tracer, MeterProvider: tel.meter},
+		Metrics:           tel.metrics,
 		Token:             token,
 		AllowStdioServers: allowStdio,
 		AllowedHosts:      allowedHosts,
