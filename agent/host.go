@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Defaults of HostOptions.
@@ -100,6 +101,8 @@ type Host struct {
 	closed   bool
 	unclean  bool            // an agent was not closed in time
 	keep     map[string]bool // HostOptions.KeepAwake
+
+	metrics metric.Registration // telemetry.go; nil if none
 }
 
 // hostEntry is an agent being opened or awake.
@@ -161,6 +164,7 @@ func NewHost(st store.Store, opts *HostOptions) *Host {
 	for _, key := range o.KeepAwake {
 		h.keep[key] = true
 	}
+	h.metrics = h.registerMetrics()
 	if o.IdleTimeout > 0 {
 		go h.sweeper()
 	} else {
@@ -672,6 +676,9 @@ func (h *Host) Close(ctx context.Context) error {
 		sleeping = append(sleeping, ch)
 	}
 	h.mu.Unlock()
+	if h.metrics != nil {
+		h.metrics.Unregister() // not under mu: its callback takes mu
+	}
 	close(h.quit)
 	<-h.done
 

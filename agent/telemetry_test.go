@@ -58,3 +58,52 @@ func TestTelemetryOptions(t *testing.T) {
 		t.Error("no mcp.client.operation.duration on the agent's meter provider")
 	}
 }
+
+// TestHostMetrics: a host reports agents awake, wakes and hibernations on
+// its agents' meter provider, and unregisters them when it closes.
+func TestHostMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	h, _ := newHost(t, openSQLite(t, ""), &agent.HostOptions{Agent: &agent.Options{MeterProvider: mp}})
+	_, release := use(t, h, "one")
+	release()
+	_, release = use(t, h, "two")
+	release()
+	if !h.Hibernate(testCtx(t), "test-agent", "one") {
+		t.Fatal("one was not hibernated")
+	}
+	values := func() map[string]int64 {
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				switch d := m.Data.(type) {
+				case metricdata.Gauge[int64]:
+					for _, dp := range d.DataPoints {
+						out[m.Name] += dp.Value
+					}
+				case metricdata.Sum[int64]:
+					for _, dp := range d.DataPoints {
+						out[m.Name] += dp.Value
+					}
+				}
+			}
+		}
+		return out
+	}
+	got := values()
+	want := map[string]int64{"agentmcp.agents.awake": 1, "agentmcp.agent.wakes": 2, "agentmcp.agent.hibernations": 1}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d; want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+	h.Close(context.Background())
+	if got := values(); len(got) != 0 {
+		t.Errorf("after Close, still reported: %v", got)
+	}
+}
