@@ -93,11 +93,11 @@ var (
 // telemetry is the Manager's tracer, propagator and instruments.
 type telemetry struct {
 	tracer trace.Tracer
-	// global is the global tracer provider the tracer came from, when
-	// Options.TracerProvider was nil: while it is still the global one
-	// (no SDK was set since), the tracer's spans are non-recording, and
-	// requests skip them (see traced).
-	global  trace.TracerProvider
+	// global is set when the tracer came from the global provider
+	// (Options.TracerProvider nil): while the application has set none,
+	// the global tracer's spans are non-recording, and requests skip them
+	// (see traced).
+	global  bool
 	prop    propagation.TextMapPropagator
 	content bool
 	off     bool // no per-request telemetry (benchknob.NoRequestTelemetry)
@@ -113,10 +113,9 @@ type telemetry struct {
 // refuses is replaced by a no-op one: telemetry never fails the Manager.
 func newTelemetry(m *Manager, o *Options) *telemetry {
 	tp, mp, prop := o.TracerProvider, o.MeterProvider, o.Propagator
-	var global trace.TracerProvider
+	global := tp == nil
 	if tp == nil {
 		tp = otel.GetTracerProvider()
-		global = tp
 	}
 	if mp == nil {
 		mp = otel.GetMeterProvider()
@@ -188,12 +187,25 @@ func counter(meter metric.Meter, name, unit, desc string) metric.Int64Counter {
 
 // traced reports whether requests start spans: always with a tracer
 // provider of the application's, and with the global one once the
-// application has set one (the global provider returns the application's
-// from then on). Until then the global tracer's spans are non-recording,
-// and starting one would cost two allocations per request for nothing.
+// application has set one, before or after New (otel.GetTracerProvider
+// returns the application's from then on, and a tracer obtained before
+// delegates to it). Until then the global tracer's spans are
+// non-recording, and starting one would cost two allocations per request
+// for nothing.
 func (t *telemetry) traced() bool {
-	return t.global == nil || otel.GetTracerProvider() != t.global
+	return !t.global || reflect.TypeOf(otel.GetTracerProvider()) != defaultGlobalType
 }
+
+// defaultGlobalType is the type of OpenTelemetry's default global tracer
+// provider (which delegates to the one the application sets), or nil if
+// the provider found at initialisation is another (then always traced).
+var defaultGlobalType = func() reflect.Type {
+	t := reflect.TypeOf(otel.GetTracerProvider())
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().PkgPath() != "go.opentelemetry.io/otel/internal/global" {
+		return nil
+	}
+	return t
+}()
 
 // noSpan is the span of a request that starts none.
 var noSpan = trace.SpanFromContext(context.Background())

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,6 +21,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
@@ -585,7 +588,8 @@ func TestTelemetryServerRequest(t *testing.T) {
 // TestTelemetryGlobal: a Manager with no providers uses the global ones.
 // Before the application sets one, requests start no span but still carry
 // the caller's trace context (and leave the caller's span alone); once it
-// sets one, the same Manager's requests are spans of it.
+// sets one, the same Manager's requests are spans of it, and so are those
+// of a Manager created afterwards.
 func TestTelemetryGlobal(t *testing.T) {
 	metas := make(chan map[string]any, 4)
 	newServer := func() *mcp.Server {
@@ -597,6 +601,10 @@ func TestTelemetryGlobal(t *testing.T) {
 		return s
 	}
 	hs := mcptest.Serve(t, mcptest.Stateless, newServer)
+	// The global provider is set once per process: a provider whose
+	// current SDK provider each run swaps in (none to start with).
+	globalProvider.cur.Store(&noopProvider)
+	t.Cleanup(func() { globalProvider.cur.Store(&noopProvider) })
 	m := newManager(t, nil)
 	connectReady(t, m, "global", mcpclient.ServerOptions{URL: hs.URL})
 
@@ -614,12 +622,52 @@ func TestTelemetryGlobal(t *testing.T) {
 	}
 
 	global := newOtel(t)
-	otel.SetTracerProvider(global.tp)
+	var tp trace.TracerProvider = global.tp
+	globalProvider.cur.Store(&tp)
+	setGlobal.Do(func() { otel.SetTracerProvider(globalProvider) })
+	m2 := newManager(t, nil) // created after the application set it
+	connectReady(t, m2, "global2", mcpclient.ServerOptions{URL: hs.URL})
 	if _, err := m.CallTool(testCtx(t), "global", "meta", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	<-metas
-	if a := attrMap(global.one(t, "tools/call meta").Attributes()); a["agentmcp.server.id"] != "global" {
-		t.Errorf("attributes %v", a)
+	if _, err := m2.CallTool(testCtx(t), "global2", "meta", nil, nil); err != nil {
+		t.Fatal(err)
 	}
+	<-metas
+	var ids []string
+	for _, s := range global.named("tools/call meta") {
+		ids = append(ids, attrMap(s.Attributes())["agentmcp.server.id"])
+	}
+	if strings.Join(ids, ",") != "global,global2" {
+		t.Errorf("tools/call meta spans of servers %v; want global and global2", ids)
+	}
+}
+
+var (
+	setGlobal      sync.Once
+	globalProvider                      = &swapProvider{}
+	noopProvider   trace.TracerProvider = tracenoop.NewTracerProvider()
+)
+
+// swapProvider is a tracer provider whose tracers start their spans on
+// the provider cur holds at the time.
+type swapProvider struct {
+	embedded.TracerProvider
+	cur atomic.Pointer[trace.TracerProvider]
+}
+
+func (p *swapProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	return swapTracer{p: p, name: name, opts: opts}
+}
+
+type swapTracer struct {
+	embedded.Tracer
+	p    *swapProvider
+	name string
+	opts []trace.TracerOption
+}
+
+func (t swapTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	return (*t.p.cur.Load()).Tracer(t.name, t.opts...).Start(ctx, name, opts...)
 }
