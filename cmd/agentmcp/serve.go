@@ -80,7 +80,6 @@ Flags:
                     other sites or origins (--origin ones included). Stdio
                     servers added with agentmcp add --db or import run
                     either way.
-
   --log-format F    text (default) or json: one line per event on stderr,
                     with the agent, the server id and, in a span, trace_id
   --log-level L     debug, info (default), warn or error
