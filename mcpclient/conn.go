@@ -745,6 +745,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 			resume = nil
 		}
 		transport = &streamableTransport{
+			io:             c.m.tel.ioFor(c),
 			resume:         resume,
 			endpoint:       c.opts.URL,
 			client:         c.m.httpClient,
@@ -763,6 +764,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 			version = protocolLegacy // no 2026-07-28 probe on a 2024-11-05 transport
 		}
 		transport = &sseTransport{
+			io:             c.m.tel.ioFor(c),
 			authorize:      c.authorizeRequest(),
 			endpoint:       c.opts.URL,
 			client:         c.m.httpClient,

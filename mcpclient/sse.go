@@ -26,6 +26,7 @@ import (
 // typed, events are size-capped, and the endpoint must be on the same origin
 // as the stream.
 type sseTransport struct {
+	io             *ioCounter // agentmcp.client.io (telemetry.go)
 	endpoint       string
 	client         *http.Client
 	header         http.Header
@@ -147,6 +148,7 @@ func (c *sseConn) read(sr *sseReader, body io.ReadCloser) {
 		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue
 		}
+		c.t.io.received(len(ev.Data))
 		var msg jsonrpc.Message
 		if msg, err = decodeMessage(ev.Data); err != nil {
 			err = protocolError("malformed message in SSE stream: %v: %s", err, quoteStart(ev.Data))
@@ -212,6 +214,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
+	c.t.io.sent(len(data))
 	reqCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.ctx, cancel)()

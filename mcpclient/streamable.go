@@ -71,6 +71,8 @@ type streamableTransport struct {
 	// answered locally from it.
 	resume *Resume
 
+	io *ioCounter // agentmcp.client.io (telemetry.go); nil counts nothing
+
 	// conn is the connection Connect made (a transport is used once).
 	conn *streamableConn
 }
@@ -287,6 +289,7 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", summary, err)
 	}
+	c.t.io.sent(len(data))
 
 	// The request lives until the caller gives up or the connection closes.
 	reqCtx, cancelReq := context.WithCancel(ctx)
@@ -354,6 +357,7 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 			return rejected(fmt.Errorf("%s: reading response: %w", summary, err))
 		}
+		c.t.io.received(body.Len())
 		reply, err := decodeShared(body.Bytes())
 		if err != nil {
 			return rejected(protocolError("%s: malformed response: %v: %s", summary, err, quoteStart(body.Bytes())))
@@ -791,6 +795,7 @@ func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call
 		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue // priming event, or one we do not know
 		}
+		c.t.io.received(len(ev.Data))
 		msg, err := decodeShared(ev.Data)
 		if err != nil {
 			r.err = protocolError("malformed message in event stream: %v: %s", err, quoteStart(ev.Data))

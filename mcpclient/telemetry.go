@@ -58,6 +58,7 @@ const (
 	attrProtocolName    = attribute.Key("network.protocol.name")
 	attrServerAddress   = attribute.Key("server.address")
 	attrServerPort      = attribute.Key("server.port")
+	attrIODirection     = attribute.Key("network.io.direction")
 
 	// AttrServerID is the id the server is registered under in the
 	// Manager: agentmcp's own attribute, on every span and measurement
@@ -106,6 +107,7 @@ type telemetry struct {
 	sessionDuration metric.Float64Histogram
 	renewals        metric.Int64Counter
 	attempts        metric.Int64Counter
+	io              metric.Int64Counter
 	reg             metric.Registration // the observable gauges; nil if none
 }
 
@@ -138,6 +140,8 @@ func newTelemetry(m *Manager, o *Options) *telemetry {
 		"Session renewals (a new session after a drop, an expiry or a failure), by outcome.")
 	t.attempts = counter(meter, "agentmcp.client.connect.attempts", "{attempt}",
 		"Connection attempts made by renewals and reconnections, by outcome.")
+	t.io = counter(meter, "agentmcp.client.io", "By",
+		"Bytes of the JSON-RPC messages sent and received over HTTP (streamable HTTP, SSE), by direction.")
 	servers, err := meter.Int64ObservableGauge("agentmcp.client.servers", metric.WithUnit("{server}"),
 		metric.WithDescription("Registered servers, by state."))
 	if err != nil {
@@ -729,4 +733,36 @@ func jsonString(v any) string {
 		return ""
 	}
 	return string(b)
+}
+
+// ioCounter counts the bytes of one connection's messages
+// (agentmcp.client.io): the JSON-RPC messages as encoded, not the HTTP
+// framing around them.
+type ioCounter struct {
+	c      metric.Int64Counter
+	tx, rx []metric.AddOption
+}
+
+// ioFor returns the counter of c's messages. The server id is fixed when
+// the session starts.
+func (t *telemetry) ioFor(c *conn) *ioCounter {
+	id := AttrServerID.String(c.ID())
+	return &ioCounter{c: t.io,
+		tx: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(id, attrIODirection.String("transmit")))},
+		rx: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(id, attrIODirection.String("receive")))},
+	}
+}
+
+// sent counts n bytes sent.
+func (io *ioCounter) sent(n int) {
+	if io != nil && io.c.Enabled(context.Background()) {
+		io.c.Add(context.Background(), int64(n), io.tx...)
+	}
+}
+
+// received counts n bytes received.
+func (io *ioCounter) received(n int) {
+	if io != nil && io.c.Enabled(context.Background()) {
+		io.c.Add(context.Background(), int64(n), io.rx...)
+	}
 }
