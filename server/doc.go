@@ -53,7 +53,12 @@
 // (the agent moved while the request was forwarded; retry), 503
 // owner_unavailable (its replica does not answer and its lease has not
 // lapsed yet; retry), 502 interrupted (its replica went away during a call:
-// whether the call took effect is unknown, and it was not repeated). The
+// whether the call took effect is unknown, and it was not repeated). A
+// request waiting for an owner that does not answer looks again when the
+// owner's lease would expire (by the database's clock) or when the
+// database notifies that the agent was given back; a WebSocket or SSE
+// stream relayed to an owner ends when the owner's lease lapses or moves,
+// so that its client reconnects to the new owner. The
 // cluster listener also answers GET /cluster/stats (StatsPath), with the
 // key: the process's goroutines, live heap after a garbage collection and
 // awake agents (RuntimeStats), for leak checks across failovers. Drain

@@ -329,8 +329,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(l) }()
+	var cs *http.Server // the cluster listener's
 	if replica != nil {
-		cs, err := cf.listen(srv, logger)
+		var err error
+		cs, err = cf.listen(srv, logger)
 		if err != nil {
 			hs.Close()
 			closeServer()
@@ -370,6 +372,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := hs.Shutdown(sctx); err != nil {
 		logger.Warn("shutting down the HTTP server", "error", err)
 		hs.Close()
+	}
+	// The requests other replicas forwarded here finish too (a drained
+	// replica still passes on those that arrive for agents it let go):
+	// closing the listener under them would answer them interrupted.
+	if cs != nil {
+		if err := cs.Shutdown(sctx); err != nil {
+			logger.Warn("shutting down the cluster listener", "error", err)
+			cs.Close()
+		}
 	}
 	closeServer()
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
