@@ -53,7 +53,10 @@
 // lines of its stderr. A line over Options.MaxMessageSize fails the
 // connection, quoting its start. Closing a stdio session closes the
 // server's stdin, then sends SIGTERM and SIGKILL 2 seconds apart if it
-// does not exit.
+// does not exit, to its process group. On Linux the server runs under a
+// supervisor, the program itself (see [SupervisorEnv]), that kills every
+// process the server started when the server ends and when the program
+// dies, even by SIGKILL.
 //
 // # Staying connected
 //

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,12 +47,17 @@ func stdioServer(mode string) int {
 	case "spawn-child":
 		// A server that starts a process of its own (as npx starts node),
 		// which stays in its process group.
-		child := exec.Command("sleep", "600")
-		if err := child.Start(); err != nil {
+		if err := spawnChild(false); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		os.WriteFile(os.Getenv("AGENTMCP_TEST_CHILD_PID_FILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o644)
+	case "linger-escape":
+		// A server that lingers, with a child that left its process
+		// group (a session of its own) and never reads stdin.
+		if err := spawnChild(true); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	case "noisy":
 		// What careless servers print on stdout before they serve: a
 		// banner, log lines (one bracketed, one JSON but not JSON-RPC),
@@ -75,12 +81,23 @@ func stdioServer(mode string) int {
 	if mode == "exit-badly" {
 		return 7 // a server that fails on shutdown
 	}
-	if mode == "linger" {
+	if mode == "linger" || mode == "linger-escape" {
 		// A server that does not exit when its stdin closes (or is too
 		// slow to): only a signal ends it.
 		select {}
 	}
 	return 0
+}
+
+// spawnChild starts a long sleep, in a session of its own when setsid,
+// its pid in AGENTMCP_TEST_CHILD_PID_FILE.
+func spawnChild(setsid bool) error {
+	child := exec.Command("sleep", "600")
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+	if err := child.Start(); err != nil {
+		return err
+	}
+	return os.WriteFile(os.Getenv("AGENTMCP_TEST_CHILD_PID_FILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o644)
 }
 
 // newManager returns a Manager closed when the test ends.
@@ -138,15 +155,17 @@ func textOf(t testing.TB, r *mcp.CallToolResult) string {
 	return ""
 }
 
-// stdioParent is a process that runs a stdio server (mode linger, which
-// does not exit when its stdin closes; its pid in
-// AGENTMCP_TEST_PID_FILE), says "ready" on stdout once the server is, and
+// stdioParent is a process that runs a stdio server (mode linger-escape,
+// which does not exit when its stdin closes, with a child out of its
+// process group; their pids in AGENTMCP_TEST_PID_FILE and
+// AGENTMCP_TEST_CHILD_PID_FILE), says "ready" on stdout once the server is, and
 // waits to be killed.
 func stdioParent() int {
 	m := mcpclient.New(nil)
 	ctx := context.Background()
 	m.RegisterServer(ctx, "s", mcpclient.ServerOptions{Command: &mcpclient.CommandOptions{Path: os.Args[0],
-		Env: []string{"AGENTMCP_TEST_STDIO_SERVER=linger", "AGENTMCP_TEST_PID_FILE=" + os.Getenv("AGENTMCP_TEST_PID_FILE")}}})
+		Env: []string{"AGENTMCP_TEST_STDIO_SERVER=linger-escape", "AGENTMCP_TEST_PID_FILE=" + os.Getenv("AGENTMCP_TEST_PID_FILE"),
+			"AGENTMCP_TEST_CHILD_PID_FILE=" + os.Getenv("AGENTMCP_TEST_CHILD_PID_FILE")}}})
 	if res, err := m.ConnectToServer(ctx, "s"); err != nil || res.State != mcpclient.StateConnected {
 		fmt.Fprintln(os.Stderr, "connect:", res.Err, err)
 		return 1

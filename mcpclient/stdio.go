@@ -28,6 +28,31 @@ const (
 	noiseQuote = 200
 )
 
+// SupervisorEnv is the environment variable that makes a program that
+// imports this package a stdio server's supervisor rather than itself. On
+// Linux a stdio server runs under a supervisor: the program itself,
+// started again from /proc/self/exe with SupervisorEnv set (to its pid);
+// the package's init function sees the variable before main runs, so
+// every program that imports mcpclient is its own supervisor without a
+// separate binary or any call of its own.
+//
+// The supervisor makes itself a child subreaper, starts the server with
+// its own stdin, stdout and stderr (the pipes of the Manager: nothing is
+// relayed) and waits. When the server exits, when the Manager asks
+// (SIGUSR1), or when the Manager's process dies (its parent-death signal,
+// SIGUSR1 too), it kills every process the server left behind: the
+// server's children, and the processes orphaned under it (a subreaper
+// adopts them, even those that started a session or a process group of
+// their own), until it has none left; then it exits as the server did. A
+// parent-death signal alone reaches only the direct child: without the
+// supervisor, `npx`'s node or a shell's children outlive a killed
+// program.
+//
+// Programs built as c-shared or c-archive libraries, whose /proc/self/exe
+// is another program, start servers directly, with only the parent-death
+// signal; other systems start them directly too, and ignore SupervisorEnv.
+const SupervisorEnv = "AGENTMCP_STDIO_SUPERVISOR"
+
 // stdioTransport runs a command and speaks newline-delimited JSON-RPC on
 // its stdin and stdout, as go-sdk's CommandTransport does, with two
 // differences: a line on stdout that is not a JSON-RPC message (a banner,
@@ -51,14 +76,14 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	supervise(t.cmd)
+	supervised := supervise(t.cmd)
 	if err := t.spawn.start(t.cmd); err != nil {
 		stdout.Close()
 		stdin.Close()
 		return nil, err
 	}
 	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.maxLine, noise: t.noise}
-	input := &processInput{stdin: stdin, cmd: t.cmd, terminate: t.terminate, exited: t.spawn.exited}
+	input := &processInput{stdin: stdin, cmd: t.cmd, supervised: supervised, terminate: t.terminate, exited: t.spawn.exited}
 	it := &mcp.IOTransport{
 		// The connection is closed by closing stdin; stdout ends when the
 		// process does.
@@ -203,12 +228,16 @@ func isMessageLine(line []byte) bool {
 // server down as the spec says: close its stdin, wait for it to exit, then
 // SIGTERM, then SIGKILL, each after terminate. The signals go to the
 // server's process group, and once the server has exited, what is left of
-// its group (processes it started and left behind) is killed.
+// its group (processes it started and left behind) is killed. Under the
+// supervisor (supervised), the supervisor kills all the server left
+// behind, in its group or not, and is asked to instead of the final
+// SIGKILL to the group.
 type processInput struct {
-	stdin     io.WriteCloser
-	cmd       *exec.Cmd
-	terminate time.Duration
-	exited    func() // tells the spawner the process is reaped
+	stdin      io.WriteCloser
+	cmd        *exec.Cmd
+	supervised bool
+	terminate  time.Duration
+	exited     func() // tells the spawner the process is reaped
 
 	once sync.Once
 	err  error
@@ -223,9 +252,13 @@ func (w *processInput) Write(p []byte) (int, error) { return w.stdin.Write(p) }
 func (w *processInput) Close() error {
 	w.once.Do(func() {
 		w.err = w.stop()
-		// Leftovers of the group: the group id is not reused while any
-		// of them lives, so this reaches them only.
-		signalGroup(w.cmd, syscall.SIGKILL)
+		if !w.supervised {
+			// Leftovers of the group: the group id is not reused while
+			// any of them lives, so this reaches them only. (The
+			// supervisor has killed them before it exited: no signal
+			// goes to a group id that may have been reused since.)
+			signalGroup(w.cmd, syscall.SIGKILL)
+		}
 		w.exited()
 	})
 	return w.err
@@ -258,6 +291,15 @@ func (w *processInput) stop() error {
 	if err := signalGroup(w.cmd, syscall.SIGTERM); err == nil {
 		if err, ok := wait(); ok {
 			return endedBy(err, syscall.SIGTERM)
+		}
+	}
+	if w.supervised {
+		// The supervisor kills the server and all it started, and exits
+		// as killed by SIGKILL.
+		if err := killTree(w.cmd); err == nil {
+			if err, ok := wait(); ok {
+				return endedBy(err, syscall.SIGKILL)
+			}
 		}
 	}
 	if err := signalGroup(w.cmd, syscall.SIGKILL); err != nil {

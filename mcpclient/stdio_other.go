@@ -8,7 +8,7 @@ import (
 )
 
 // supervise does nothing here: the process is stopped on its own.
-func supervise(*exec.Cmd) {}
+func supervise(*exec.Cmd) bool { return false }
 
 // signalGroup signals the process alone (killing it for any signal but
 // SIGTERM, which these systems cannot send).
@@ -18,3 +18,6 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
 	}
 	return cmd.Process.Kill()
 }
+
+// killTree kills the process.
+func killTree(cmd *exec.Cmd) error { return cmd.Process.Kill() }

@@ -159,8 +159,8 @@ func TestStdioStopsProcessGroup(t *testing.T) {
 	connectReady(t, m, "s", mcpclient.ServerOptions{Command: &mcpclient.CommandOptions{Path: os.Args[0],
 		Env: []string{"AGENTMCP_TEST_STDIO_SERVER=spawn-child", "AGENTMCP_TEST_PID_FILE=" + pidFile, "AGENTMCP_TEST_CHILD_PID_FILE=" + childFile}}})
 	server, child := readPid(t, pidFile), readPid(t, childFile)
-	if pgid, _ := syscall.Getpgid(server); pgid != server {
-		t.Errorf("server %d is in process group %d; want its own", server, pgid)
+	if pgid, _ := syscall.Getpgid(server); pgid == syscall.Getpgrp() {
+		t.Errorf("server %d is in the test's process group %d; want one of its own", server, pgid)
 	}
 	if err := m.RemoveServer(testCtx(t), "s"); err != nil {
 		t.Fatal(err)
@@ -169,16 +169,19 @@ func TestStdioStopsProcessGroup(t *testing.T) {
 	waitGone(t, child, "the server's child")
 }
 
-// TestStdioDiesWithParent: a stdio server does not outlive the process
-// that started it, even one killed with SIGKILL (Linux: the parent-death
-// signal, from the spawner's thread).
+// TestStdioDiesWithParent: a stdio server and what it started do not
+// outlive the process that started them, even one killed with SIGKILL,
+// nor does a child of the server that left its process group (Linux: the
+// supervisor's parent-death signal, from the spawner's thread, and the
+// supervisor kills all it adopted).
 func TestStdioDiesWithParent(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
 	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	dir := t.TempDir()
+	pidFile, childFile := filepath.Join(dir, "pid"), filepath.Join(dir, "child")
 	parent := exec.Command(os.Args[0], "-test.run=^$")
-	parent.Env = append(os.Environ(), "AGENTMCP_TEST_STDIO_PARENT=1", "AGENTMCP_TEST_PID_FILE="+pidFile)
+	parent.Env = append(os.Environ(), "AGENTMCP_TEST_STDIO_PARENT=1", "AGENTMCP_TEST_PID_FILE="+pidFile, "AGENTMCP_TEST_CHILD_PID_FILE="+childFile)
 	out, err := parent.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -192,10 +195,15 @@ func TestStdioDiesWithParent(t *testing.T) {
 	if err != nil || line != "ready\n" {
 		t.Fatalf("parent said %q, %v", line, err)
 	}
-	server := readPid(t, pidFile)
+	server, child := readPid(t, pidFile), readPid(t, childFile)
+	t.Cleanup(func() {
+		syscall.Kill(server, syscall.SIGKILL) // stop anything left
+		syscall.Kill(child, syscall.SIGKILL)
+	})
 	if err := parent.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	parent.Wait()
 	waitGone(t, server, "the server of a killed parent")
+	waitGone(t, child, "the server's child, out of its group, of a killed parent")
 }

@@ -88,7 +88,9 @@ Stdio servers run as child processes of serve, on the replica that holds
 their agent (every replica needs the command). Each is in a process group of
 its own, stopped (stdin closed, SIGTERM, then SIGKILL) when its agent
 hibernates or closes or the server is removed, and killed if serve dies
-(Linux). Hibernation costs a stdio server a restart and a handshake at the
+(Linux: each runs under a supervisor, agentmcp itself, that kills all the
+server started, in its process group or not, when the server exits or
+stops or serve dies). Hibernation costs a stdio server a restart and a handshake at the
 next wake: mark it keep-awake (agentmcp add --keep-awake) if that is slow. A
 server that exits is started again with backoff; its last stderr lines are
 in its error.

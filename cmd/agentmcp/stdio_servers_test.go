@@ -288,7 +288,9 @@ func TestStdioServers(t *testing.T) {
 }
 
 // TestStdioServersDieWithServe: kill -9 of agentmcp serve leaves no stdio
-// server process behind.
+// server process behind, nor any process a server started: one server is
+// a shell that runs the memory server and leaves two processes that
+// ignore SIGTERM and stdin, one of them out of its process group.
 func TestStdioServersDieWithServe(t *testing.T) {
 	peers.Require(t)
 	goTool, err := exec.LookPath("go")
@@ -316,6 +318,18 @@ func TestStdioServersDieWithServe(t *testing.T) {
 	}
 	add("everything", ev)
 	add("memory", mem)
+	setsid, err := exec.LookPath("setsid")
+	if err != nil {
+		t.Skipf("no setsid: %v", err)
+	}
+	script, err := filepath.Abs("testdata/leaves-children.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leftFile := filepath.Join(dir, "left")
+	mem2 := peers.MemoryCommand(t, "")
+	add("leaves", peers.Command{Path: "/bin/sh", Args: append([]string{script, mem2.Path}, mem2.Args...),
+		Env: append(mem2.Env, "LEFT_PIDS_FILE="+leftFile, "PATH="+filepath.Dir(setsid)+":/usr/bin:/bin")})
 
 	serve := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
 	serve.Env = append(os.Environ(), "AGENTMCP_TOKEN=", "AGENTMCP_SECRET_KEY=")
@@ -342,13 +356,33 @@ func TestStdioServersDieWithServe(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	waitState(t, base, "both ready", allReady("everything", "memory"))
+	waitState(t, base, "all ready", allReady("everything", "memory", "leaves"))
 	kids := append(childrenOf(t, serve.Process.Pid, "server-everything"), childrenOf(t, serve.Process.Pid, "server-memory")...)
-	if len(kids) != 2 {
-		t.Fatalf("serve's stdio server processes: %v; want 2", kids)
+	if len(kids) != 3 {
+		t.Fatalf("serve's stdio server processes: %v; want 3", kids)
 	}
+	// Every process under serve (the servers, what they started), and
+	// the two the shell left.
+	tree := descendantsOf(t, serve.Process.Pid)
+	// (A shell started for the handshake probe and stopped has left
+	// two too, stopped with it.)
+	left := strings.Fields(readFile(t, leftFile))
+	if len(left) < 2 || len(left)%2 != 0 {
+		t.Fatalf("the shell left %v; want pairs of pids", left)
+	}
+	for _, p := range left[len(left)-2:] {
+		pid, _ := strconv.Atoi(p)
+		if !slices.Contains(tree, pid) {
+			t.Fatalf("process %d the shell left is not under serve (%v)", pid, tree)
+		}
+	}
+	for _, p := range left[:len(left)-2] {
+		pid, _ := strconv.Atoi(p)
+		waitGone(t, pid, "a process left by a stopped server")
+	}
+	t.Logf("%d processes under serve before kill -9: %v", len(tree), tree)
 	t.Cleanup(func() {
-		for _, pid := range kids {
+		for _, pid := range tree {
 			syscall.Kill(pid, syscall.SIGKILL) // stop anything left
 		}
 	})
@@ -356,7 +390,50 @@ func TestStdioServersDieWithServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	serve.Wait()
-	for _, pid := range kids {
-		waitGone(t, pid, "a stdio server of the killed serve")
+	for _, pid := range tree {
+		waitGone(t, pid, "a process under the killed serve")
 	}
+}
+
+// descendantsOf returns the pids of the processes under pid (its
+// children, theirs, and so on), from /proc.
+func descendantsOf(t *testing.T, pid int) []int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	children := map[int][]int{}
+	for _, d := range dirs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], p)
+	}
+	var out []int
+	for next := []int{pid}; len(next) > 0; {
+		p := next[0]
+		next = append(next[1:], children[p]...)
+		out = append(out, children[p]...)
+	}
+	return out
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
