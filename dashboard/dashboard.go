@@ -4,8 +4,9 @@
 // # Files
 //
 //   - index.html: the page, an html/template executed with
-//     {DefaultAgent string} (the "class/name" shown when the URL names none
-//     with ?agent=class/name).
+//     {DefaultAgent string; AllowStdioServers bool} (the "class/name" shown
+//     when the URL names none with ?agent=class/name; whether the add form
+//     offers stdio servers, a command: its fields are removed otherwise).
 //   - callback.html: the page OAuth popups land on, an html/template
 //     executed with agent.CallbackResult; static/callback.js closes the
 //     popup after a success.

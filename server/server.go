@@ -52,7 +52,8 @@ type Options struct {
 	// even when on, such adds need the token and are refused from browser
 	// pages of other sites or origins (trusted ones included). Stdio
 	// servers added otherwise (agentmcp add --db, import, the library) are
-	// run either way.
+	// run either way. With it (and Token), the dashboard's add form offers
+	// commands too.
 	AllowStdioServers bool
 
 	// Classes restricts the agent classes served. Nil means any class that

@@ -208,3 +208,85 @@ func readPid(t *testing.T, file string) int {
 	}
 	return pid
 }
+
+// TestDashboardAddStdioServer: with stdio adds allowed, the dashboard's
+// add form adds a command (args, env, cwd) that becomes ready, and its env
+// value is never on the page, not even left in the form; without them the
+// form has no command fields.
+func TestDashboardAddStdioServer(t *testing.T) {
+	ctx, problems := browser(t)
+	const secret = "env-SECRET-f00d"
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	e := newEnv(t, &Options{DefaultAgent: "test/a", Token: "tok", AllowStdioServers: true})
+	row := `#servers tr[data-server-id="local"]`
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(e.ts.URL+"/?token=tok"),
+		chromedp.WaitVisible(chromedp.CSS(`#status[data-status="open"]`)),
+		chromedp.Click(chromedp.CSS(`#add-kind input[value="command"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#add-form input[name="command"]`)),
+		chromedp.SendKeys(chromedp.CSS(`#add-form input[name="name"]`), "local"),
+		chromedp.SendKeys(chromedp.CSS(`#add-form input[name="id"]`), "local"),
+		chromedp.SendKeys(chromedp.CSS(`#add-form input[name="command"]`), os.Args[0]),
+		chromedp.SendKeys(chromedp.CSS(`#add-form input[name="cwd"]`), dir),
+		chromedp.SendKeys(chromedp.CSS(`#add-form textarea[name="args"]`), "-test.run=^$\n-test.count=1"),
+		chromedp.SendKeys(chromedp.CSS(`#add-form textarea[name="env"]`),
+			"AGENTMCP_TEST_STDIO_SERVER=1\nAGENTMCP_TEST_PID_FILE="+pidFile+"\nAPI_TOKEN="+secret),
+		chromedp.Click(chromedp.CSS(`#add-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(row+` .state[data-state="ready"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#add-result[data-outcome="ok"]`)),
+	); err != nil {
+		t.Fatalf("adding a command through the form: %v (problems: %v)", err, problems())
+	}
+	cell, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(row+" td.url")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "$ " + os.Args[0] + " -test.run=^$ -test.count=1"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
+		t.Errorf("command cell %q, want %q... with the env names", cell, want)
+	}
+	// The server runs in the working directory given.
+	pid := readPid(t, pidFile)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // stop anything left
+	if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil && cwd != dir {
+		t.Errorf("server cwd %q, want %q", cwd, dir)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		`document.documentElement.outerHTML + [...document.querySelectorAll("input, textarea")].map((i) => i.value).join("\n")`))
+	if err != nil || strings.Contains(page, secret) {
+		t.Errorf("the page shows the env value (%v)", err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(row+` button.remove`)),
+		chromedp.WaitVisible(chromedp.CSS(`#no-servers`)),
+	); err != nil {
+		t.Fatalf("removing: %v (problems: %v)", err, problems())
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process %d still runs after the dashboard removed its server", pid)
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page reported problems: %v", p)
+	}
+
+	// Without stdio adds (no flag, or no token to require), the form has
+	// no command fields: only URL servers.
+	for _, opts := range []*Options{{DefaultAgent: "test/a", Token: "tok"}, {DefaultAgent: "test/a", AllowStdioServers: true}} {
+		e := newEnv(t, opts)
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(e.ts.URL+"/?token=tok"),
+			chromedp.WaitVisible(chromedp.CSS(`#status[data-status="open"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#add-form input[name="url"]`)),
+		); err != nil {
+			t.Fatalf("opening the dashboard (%+v): %v", opts, err)
+		}
+		fields, err := chromedp.Run(ctx, chromedp.Evaluate[int](
+			`document.querySelectorAll('#add-kind, #add-form [name="command"], #add-form [name="env"], #add-form [name="args"], #add-form [name="cwd"]').length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fields != 0 {
+			t.Errorf("the form has %d command fields with %+v", fields, opts)
+		}
+	}
+}

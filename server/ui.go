@@ -37,7 +37,10 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b bytes.Buffer
-	if err := s.pages.Lookup("index.html").Execute(&b, struct{ DefaultAgent string }{s.opts.DefaultAgent}); err != nil {
+	if err := s.pages.Lookup("index.html").Execute(&b, struct {
+		DefaultAgent      string
+		AllowStdioServers bool // the add form offers commands
+	}{s.opts.DefaultAgent, s.opts.AllowStdioServers && s.sec.token != nil}); err != nil {
 		writeError(w, apiErrorf(http.StatusInternalServerError, CodeInternal, "rendering the dashboard: %v", err))
 		return
 	}

@@ -79,7 +79,8 @@ Flags:
                     default; needs --token; refused from browser pages of
                     other sites or origins (--origin ones included). Stdio
                     servers added with agentmcp add --db or import run
-                    either way.
+                    either way. The dashboard's add form then offers
+                    commands too.
   --log-format F    text (default) or json: one line per event on stderr,
                     with the agent, the server id and, in a span, trace_id
   --log-level L     debug, info (default), warn or error

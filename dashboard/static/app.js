@@ -554,12 +554,72 @@ function templateNode(serverId, t) {
 }
 
 // The add form. Adding a server to an agent that does not exist creates
-// the agent.
-$("add-form").addEventListener("submit", async (ev) => {
+// the agent. It adds stdio servers (a command) only when the server allows
+// such adds (serve --allow-stdio-servers); otherwise their fields are
+// removed from the page.
+const addForm = $("add-form");
+const stdioAdds = document.querySelector('meta[name="agentmcp-stdio-adds"]')?.content === "true";
+
+// setAddKind shows the fields of one kind of server ("url" or "command");
+// the others are hidden and disabled, so they are neither required nor
+// sent.
+function setAddKind(kind) {
+  for (const node of addForm.querySelectorAll("[data-kind]")) {
+    const on = node.dataset.kind === kind;
+    node.hidden = !on;
+    for (const input of node.querySelectorAll("input, select, textarea")) input.disabled = !on;
+  }
+  if (addForm.elements.command) addForm.elements.command.required = kind === "command";
+}
+
+if (stdioAdds) {
+  $("add-kind").hidden = false;
+  addForm.addEventListener("change", (ev) => {
+    if (ev.target.name === "kind") setAddKind(ev.target.value);
+  });
+  setAddKind("url");
+} else {
+  for (const node of addForm.querySelectorAll('[data-kind="command"], #add-kind')) node.remove();
+}
+
+// commandOptions reads the command fields: {command, args, env, cwd}, or
+// a string saying what is wrong.
+function commandOptions(data) {
+  const lines = (name) =>
+    String(data.get(name) || "")
+      .split("\n")
+      .map((l) => l.replace(/\r$/, ""))
+      .filter((l) => l.trim());
+  const env = {};
+  for (const line of lines("env")) {
+    const i = line.indexOf("=");
+    if (i <= 0) return "Environment: one NAME=value per line.";
+    env[line.slice(0, i).trim()] = line.slice(i + 1);
+  }
+  const o = { command: String(data.get("command") || "").trim(), args: lines("args") };
+  if (Object.keys(env).length) o.env = env;
+  const cwd = String(data.get("cwd") || "").trim();
+  if (cwd) o.cwd = cwd;
+  return o;
+}
+
+addForm.addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const form = ev.target;
   const out = $("add-result");
   const data = new FormData(form);
+  if (data.get("kind") === "command") {
+    const options = commandOptions(data);
+    if (typeof options === "string") {
+      out.dataset.outcome = "error";
+      out.textContent = options;
+      return;
+    }
+    const id = String(data.get("id") || "").trim();
+    if (id) options.id = id;
+    await submitAdd(form, String(data.get("name")).trim(), undefined, options);
+    return;
+  }
   const headers = {};
   for (const line of String(data.get("headers") || "").split("\n")) {
     if (!line.trim()) continue;
@@ -575,17 +635,24 @@ $("add-form").addEventListener("submit", async (ev) => {
   if (Object.keys(headers).length) options.transport.headers = headers;
   const id = String(data.get("id") || "").trim();
   if (id) options.id = id;
-  const name = String(data.get("name")).trim();
+  await submitAdd(form, String(data.get("name")).trim(), String(data.get("url")).trim(), options);
+});
+
+// submitAdd adds the server and says how it went; the form is cleared
+// after a success (header and env values are never shown again).
+async function submitAdd(form, name, url, options) {
+  const out = $("add-result");
   const button = form.querySelector("button[type=submit]");
   button.disabled = true;
   out.dataset.outcome = "pending";
   out.textContent = `connecting to ${name}…`;
   try {
-    const res = await conn.addMcpServer(name, String(data.get("url")).trim(), options);
+    const res = await conn.addMcpServer(name, url, options);
     out.dataset.outcome = "ok";
     out.textContent =
       res.state === "authenticating" ? `Added as ${res.id}: sign-in needed (use Authorize).` : `Added as ${res.id}: ${res.state}.`;
     form.reset();
+    if (stdioAdds) setAddKind("url");
   } catch (e) {
     out.dataset.outcome = "error";
     out.textContent = `${e.message}`;
@@ -593,7 +660,7 @@ $("add-form").addEventListener("submit", async (ev) => {
     button.disabled = false;
     if (conn.status === "unknown_agent") conn.reconnectNow();
   }
-});
+}
 
 // Pending elicitations: a server asks the user for input in the middle of
 // a call. Nodes are kept by id, so that a form being filled in survives
