@@ -1,8 +1,10 @@
 package mcpclient
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 )
 
@@ -33,4 +35,32 @@ func (g gated) CloseIdleConnections() {
 	if c, ok := g.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
+}
+
+// gatedDial wraps dial so that every connection it opens asks the gate
+// again before each write. The RoundTripper's check comes before the
+// connection is taken or dialed, and a process stopped right after it (a
+// SIGSTOP, a VM frozen, a long pause) would write the request once it runs
+// again, past its trust window; at the write, the gap left is that of one
+// system call.
+func gatedDial(dial func(ctx context.Context, network, address string) (net.Conn, error), gate func() error) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		c, err := dial(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		return gatedConn{Conn: c, gate: gate}, nil
+	}
+}
+
+type gatedConn struct {
+	net.Conn
+	gate func() error
+}
+
+func (c gatedConn) Write(p []byte) (int, error) {
+	if err := c.gate(); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrGateClosed, err)
+	}
+	return c.Conn.Write(p)
 }

@@ -66,3 +66,55 @@ func TestGate(t *testing.T) {
 		})
 	}
 }
+
+// TestGateAtWrite: a request that passed the gate's first check (before
+// its connection is taken) is still not written when the gate closes
+// before the write, as when the process is stopped between the two.
+func TestGateAtWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode mcptest.Mode
+		impl mcpclient.TransportImplementation
+	}{
+		{"2025-11-25", mcptest.Stateful, ""},
+		{"2026-07-28", mcptest.Stateless, ""},
+		{"go-sdk", mcptest.Stateful, mcpclient.ImplementationGoSDK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := mcptest.NewServer("gated")
+			var requests atomic.Int64
+			real := mcptest.Handler(t, tc.mode, func() *mcp.Server { return srv.Server })
+			hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				real.ServeHTTP(w, r)
+			}))
+			// armed: the next check passes and closes the gate behind it.
+			var armed, closed atomic.Bool
+			stopped := errors.New("the replica's lease is not trusted")
+			m := newManager(t, &mcpclient.Options{Gate: func() error {
+				if closed.Load() {
+					return stopped
+				}
+				if armed.CompareAndSwap(true, false) {
+					closed.Store(true)
+				}
+				return nil
+			}})
+			connectReady(t, m, "s", mcpclient.ServerOptions{Name: "S", URL: hs.URL,
+				Transport: mcpclient.TransportOptions{Implementation: tc.impl}})
+			ctx := testCtx(t)
+			before := requests.Load()
+			armed.Store(true)
+			_, err := m.CallTool(ctx, "s", "echo", map[string]any{"text": "late"}, nil)
+			if err == nil {
+				t.Errorf("a call whose write came after the gate closed succeeded")
+			}
+			if n := requests.Load() - before; n != 0 {
+				t.Errorf("the server got %d requests written after the gate closed", n)
+			}
+			if err != nil && (!errors.Is(err, mcpclient.ErrGateClosed) || !errors.Is(err, stopped)) {
+				t.Errorf("call whose write the gate stopped: %v; want ErrGateClosed and the gate's error", err)
+			}
+		})
+	}
+}

@@ -33,10 +33,13 @@ type Options struct {
 	// Gate, if set, is asked before every HTTP request the Manager sends
 	// (MCP messages, OAuth requests through HTTPClient): a non-nil error
 	// stops the request unsent, and the call fails with an error wrapping
-	// ErrGateClosed and the gate's. A replica that may no longer trust its
-	// ownership of an agent closes the gate, so that it sends nothing on
-	// the agent's behalf. It must be fast (an atomic load) and safe for
-	// concurrent use.
+	// ErrGateClosed and the gate's. With an *http.Transport (the default),
+	// it is asked again before each write on a connection, so that a
+	// request that passed the first check just before the process was
+	// stopped is not written when it runs again. A replica that may no
+	// longer trust its ownership of an agent closes the gate, so that it
+	// sends nothing on the agent's behalf. It must be fast (an atomic load)
+	// and safe for concurrent use.
 	Gate func() error
 
 	// Guard is the SSRF policy applied to server URLs when they are
