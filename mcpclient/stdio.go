@@ -32,9 +32,13 @@ const (
 // imports this package a stdio server's supervisor rather than itself. On
 // Linux a stdio server runs under a supervisor: the program itself,
 // started again from /proc/self/exe with SupervisorEnv set (to its pid);
-// the package's init function sees the variable before main runs, so
-// every program that imports mcpclient is its own supervisor without a
-// separate binary or any call of its own.
+// an init function of the package's (in internal/stdiosup, which imports
+// the standard library only, so that it runs before the inits of heavier
+// packages) sees the variable before main runs, so every program that
+// imports mcpclient is its own supervisor without a separate binary or any
+// call of its own. A program's own init functions that run before it
+// (those of packages that sort before github.com/agentmcp and need nothing
+// else) run in the supervisor too: keep them free of side effects.
 //
 // The supervisor makes itself a child subreaper, starts the server with
 // its own stdin, stdout and stderr (the pipes of the Manager: nothing is

@@ -1,0 +1,8 @@
+// Package stdiosup is the supervisor of stdio MCP servers on Linux (see
+// mcpclient.SupervisorEnv): a program that imports mcpclient, started
+// again with AGENTMCP_STDIO_SUPERVISOR set, becomes the supervisor in this
+// package's init function. The package imports the standard library only,
+// so that its init runs before those of the program's heavier packages and
+// a supervisor starts fast.
+// Elsewhere than Linux the package is empty.
+package stdiosup
