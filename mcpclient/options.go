@@ -225,7 +225,9 @@ func (r *Resume) valid() bool {
 		(r.ProtocolVersion >= protocolModern || r.SessionID != "")
 }
 
-// CommandOptions describes a server run as a child process over stdio.
+// CommandOptions describes a server run as a child process over stdio
+// (on Linux under a supervisor that kills all it started when it ends or
+// the program dies: see SupervisorEnv).
 type CommandOptions struct {
 	// Path is the program to run, looked up in PATH when it has no slash.
 	Path string

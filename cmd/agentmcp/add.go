@@ -35,7 +35,7 @@ With -- COMMAND, the server is a stdio server: a program the agent runs
 to over its stdin and stdout. It is started when its agent wakes and
 stopped when it hibernates (a restart and a handshake at each wake:
 --keep-awake avoids them), restarted with backoff when it exits, and killed
-with serve. The same NAME, COMMAND, ARGS and --cwd is the same server. Add
+with serve, even by kill -9 (on Linux with every process it started). The same NAME, COMMAND, ARGS and --cwd is the same server. Add
 stdio servers with --db (or to a serve started with --allow-stdio-servers,
 which the API otherwise refuses). The command and its arguments are shown
 (keep secrets in --env); --env values are stored like header values and
