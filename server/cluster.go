@@ -491,9 +491,7 @@ func (s *Server) notReady(ctx context.Context) string {
 			return err.Error()
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := s.st.ListServers(ctx, "agentmcp/readyz"); err != nil {
+	if err := s.probe.check(ctx, s.st); err != nil {
 		return "the store does not answer: " + err.Error()
 	}
 	return ""
@@ -501,8 +499,9 @@ func (s *Server) notReady(ctx context.Context) string {
 
 // health answers /healthz and /readyz, and reports whether r was one of
 // them: /healthz 200 while the process runs; /readyz 200 when the store
-// answers, the server is not closing or draining, and (in a cluster) the
-// replica trusts its leases, else 503 with the reason.
+// answers (asked at most once a second: storeProbe), the server is not
+// closing or draining, and (in a cluster) the replica trusts its leases,
+// else 503 with the reason.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) bool {
 	switch r.URL.Path {
 	case "/healthz":

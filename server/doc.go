@@ -37,7 +37,7 @@
 //	GET    /static/...                                      its assets
 //	GET    /metrics                                         Options.Metrics, when set (serve: Prometheus text format); behind the token
 //	GET    /healthz                                         200 while the process runs; no token
-//	GET    /readyz                                          200 when the store answers and the server is neither draining nor (a replica) unsure
+//	GET    /readyz                                          200 when the store answers (asked at most once a second) and the server is neither draining, closed nor (a replica) unsure
 //	                                                        of its ownership, else 503 with the reason; no token
 //
 // A store that does not answer makes a request 503 unavailable (with

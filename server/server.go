@@ -191,6 +191,7 @@ type Server struct {
 
 	mux              *http.ServeMux // the routes, without sec's checks
 	clusterTransport http.RoundTripper
+	probe            storeProbe // the store's answer for /readyz
 
 	// mu guards the fields below.
 	mu       sync.Mutex

@@ -113,8 +113,9 @@ awake on one replica at a time, and any replica answers any request):
                     its agents to the others after about that long
 
 /healthz answers 200 while the process runs; /readyz 200 when the database
-answers and the server is not draining (nor, for a replica, unsure of its
-ownership), else 503. Neither needs the token.
+answers (asked at most once a second, 2s timeout) and the server is not
+draining or shutting down (nor, for a replica, unsure of its ownership), else
+503 with the reason. Neither needs the token.
 
 Telemetry (OpenTelemetry, by the semantic conventions for MCP; every name in
 docs/OBSERVABILITY.md): GET /metrics answers the metrics in Prometheus text

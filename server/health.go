@@ -1,0 +1,53 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/agentmcp/agentmcp/store"
+)
+
+// Bounds of the store probe behind /readyz: a probe that takes longer than
+// probeTimeout says the store does not answer, and an answer is reused for
+// probeTTL, so that probes and scrapes at any rate cost the store at most
+// one query a second.
+const (
+	probeTimeout = 2 * time.Second
+	probeTTL     = time.Second
+)
+
+// storeProbe asks the store a cheap question and caches the answer for
+// probeTTL. Concurrent callers share one query: the others wait for it.
+type storeProbe struct {
+	now func() time.Time // time.Now; tests set it
+
+	mu  sync.Mutex // held during a query
+	at  time.Time  // when err was learnt; zero before the first query
+	err error
+	n   int // queries made, for tests
+}
+
+// check returns the store's answer, nil when it is reachable, asking it
+// unless an answer younger than probeTTL is at hand. The query does not end
+// with ctx (a caller that goes away does not make the answer an error), but
+// after probeTimeout.
+func (p *storeProbe) check(ctx context.Context, st store.Store) error {
+	now := time.Now
+	if p.now != nil {
+		now = p.now
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.at.IsZero() {
+		if age := now().Sub(p.at); age >= 0 && age < probeTTL {
+			return p.err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+	defer cancel()
+	_, p.err = st.ListServers(ctx, "agentmcp/readyz")
+	p.at = now()
+	p.n++
+	return p.err
+}
