@@ -55,6 +55,7 @@ taken to answer the server's questions included.
 Flags:
   --args JSON      the tool's arguments, a JSON object (default {})
   --tool TOOL      the tool to call, instead of the TOOL argument
+` + traceUsage + `                   With a URL or a command only.
 
 Examples:
   agentmcp call github create_issue --args '{"title":"hi"}'
@@ -68,21 +69,26 @@ Examples:
   URL; the target flags apply to it only.
 `
 
-func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("call")
 	var cf connFlags
 	cf.register(fs)
 	var tf targetFlags
 	tf.registerTarget(fs)
 	var toolFlag, argsFlag string
+	var traceFlag bool
 	fs.StringVar(&toolFlag, "tool", "", "")
 	fs.StringVar(&argsFlag, "args", "", "")
+	fs.BoolVar(&traceFlag, "trace", false, "")
 	positional, command, hasCommand, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	isURL := len(positional) > 0 && strings.Contains(positional[0], "://")
 	if !hasCommand && !isURL && (tf.given() || len(positional) > 0) {
+		if traceFlag {
+			return usageErrorf("--trace applies to a URL or a command: the spans of a SERVER of an agent are serve's (see its OTLP export)")
+		}
 		return callAgentTool(ctx, &cf, &tf, toolFlag, argsFlag, positional, stdout, stderr)
 	}
 	if tf.given() {
@@ -101,11 +107,16 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 
+	var tr *cmdTrace
+	if traceFlag {
+		ctx, tr = startTrace(ctx, "agentmcp call")
+		defer func() { tr.finish(stderr, err) }()
+	}
 	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
 	callCtx, term := startTerminal(ctx, tool, stderr)
 	defer term.close()
-	s, err := connectWith(ctx, spec, cf.timeout, term.handlers())
+	s, err := connectWith(ctx, spec, cf.timeout, term.handlers(), tr.provider())
 	if err != nil {
 		return err
 	}

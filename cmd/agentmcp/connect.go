@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
 )
@@ -92,14 +94,16 @@ const closeTimeout = 5 * time.Second
 // bounds it all; timeout is the --timeout it came from, for messages. The
 // caller must close the session.
 func connect(ctx context.Context, spec *serverSpec, timeout time.Duration) (*session, error) {
-	return connectWith(ctx, spec, timeout, nil)
+	return connectWith(ctx, spec, timeout, nil, nil)
 }
 
 // connectWith is connect with elicitation handlers (nil for none), which
-// must be in place before the session starts for it to advertise them.
-func connectWith(ctx context.Context, spec *serverSpec, timeout time.Duration, elicit *mcpclient.ElicitationHandlers) (*session, error) {
+// must be in place before the session starts for it to advertise them,
+// and the TracerProvider of --trace (nil for the global one).
+func connectWith(ctx context.Context, spec *serverSpec, timeout time.Duration, elicit *mcpclient.ElicitationHandlers, tp trace.TracerProvider) (*session, error) {
 	hc := newHTTPClient(timeout)
 	opts := &mcpclient.Options{
+		TracerProvider:  tp,
 		HTTPClient:      hc,
 		ConnectTimeout:  timeout,
 		DiscoverTimeout: timeout,

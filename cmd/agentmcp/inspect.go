@@ -34,7 +34,10 @@ Examples:
   agentmcp inspect --header 'Authorization: Bearer TOKEN' https://example.com/mcp
   agentmcp inspect --transport sse http://localhost:3001/sse
   agentmcp inspect -- npx -y @modelcontextprotocol/server-everything
+  agentmcp inspect --trace https://example.com/mcp
 
+Flags:
+` + traceUsage + `
 ` + connFlagsUsage
 
 // inspectOutput is what inspect prints. Every key is always present, in
@@ -52,10 +55,12 @@ type inspectOutput struct {
 	ResourceTemplates []mcp.ResourceTemplate  `json:"resourceTemplates"`
 }
 
-func runInspect(ctx context.Context, args []string, stdout, _ io.Writer) error {
+func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("inspect")
 	var cf connFlags
 	cf.register(fs)
+	var traceFlag bool
+	fs.BoolVar(&traceFlag, "trace", false, "")
 	positional, command, hasCommand, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -71,9 +76,14 @@ func runInspect(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return usageErrorf("unexpected argument %s after the URL", quoteArg(rest[0]))
 	}
 
+	var tr *cmdTrace
+	if traceFlag {
+		ctx, tr = startTrace(ctx, "agentmcp inspect")
+		defer func() { tr.finish(stderr, err) }()
+	}
 	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	s, err := connect(ctx, spec, cf.timeout)
+	s, err := connectWith(ctx, spec, cf.timeout, nil, tr.provider())
 	if err != nil {
 		return err
 	}
