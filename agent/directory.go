@@ -29,6 +29,17 @@ type Directory interface {
 	Gate() error
 }
 
+// ClaimGater is implemented by a Directory whose trust can lapse and
+// return (a replica that could not reach its database for a while).
+// ClaimGate is called before an agent is claimed and returns the gate of
+// that agent: closed whenever Gate is, and for good once the trust has
+// lapsed after the call, even when it returns, since the agent may then
+// be claimed elsewhere while this copy is still closing. Host uses it,
+// when the Directory has it, instead of Gate.
+type ClaimGater interface {
+	ClaimGate() func() error
+}
+
 // ErrOwnedElsewhere is wrapped by Host.Use's error for an agent another
 // process owns.
 var ErrOwnedElsewhere = errors.New("agent: owned by another process")

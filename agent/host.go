@@ -278,6 +278,10 @@ func (h *Host) open(ctx context.Context, e *hostEntry) {
 	h.mu.Unlock()
 	st := h.st
 	if dir := h.opts.Directory; dir != nil {
+		gate := dir.Gate
+		if g, ok := dir.(ClaimGater); ok {
+			gate = g.ClaimGate() // before the claim: a lapse in between closes it
+		}
 		fence, err := dir.Claim(ctx, e.key)
 		if err != nil {
 			h.failed(e, err)
@@ -291,7 +295,7 @@ func (h *Host) open(ctx context.Context, e *hostEntry) {
 		}
 		prev := mo.Gate
 		mo.Gate = func() error {
-			if err := dir.Gate(); err != nil {
+			if err := gate(); err != nil {
 				return err
 			}
 			if prev != nil {

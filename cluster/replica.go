@@ -105,10 +105,14 @@ type Replica struct {
 	id           string
 	trustedUntil time.Time // on the local clock
 	untrusted    bool      // OnUntrusted was called and trust not restored
+	lapses       uint64    // how many times trust lapsed
 	left         bool
 }
 
-var _ agent.Directory = (*Replica)(nil)
+var (
+	_ agent.Directory  = (*Replica)(nil)
+	_ agent.ClaimGater = (*Replica)(nil)
+)
 
 // Join registers a new replica on st and starts renewing it. Leave ends it.
 func Join(ctx context.Context, st *postgres.Store, opts *Options) (*Replica, error) {
@@ -344,6 +348,7 @@ func (r *Replica) distrust() {
 		return
 	}
 	r.untrusted = true
+	r.lapses++
 	r.trustedUntil = time.Time{}
 	id := r.id
 	r.mu.Unlock()
@@ -362,6 +367,25 @@ func (r *Replica) Gate() error {
 		return ErrUntrusted
 	}
 	return nil
+}
+
+// ClaimGate implements agent.ClaimGater: the gate of an agent claimed
+// after the call. It is Gate while the replica's trust lasts, and stays
+// closed once the trust has lapsed, whether or not it returns: the agents
+// of the lapsed period are being closed (OnUntrusted), their leases given
+// back or expired, and may already run elsewhere.
+func (r *Replica) ClaimGate() func() error {
+	r.mu.Lock()
+	lapses := r.lapses
+	r.mu.Unlock()
+	return func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.lapses != lapses || r.untrusted || r.left || !r.opts.now().Before(r.trustedUntil) {
+			return ErrUntrusted
+		}
+		return nil
+	}
 }
 
 // Claim implements agent.Directory.

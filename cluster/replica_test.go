@@ -144,6 +144,10 @@ func TestTrust(t *testing.T) {
 	if err := r.Gate(); err != nil {
 		t.Fatal(err)
 	}
+	claimed := r.ClaimGate() // the gate of the agent claimed next
+	if err := claimed(); err != nil {
+		t.Fatal(err)
+	}
 	f, err := r.Claim(ctx, "test/x")
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +177,15 @@ func TestTrust(t *testing.T) {
 	if err := r.Gate(); err != nil {
 		t.Errorf("after the renewal: gate %v", err)
 	}
+	// The agent claimed before the lapse stays gated: it is being closed,
+	// and its lease was given back.
+	if err := claimed(); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("after the renewal: the gate of an agent claimed before the lapse: %v", err)
+	}
+	again := r.ClaimGate()
+	if err := again(); err != nil {
+		t.Errorf("after the renewal: the gate of an agent claimed now: %v", err)
+	}
 	if owner, err := st.Resolve(ctx, "test/x"); err != nil || owner.Replica != "" {
 		t.Errorf("the lease of a distrusted replica: %+v %v", owner, err)
 	}
@@ -191,6 +204,12 @@ func TestTrust(t *testing.T) {
 	}
 	if err := r.Gate(); err != nil {
 		t.Errorf("after joining again: gate %v", err)
+	}
+	if err := again(); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("after joining again: the gate of an agent claimed by the old id: %v", err)
+	}
+	if err := r.ClaimGate()(); err != nil {
+		t.Errorf("after joining again: the gate of an agent claimed now: %v", err)
 	}
 	if err := st.UpdateServer(store.WithFence(ctx, f), "test/x", "none", func(*store.Server) error { return nil }); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("a write under the first lease: %v", err)
