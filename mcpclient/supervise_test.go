@@ -2,7 +2,6 @@ package mcpclient_test
 
 import (
 	"bufio"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -32,33 +30,6 @@ func readPid(t *testing.T, file string) int {
 		t.Fatal(err)
 	}
 	return pid
-}
-
-// waitGone waits until process pid has ended (it need not be a child of
-// ours): a pidfd becomes readable when the process exits. The timeout is a
-// safety net only.
-func waitGone(t *testing.T, pid int, what string) {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return
-	}
-	if err != nil {
-		t.Fatalf("pidfd_open(%d): %v", pid, err)
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 30_000)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n == 0 {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("%s (pid %d) still runs (poll: %d, %v)", what, pid, n, err)
-		}
-		return
-	}
 }
 
 // TestStdioRestartsAfterKill: a stdio server whose process is killed is
@@ -84,7 +55,7 @@ func TestStdioRestartsAfterKill(t *testing.T) {
 	if _, err := m.CallTool(testCtx(t), "s", "echo", map[string]any{"text": "again"}, nil); err != nil {
 		t.Fatalf("call after the restart: %v", err)
 	}
-	waitGone(t, first, "the killed server") // reaped, not a zombie of ours
+	testutil.WaitGone(t, first, "the killed server") // reaped, not a zombie of ours
 }
 
 // recordingClock is a Clock whose waits end at once; it records how long
@@ -165,8 +136,8 @@ func TestStdioStopsProcessGroup(t *testing.T) {
 	if err := m.RemoveServer(testCtx(t), "s"); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, server, "the server")
-	waitGone(t, child, "the server's child")
+	testutil.WaitGone(t, server, "the server")
+	testutil.WaitGone(t, child, "the server's child")
 }
 
 // TestStdioDiesWithParent: a stdio server and what it started do not
@@ -204,6 +175,6 @@ func TestStdioDiesWithParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent.Wait()
-	waitGone(t, server, "the server of a killed parent")
-	waitGone(t, child, "the server's child, out of its group, of a killed parent")
+	testutil.WaitGone(t, server, "the server of a killed parent")
+	testutil.WaitGone(t, child, "the server's child, out of its group, of a killed parent")
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -19,11 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/peers"
+	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/server"
 )
 
@@ -57,33 +55,6 @@ func childrenOf(t *testing.T, ppid int, match string) []int {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// waitGone waits until process pid has ended: a pidfd becomes readable
-// when it exits. The timeout is a safety net; a process still there is
-// killed and the test fails.
-func waitGone(t *testing.T, pid int, what string) {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return
-	}
-	if err != nil {
-		t.Fatalf("pidfd_open(%d): %v", pid, err)
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 30_000)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n == 0 {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("%s (pid %d) still runs", what, pid)
-		}
-		return
-	}
 }
 
 // waitState waits, on the agent's WebSocket, until ok holds for the
@@ -237,7 +208,7 @@ func TestStdioServers(t *testing.T) {
 		t.Fatalf("stop: %+v", r)
 	}
 	for id, pids := range before {
-		waitGone(t, pids[0], id+" after serve stopped")
+		testutil.WaitGone(t, pids[0], id+" after serve stopped")
 	}
 	start := time.Now()
 	s = startServe(t, "--db", db)
@@ -250,7 +221,7 @@ func TestStdioServers(t *testing.T) {
 	old := after["everything"][0]
 	killed := time.Now()
 	syscall.Kill(old, syscall.SIGKILL)
-	waitGone(t, old, "the killed everything server")
+	testutil.WaitGone(t, old, "the killed everything server")
 	waitState(t, s.base, "everything restarted", func(st agent.MCPServersState) bool {
 		p := childrenOf(t, me, "server-everything")
 		return st.Servers["everything"].State == "ready" && len(p) == 1 && p[0] != old
@@ -263,7 +234,7 @@ func TestStdioServers(t *testing.T) {
 
 	// rm stops the process.
 	runCmd(t, "rm", "memory", "--server", s.base).mustSucceed(t)
-	waitGone(t, after["memory"][0], "the removed memory server")
+	testutil.WaitGone(t, after["memory"][0], "the removed memory server")
 
 	// The env value is nowhere to be seen: API, frames (the state), logs,
 	// the database.
@@ -378,7 +349,7 @@ func TestStdioServersDieWithServe(t *testing.T) {
 	}
 	for _, p := range left[:len(left)-2] {
 		pid, _ := strconv.Atoi(p)
-		waitGone(t, pid, "a process left by a stopped server")
+		testutil.WaitGone(t, pid, "a process left by a stopped server")
 	}
 	t.Logf("%d processes under serve before kill -9: %v", len(tree), tree)
 	t.Cleanup(func() {
@@ -391,7 +362,7 @@ func TestStdioServersDieWithServe(t *testing.T) {
 	}
 	serve.Wait()
 	for _, pid := range tree {
-		waitGone(t, pid, "a process under the killed serve")
+		testutil.WaitGone(t, pid, "a process under the killed serve")
 	}
 }
 

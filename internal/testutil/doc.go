@@ -1,4 +1,5 @@
 // Package testutil holds small helpers that the tests of several packages
-// share: a Clock whose waits end only when the test says so, and an
-// address that refuses connections. It is for tests only.
+// share: a Clock whose waits end only when the test says so, an address
+// that refuses connections, and (on Linux) a wait for a process to end.
+// It is for tests only.
 package testutil
