@@ -12,27 +12,38 @@ import (
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
+// gateCases are the eras and transports the gate tests run on: both eras
+// of our transports, and go-sdk's.
+var gateCases = []struct {
+	name string
+	mode mcptest.Mode
+	impl mcpclient.TransportImplementation
+}{
+	{"2025-11-25", mcptest.Stateful, ""},
+	{"2026-07-28", mcptest.Stateless, ""},
+	{"go-sdk", mcptest.Stateful, mcpclient.ImplementationGoSDK},
+}
+
+// countedServer serves a test MCP server in mode and counts the HTTP
+// requests it receives.
+func countedServer(t *testing.T, mode mcptest.Mode) (string, *atomic.Int64) {
+	srv := mcptest.NewServer("gated")
+	requests := new(atomic.Int64)
+	real := mcptest.Handler(t, mode, func() *mcp.Server { return srv.Server })
+	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		real.ServeHTTP(w, r)
+	}))
+	return hs.URL, requests
+}
+
 // TestGate: with the gate closed, calls fail with ErrGateClosed and the
 // server gets nothing; opened again, they go through (both eras, both of
 // our transports and go-sdk's).
 func TestGate(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mode mcptest.Mode
-		impl mcpclient.TransportImplementation
-	}{
-		{"2025-11-25", mcptest.Stateful, ""},
-		{"2026-07-28", mcptest.Stateless, ""},
-		{"go-sdk", mcptest.Stateful, mcpclient.ImplementationGoSDK},
-	} {
+	for _, tc := range gateCases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := mcptest.NewServer("gated")
-			var requests atomic.Int64
-			real := mcptest.Handler(t, tc.mode, func() *mcp.Server { return srv.Server })
-			hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				requests.Add(1)
-				real.ServeHTTP(w, r)
-			}))
+			url, requests := countedServer(t, tc.mode)
 			var closed atomic.Bool
 			stopped := errors.New("the replica's lease is not trusted")
 			m := newManager(t, &mcpclient.Options{Gate: func() error {
@@ -41,7 +52,7 @@ func TestGate(t *testing.T) {
 				}
 				return nil
 			}})
-			connectReady(t, m, "s", mcpclient.ServerOptions{Name: "S", URL: hs.URL,
+			connectReady(t, m, "s", mcpclient.ServerOptions{Name: "S", URL: url,
 				Transport: mcpclient.TransportOptions{Implementation: tc.impl}})
 			ctx := testCtx(t)
 			if _, err := m.CallTool(ctx, "s", "echo", map[string]any{"text": "open"}, nil); err != nil {
@@ -71,23 +82,9 @@ func TestGate(t *testing.T) {
 // its connection is taken) is still not written when the gate closes
 // before the write, as when the process is stopped between the two.
 func TestGateAtWrite(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mode mcptest.Mode
-		impl mcpclient.TransportImplementation
-	}{
-		{"2025-11-25", mcptest.Stateful, ""},
-		{"2026-07-28", mcptest.Stateless, ""},
-		{"go-sdk", mcptest.Stateful, mcpclient.ImplementationGoSDK},
-	} {
+	for _, tc := range gateCases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := mcptest.NewServer("gated")
-			var requests atomic.Int64
-			real := mcptest.Handler(t, tc.mode, func() *mcp.Server { return srv.Server })
-			hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				requests.Add(1)
-				real.ServeHTTP(w, r)
-			}))
+			url, requests := countedServer(t, tc.mode)
 			// armed: the next check passes and closes the gate behind it.
 			var armed, closed atomic.Bool
 			stopped := errors.New("the replica's lease is not trusted")
@@ -100,7 +97,7 @@ func TestGateAtWrite(t *testing.T) {
 				}
 				return nil
 			}})
-			connectReady(t, m, "s", mcpclient.ServerOptions{Name: "S", URL: hs.URL,
+			connectReady(t, m, "s", mcpclient.ServerOptions{Name: "S", URL: url,
 				Transport: mcpclient.TransportOptions{Implementation: tc.impl}})
 			ctx := testCtx(t)
 			before := requests.Load()
