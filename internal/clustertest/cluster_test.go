@@ -728,7 +728,14 @@ func TestCluster(t *testing.T) {
 			tick := time.NewTicker(250 * time.Millisecond) // the load's pace
 			defer tick.Stop()
 			var mine []ackKey
-			n := 0
+			// busy holds the scratch ids that exist in an agent, or may
+			// (an add or remove with an unknown outcome). An add takes the
+			// lowest id free in its agent: ids are reused, as people reuse
+			// server names, so that the survivors' memory, sampled after
+			// each kill cycle, does not grow with names only this test
+			// keeps inventing (every new server id is a new series of the
+			// per-server metrics).
+			busy := map[ackKey]bool{}
 			for {
 				select {
 				case <-loadCtx.Done():
@@ -746,9 +753,14 @@ func TestCluster(t *testing.T) {
 					op, method, path = "call", "POST", fmt.Sprintf("%s/servers/s%d/tools/call", agentPath(i), j)
 					body = `{"name":"echo","arguments":{"text":"hi"}}`
 				case (x < 9 || len(mine) == 0) && len(mine) < maxScratch:
-					n++
-					id := fmt.Sprintf("x%d-%d", w, n)
-					ak = ackKey{namespace(i), id}
+					for k := 1; ; k++ {
+						ak = ackKey{namespace(i), fmt.Sprintf("x%d-%d", w, k)}
+						if !busy[ak] {
+							break
+						}
+					}
+					id := ak.id
+					busy[ak] = true
 					op, method, path = "add", "POST", agentPath(i)+"/servers"
 					body = fmt.Sprintf(`{"name":%q,"url":%q,"id":%q}`, id, scratchURL(i), id)
 				default:
@@ -782,8 +794,11 @@ func TestCluster(t *testing.T) {
 				case op == "add" && st/100 == 2:
 					acked[ak] = true
 					mine = append(mine, ak)
+				case op == "add" && st/100 == 4 && st != http.StatusConflict:
+					delete(busy, ak) // refused: it does not exist
 				case op == "remove" && st/100 == 2:
 					delete(acked, ak)
+					delete(busy, ak)
 				case op == "remove":
 					delete(acked, ak)
 					uncertain[ak] = true
