@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
@@ -1233,7 +1234,7 @@ func TestCluster(t *testing.T) {
 			defer rmu.Unlock()
 			if werr != nil {
 				reauth++
-				reauthList = append(reauthList, fmt.Sprintf("%s: %v", s.key, werr))
+				reauthList = append(reauthList, fmt.Sprintf("%s: %v; stored: %s", s.key, werr, storedAuth(ctx, db, namespace(s.agent), id)))
 				return
 			}
 			transient++
@@ -1652,6 +1653,27 @@ func logFailovers(t *testing.T, db *pgxpool.Pool, label string, tk, expires time
 // authorize completes an OAuth authorization: the authorization server
 // approves it, and its redirect goes to the callback through the
 // balancer.
+// storedAuth describes what the database holds of a server's
+// authorisation (whether a pending authorization URL is stored, the
+// key-value keys: the token, the registration, the OAuth state), for the
+// report of a server left authenticating.
+func storedAuth(ctx context.Context, db *pgxpool.Pool, ns, id string) string {
+	var authURL bool
+	var updated time.Time
+	if err := db.QueryRow(ctx, `SELECT auth_url <> '', updated_at FROM agentmcp_servers WHERE namespace = $1 AND id = $2`, ns, id).Scan(&authURL, &updated); err != nil {
+		return fmt.Sprintf("row: %v", err)
+	}
+	rows, err := db.Query(ctx, `SELECT key FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2 ORDER BY key`, ns, id)
+	if err != nil {
+		return fmt.Sprintf("keys: %v", err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Sprintf("keys: %v", err)
+	}
+	return fmt.Sprintf("pending authorization URL %v, row updated %s, keys %q", authURL, updated.UTC().Format("15:04:05.000"), keys)
+}
+
 func authorize(ctx context.Context, c *cluster, hc *http.Client, as *oauthtest.AuthServer, agent int, authURL string) error {
 	if authURL == "" {
 		return fmt.Errorf("no authorization URL")
