@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
 )
 
 // Environment variables read by this package.
@@ -141,6 +142,24 @@ func (s *Server) admin(ctx context.Context, sql string) error {
 	defer conn.Close(context.Background())
 	_, err = conn.Exec(ctx, sql)
 	return err
+}
+
+// Main runs the tests of m for a TestMain, then stops s and, when every
+// test passed, checks that no goroutine was leaked (goleak). It returns
+// the exit code: os.Exit(pg.Main(m)).
+func (s *Server) Main(m *testing.M) int {
+	code := m.Run()
+	if err := s.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	return code
 }
 
 // Stop stops the server, if it was started, and removes its directory.
