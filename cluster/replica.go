@@ -363,6 +363,11 @@ func (r *Replica) distrust() {
 func (r *Replica) Gate() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.gateLocked()
+}
+
+// gateLocked is Gate with r.mu held.
+func (r *Replica) gateLocked() error {
 	if r.untrusted || r.left || !r.opts.now().Before(r.trustedUntil) {
 		return ErrUntrusted
 	}
@@ -381,10 +386,10 @@ func (r *Replica) ClaimGate() func() error {
 	return func() error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if r.lapses != lapses || r.untrusted || r.left || !r.opts.now().Before(r.trustedUntil) {
+		if r.lapses != lapses {
 			return ErrUntrusted
 		}
-		return nil
+		return r.gateLocked()
 	}
 }
 
