@@ -7,22 +7,18 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/oteltest"
 )
 
 // TestTelemetryOptions: the agent's TracerProvider and MeterProvider reach
 // its Manager: a tool call through the agent is a span under the caller's,
 // and mcp.client.operation.duration is recorded on the agent's meter.
 func TestTelemetryOptions(t *testing.T) {
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer tp.Shutdown(context.Background())
-	defer mp.Shutdown(context.Background())
+	rec := oteltest.New(t)
+	spans, tp, reader, mp := rec.Spans, rec.TracerProvider, rec.Reader, rec.MeterProvider
 
 	s := serve(t, mcptest.Stateless)
 	a := openAgent(t, openSQLite(t, ""), "traced", &agent.Options{TracerProvider: tp, MeterProvider: mp})

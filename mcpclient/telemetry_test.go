@@ -25,6 +25,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/oteltest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -37,15 +38,16 @@ type otelHarness struct {
 }
 
 func newOtel(t *testing.T) *otelHarness {
-	h := &otelHarness{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
-	h.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.spans))
-	h.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
-	t.Cleanup(func() {
-		h.tp.Shutdown(context.Background())
-		h.mp.Shutdown(context.Background())
-	})
-	return h
+	r := oteltest.New(t)
+	return &otelHarness{spans: r.Spans, reader: r.Reader, tp: r.TracerProvider, mp: r.MeterProvider}
 }
+
+var (
+	attrMap        = oteltest.AttrMap
+	hasAttrs       = oteltest.HasAttrs
+	histogramCount = oteltest.HistogramCount
+	gaugeValue     = oteltest.IntValue
+)
 
 func (h *otelHarness) options() *mcpclient.Options {
 	return &mcpclient.Options{TracerProvider: h.tp, MeterProvider: h.mp}
@@ -77,14 +79,6 @@ func spanNames(spans []sdktrace.ReadOnlySpan) string {
 		names = append(names, s.Name())
 	}
 	return strings.Join(names, ", ")
-}
-
-func attrMap(kvs []attribute.KeyValue) map[string]string {
-	m := map[string]string{}
-	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
-	}
-	return m
 }
 
 // TestTelemetryToolCall: a tool call under the caller's span is a CLIENT
@@ -199,62 +193,6 @@ func TestTelemetryToolCall(t *testing.T) {
 			}
 		})
 	}
-}
-
-// histogramCount sums the counts of the data points of histogram name
-// whose attributes include want.
-func histogramCount(rm metricdata.ResourceMetrics, name string, want map[string]string) uint64 {
-	var n uint64
-	for _, sm := range rm.ScopeMetrics {
-		for _, mt := range sm.Metrics {
-			if mt.Name != name {
-				continue
-			}
-			h, ok := mt.Data.(metricdata.Histogram[float64])
-			if !ok {
-				continue
-			}
-			for _, dp := range h.DataPoints {
-				if hasAttrs(dp.Attributes.ToSlice(), want) {
-					n += dp.Count
-				}
-			}
-		}
-	}
-	return n
-}
-
-func gaugeValue(rm metricdata.ResourceMetrics, name string, want map[string]string) int64 {
-	var n int64
-	for _, sm := range rm.ScopeMetrics {
-		for _, mt := range sm.Metrics {
-			if g, ok := mt.Data.(metricdata.Gauge[int64]); ok && mt.Name == name {
-				for _, dp := range g.DataPoints {
-					if hasAttrs(dp.Attributes.ToSlice(), want) {
-						n += dp.Value
-					}
-				}
-			}
-			if s, ok := mt.Data.(metricdata.Sum[int64]); ok && mt.Name == name {
-				for _, dp := range s.DataPoints {
-					if hasAttrs(dp.Attributes.ToSlice(), want) {
-						n += dp.Value
-					}
-				}
-			}
-		}
-	}
-	return n
-}
-
-func hasAttrs(kvs []attribute.KeyValue, want map[string]string) bool {
-	a := attrMap(kvs)
-	for k, v := range want {
-		if a[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestTelemetryErrors: a tool result with isError and a JSON-RPC error

@@ -10,12 +10,10 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/oteltest"
 	"github.com/agentmcp/agentmcp/oauth"
 )
 
@@ -24,12 +22,8 @@ import (
 // and the refreshes, counted by grant and outcome; no attribute, name or
 // status holds the code, a token or the client secret.
 func TestTelemetry(t *testing.T) {
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer tp.Shutdown(context.Background())
-	defer mp.Shutdown(context.Background())
+	rec := oteltest.New(t)
+	spans, tp, reader, mp := rec.Spans, rec.TracerProvider, rec.Reader, rec.MeterProvider
 
 	ctx := testCtx(t)
 	clock := oauthtest.NewClock(time.Time{})
