@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+
+	"github.com/agentmcp/agentmcp/netguard"
 )
 
 // ErrGateClosed is wrapped by the error of a request that Options.Gate
@@ -35,6 +37,24 @@ func (g gated) CloseIdleConnections() {
 	if c, ok := g.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
+}
+
+// gateClient returns a copy of base whose requests ask gate first and,
+// when its transport is an *http.Transport (nil is http.DefaultTransport),
+// whose connections (dialed by guard) ask it again before each write.
+func gateClient(base *http.Client, guard *netguard.Guard, gate func() error) *http.Client {
+	next := base.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if t, ok := next.(*http.Transport); ok {
+		t = guard.Transport(t)
+		t.DialContext = gatedDial(t.DialContext, gate)
+		next = t
+	}
+	c := *base
+	c.Transport = gated{next: next, gate: gate}
+	return &c
 }
 
 // gatedDial wraps dial so that every connection it opens asks the gate

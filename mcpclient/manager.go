@@ -105,20 +105,11 @@ func New(opts *Options) *Manager {
 	if base == nil {
 		base = &http.Client{Transport: defaultHTTPTransport(o.ConnectTimeout)}
 	}
-	if t, ok := base.Transport.(*http.Transport); ok && o.Gate != nil {
-		// The gate is asked before each request and again before each
-		// write on its connection (which the guard dials).
-		t = m.guard.Transport(t)
-		t.DialContext = gatedDial(t.DialContext, o.Gate)
-		c := *base
-		c.Transport = gated{next: t, gate: o.Gate}
-		base = &c
+	if o.Gate != nil {
+		base = gateClient(base, m.guard, o.Gate)
 	}
 	m.httpClient = m.guard.HTTPClient(base)
 	m.httpClient.CheckRedirect = stripCrossOrigin(m.httpClient.CheckRedirect)
-	if _, ok := base.Transport.(gated); !ok && o.Gate != nil {
-		m.httpClient.Transport = gated{next: m.httpClient.Transport, gate: o.Gate}
-	}
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
 	}
