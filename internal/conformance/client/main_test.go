@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,7 +147,13 @@ func runSuite(t *testing.T, bin string) map[string][]check {
 	cmd.Env = append(os.Environ(), c.Env...)
 	logs, err := cmd.CombinedOutput()
 	t.Logf("conformance --suite all:\n%s", tail(logs, 60))
-	if err != nil {
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit) && ctx.Err() == nil:
+		// The suite fails on any check outside its baseline, a timing
+		// WARNING included; the checks are judged one by one below.
+		t.Logf("conformance: %v (every check is judged below)", err)
+	case err != nil:
 		t.Errorf("conformance: %v", err)
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
