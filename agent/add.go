@@ -370,20 +370,16 @@ func (a *Agent) Reconnect(ctx context.Context, id string) (AddResult, error) {
 	}
 	switch res.State {
 	case mcpclient.StateReady:
-		a.clearAuthURL(ctx, id)
+		a.saveAuthURL(ctx, id)
 		return AddResult{ID: id, State: mcpclient.StateReady}, nil
 	case mcpclient.StateAuthenticating:
 		if res.AuthURL == "" {
 			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", describe(row), res.Err)
 		}
-		a.updateRow(ctx, id, func(row *store.Server) bool {
-			changed := row.AuthURL != res.AuthURL
-			row.AuthURL = res.AuthURL
-			return changed
-		})
+		a.saveAuthURL(ctx, id)
 		return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: res.AuthURL}, nil
 	case mcpclient.StateConnected:
-		a.clearAuthURL(ctx, id)
+		a.saveAuthURL(ctx, id)
 		return AddResult{}, fmt.Errorf("failed to discover MCP server capabilities: %w", res.Err)
 	default:
 		if res.Err == nil {
@@ -422,10 +418,7 @@ func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, 
 		if res.AuthURL == "" {
 			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", redact(displayURL), res.Err)
 		}
-		a.updateRow(ctx, id, func(row *store.Server) bool {
-			row.AuthURL = res.AuthURL
-			return true
-		})
+		a.saveAuthURL(ctx, id)
 		return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: res.AuthURL}, nil
 	case mcpclient.StateConnected:
 		d, err := a.m.DiscoverIfConnected(ctx, id, nil)

@@ -110,9 +110,14 @@ type Agent struct {
 
 	updates *updates
 	pending elicitations
-	writes  writes        // database writes, off the event path
-	quit    chan struct{} // closed by Close
-	oauth   oauthState
+	writes  writes // database writes, off the event path
+
+	// testHookAuthURL, when set by a test, runs in an authorisation URL's
+	// queued write between reading the Manager's URL and writing it.
+	// Guarded by writes.mu.
+	testHookAuthURL func(id string)
+	quit            chan struct{} // closed by Close
+	oauth           oauthState
 	// auths are the AuthProviders given to the Manager, by server id.
 	auths sync.Map // string -> *serverAuth
 
@@ -365,24 +370,7 @@ func (a *Agent) persist(ev mcpclient.Event) {
 	switch ev.State {
 	case mcpclient.StateAuthenticating:
 		// Keep the pending authorisation, so a restart waits for it.
-		if info, ok := a.m.Server(ev.ServerID); ok && info.AuthURL != "" {
-			a.writes.put("auth:"+ev.ServerID, func(ctx context.Context) {
-				// Written after the event: the authorisation may have
-				// finished since (FinishAuthorization drops the URL, then
-				// the callback clears the row). Writing the URL back would
-				// leave the row waiting for an authorisation that is over,
-				// and the next replica or restart to open the agent would
-				// show the server authenticating, its token unused.
-				if now, ok := a.m.Server(ev.ServerID); !ok || now.AuthURL != info.AuthURL {
-					return
-				}
-				a.updateRow(ctx, ev.ServerID, func(row *store.Server) bool {
-					changed := row.AuthURL != info.AuthURL
-					row.AuthURL = info.AuthURL
-					return changed
-				})
-			})
-		}
+		a.queueAuthURL(ev.ServerID)
 		return
 	case mcpclient.StateReady, mcpclient.StateConnected:
 		info, ok := a.m.Server(ev.ServerID)

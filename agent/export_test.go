@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -34,11 +33,30 @@ func WaitAsleep(h *Host) {
 	}
 }
 
-// HoldWrites holds the database writes a makes off the event path (a
-// pending authorisation's URL, a session to resume) until release is
-// called: a slow database.
-func HoldWrites(a *Agent) (release func()) {
-	ch := make(chan struct{})
-	a.writes.put("test:hold", func(context.Context) { <-ch })
-	return sync.OnceFunc(func() { close(ch) })
+// PauseAuthURLWrite pauses the next queued write of server id's
+// authorisation URL after it read the Manager's URL: reached is closed
+// there, and the write goes on when release is called. queued is closed
+// when another write of that URL is queued after the pause was reached.
+func PauseAuthURLWrite(a *Agent, id string) (reached, queued <-chan struct{}, release func()) {
+	r, q, rel := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var paused, requeued sync.Once
+	a.writes.mu.Lock()
+	defer a.writes.mu.Unlock()
+	a.testHookAuthURL = func(got string) {
+		if got != id {
+			return
+		}
+		paused.Do(func() {
+			a.writes.mu.Lock()
+			a.writes.onPut = func(key string) {
+				if key == "auth:"+id {
+					requeued.Do(func() { close(q) })
+				}
+			}
+			a.writes.mu.Unlock()
+			close(r)
+			<-rel
+		})
+	}
+	return r, q, sync.OnceFunc(func() { close(rel) })
 }

@@ -314,7 +314,7 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		if checkErr == nil {
 			p.ConsumeState(ctx, state)
 		}
-		a.clearAuthURL(ctx, id)
+		a.saveAuthURL(ctx, id)
 		res.AuthSuccess, res.Unchanged = true, true
 		return res
 	}
@@ -351,10 +351,9 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		res.AuthError = netguard.Sanitize(msg)
 		return res
 	}
-	// The Manager first, then the row: a pending authorisation's URL
-	// queued for writing (persist) is dropped once the Manager has none.
+	// The Manager first, then the row, which takes the Manager's URL (none).
 	a.m.FinishAuthorization(id, nil)
-	a.clearAuthURL(ctx, id)
+	a.saveAuthURL(ctx, id)
 	res.AuthSuccess = true
 	return res
 }
@@ -383,14 +382,42 @@ func callbackError(q url.Values) string {
 // message, HTML-escaped as the seed promises, so a UI can show it as is.
 func (a *Agent) failAuthorization(ctx context.Context, id, msg string) {
 	a.m.FinishAuthorization(id, errors.New(html.EscapeString(netguard.Sanitize(msg))))
-	a.clearAuthURL(ctx, id) // after the Manager's, as in a success
+	a.saveAuthURL(ctx, id) // after the Manager's, as in a success
 }
 
-func (a *Agent) clearAuthURL(ctx context.Context, id string) {
-	a.updateRow(ctx, id, func(row *store.Server) bool {
-		changed := row.AuthURL != ""
-		row.AuthURL = ""
-		return changed
+// saveAuthURL makes the stored row's pending authorisation URL the
+// Manager's (none when it has none) and waits until it is written, or ctx
+// is done.
+func (a *Agent) saveAuthURL(ctx context.Context, id string) {
+	a.queueAuthURL(id)
+	a.writes.flush(ctx)
+}
+
+// queueAuthURL queues the write of saveAuthURL. Every write of a row's
+// authorisation URL goes through this one queue key, and each reads the
+// Manager's URL when it runs, so the last write made is the Manager's
+// latest URL: a write that read a pending URL just before a callback
+// finished the flow is followed by the callback's own, which clears it.
+// (Written from the event that started a flow, the URL could otherwise
+// land after the callback cleared the row, and the next process to open
+// the agent would show the server authenticating, its token unused.)
+func (a *Agent) queueAuthURL(id string) {
+	a.writes.put("auth:"+id, func(ctx context.Context) {
+		info, ok := a.m.Server(id)
+		if !ok {
+			return // removed: its row with it
+		}
+		a.writes.mu.Lock()
+		hook := a.testHookAuthURL
+		a.writes.mu.Unlock()
+		if hook != nil {
+			hook(id)
+		}
+		a.updateRow(ctx, id, func(row *store.Server) bool {
+			changed := row.AuthURL != info.AuthURL
+			row.AuthURL = info.AuthURL
+			return changed
+		})
 	})
 }
 

@@ -149,26 +149,39 @@ func TestOAuthFlow(t *testing.T) {
 	}
 }
 
-// TestOAuthPendingURLWrittenLate: the pending authorisation's URL, which
-// the agent stores off the event path, reaches the database only after the
-// callback finished the flow (a slow database). It must not be written
-// back over the cleared row: the next process to open the agent would
-// show the server authenticating with a stale URL, its token unused.
-func TestOAuthPendingURLWrittenLate(t *testing.T) {
+// TestOAuthPendingURLWriteRacesCallback: a flow started by the Manager on
+// its own (here a reconnect) queues the write of its URL; that write reads
+// the URL, and the user's callback finishes the flow before it is written.
+// The row must end with no URL, the flow being over.
+func TestOAuthPendingURLWriteRacesCallback(t *testing.T) {
 	e := newOAuthEnv(t, nil, nil)
 	ctx := testCtx(t)
-	release := agent.HoldWrites(e.a)
-	defer release()
 	r := e.add("Protected")
-	e.a.Manager().WaitForConnections(ctx) // the authenticating event seen, its write queued
-	if cb := e.callback(e.visit(r.AuthURL)); !cb.AuthSuccess {
+	reached, queued, release := agent.PauseAuthURLWrite(e.a, r.ID)
+	defer release()
+	res, err := e.a.Manager().Reconnect(ctx, r.ID) // a new flow, not through the agent
+	if err != nil || res.State != mcpclient.StateAuthenticating || res.AuthURL == "" || res.AuthURL == r.AuthURL {
+		t.Fatalf("Reconnect = %+v, %v; want authenticating with a new URL", res, err)
+	}
+	<-reached // the event's write read the new URL
+	loc := e.visit(res.AuthURL)
+	done := make(chan agent.CallbackResult, 1)
+	go func() { done <- e.callback(loc) }()
+	var cb agent.CallbackResult
+	select {
+	case <-queued: // the callback's write waits behind the paused one
+		release()
+		cb = <-done
+	case cb = <-done:
+		release() // the callback did not wait for the paused write
+	}
+	if !cb.AuthSuccess {
 		t.Fatalf("callback: %+v", cb)
 	}
-	release()
-	e.restart() // closing the agent makes its queued writes
 	if row, err := e.st.GetServer(ctx, e.a.Namespace(), r.ID); err != nil || row.AuthURL != "" {
 		t.Errorf("stored row after the flow: auth URL %q, %v; want none", row.AuthURL, err)
 	}
+	e.restart()
 	e.a.WaitForConnections(ctx)
 	if s := e.state(r.ID); s.State != "ready" {
 		t.Errorf("after a restart: %+v; want ready with the stored token", s)

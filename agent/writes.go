@@ -19,6 +19,8 @@ type writes struct {
 	queue   map[string]func(context.Context)
 	order   []string
 	drained chan struct{} // closed when the running goroutine ends; nil when none runs
+
+	onPut func(key string) // set by tests: called by put, under mu
 }
 
 // put queues fn under key.
@@ -32,6 +34,9 @@ func (w *writes) put(key string, fn func(context.Context)) {
 		w.order = append(w.order, key)
 	}
 	w.queue[key] = fn
+	if w.onPut != nil {
+		w.onPut(key)
+	}
 	if w.drained == nil {
 		w.drained = make(chan struct{})
 		go w.run(w.drained)

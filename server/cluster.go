@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -127,7 +128,10 @@ const StatsPath = "/cluster/stats"
 // garbage collection (so HeapAlloc is the live heap). With ?closeIdle=1,
 // the replica first closes its idle connections to the other replicas and
 // its database connections (they are opened again when needed), so that
-// they do not count.
+// they do not count. With ?profile=heap, the answer is the heap profile
+// (runtime/pprof, the live heap as of that collection) instead, for a
+// leak's source: its detail depends on runtime.MemProfileRate (the
+// GODEBUG setting memprofilerate sets it for a process).
 type RuntimeStats struct {
 	// Goroutines is how many goroutines the process runs.
 	Goroutines int `json:"goroutines"`
@@ -161,6 +165,13 @@ func (s *Server) runtimeStats(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	runtime.GC()
+	if r.URL.Query().Get("profile") == "heap" {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		if err := pprof.Lookup("heap").WriteTo(w, 0); err != nil {
+			s.logger.Warn("heap profile", "error", err)
+		}
+		return
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	hs := s.host.Stats()

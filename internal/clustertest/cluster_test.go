@@ -995,6 +995,11 @@ func TestCluster(t *testing.T) {
 					}
 					memLast[p] = m
 					memLastCycle[p] = memCycles[p]
+					if heapDir() != "" {
+						if err := c.saveHeapProfile(ctx, c.reps[slot], fmt.Sprintf("heap-r%d-k%d-pid%d-c%d.pb.gz", round, k, p, memCycles[p])); err != nil {
+							t.Logf("heap profile of pid %d: %v", p, err)
+						}
+					}
 					t.Logf("round %d kill %d: survivor replica %d (pid %d, %d kill cycles): %d goroutines, heap %d B (%d objects), RSS %d KiB, %d threads, agents hibernated", round, k, slot, p,
 						memCycles[p], m.Goroutines, m.HeapAlloc, m.HeapObjects, m.rssKiB, m.threads)
 				}

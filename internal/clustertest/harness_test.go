@@ -153,6 +153,11 @@ func (c *cluster) start(r *replica) error {
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), "AGENTMCP_CLUSTER_KEY="+c.key, "AGENTMCP_TOKEN=",
 		"AGENTMCP_SECRET_KEY=cluster-test-secret-key-0123456789")
+	if heapDir() != "" {
+		// Every 4 KiB allocated sampled: the heap profiles of a leak
+		// hunt show the small structures a failover may leave.
+		cmd.Env = append(cmd.Env, "GODEBUG=memprofilerate=4096")
+	}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return err
@@ -280,6 +285,36 @@ func (c *cluster) runtimeStats(ctx context.Context, r *replica) (server.RuntimeS
 		return st, fmt.Errorf("%s: %s", server.StatsPath, res.Status)
 	}
 	return st, json.NewDecoder(res.Body).Decode(&st)
+}
+
+// heapDir is where the survivors' heap profiles are saved after each kill
+// cycle (AGENTMCP_CLUSTER_HEAPDIR), for a leak hunt with go tool pprof
+// -diff_base; "" saves none.
+func heapDir() string { return os.Getenv("AGENTMCP_CLUSTER_HEAPDIR") }
+
+// saveHeapProfile saves r's heap profile as name in heapDir.
+func (c *cluster) saveHeapProfile(ctx context.Context, r *replica, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.clusterURL()+server.StatsPath+"?profile=heap", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set(server.ClusterKeyHeader, c.key)
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", server.StatsPath, res.Status)
+	}
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(heapDir(), name), data, 0o644)
 }
 
 // signal sends sig to the slot's running process.
