@@ -18,6 +18,7 @@ import (
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -63,6 +64,12 @@ func newServeTelemetry(ctx context.Context) (*serveTelemetry, error) {
 		return nil, fmt.Errorf("prometheus exporter: %w", err)
 	}
 	opts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(prom)}
+	if !otlpEndpoint("TRACES") && os.Getenv("OTEL_METRICS_EXEMPLAR_FILTER") == "" {
+		// No span of serve's is sampled without a traces exporter, so no
+		// exemplar would ever be kept: no reservoir for each series (a few
+		// KiB per server and method, for nothing).
+		opts = append(opts, sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter))
+	}
 	if otlpEndpoint("METRICS") {
 		exp, err := otlpmetrichttp.New(ctx)
 		if err != nil {

@@ -688,6 +688,14 @@ func TestCluster(t *testing.T) {
 					if st, data, _, err := c.doAt(ctx, hc, r, "GET", agentPath(i)+"/tools", ""); err != nil || st != http.StatusOK {
 						t.Logf("warm-up: agent %d on replica %d: %d %s %v", i, r.slot, st, data, err)
 					}
+					// A call on each server too: each replica's first
+					// creates that server's series of the call metrics.
+					for j := range prof.servers {
+						path := fmt.Sprintf("%s/servers/s%d/tools/call", agentPath(i), j)
+						if st, data, _, err := c.doAt(ctx, hc, r, "POST", path, `{"name":"echo","arguments":{"text":"warm-up"}}`); err != nil || st != http.StatusOK {
+							t.Logf("warm-up: agent %d server s%d on replica %d: %d %s %v", i, j, r.slot, st, data, err)
+						}
+					}
 				}
 			})
 		}
