@@ -1,6 +1,8 @@
 package server
 
 import (
+	"compress/gzip"
+	"io"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -156,6 +158,22 @@ func TestClusterStats(t *testing.T) {
 	}
 	if st.Goroutines < 2 || st.HeapAlloc == 0 || st.HeapObjects == 0 || st.Sys < st.HeapAlloc || st.NumGC == 0 || st.AwakeAgents != 1 || st.Wakes != 1 {
 		t.Errorf("stats = %+v; want goroutines, a live heap, a GC and the one awake agent", st)
+	}
+
+	// The heap profile: a gzipped pprof profile.
+	req, _ = http.NewRequest("GET", a.cl.URL+StatsPath+"?profile=heap", nil)
+	req.Header.Set(ClusterKeyHeader, testClusterKey)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("heap profile: %d %v", resp.StatusCode, err)
+	}
+	if data, err := io.ReadAll(zr); err != nil || len(data) == 0 {
+		t.Errorf("heap profile: %d bytes, %v", len(data), err)
 	}
 }
 

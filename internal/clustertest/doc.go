@@ -63,4 +63,7 @@
 // owners. AGENTMCP_CLUSTER_BIN runs a built agentmcp instead of building
 // one; AGENTMCP_CLUSTER_LOGS=1 prints the ends of the replicas' logs even
 // when the test passes (they are printed when it fails).
+// AGENTMCP_CLUSTER_HEAPDIR=DIR saves each survivor's heap profile after
+// every kill cycle in DIR (the replicas sample every 4 KiB allocated), for
+// a leak hunt: go tool pprof -diff_base FIRST LAST.
 package clustertest
