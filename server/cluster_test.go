@@ -2,9 +2,9 @@ package server
 
 import (
 	"compress/gzip"
-	"io"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
