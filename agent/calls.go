@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,6 +94,20 @@ func (a *Agent) stored(f mcpclient.Filter) (mcpclient.Filter, bool) {
 func (a *Agent) hold() (release func()) {
 	a.busyN.Add(1)
 	return func() { a.busyN.Add(-1) }
+}
+
+// Done is closed when the agent is closed (Close, or hibernated by its
+// Host): for what lives as long as the agent.
+func (a *Agent) Done() <-chan struct{} { return a.quit }
+
+// Hold keeps the agent Busy, so that its Host does not hibernate it,
+// until release is called: for work the agent does not see, such as a
+// client's session on an endpoint that fronts the agent (package
+// gateway). Calling release more than once releases once.
+func (a *Agent) Hold() (release func()) {
+	var once sync.Once
+	r := a.hold()
+	return func() { once.Do(r) }
 }
 
 // noteAuthorization notes that an OAuth flow started: the agent stays

@@ -147,6 +147,19 @@ func (m *Manager) ConfigureElicitationHandlers(h *ElicitationHandlers) {
 	}
 }
 
+// ElicitationHandlers returns a copy of the handlers that
+// ConfigureElicitationHandlers set last, or nil when it was never called:
+// for a layer that answers some requests itself and passes the others on
+// to the handlers in place (package gateway).
+func (m *Manager) ElicitationHandlers() *ElicitationHandlers {
+	h := m.hooks.elicit.Load()
+	if h == nil {
+		return nil
+	}
+	cp := *h
+	return &cp
+}
+
 // elicitationToAdvertise returns the elicitation capability for a new
 // session of c, and whether it is c's seed.
 func (c *conn) elicitationToAdvertise() (caps *mcp.ElicitationCapabilities, seed bool) {

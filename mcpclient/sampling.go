@@ -27,6 +27,14 @@ func (m *Manager) ConfigureSampling(h SamplingHandler) {
 	m.hooks.sampling.Store(&h)
 }
 
+// SamplingHandler returns the handler that ConfigureSampling set, or nil.
+func (m *Manager) SamplingHandler() SamplingHandler {
+	if h := m.hooks.sampling.Load(); h != nil {
+		return *h
+	}
+	return nil
+}
+
 // createMessage is the session's go-sdk sampling handler.
 func (h *sessionHooks) createMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	fn := h.c.m.hooks.sampling.Load()

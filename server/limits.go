@@ -51,7 +51,9 @@ const (
 // isStream reports whether r, matched to pattern, opens a stream.
 func isStream(pattern string, r *http.Request) bool {
 	switch pattern {
-	case eventsRoute:
+	case eventsRoute, mcpRoute:
+		// An MCP response is a stream (server-sent events) as long as a
+		// call or a session's GET lasts.
 		return true
 	case agentRootRoute:
 		return httpguts.HeaderValuesContainsToken(r.Header["Upgrade"], "websocket")
@@ -61,11 +63,14 @@ func isStream(pattern string, r *http.Request) bool {
 
 // bodyLimit is the largest body a request may carry: a JSON document on
 // the API's POST routes; anywhere else a body is not read (readBody).
-func bodyLimit(protected bool, r *http.Request) int64 {
-	if protected && r.Method == http.MethodPost {
-		return maxBody
+func bodyLimit(protected bool, pattern string, r *http.Request) int64 {
+	switch {
+	case !protected || r.Method != http.MethodPost:
+		return 0
+	case pattern == mcpRoute:
+		return maxMCPBody
 	}
-	return 0
+	return maxBody
 }
 
 // hasBody reports whether r comes with a body to read.

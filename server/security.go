@@ -103,7 +103,7 @@ func (sec *security) wrap(mux *http.ServeMux) http.Handler {
 		}
 		// Past the checks: the body, within its limits, then the handler,
 		// its answer bounded unless it is a stream.
-		if aerr := readBody(w, r, bodyLimit(prot, r), sec.bodyTimeout); aerr != nil {
+		if aerr := readBody(w, r, bodyLimit(prot, pattern, r), sec.bodyTimeout); aerr != nil {
 			refuse(w, r, aerr)
 			return
 		}

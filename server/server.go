@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -148,6 +149,12 @@ type Options struct {
 	// handler, say), behind the token like the API. Nil means no /metrics.
 	Metrics http.Handler
 
+	// Gateway, if set, gives the options of an agent's MCP endpoint
+	// (/agents/{class}/{name}/mcp, package gateway), called when the
+	// endpoint of an awake agent is first used: its Expose rules, say. Nil,
+	// or a nil result, means gateway's defaults (everything exposed).
+	Gateway func(a *agent.Agent) *gateway.Options
+
 	// Logger receives the server's logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -188,6 +195,8 @@ type Server struct {
 	cancel context.CancelFunc
 
 	hooks atomic.Pointer[testHooks] // nil but in tests
+
+	gateways gateways // the agents' MCP endpoints (mcp.go)
 
 	mux              *http.ServeMux // the routes, without sec's checks
 	clusterTransport http.RoundTripper
@@ -542,6 +551,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.closeGateways(ctx)
 	err := s.host.Close(ctx)
 	if t, ok := s.clusterTransport.(*http.Transport); ok {
 		t.CloseIdleConnections()

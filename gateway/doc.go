@@ -1,0 +1,71 @@
+// Package gateway makes an agent an MCP server: one streamable HTTP
+// endpoint that fronts all of the agent's MCP servers, for Claude Code,
+// Cursor, VS Code or any MCP client. agentmcp serve mounts one per agent
+// at /agents/{class}/{name}/mcp.
+//
+//	g := gateway.New(a, &gateway.Options{
+//		Expose: func(serverID, tool string) bool { return tool != "delete_repo" },
+//	})
+//	defer g.Close(ctx)
+//	http.Handle("/mcp", g)
+//
+// # What a client sees
+//
+// The union of the catalogs of the agent's servers that are ready:
+//
+//   - tools under the keys of the agent's AITools (package aitools:
+//     "tool_<server>_<tool>", or a hashed key where that is not a valid or
+//     unique name), stable while other servers come and go, with the
+//     server named in each title and description;
+//   - prompts as "<server id>.<prompt>" (PromptName);
+//   - resources and resource templates under their own URIs (the first
+//     server listing a URI serves it), their servers named likewise.
+//
+// A server that is down, failed or waiting for authorisation shows
+// nothing until it is ready again. Clients get list_changed (tools,
+// prompts, resources) whenever what they would list changes: a server
+// connected, disconnected, added or removed, an upstream list_changed,
+// Options.Expose changed (after Refresh).
+//
+// # Calls
+//
+// A call is forwarded through the agent (Agent.CallTool, GetPrompt,
+// ReadResource) to the server the name belongs to. The client's progress
+// token gets the server's progress notifications; cancelling the call (a
+// notifications/cancelled, or the end of a 2026-07-28 request) cancels it
+// on the server. A call that does not complete (the server went away
+// during it, or asks for authorisation) is a tool result with IsError and
+// the reason, which a model can read, rather than a protocol error.
+//
+// A request for input that an upstream server makes during a call
+// (elicitation, sampling) goes to the client that made the call when it
+// declared the capability (and the mode) in a session; otherwise to the
+// agent's own handlers, as without the gateway (agentmcp serve queues
+// elicitations for its dashboard and API). A 2026-07-28 server's request
+// names its call; a 2025-11-25 server's does not, and goes to the client
+// of the latest call in flight to that server that takes it.
+//
+// # Protocol eras
+//
+// ServeHTTP speaks both eras of go-sdk's server: requests whose
+// MCP-Protocol-Version header is 2026-07-28 or later are served without a
+// session (server/discover, subscriptions/listen for list_changed), all
+// others in 2025-11-25 (or older) sessions. A session keeps the agent
+// awake (Agent.Hold) until it ends: the client's DELETE, Options.
+// SessionTimeout without a request, or Close.
+//
+// # Exposure
+//
+// Options.Expose decides which servers and tools are exposed (see
+// ExposeFunc): a tool it refuses is neither listed nor callable, and it is
+// asked again before each call, so a tool refused since the last list is
+// refused too. Call Refresh after the rules behind it change.
+//
+// # Lifetime
+//
+// New takes over the agent's elicitation and sampling handlers (passing
+// on what no client takes); Close ends the sessions and stops following
+// the agent. A Gateway closes itself when its agent is closed (or
+// hibernated by its Host): a program that hosts many agents makes a new
+// one after a wake. Authentication is the caller's: wrap the handler.
+package gateway

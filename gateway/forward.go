@@ -1,0 +1,281 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+// downstreamCall is a tool call in flight from a downstream client: where
+// the upstream server's requests for input made during it go.
+type downstreamCall struct {
+	session *mcp.ServerSession
+}
+
+type downstreamKey struct{}
+
+// canElicit reports whether the client of the call takes elicitation
+// requests of mode: a session (2025-11-25 or before; a 2026-07-28 request
+// has no channel for them) that declared the mode.
+func (c *downstreamCall) canElicit(mode string) bool {
+	p := c.params()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	e := p.Capabilities.Elicitation
+	switch mode {
+	case "url":
+		return e.URL != nil
+	default: // form; neither mode declared means form
+		return e.Form != nil || e.URL == nil
+	}
+}
+
+// canSample reports whether the client of the call takes sampling
+// requests.
+func (c *downstreamCall) canSample() bool {
+	p := c.params()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil
+}
+
+// params returns the session's handshake, or nil for a request without a
+// session.
+func (c *downstreamCall) params() *mcp.InitializeParams {
+	if c == nil || c.session == nil || c.session.ID() == "" {
+		return nil
+	}
+	p := c.session.InitializeParams()
+	if p == nil || p.ProtocolVersion >= firstStateless {
+		return nil
+	}
+	return p
+}
+
+// begin registers a call to serverID in flight; end unregisters it.
+func (g *Gateway) begin(serverID string, c *downstreamCall) (end func()) {
+	g.mu.Lock()
+	g.calls[serverID] = append(g.calls[serverID], c)
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		calls := slices.DeleteFunc(g.calls[serverID], func(x *downstreamCall) bool { return x == c })
+		if len(calls) == 0 {
+			delete(g.calls, serverID)
+		} else {
+			g.calls[serverID] = calls
+		}
+	}
+}
+
+// callerOf returns the downstream call a request for input from serverID
+// belongs to, or nil: the call it was made in (2026-07-28 upstream
+// servers ask within the call), else the latest call in flight to that
+// server whose client takes it (a 2025-11-25 server's request does not
+// say which call it is for).
+func (g *Gateway) callerOf(ctx context.Context, serverID string, takes func(*downstreamCall) bool) *downstreamCall {
+	if c, ok := ctx.Value(downstreamKey{}).(*downstreamCall); ok {
+		if takes(c) && !g.isClosed() {
+			return c
+		}
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	calls := g.calls[serverID]
+	for i := len(calls) - 1; i >= 0; i-- {
+		if takes(calls[i]) {
+			return calls[i]
+		}
+	}
+	return nil
+}
+
+// callTool returns the handler of a tool: the call forwarded to the
+// server, with its progress passed back and its cancellation passed on.
+func (g *Gateway) callTool(serverID, name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if !g.exposed(serverID, name) {
+			return toolError(fmt.Sprintf("tool %q of MCP server %q is not exposed", name, serverID)), nil
+		}
+		var args any
+		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+			args = raw
+		}
+		c := &downstreamCall{session: req.Session}
+		defer g.begin(serverID, c)()
+		ctx = context.WithValue(ctx, downstreamKey{}, c)
+		var opts *mcpclient.CallOptions
+		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+			p := newProgress(ctx, req.Session, token)
+			defer p.stop()
+			opts = &mcpclient.CallOptions{Progress: p.send}
+		}
+		res, err := g.a.CallTool(ctx, serverID, name, args, opts)
+		switch {
+		case err == nil:
+			return res, nil
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		// The call did not complete (the server went away during it, or
+		// asks for authorisation): a result the model can read.
+		return toolError(fmt.Sprintf("calling tool %q on MCP server %q failed: %v", name, serverID, err)), nil
+	}
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// getPrompt returns the handler of a prompt.
+func (g *Gateway) getPrompt(serverID, name string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		if !g.exposed(serverID, "") {
+			return nil, fmt.Errorf("prompt %q is not exposed", req.Params.Name)
+		}
+		return g.a.GetPrompt(ctx, serverID, name, req.Params.Arguments)
+	}
+}
+
+// readResource returns the handler of a server's resources and templates.
+func (g *Gateway) readResource(serverID string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		if !g.exposed(serverID, "") {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}
+		return g.a.ReadResource(ctx, serverID, req.Params.URI)
+	}
+}
+
+// progress passes a call's progress notifications to the downstream
+// client, in order, off the upstream connection's reading goroutine. A
+// client that does not keep up misses some (progress is advisory), never
+// holds the upstream connection back.
+type progress struct {
+	ctx     context.Context
+	session *mcp.ServerSession
+	token   any
+	done    chan struct{}
+
+	// mu guards the fields below.
+	mu      sync.Mutex
+	queue   chan *mcp.ProgressNotificationParams
+	stopped bool
+}
+
+func newProgress(ctx context.Context, ss *mcp.ServerSession, token any) *progress {
+	p := &progress{ctx: ctx, session: ss, token: token, done: make(chan struct{}),
+		queue: make(chan *mcp.ProgressNotificationParams, 32)}
+	go p.run()
+	return p
+}
+
+func (p *progress) send(n *mcp.ProgressNotificationParams) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	select {
+	case p.queue <- n:
+	default:
+	}
+}
+
+func (p *progress) run() {
+	defer close(p.done)
+	for n := range p.queue {
+		err := p.session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: p.token, Progress: n.Progress, Total: n.Total, Message: n.Message})
+		if err != nil {
+			for range p.queue {
+			}
+			return
+		}
+	}
+}
+
+// stop ends the forwarding once what was queued is sent: before the
+// call's result.
+func (p *progress) stop() {
+	p.mu.Lock()
+	if !p.stopped {
+		p.stopped = true
+		close(p.queue)
+	}
+	p.mu.Unlock()
+	<-p.done
+}
+
+// installHandlers takes over the agent's elicitation and sampling
+// handlers: a request for input goes to the downstream client of the
+// call it belongs to when that client takes it, else to the handler in
+// place before.
+func (g *Gateway) installHandlers() {
+	m := g.a.Manager()
+	g.fallbackElicit = m.ElicitationHandlers()
+	if g.fallbackElicit == nil {
+		g.fallbackElicit = &mcpclient.ElicitationHandlers{}
+	}
+	g.fallbackSample = m.SamplingHandler()
+	h := *g.fallbackElicit
+	h.Form = g.elicit("form", g.fallbackElicit.Form)
+	h.URL = g.elicit("url", g.fallbackElicit.URL)
+	m.ConfigureElicitationHandlers(&h)
+	m.ConfigureSampling(g.sample)
+}
+
+// errNoClient is the error of a request for input that neither a
+// downstream client nor the agent can answer.
+var errNoClient = errors.New("no client that takes this request is connected to the MCP gateway, and the agent has no handler for it")
+
+func (g *Gateway) elicit(mode string, fallback func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error)) func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error) {
+	return func(ctx context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+		if c := g.callerOf(ctx, serverID, func(c *downstreamCall) bool { return c.canElicit(mode) }); c != nil {
+			params := *req.Params
+			params.Mode = mode
+			params.Meta = nil
+			res, err := c.session.Elicit(ctx, &params)
+			if err != nil {
+				return nil, fmt.Errorf("asking the MCP gateway's client: %w", err)
+			}
+			return res, nil
+		}
+		if fallback != nil {
+			return fallback(ctx, req, serverID)
+		}
+		return nil, errNoClient
+	}
+}
+
+func (g *Gateway) sample(ctx context.Context, req *mcp.CreateMessageParams, serverID string) (*mcp.CreateMessageResult, error) {
+	if c := g.callerOf(ctx, serverID, (*downstreamCall).canSample); c != nil {
+		params := *req
+		params.Meta = nil
+		res, err := c.session.CreateMessage(ctx, &params)
+		if err != nil {
+			return nil, fmt.Errorf("asking the MCP gateway's client: %w", err)
+		}
+		return res, nil
+	}
+	if g.fallbackSample != nil {
+		return g.fallbackSample(ctx, req, serverID)
+	}
+	return nil, errNoClient
+}
+
+func (g *Gateway) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}

@@ -1,0 +1,296 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+// ExposeFunc decides what of an agent a Gateway exposes. It is called with
+// a server id and an empty tool name to ask about the server as a whole (a
+// server refused this way shows nothing: no tools, prompts, resources or
+// templates), and with a server id and a tool's MCP name (not its gateway
+// name) to ask about that tool of an exposed server. A tool refused is
+// neither listed nor callable: a call by its gateway name is refused.
+//
+// It is called on every catalog rebuild and again before every call, from
+// several goroutines at once: it must be safe for concurrent use, quick,
+// and must not block or call the Gateway. After the rules behind it change,
+// call Gateway.Refresh so that lists (and clients, with list_changed)
+// follow.
+type ExposeFunc func(serverID, tool string) bool
+
+// Options configures a Gateway. The zero value, or nil, gives the defaults
+// each field documents.
+type Options struct {
+	// Expose selects the servers and tools exposed (see ExposeFunc). Nil
+	// exposes everything.
+	Expose ExposeFunc
+
+	// Name is the implementation name the gateway gives in its handshake.
+	// Empty means "agentmcp <class>/<name>" of the agent.
+	Name string
+
+	// SessionTimeout closes a 2025-11-25 session that has seen no request
+	// for this long (a client that went away without ending it). Zero means
+	// DefaultSessionTimeout; negative means never.
+	SessionTimeout time.Duration
+
+	// Logger receives the gateway's logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultSessionTimeout is Options.SessionTimeout's default.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// Gateway is an MCP server (streamable HTTP) that fronts the MCP servers of
+// one agent. It is an http.Handler; see the package documentation.
+//
+// A Gateway is safe for concurrent use.
+type Gateway struct {
+	a      *agent.Agent
+	opts   Options
+	logger *slog.Logger
+	srv    *mcp.Server
+
+	stateful, stateless *mcp.StreamableHTTPHandler
+
+	// fallback are the agent's own handlers of server requests, used when
+	// the request cannot go to a downstream client.
+	fallbackElicit *mcpclient.ElicitationHandlers
+	fallbackSample mcpclient.SamplingHandler
+
+	unsubscribe func()
+	kick        chan struct{} // capacity 1: the catalogs changed
+	quit        chan struct{} // closed by Close
+	wg          sync.WaitGroup
+
+	// syncMu serialises catalog syncs; it guards cat.
+	syncMu sync.Mutex
+	cat    catalog
+
+	// mu guards the fields below.
+	mu     sync.Mutex
+	calls  map[string][]*downstreamCall // tool calls in flight, by server id
+	closed bool
+}
+
+// New returns a Gateway for a, which it exposes until Close: it builds the
+// MCP server and its handlers and lists a's catalogs, without network I/O.
+// It takes over a's elicitation and sampling handlers (Manager().
+// ConfigureElicitationHandlers, ConfigureSampling), passing to the ones in
+// place what no downstream client takes; configure those first. Close the
+// Gateway before a.
+func New(a *agent.Agent, opts *Options) *Gateway {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Name == "" {
+		o.Name = "agentmcp " + a.Namespace()
+	}
+	if o.SessionTimeout == 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{
+		a:      a,
+		opts:   o,
+		logger: logger.With("agent", a.Namespace()),
+		kick:   make(chan struct{}, 1),
+		quit:   make(chan struct{}),
+		calls:  map[string][]*downstreamCall{},
+	}
+	g.cat.init()
+	g.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
+		Instructions: "The MCP servers of agent " + a.Namespace() + ", behind one endpoint. Each tool, prompt and resource names the server it comes from.",
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
+		InitializedHandler: g.initialized,
+		Logger:             g.logger,
+	})
+	g.srv.AddReceivingMiddleware(g.freshLists)
+	timeout := o.SessionTimeout
+	if timeout < 0 {
+		timeout = 0
+	}
+	getServer := func(*http.Request) *mcp.Server { return g.srv }
+	// The stateful handler speaks the session era (2025-11-25 and
+	// before), the stateless one 2026-07-28; ServeHTTP picks by the
+	// request's protocol version header.
+	g.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		SessionTimeout: timeout,
+		Logger:         g.logger,
+	})
+	g.stateless = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		PropagateRequestCancellation: true,
+		Logger:                       g.logger,
+	})
+	g.installHandlers()
+	g.sync()
+	g.unsubscribe = a.OnMCPUpdate(func(agent.MCPServersState) { g.changed() })
+	g.wg.Go(g.syncer)
+	return g
+}
+
+// protocolVersionHeader is the header that carries a request's protocol
+// version; from 2026-07-28 on, every request has it.
+const protocolVersionHeader = "Mcp-Protocol-Version"
+
+// firstStateless is the first protocol version without sessions.
+const firstStateless = "2026-07-28"
+
+// ServeHTTP serves MCP over streamable HTTP: requests in 2026-07-28 (or
+// later), told by their MCP-Protocol-Version header, statelessly, and the
+// others in sessions (2025-11-25 and before).
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		http.Error(w, "the MCP endpoint is closed", http.StatusServiceUnavailable)
+		return
+	}
+	if v := r.Header.Get(protocolVersionHeader); v >= firstStateless {
+		g.stateless.ServeHTTP(w, r)
+		return
+	}
+	g.stateful.ServeHTTP(w, r)
+}
+
+// Refresh rebuilds the exposed catalogs now, after the rules behind
+// Options.Expose changed; clients get list_changed for what changed.
+func (g *Gateway) Refresh() { g.sync() }
+
+// Close ends the downstream sessions and stops following the agent; the
+// agent's requests for input go to the handlers it had before New from
+// then on. A Gateway closes itself when its agent is closed. Close is
+// idempotent and safe to call concurrently; ctx bounds the wait for the
+// gateway's goroutines.
+func (g *Gateway) Close(ctx context.Context) error {
+	g.shutdown()
+	done := make(chan struct{})
+	go func() { g.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// shutdown is Close without the wait.
+func (g *Gateway) shutdown() {
+	g.mu.Lock()
+	already := g.closed
+	g.closed = true
+	g.mu.Unlock()
+	if already {
+		return
+	}
+	close(g.quit)
+	g.unsubscribe()
+	for ss := range g.srv.Sessions() {
+		ss.Close()
+	}
+}
+
+// Done is closed when the gateway is closed: by Close, or because its
+// agent was closed.
+func (g *Gateway) Done() <-chan struct{} { return g.quit }
+
+// initialized holds the agent awake while a session lives: a 2025-11-25
+// session from its handshake to its end (the client's DELETE, the session
+// timeout, Close).
+func (g *Gateway) initialized(_ context.Context, req *mcp.InitializedRequest) {
+	ss := req.Session
+	if ss == nil || ss.ID() == "" {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
+	release := g.a.Hold()
+	g.wg.Go(func() {
+		defer release()
+		done := make(chan struct{})
+		go func() { ss.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-g.quit:
+			ss.Close()
+			<-done
+		}
+	})
+}
+
+// changed notes that the agent's state changed; the syncer follows.
+func (g *Gateway) changed() {
+	select {
+	case g.kick <- struct{}{}:
+	default:
+	}
+}
+
+// syncer rebuilds the catalogs after every change, until Close or the
+// agent's end (which closes the gateway).
+func (g *Gateway) syncer() {
+	for {
+		select {
+		case <-g.kick:
+			g.sync()
+		case <-g.a.Done():
+			g.shutdown()
+			return
+		case <-g.quit:
+			return
+		}
+	}
+}
+
+// freshLists makes a list request see the agent as it is: a wake's
+// servers restored, and every change made (the syncer may not have heard
+// of the latest yet). Clients list rarely (on connecting, after
+// list_changed), and a sync of an unchanged catalog changes nothing.
+func (g *Gateway) freshLists(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			g.a.WaitRestored(ctx)
+			g.sync()
+		case "tools/call":
+			// A client may call a tool it listed before the agent
+			// hibernated, right after the wake.
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !g.listed(p.Name) {
+				g.a.WaitRestored(ctx)
+				g.sync()
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+
+// listed reports whether a tool is in the catalog.
+func (g *Gateway) listed(key string) bool {
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	_, ok := g.cat.tools[key]
+	return ok
+}

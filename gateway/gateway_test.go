@@ -1,0 +1,308 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/gateway"
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+)
+
+// TestGoSDKClient: go-sdk's client, in both eras, lists the union of the
+// agent's catalogs, calls a tool on each upstream server, gets a prompt,
+// reads a resource, gets progress, and gets list_changed when a server
+// is added.
+func TestGoSDKClient(t *testing.T) {
+	for _, era := range []string{eraSessions, eraStateless} {
+		t.Run(era, func(t *testing.T) {
+			e := newEnv(t, nil)
+			ctx := testCtx(t)
+			changed := make(chan struct{}, 16)
+			progress := make(chan *mcp.ProgressNotificationParams, 16)
+			cs := e.connect(era, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+					changed <- struct{}{}
+				},
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					progress <- req.Params
+				},
+			})
+
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			byName := map[string]*mcp.Tool{}
+			for _, tl := range tools.Tools {
+				names = append(names, tl.Name)
+				byName[tl.Name] = tl
+			}
+			for _, want := range []string{"tool_alpha_echo", "tool_beta_echo", "tool_alpha_slow", "tool_beta_ask"} {
+				if !slices.Contains(names, want) {
+					t.Errorf("tools/list has no %s: %v", want, names)
+				}
+			}
+			// The keys are the agent's AITools keys.
+			set := e.a.Manager().AITools(mcpclient.Filter{})
+			if set.Len() != len(names) {
+				t.Errorf("%d tools listed; AITools has %d", len(names), set.Len())
+			}
+			for _, n := range names {
+				if _, ok := set.Get(n); !ok {
+					t.Errorf("tool %s is not an AITools key", n)
+				}
+			}
+			if tl := byName["tool_beta_echo"]; tl == nil || !strings.Contains(tl.Title, "beta") || !strings.Contains(tl.Description, "beta") || !strings.Contains(tl.Description, "Echoes its text.") {
+				t.Errorf("tool_beta_echo = %+v; want its server named in title and description", tl)
+			}
+
+			for _, s := range []string{"alpha", "beta"} {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_" + s + "_echo", Arguments: map[string]any{"text": s}})
+				if err != nil || res.IsError || text(res) != "echo: "+s {
+					t.Errorf("call %s's echo = %+v, %v", s, res, err)
+				}
+			}
+
+			// Progress comes through, before the result.
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_alpha_progress", Arguments: map[string]any{"steps": 3},
+				Meta: mcp.Meta{"progressToken": "p1"}})
+			if err != nil || text(res) != "done in 3 steps" {
+				t.Fatalf("progress call = %+v, %v", res, err)
+			}
+			for i := 1; i <= 3; i++ {
+				select {
+				case p := <-progress:
+					if p.ProgressToken != "p1" || p.Progress != float64(i) || p.Total != 3 {
+						t.Errorf("progress %d = %+v", i, p)
+					}
+				case <-ctx.Done():
+					t.Fatalf("progress %d did not arrive", i)
+				}
+			}
+
+			prompts, err := cs.ListPrompts(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pnames []string
+			for _, p := range prompts.Prompts {
+				pnames = append(pnames, p.Name)
+			}
+			slices.Sort(pnames)
+			if diff := cmp.Diff([]string{"alpha.greet", "beta.greet"}, pnames); diff != "" {
+				t.Errorf("prompts (-want +got):\n%s", diff)
+			}
+			pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: gateway.PromptName("beta", "greet"), Arguments: map[string]string{"name": "Ada"}})
+			if err != nil || len(pr.Messages) != 1 || pr.Messages[0].Content.(*mcp.TextContent).Text != "Hello, Ada!" {
+				t.Errorf("GetPrompt = %+v, %v", pr, err)
+			}
+
+			resources, err := cs.ListResources(ctx, nil)
+			if err != nil || len(resources.Resources) != 1 || resources.Resources[0].URI != "test://static" {
+				t.Errorf("ListResources = %+v, %v", resources, err)
+			}
+			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static"})
+			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "static content" {
+				t.Errorf("ReadResource = %+v, %v", rr, err)
+			}
+			templates, err := cs.ListResourceTemplates(ctx, nil)
+			if err != nil || len(templates.ResourceTemplates) != 1 {
+				t.Errorf("ListResourceTemplates = %+v, %v", templates, err)
+			}
+			rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://items/7"})
+			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "item" {
+				t.Errorf("ReadResource(template) = %+v, %v", rr, err)
+			}
+
+			// A third server: list_changed, and its tools listed.
+			gamma := mcptest.NewServer("gamma")
+			gammaHTTP := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return gamma.Server })
+			if _, err := e.a.AddMCPServer(ctx, "gamma", gammaHTTP.URL, &agent.AddOptions{ID: "gamma"}); err != nil {
+				t.Fatal(err)
+			}
+			waitTool(t, cs, changed, "tool_gamma_echo", true)
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_gamma_add", Arguments: map[string]any{"a": 2, "b": 3}})
+			if err != nil || text(res) != "5" {
+				t.Errorf("call gamma's add = %+v, %v", res, err)
+			}
+			// And gone again when it is removed.
+			if err := e.a.RemoveMCPServer(ctx, "gamma"); err != nil {
+				t.Fatal(err)
+			}
+			waitTool(t, cs, changed, "tool_gamma_echo", false)
+		})
+	}
+}
+
+// waitTool waits for list_changed notifications until tool is listed
+// (or, with present false, no longer listed).
+func waitTool(t *testing.T, cs *mcp.ClientSession, changed <-chan struct{}, tool string, present bool) {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("no list_changed with %s present=%v", tool, present)
+		}
+		tools, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(tools.Tools, func(x *mcp.Tool) bool { return x.Name == tool }) == present {
+			return
+		}
+	}
+}
+
+// TestCancel: a downstream client that cancels a slow call cancels it on
+// the upstream server, in both eras.
+func TestCancel(t *testing.T) {
+	for _, era := range []string{eraSessions, eraStateless} {
+		t.Run(era, func(t *testing.T) {
+			e := newEnv(t, nil)
+			cs := e.connect(era, nil)
+			for _, up := range []struct {
+				id  string
+				srv *mcptest.Server
+			}{{"alpha", e.alpha}, {"beta", e.beta}} {
+				ctx, cancel := context.WithCancel(testCtx(t))
+				errc := make(chan error, 1)
+				go func() {
+					_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_" + up.id + "_slow", Arguments: map[string]any{}})
+					errc <- err
+				}()
+				select {
+				case <-up.srv.SlowStarted:
+				case <-testCtx(t).Done():
+					t.Fatalf("%s: the slow call did not start", up.id)
+				}
+				cancel()
+				select {
+				case <-up.srv.SlowCancelled:
+				case <-testCtx(t).Done():
+					t.Fatalf("%s: the upstream server did not see the cancellation", up.id)
+				}
+				if err := <-errc; !errors.Is(err, context.Canceled) {
+					t.Errorf("%s: cancelled call = %v", up.id, err)
+				}
+			}
+		})
+	}
+}
+
+// TestElicitation: an upstream server's elicitation reaches the
+// downstream client that declared elicitation, and its answer reaches the
+// server; a client that did not declare it leaves it to the agent (its
+// pending elicitations).
+func TestElicitation(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	var asked atomic.Value
+	cs := e.connect(eraSessions, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Store(req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_ask", Arguments: map[string]any{}})
+	if err != nil || res.IsError || text(res) != "accept:Ada" {
+		t.Fatalf("ask = %+v, %v", res, err)
+	}
+	if asked.Load() != "Your name?" {
+		t.Errorf("the client was asked %v", asked.Load())
+	}
+
+	// Without the capability: the agent's pending elicitation, answered
+	// through the agent.
+	plain := e.connect(eraSessions, nil)
+	w := e.a.Watch(16)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		for {
+			select {
+			case up := <-w.Updates():
+				for _, el := range up.Elicitations {
+					e.a.AnswerElicitation(el.ID, &mcp.ElicitResult{Action: "decline"})
+				}
+			case <-w.Done():
+				return
+			}
+		}
+	}()
+	defer func() { w.Stop(); <-answered }()
+	res, err = plain.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_ask", Arguments: map[string]any{}})
+	if err != nil || text(res) != "decline:" {
+		t.Errorf("ask without the capability = %+v, %v", res, err)
+	}
+}
+
+// TestExpose: a tool the hook denies is neither listed nor callable, and
+// a server it denies shows nothing.
+func TestExpose(t *testing.T) {
+	var denyEcho atomic.Bool
+	expose := func(serverID, tool string) bool {
+		if serverID == "beta" && tool == "" {
+			return false
+		}
+		return !(tool == "increment" || (denyEcho.Load() && tool == "echo"))
+	}
+	e := newEnv(t, &gateway.Options{Expose: expose})
+	for _, era := range []string{eraSessions, eraStateless} {
+		t.Run(era, func(t *testing.T) {
+			ctx := testCtx(t)
+			denyEcho.Store(false)
+			e.g.Refresh()
+			cs := e.connect(era, nil)
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools.Tools {
+				names = append(names, tl.Name)
+			}
+			slices.Sort(names)
+			want := []string{"tool_alpha_add", "tool_alpha_echo", "tool_alpha_fail", "tool_alpha_progress", "tool_alpha_slow"}
+			if diff := cmp.Diff(want, names); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+			for _, name := range []string{"tool_alpha_increment", "tool_beta_echo"} {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+				if err == nil && !res.IsError {
+					t.Errorf("call of denied %s = %+v", name, res)
+				}
+			}
+			if e.alpha.Increments.Load() != 0 {
+				t.Errorf("the denied tool ran %d times", e.alpha.Increments.Load())
+			}
+			prompts, err := cs.ListPrompts(ctx, nil)
+			if err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "alpha.greet" {
+				t.Errorf("prompts = %+v, %v", prompts, err)
+			}
+			// The hook is asked again at call time: a tool denied since the
+			// last list is refused even before Refresh.
+			denyEcho.Store(true)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_alpha_echo", Arguments: map[string]any{"text": "x"}})
+			if err != nil || !res.IsError || !strings.Contains(text(res), "not exposed") {
+				t.Errorf("call of a tool denied since = %+v, %v", res, err)
+			}
+			e.g.Refresh()
+			tools, err = cs.ListTools(ctx, nil)
+			if err != nil || slices.ContainsFunc(tools.Tools, func(x *mcp.Tool) bool { return x.Name == "tool_alpha_echo" }) {
+				t.Errorf("after Refresh, tools = %+v, %v", tools, err)
+			}
+		})
+	}
+}

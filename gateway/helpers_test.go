@@ -1,0 +1,122 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/gateway"
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/store/sqlite"
+)
+
+// The protocol eras a downstream client may speak.
+const (
+	eraSessions  = "2025-11-25"
+	eraStateless = "2026-07-28"
+)
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// env is an agent with two upstream servers, "alpha" (2026-07-28,
+// stateless) and "beta" (2025-11-25 sessions), behind a Gateway served on
+// 127.0.0.1.
+type env struct {
+	t           testing.TB
+	a           *agent.Agent
+	g           *gateway.Gateway
+	alpha, beta *mcptest.Server
+	URL         string
+}
+
+func newEnv(t testing.TB, opts *gateway.Options) *env {
+	t.Helper()
+	ctx := testCtx(t)
+	e := &env{t: t, alpha: mcptest.NewServer("alpha"), beta: mcptest.NewServer("beta")}
+	addElicitTool(e.beta)
+	alphaHTTP := mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return e.alpha.Server })
+	betaHTTP := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return e.beta.Server })
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	// The agent answers elicitations itself when no client takes them
+	// (as agentmcp serve's agents do), so its servers are offered
+	// elicitation from the start.
+	a, err := agent.Open(ctx, st, "test", "gw", &agent.Options{ElicitationTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	e.a = a
+	for _, s := range []struct{ id, url string }{{"alpha", alphaHTTP.URL}, {"beta", betaHTTP.URL}} {
+		res, err := a.AddMCPServer(ctx, s.id, s.url, &agent.AddOptions{ID: s.id})
+		if err != nil || res.State != mcpclient.StateReady {
+			t.Fatalf("AddMCPServer(%s) = %+v, %v", s.id, res, err)
+		}
+	}
+	e.g = gateway.New(a, opts)
+	t.Cleanup(func() {
+		if err := e.g.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	e.URL = mcptest.ServeHandler(t, e.g).URL
+	return e
+}
+
+// elicitAnswer is what the "ask" tool received.
+type elicitAnswer struct{ action, name string }
+
+// addElicitTool adds to s a tool "ask" that asks the client for a name
+// (elicitation, form mode) and returns the answer.
+func addElicitTool(s *mcptest.Server) {
+	mcp.AddTool(s.Server, &mcp.Tool{Name: "ask", Description: "Asks the user for a name."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			name, _ := res.Content["name"].(string)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + ":" + name}}}, nil, nil
+		})
+}
+
+// connect connects a go-sdk client to the gateway in era, closed when
+// the test ends.
+func (e *env) connect(era string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	e.t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, opts)
+	cs, err := c.Connect(testCtx(e.t), &mcp.StreamableClientTransport{Endpoint: e.URL, HTTPClient: &http.Client{}, DisableStandaloneSSE: false},
+		&mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		e.t.Fatalf("connect in %s: %v", era, err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != era {
+		e.t.Fatalf("negotiated %s; want %s", got, era)
+	}
+	return cs
+}
+
+func text(res *mcp.CallToolResult) string {
+	if res == nil || len(res.Content) == 0 {
+		return ""
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}

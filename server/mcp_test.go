@@ -1,0 +1,82 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+)
+
+// bearer adds a token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// TestMCPEndpoint: /agents/{class}/{name}/mcp is the agent as an MCP
+// server, behind the token, in both eras; a session keeps the agent
+// awake until it ends; a hibernated agent wakes on an MCP request.
+func TestMCPEndpoint(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &Options{Token: "secret"})
+	srv := mcptest.NewServer("s")
+	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
+	ctx := testCtx(t)
+	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "s", URL: hs.URL, ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := e.ts.URL + "/agents/test/a/mcp"
+	connect := func(token, era string) (*mcp.ClientSession, error) {
+		hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+		c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil)
+		return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	}
+	if cs, err := connect("wrong", "2025-11-25"); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		if cs != nil {
+			cs.Close()
+		}
+		t.Fatalf("connect with a wrong token: %v", err)
+	}
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		cs, err := connect("secret", era)
+		if err != nil {
+			t.Fatalf("connect in %s: %v", era, err)
+		}
+		if got := cs.InitializeResult().ProtocolVersion; got != era {
+			t.Errorf("negotiated %s; want %s", got, era)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_s_echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "echo: hi" {
+			t.Errorf("%s: call = %+v, %v", era, res, err)
+		}
+		// A session keeps the agent awake; a 2026-07-28 client has none.
+		hibernated := e.srv.host.Hibernate(ctx, "test", "a")
+		if hibernated != (era == "2026-07-28") {
+			t.Errorf("%s: hibernated with a client connected = %v", era, hibernated)
+		}
+		cs.Close()
+	}
+	// Ended, the session no longer holds the agent: it hibernates, and the
+	// next MCP request wakes it.
+	if e.srv.host.IsAwake("test", "a") && !e.srv.host.Hibernate(ctx, "test", "a") {
+		t.Fatal("the agent stays awake after its session ended")
+	}
+	cs, err := connect("secret", "2025-11-25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("tools after a wake = %+v, %v", tools, err)
+	}
+}
