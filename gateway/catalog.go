@@ -1,8 +1,8 @@
 package gateway
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"

@@ -286,7 +286,6 @@ func (g *Gateway) freshLists(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-
 // listed reports whether a tool is in the catalog.
 func (g *Gateway) listed(key string) bool {
 	g.syncMu.Lock()
