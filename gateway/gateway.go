@@ -77,9 +77,10 @@ type Gateway struct {
 	cat    catalog
 
 	// mu guards the fields below.
-	mu     sync.Mutex
-	calls  map[string][]*downstreamCall // tool calls in flight, by server id
-	closed bool
+	mu       sync.Mutex
+	calls    map[string][]*downstreamCall // tool calls in flight, by server id
+	sessions map[string]chan struct{}     // live sessions by id, closed once released
+	closed   bool
 }
 
 // New returns a Gateway for a, which it exposes until Close: it builds the
@@ -104,12 +105,13 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{
-		a:      a,
-		opts:   o,
-		logger: logger.With("agent", a.Namespace()),
-		kick:   make(chan struct{}, 1),
-		quit:   make(chan struct{}),
-		calls:  map[string][]*downstreamCall{},
+		a:        a,
+		opts:     o,
+		logger:   logger.With("agent", a.Namespace()),
+		kick:     make(chan struct{}, 1),
+		quit:     make(chan struct{}),
+		calls:    map[string][]*downstreamCall{},
+		sessions: map[string]chan struct{}{},
 	}
 	g.cat.init()
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
@@ -119,10 +121,9 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		},
-		InitializedHandler: g.initialized,
-		Logger:             g.logger,
+		Logger: g.logger,
 	})
-	g.srv.AddReceivingMiddleware(g.freshLists)
+	g.srv.AddReceivingMiddleware(g.holdSessions, g.freshLists)
 	timeout := o.SessionTimeout
 	if timeout < 0 {
 		timeout = 0
@@ -169,8 +170,23 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.stateless.ServeHTTP(w, r)
 		return
 	}
+	var released <-chan struct{}
+	if r.Method == http.MethodDelete {
+		released = g.released(r.Header.Get(sessionIDHeader))
+	}
 	g.stateful.ServeHTTP(w, r)
+	if released != nil {
+		// The client's end of a session is answered once the session no
+		// longer holds the agent.
+		select {
+		case <-released:
+		case <-r.Context().Done():
+		}
+	}
 }
+
+// sessionIDHeader is the header that carries a 2025-11-25 session's id.
+const sessionIDHeader = "Mcp-Session-Id"
 
 // Refresh rebuilds the exposed catalogs now, after the rules behind
 // Options.Expose changed; clients get list_changed for what changed.
@@ -213,22 +229,41 @@ func (g *Gateway) shutdown() {
 // agent was closed.
 func (g *Gateway) Done() <-chan struct{} { return g.quit }
 
-// initialized holds the agent awake while a session lives: a 2025-11-25
+// holdSessions holds the agent awake while a session lives: a 2025-11-25
 // session from its handshake to its end (the client's DELETE, the session
 // timeout, Close).
-func (g *Gateway) initialized(_ context.Context, req *mcp.InitializedRequest) {
-	ss := req.Session
-	if ss == nil || ss.ID() == "" {
-		return
+func (g *Gateway) holdSessions(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method == "initialize" && err == nil {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+				g.holdSession(ss)
+			}
+		}
+		return res, err
 	}
+}
+
+func (g *Gateway) holdSession(ss *mcp.ServerSession) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return
 	}
+	if _, ok := g.sessions[ss.ID()]; ok {
+		return
+	}
+	released := make(chan struct{})
+	g.sessions[ss.ID()] = released
 	release := g.a.Hold()
 	g.wg.Go(func() {
-		defer release()
+		defer func() {
+			g.mu.Lock()
+			delete(g.sessions, ss.ID())
+			g.mu.Unlock()
+			release()
+			close(released)
+		}()
 		done := make(chan struct{})
 		go func() { ss.Wait(); close(done) }()
 		select {
@@ -238,6 +273,14 @@ func (g *Gateway) initialized(_ context.Context, req *mcp.InitializedRequest) {
 			<-done
 		}
 	})
+}
+
+// released returns the channel closed when session id no longer holds
+// the agent, or nil.
+func (g *Gateway) released(id string) <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sessions[id]
 }
 
 // changed notes that the agent's state changed; the syncer follows.
