@@ -4,6 +4,8 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/cluster"
+	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store/postgres"
 )
 
@@ -356,5 +359,18 @@ func TestClusterRehome(t *testing.T) {
 	b.srv.rehomeOnce(ctx)
 	if got := b.srv.Agents(); len(got) != 1 || got[0] != (AgentInfo{Class: "test", Name: "kept"}) {
 		t.Errorf("awake on b after a died: %v", got)
+	}
+}
+
+// TestCallErrorGateClosed: a call this replica did not send because its
+// ownership is in doubt (the store does not answer) is a 503 to retry,
+// not the MCP server's error.
+func TestCallErrorGateClosed(t *testing.T) {
+	t.Parallel()
+	e := callError("one", fmt.Errorf("calling tool: %w: %w", mcpclient.ErrGateClosed, errors.New("replica not trusted")))
+	rec := httptest.NewRecorder()
+	writeError(rec, e)
+	if rec.Code != http.StatusServiceUnavailable || e.Code != CodeUnavailable || rec.Header().Get("Retry-After") != "1" || e.ServerID != "one" {
+		t.Errorf("gate closed: %d %+v, Retry-After %q; want 503 %s with Retry-After 1", rec.Code, e, rec.Header().Get("Retry-After"), CodeUnavailable)
 	}
 }

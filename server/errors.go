@@ -121,6 +121,12 @@ func callError(serverID string, err error) *APIError {
 		e = apiErrorf(http.StatusConflict, CodeNotConnected, "%v", err)
 	case errors.As(err, &ierr):
 		e = apiErrorf(http.StatusBadGateway, CodeCallInterrupted, "%v", err)
+	case errors.Is(err, mcpclient.ErrGateClosed):
+		// This replica's ownership is in doubt (the store does not
+		// answer): the request was not sent, and another try may find the
+		// agent's new owner.
+		e = apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err)
+		e.retryAfter = 1
 	default:
 		e = apiErrorf(http.StatusBadGateway, CodeMCPError, "%v", err)
 	}
