@@ -53,9 +53,9 @@
 // # Profiles
 //
 // The fast profile (lease 3 s, about a minute and a half) runs with
-// AGENTMCP_CLUSTER=fast (make cluster-fast; make test leaves it out while
-// two holds are still missed now and then), the full profile (lease 8 s, more cycles)
-// with AGENTMCP_CLUSTER=full (make cluster); unset, the test skips (a plain
+// AGENTMCP_CLUSTER=fast (make test, or make cluster-fast alone), the full
+// profile (lease 8 s, more cycles) with AGENTMCP_CLUSTER=full (make
+// cluster); unset (or off), the test skips (a plain
 // go test ./... does not start the replicas). It skips, saying why, when
 // serve has no --cluster flag.
 // AGENTMCP_CLUSTER=control runs the fast profile on three serves without
