@@ -70,6 +70,8 @@ type conn struct {
 	bgRound int
 
 	starts stdioStarts // paces a stdio server's restarts (stdio.go)
+
+	stats serverStats // its tool calls' figures (serverstats.go)
 }
 
 // bgRetry is a background retry waiting for its time.

@@ -302,8 +302,9 @@ func serverHostPort(raw string) (string, int) {
 }
 
 // telemetryMiddleware is the outermost sending middleware: one CLIENT span
-// per request and notification, trace context in its params._meta, and
-// mcp.client.operation.duration.
+// per request and notification, trace context in its params._meta,
+// mcp.client.operation.duration, and the server's figures of its tool
+// calls (serverstats.go).
 func (h *sessionHooks) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	t := h.c.m.tel
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -345,7 +346,18 @@ func (h *sessionHooks) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHan
 			}
 		}
 		span.End()
-		if t.opDuration.Enabled(ctx) {
+		// The server's own figures (serverstats.go) and the instrument
+		// are recorded here alike: the same duration, the same error.type.
+		call, enabled := method == "tools/call", t.opDuration.Enabled(ctx)
+		var d time.Duration
+		if call || enabled {
+			end := time.Now()
+			d = end.Sub(start)
+			if call {
+				h.c.recordCall(end, d, errType != "")
+			}
+		}
+		if enabled {
 			attrs := make([]attribute.KeyValue, 0, 16)
 			attrs = append(attrs, attrMethod.String(method))
 			attrs = append(attrs, h.metricAttrs(cs)...)
@@ -360,7 +372,7 @@ func (h *sessionHooks) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHan
 			if code != "" {
 				attrs = append(attrs, attrStatusCode.String(code))
 			}
-			t.opDuration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
+			t.opDuration.Record(ctx, d.Seconds(), metric.WithAttributes(attrs...))
 		}
 		return res, err
 	}

@@ -6,7 +6,7 @@ package benchknob
 import "sync/atomic"
 
 // NoRequestTelemetry, while set, makes mcpclient.New build Managers
-// without their per-request telemetry (the span middleware and the
-// JSON-RPC id noted on spans): "telemetry off", against which the default
+// without their per-request telemetry (the span middleware, which also
+// keeps the servers' call figures, and the JSON-RPC id noted on spans): "telemetry off", against which the default
 // (the global no-op providers) is compared.
 var NoRequestTelemetry atomic.Bool
