@@ -57,6 +57,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("/agents/{class}/{name}/resource-templates", s.agentRoute(methods{http.MethodGet: s.listTemplates}))
 	mux.Handle("/agents/{class}/{name}/elicitations", s.agentRoute(methods{http.MethodGet: s.listElicitations}))
 	mux.Handle("/agents/{class}/{name}/elicitations/{id}", s.agentRoute(methods{http.MethodPost: s.answerElicitation}))
+	mux.Handle("/agents/{class}/{name}/stats", s.agentRoute(methods{http.MethodGet: s.stats}))
 	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
 	mux.HandleFunc(mcpRoute, s.mcp)
 	if s.opts.Metrics != nil {

@@ -31,6 +31,8 @@
 //	GET    /agents/{class}/{name}/resource-templates        {"resourceTemplates": [...]}, same filter
 //	GET    /agents/{class}/{name}/elicitations              {"elicitations": [...]}: servers' pending requests for input
 //	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
+//	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
+//	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers
 //	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
