@@ -17,6 +17,10 @@
 //   - static/app.js: the dashboard itself: servers (in the order the state
 //     gives them), the agent picker, tools, prompts and resources panels,
 //     elicitations, and the banner while the stream to serve is down.
+//   - static/stats.js: the servers' call figures (calls, error rate, p50
+//     and p95 latency over the last minutes, from GET .../stats), asked
+//     for every 5 seconds while the page is visible and live, and after a
+//     call made from the page.
 //   - static/forms.js: forms generated from JSON schemas (defaults,
 //     enumerations with titles, arrays, nested objects).
 //   - static/content.js: MCP content as page nodes (text, images and audio

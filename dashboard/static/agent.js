@@ -226,6 +226,10 @@ export function connectAgent(options = {}) {
     getPrompt: (serverId, promptName, args = {}, { signal, timeoutMs } = {}) =>
       api("POST", `/servers/${seg(serverId)}/prompts/get`, { name: promptName, arguments: args, timeoutMs }, signal),
     listElicitations: async () => (await api("GET", "/elicitations")).elicitations,
+    // getStats resolves to the figures of each server's tool calls over
+    // the last minutes: {windowSeconds, servers: {id: {calls, errors,
+    // errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}.
+    getStats: () => api("GET", "/stats"),
     // listAgents resolves to the agents of the server: [{class, name}].
     listAgents: async () => {
       const res = await fetch(`${secure ? "https" : "http"}://${host}/${prefix}`, { credentials: "include" });

@@ -4,6 +4,7 @@ import { connectAgent, errorText } from "./agent.js";
 import { promptMessages, resourceContents, rawJSON, toolResult } from "./content.js";
 import { el, isObject, jsonText, safeURL, str, uid } from "./dom.js";
 import { schemaForm } from "./forms.js";
+import { callStats } from "./stats.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -49,9 +50,19 @@ const conn = connectAgent({
     } else if (status === "open") {
       notice.hidden = true;
       refreshAgents();
+      stats.refresh();
     }
     render();
   },
+});
+
+// The servers' call figures (stats.js), in their own section.
+const stats = callStats({
+  conn,
+  table: $("call-stats"),
+  none: $("no-stats"),
+  windowNote: $("stats-window"),
+  servers: () => serverEntries(lastMcp),
 });
 
 // live reports whether the page shows the agent's state as it is now.
@@ -116,6 +127,7 @@ function render() {
   const mcp = lastMcp || { servers: {}, tools: [], prompts: [], resources: [], resourceTemplates: [] };
   renderBanner();
   renderServers(mcp);
+  stats.render();
   renderTools(mcp);
   renderPrompts(mcp);
   renderResources(mcp);
@@ -422,6 +434,7 @@ function runner(form, label, run, show) {
       ctrl = null;
       button.disabled = false;
       cancel.hidden = true;
+      stats.refresh(); // the call is in the figures now
     }
   });
   return form;
