@@ -146,6 +146,11 @@
 // never recorded unless Options.RecordContent opts in to content.
 // docs/OBSERVABILITY.md lists every name.
 //
+// ServerStats returns one registered server's tool calls over the last
+// StatsWindow (calls, errors, p50 and p95 latency), recorded with
+// mcp.client.operation.duration but kept per server, not per server id:
+// what a dashboard of one agent's servers shows.
+//
 // # Concurrency
 //
 // A Manager is safe for concurrent use. Background work (reconnection,

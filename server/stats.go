@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"time"
@@ -56,4 +57,12 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 // millis is d in milliseconds, to the microsecond.
 func millis(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond)/time.Microsecond) / 1e3
+}
+
+// Stats returns the figures of the agent's servers' tool calls (GET
+// .../stats).
+func (c *Client) Stats(ctx context.Context) (Stats, error) {
+	var out Stats
+	err := c.do(ctx, http.MethodGet, "/stats", nil, &out)
+	return out, err
 }

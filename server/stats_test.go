@@ -58,6 +58,9 @@ func TestStatsAPI(t *testing.T) {
 	if busy.P50Ms <= 0 || busy.P95Ms < busy.P50Ms {
 		t.Errorf("busy: p50 %v ms, p95 %v ms", busy.P50Ms, busy.P95Ms)
 	}
+	if viaClient, err := e.client("test", "a").Stats(testCtx(t)); err != nil || viaClient.Servers["busy"].TotalCalls != 7 {
+		t.Errorf("Client.Stats: %+v, %v", viaClient, err)
+	}
 	if idle := got.Servers["idle"]; idle != (ServerStats{}) {
 		t.Errorf("idle: %+v; want zero figures", idle)
 	}
