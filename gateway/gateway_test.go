@@ -306,3 +306,45 @@ func TestExpose(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamDown: a call that races its server's disconnect is a tool
+// error the model can read; the server's tools then disappear (with
+// list_changed), and come back with it.
+func TestUpstreamDown(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	changed := make(chan struct{}, 16)
+	cs := e.connect(eraSessions, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_slow", Arguments: map[string]any{}})
+		done <- result{res, err}
+	}()
+	select {
+	case <-e.beta.SlowStarted:
+	case <-ctx.Done():
+		t.Fatal("the slow call did not start")
+	}
+	e.betaHTTP.Stop()
+	r := <-done
+	if r.err != nil || !r.res.IsError || !strings.Contains(text(r.res), `"beta"`) {
+		t.Errorf("call racing the disconnect = %+v, %v; want a tool error naming the server", r.res, r.err)
+	}
+	waitTool(t, cs, changed, "tool_beta_echo", false)
+	// alpha is unaffected.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_alpha_echo", Arguments: map[string]any{"text": "up"}})
+	if err != nil || text(res) != "echo: up" {
+		t.Errorf("alpha while beta is down = %+v, %v", res, err)
+	}
+	e.betaHTTP.Restart()
+	if _, err := e.a.Reconnect(ctx, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	waitTool(t, cs, changed, "tool_beta_echo", true)
+}

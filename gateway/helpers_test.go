@@ -35,8 +35,9 @@ type env struct {
 	t           testing.TB
 	a           *agent.Agent
 	g           *gateway.Gateway
-	alpha, beta *mcptest.Server
-	URL         string
+	alpha, beta         *mcptest.Server
+	alphaHTTP, betaHTTP *mcptest.HTTPServer
+	URL                 string
 }
 
 func newEnv(t testing.TB, opts *gateway.Options) *env {
@@ -44,8 +45,8 @@ func newEnv(t testing.TB, opts *gateway.Options) *env {
 	ctx := testCtx(t)
 	e := &env{t: t, alpha: mcptest.NewServer("alpha"), beta: mcptest.NewServer("beta")}
 	addElicitTool(e.beta)
-	alphaHTTP := mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return e.alpha.Server })
-	betaHTTP := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return e.beta.Server })
+	e.alphaHTTP = mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return e.alpha.Server })
+	e.betaHTTP = mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return e.beta.Server })
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func newEnv(t testing.TB, opts *gateway.Options) *env {
 	}
 	t.Cleanup(func() { a.Close(context.Background()) })
 	e.a = a
-	for _, s := range []struct{ id, url string }{{"alpha", alphaHTTP.URL}, {"beta", betaHTTP.URL}} {
+	for _, s := range []struct{ id, url string }{{"alpha", e.alphaHTTP.URL}, {"beta", e.betaHTTP.URL}} {
 		res, err := a.AddMCPServer(ctx, s.id, s.url, &agent.AddOptions{ID: s.id})
 		if err != nil || res.State != mcpclient.StateReady {
 			t.Fatalf("AddMCPServer(%s) = %+v, %v", s.id, res, err)

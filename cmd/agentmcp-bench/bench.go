@@ -53,7 +53,7 @@ type config struct {
 	stderr         io.Writer
 }
 
-var allSections = []string{"calls", "ts", "fanout", "restore", "aitools", "idle", "hibernate"}
+var allSections = []string{"calls", "ts", "gateway", "fanout", "restore", "aitools", "idle", "hibernate"}
 
 // figureOrder is the order of the name=value lines.
 var figureOrder = []string{
@@ -62,6 +62,7 @@ var figureOrder = []string{
 	"manager_layer_ratio_seq", "manager_layer_ratio_conc",
 	"seq_throughput_vs_floor", "big_throughput_vs_floor", "overhead_ratio_seq_gosdk_server",
 	"ts_over_agentmcp_latency_ratio",
+	"gateway_overhead_ms_p50", "gateway_overhead_ms_p50_stateless",
 	"fanout_wall_ratio",
 	"restore_1000_seconds", "restore_1000_peak_rss_mib",
 	"aitools_cached_ratio",
@@ -179,6 +180,14 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			tables = append(tables, tab)
 			figs = append(figs, f...)
 		}
+	}
+	if c.sections["gateway"] {
+		tab, f, err := runGateway(ctx, &c, srv)
+		if err != nil {
+			return fmt.Errorf("gateway: %w", err)
+		}
+		tables = append(tables, tab)
+		figs = append(figs, f...)
 	}
 	if c.sections["fanout"] {
 		tab, f, err := runFanout(ctx, &c, srv)

@@ -215,6 +215,11 @@ func checkResult(res *mcp.CallToolResult, err error) error {
 	switch {
 	case err != nil:
 		return err
+	case res.IsError && len(res.Content) > 0:
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			return fmt.Errorf("tool call failed: %s", tc.Text)
+		}
+		return errors.New("tool call failed")
 	case res.IsError || len(res.Content) == 0:
 		return errors.New("tool call failed")
 	}

@@ -7,6 +7,8 @@
 //     eras, sequential and with 8 concurrent callers, for a small echo tool
 //     and for a tool returning 64 KiB of text;
 //   - the same sequential calls from the TypeScript SDK's client;
+//   - a call through an agent's MCP endpoint (package gateway) against the
+//     agent's own call, in both eras;
 //   - connecting and discovering 200 servers at once against one alone;
 //   - restoring an agent with 1,000 stored servers (SQLite);
 //   - AITools over 10,000 tools, first call against a repeat;
