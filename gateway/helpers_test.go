@@ -32,9 +32,9 @@ func testCtx(t testing.TB) context.Context {
 // stateless) and "beta" (2025-11-25 sessions), behind a Gateway served on
 // 127.0.0.1.
 type env struct {
-	t           testing.TB
-	a           *agent.Agent
-	g           *gateway.Gateway
+	t                   testing.TB
+	a                   *agent.Agent
+	g                   *gateway.Gateway
 	alpha, beta         *mcptest.Server
 	alphaHTTP, betaHTTP *mcptest.HTTPServer
 	URL                 string
