@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -161,7 +162,7 @@ func runSuite(t *testing.T, bin string) map[string][]check {
 	results := map[string][]check{}
 	for _, f := range append(files, more...) {
 		rel, _ := filepath.Rel(out, filepath.Dir(f))
-		name := rel[:strings.LastIndex(rel, "-20")] // drop the timestamp
+		name := stamp.ReplaceAllString(rel, "") // drop the timestamp
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -175,6 +176,11 @@ func runSuite(t *testing.T, bin string) map[string][]check {
 	return results
 }
 
+// stamp is the timestamp the suite appends to a scenario's results
+// directory ("-2026-12-02T05-20-59-954Z"), whose clock part may hold "-20"
+// as well.
+var stamp = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
+
 // tail returns the last n lines of b.
 func tail(b []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
@@ -182,4 +188,18 @@ func tail(b []byte, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestStamp: a results directory's name without its timestamp, whatever
+// the clock read.
+func TestStamp(t *testing.T) {
+	for dir, want := range map[string]string{
+		"auth/metadata-var2-2026-12-02T05-20-59-954Z": "auth/metadata-var2",
+		"sse-retry-2026-12-02T20-20-20-020Z":          "sse-retry",
+		"initialize-2026-01-09T00-00-00-000Z":         "initialize",
+	} {
+		if got := stamp.ReplaceAllString(dir, ""); got != want {
+			t.Errorf("%s: %q, want %q", dir, got, want)
+		}
+	}
 }
