@@ -43,7 +43,11 @@
 // agent's own handlers, as without the gateway (agentmcp serve queues
 // elicitations for its dashboard and API). A 2026-07-28 server's request
 // names its call; a 2025-11-25 server's does not, and goes to the client
-// of the latest call in flight to that server that takes it.
+// of the latest call in flight to that server that takes it. Sampling is
+// offered to the upstream servers from their first session after New (an
+// agent without a sampling handler of its own did not offer it before);
+// a 2026-07-28 downstream client has no channel for these requests, and
+// its calls' requests go to the agent's handlers.
 //
 // # Protocol eras
 //

@@ -348,3 +348,32 @@ func TestUpstreamDown(t *testing.T) {
 	}
 	waitTool(t, cs, changed, "tool_beta_echo", true)
 }
+
+// TestSampling: an upstream server's sampling request reaches the
+// downstream client that declared sampling, and the model's answer
+// reaches the server.
+func TestSampling(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	// The gateway set the agent's sampling handler: sessions started since
+	// offer sampling upstream.
+	if _, err := e.a.Reconnect(ctx, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	cs := e.connect(eraSessions, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m1", Role: "assistant", Content: &mcp.TextContent{Text: "hi"}}, nil
+		},
+	})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_sample", Arguments: map[string]any{}})
+	if err != nil || res.IsError || text(res) != "m1:hi" {
+		t.Fatalf("sample = %+v, %v", res, err)
+	}
+	// A client without sampling: the agent has no handler either, so the
+	// server's request fails, and the call with it.
+	plain := e.connect(eraSessions, nil)
+	res, err = plain.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_sample", Arguments: map[string]any{}})
+	if err == nil && !res.IsError {
+		t.Errorf("sample without a client that samples = %+v", res)
+	}
+}

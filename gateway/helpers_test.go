@@ -45,6 +45,7 @@ func newEnv(t testing.TB, opts *gateway.Options) *env {
 	ctx := testCtx(t)
 	e := &env{t: t, alpha: mcptest.NewServer("alpha"), beta: mcptest.NewServer("beta")}
 	addElicitTool(e.beta)
+	addSampleTool(e.beta)
 	e.alphaHTTP = mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return e.alpha.Server })
 	e.betaHTTP = mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return e.beta.Server })
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agents.db"), nil)
@@ -92,6 +93,24 @@ func addElicitTool(s *mcptest.Server) {
 			}
 			name, _ := res.Content["name"].(string)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + ":" + name}}}, nil, nil
+		})
+}
+
+// addSampleTool adds to s a tool "sample" that asks the client for an
+// LLM completion (sampling) and returns the model's text.
+func addSampleTool(s *mcptest.Server) {
+	mcp.AddTool(s.Server, &mcp.Tool{Name: "sample", Description: "Asks the client's model."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Say hi"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			tc, _ := res.Content.(*mcp.TextContent)
+			if tc == nil {
+				return nil, nil, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Model + ":" + tc.Text}}}, nil, nil
 		})
 }
 
