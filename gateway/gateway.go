@@ -43,6 +43,13 @@ type Options struct {
 	// DefaultSessionTimeout; negative means never.
 	SessionTimeout time.Duration
 
+	// AnyHost turns off go-sdk's DNS-rebinding protection, which refuses a
+	// request that arrives on a loopback address with a Host header that
+	// is not a loopback name (403). Set it when something in front checks
+	// the Host instead, or a reverse proxy on the same machine forwards a
+	// public name (agentmcp serve does both). False keeps the protection.
+	AnyHost bool
+
 	// Logger receives the gateway's logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -133,12 +140,14 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 	// before), the stateless one 2026-07-28; ServeHTTP picks by the
 	// request's protocol version header.
 	g.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		SessionTimeout: timeout,
-		Logger:         g.logger,
+		SessionTimeout:             timeout,
+		DisableLocalhostProtection: o.AnyHost,
+		Logger:                     g.logger,
 	})
 	g.stateless = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                    true,
 		PropagateRequestCancellation: true,
+		DisableLocalhostProtection:   o.AnyHost,
 		Logger:                       g.logger,
 	})
 	g.installHandlers()

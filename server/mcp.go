@@ -79,6 +79,10 @@ func (s *Server) gatewayFor(a *agent.Agent) *gateway.Gateway {
 	if o.Logger == nil {
 		o.Logger = s.logger
 	}
+	// The server checks the Host itself (only loopback names and
+	// AllowedHosts without a token), and may sit behind a proxy that
+	// forwards its public name to 127.0.0.1.
+	o.AnyHost = true
 	g := gateway.New(a, &o)
 	gws.m[a] = g
 	return g

@@ -71,7 +71,11 @@ func TestMCPEndpoint(t *testing.T) {
 	if e.srv.host.IsAwake("test", "a") && !e.srv.host.Hibernate(ctx, "test", "a") {
 		t.Fatal("the agent stays awake after its session ended")
 	}
-	cs, err := connect("secret", "2025-11-25")
+	// Behind a proxy that forwards a public name to the loopback listener:
+	// the server's own Host check (the token) applies, not go-sdk's.
+	hc := &http.Client{Transport: bearer{"secret", hostRewrite{"agents.example.com", http.DefaultTransport}}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,4 +84,16 @@ func TestMCPEndpoint(t *testing.T) {
 	if err != nil || len(tools.Tools) == 0 {
 		t.Fatalf("tools after a wake = %+v, %v", tools, err)
 	}
+}
+
+// hostRewrite sends every request with another Host header.
+type hostRewrite struct {
+	host string
+	next http.RoundTripper
+}
+
+func (h hostRewrite) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Host = h.host
+	return h.next.RoundTrip(r)
 }
