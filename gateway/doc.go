@@ -42,8 +42,9 @@
 // declared the capability (and the mode) in a session; otherwise to the
 // agent's own handlers, as without the gateway (agentmcp serve queues
 // elicitations for its dashboard and API). A 2026-07-28 server's request
-// names its call; a 2025-11-25 server's does not, and goes to the client
-// of the latest call in flight to that server that takes it. Sampling is
+// names its call; a 2025-11-25 server's does not, and goes to a client
+// only when all the calls in flight to that server are that client's
+// (else to the agent's handlers: the request may be another client's). Sampling is
 // offered to the upstream servers from their first session after New (an
 // agent without a sampling handler of its own did not offer it before);
 // a 2026-07-28 downstream client has no channel for these requests, and

@@ -76,9 +76,12 @@ func (g *Gateway) begin(serverID string, c *downstreamCall) (end func()) {
 
 // callerOf returns the downstream call a request for input from serverID
 // belongs to, or nil: the call it was made in (2026-07-28 upstream
-// servers ask within the call), else the latest call in flight to that
-// server whose client takes it (a 2025-11-25 server's request does not
-// say which call it is for).
+// servers ask within the call), else, since a 2025-11-25 server's request
+// does not say which call it is for, the latest call in flight to that
+// server when every call in flight to it comes from one client, which
+// takes the request. When calls of several clients are in flight, nobody
+// can tell whose the request is: it goes to the agent's handlers rather
+// than to a client that may not be the one asked.
 func (g *Gateway) callerOf(ctx context.Context, serverID string, takes func(*downstreamCall) bool) *downstreamCall {
 	if c, ok := ctx.Value(downstreamKey{}).(*downstreamCall); ok {
 		if takes(c) && !g.isClosed() {
@@ -92,12 +95,19 @@ func (g *Gateway) callerOf(ctx context.Context, serverID string, takes func(*dow
 		return nil
 	}
 	calls := g.calls[serverID]
-	for i := len(calls) - 1; i >= 0; i-- {
-		if takes(calls[i]) {
-			return calls[i]
+	if len(calls) == 0 {
+		return nil
+	}
+	last := calls[len(calls)-1]
+	for _, c := range calls {
+		if c.session != last.session {
+			return nil
 		}
 	}
-	return nil
+	if !takes(last) {
+		return nil
+	}
+	return last
 }
 
 // callTool returns the handler of a tool: the call forwarded to the

@@ -246,6 +246,29 @@ func TestElicitation(t *testing.T) {
 	if err != nil || text(res) != "decline:" {
 		t.Errorf("ask without the capability = %+v, %v", res, err)
 	}
+
+	// Calls of both clients in flight to the server: the request cannot
+	// be told apart, and goes to the agent, not to the client that takes
+	// elicitations but may not be the one asked.
+	slow := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_slow", Arguments: map[string]any{}})
+		slow <- err
+	}()
+	select {
+	case <-e.beta.SlowStarted:
+	case <-ctx.Done():
+		t.Fatal("the slow call did not start")
+	}
+	asked.Store("")
+	res, err = plain.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_ask", Arguments: map[string]any{}})
+	if err != nil || text(res) != "decline:" || asked.Load() != "" {
+		t.Errorf("ask with another client's call in flight = %+v, %v (the other client was asked %q)", res, err, asked.Load())
+	}
+	e.beta.ReleaseSlow()
+	if err := <-slow; err != nil {
+		t.Errorf("slow call: %v", err)
+	}
 }
 
 // TestExpose: a tool the hook denies is neither listed nor callable, and
