@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,15 +32,15 @@ func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any,
 	tool := c.tool(name)
 	repeatable := tool != nil && tool.Annotations != nil &&
 		(tool.Annotations.ReadOnlyHint || tool.Annotations.IdempotentHint)
-	h := new(handoff)
-	ctx = withCallInfo(ctx, &callInfo{name: name, tool: tool, handoff: h})
+	call := &transport.Call{Name: name, Tool: tool, SplitText: true}
+	ctx = transport.WithCall(ctx, call)
 	if m, ok := args.(map[string]any); args == nil || (ok && m == nil) {
 		args = map[string]any{} // never "arguments": null
 	}
 	return doCall(ctx, c, "tools/call", name, repeatable, opts, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.CallToolResult, error) {
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
 		if err == nil {
-			h.fill(res) // large text content the transport decoded
+			call.FillContent(res) // text items the transport decoded
 		}
 		return res, err
 	})
@@ -52,7 +53,7 @@ func (m *Manager) ReadResource(ctx context.Context, serverID, uri string) (*mcp.
 	if err != nil {
 		return nil, err
 	}
-	ctx = withCallInfo(ctx, &callInfo{name: uri})
+	ctx = transport.WithCall(ctx, &transport.Call{Name: uri})
 	return doCall(ctx, c, "resources/read", uri, true, nil, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.ReadResourceResult, error) {
 		return s.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: uri})
 	})
@@ -65,7 +66,7 @@ func (m *Manager) GetPrompt(ctx context.Context, serverID, name string, args map
 	if err != nil {
 		return nil, err
 	}
-	ctx = withCallInfo(ctx, &callInfo{name: name})
+	ctx = transport.WithCall(ctx, &transport.Call{Name: name})
 	return doCall(ctx, c, "prompts/get", name, true, nil, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.GetPromptResult, error) {
 		return s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: name, Arguments: args})
 	})

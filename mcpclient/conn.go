@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -80,7 +78,8 @@ type bgRetry struct{ cancel context.CancelFunc }
 // session is one MCP session.
 type session struct {
 	cs        *mcp.ClientSession
-	conn      mcp.Connection     // the transport's connection under cs
+	conn      mcp.Connection     // the connection under cs (a sessionConn, or go-sdk's own)
+	raw       mcp.Connection     // the transport's own connection, for its optional interfaces
 	ss        *mcp.ServerSession // the server side, for in-process servers
 	stderr    *stderrTail        // for stdio servers
 	transport TransportType
@@ -134,7 +133,7 @@ func newConn(m *Manager, id string, opts ServerOptions) *conn {
 	if opts.PendingAuthURL != "" {
 		c.state, c.authURL = StateAuthenticating, opts.PendingAuthURL
 	}
-	if r := opts.Resume; r.valid() {
+	if r := opts.Resume; r.Valid() {
 		// The era is known from the saved session, even if the session
 		// itself turns out to be gone.
 		c.last = sessionInfo{transport: TransportStreamableHTTP, protocolVersion: r.ProtocolVersion}
@@ -229,7 +228,7 @@ func (c *conn) connectOnceUntraced(ctx context.Context, discoverNext bool) Conne
 	}
 
 	c.mu.Lock()
-	resumed := c.opts.Resume.valid()
+	resumed := c.opts.Resume.Valid()
 	c.mu.Unlock()
 	s, err := c.handshake(ctx)
 	if err != nil && life.Err() != nil {
@@ -562,32 +561,9 @@ func (c *conn) reconnectNow() *renewOp {
 // server could not be reached: a 2026-07-28 connection has no stream that
 // would notice otherwise.
 func (c *conn) noteCallError(s *session, err error) {
-	if isUnreachable(err) {
+	if transport.IsUnreachable(err) {
 		c.startRenew(s, c.retry.MaxAttempts)
 	}
-}
-
-// isUnreachable reports whether err means the server could not be reached
-// at all: refused, reset, timed out, a name that does not resolve, a
-// connection closed before any answer. An HTTP status or a JSON-RPC error
-// came from a live server, and is not that.
-func isUnreachable(err error) bool {
-	if err == nil {
-		return false
-	}
-	var herr *HTTPError
-	if errors.As(err, &herr) || errors.Is(err, ErrProtocol) {
-		return false
-	}
-	var (
-		uerr *url.Error
-		nerr *net.OpError
-		derr *net.DNSError
-	)
-	return errors.As(err, &uerr) || errors.As(err, &nerr) || errors.As(err, &derr) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrDeadlineExceeded) ||
-		errors.Is(err, context.DeadlineExceeded)
 }
 
 // close ends the session and cancels the connection work in flight
@@ -637,10 +613,8 @@ func (c *conn) close(ctx context.Context, state State, keep bool) error {
 
 // keep makes close leave the server's session alive, for resumption.
 func (s *session) keep() {
-	if pc, ok := s.conn.(*progressConn); ok {
-		if sc, ok := pc.Connection.(*streamableConn); ok {
-			sc.keepSession()
-		}
+	if k, ok := s.raw.(transport.SessionKeeper); ok {
+		k.KeepSession()
 	}
 }
 
@@ -668,7 +642,7 @@ func (c *conn) info() ServerInfo {
 	si := ServerInfo{
 		ID:              c.ID(),
 		Name:            c.opts.Name,
-		URL:             redactRawURL(c.opts.URL),
+		URL:             safetext.RawURL(c.opts.URL),
 		State:           c.state,
 		Error:           c.err,
 		Transport:       c.last.transport,
@@ -681,7 +655,7 @@ func (c *conn) info() ServerInfo {
 		si.Capabilities = init.Capabilities
 		si.Instructions = init.Instructions
 		if r := (&Resume{ProtocolVersion: init.ProtocolVersion, SessionID: c.last.sessionID, Result: init}); c.last.transport == TransportStreamableHTTP &&
-			c.opts.Transport.Implementation != ImplementationGoSDK && r.valid() {
+			c.opts.Transport.Implementation != ImplementationGoSDK && r.Valid() {
 			si.Resume = r
 		}
 	}
@@ -729,7 +703,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 	}
 	c.mu.Unlock()
 	s := &session{transport: t}
-	var transport mcp.Transport
+	var tr mcp.Transport
 	switch t {
 	case TransportStreamableHTTP:
 		c.mu.Lock()
@@ -737,26 +711,25 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		c.opts.Resume = nil // used once
 		c.mu.Unlock()
 		if c.opts.Transport.Implementation == ImplementationGoSDK {
-			transport = c.sdkStreamableTransport()
+			tr = c.sdkStreamableTransport()
 			break
 		}
-		if resume.valid() {
+		if resume.Valid() {
 			version = resume.ProtocolVersion
 			s.unverified = true
 		} else {
 			resume = nil
 		}
-		transport = &streamableTransport{
-			io:             c.m.tel.ioFor(c),
-			resume:         resume,
-			endpoint:       c.opts.URL,
-			client:         c.m.httpClient,
-			header:         c.opts.Transport.Headers,
-			maxMessageSize: c.m.opts.MaxMessageSize,
-			timing:         defaultStreamTiming,
-			idleTimeout:    c.m.opts.StreamIdleTimeout,
-			authorize:      c.authorizeRequest(),
-			logger:         c.m.logger.With("server", c.ID()),
+		tr = &transport.Streamable{
+			Endpoint:       c.opts.URL,
+			HTTPClient:     c.m.httpClient,
+			Header:         c.opts.Transport.Headers,
+			MaxMessageSize: c.m.opts.MaxMessageSize,
+			IdleTimeout:    c.m.opts.StreamIdleTimeout,
+			Authorize:      c.authorizeRequest(),
+			Resume:         resume,
+			Counter:        c.m.tel.ioFor(c),
+			Logger:         c.m.logger.With("server", c.ID()),
 		}
 	case TransportSSE:
 		if version >= protocolModern {
@@ -765,14 +738,14 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		if version == "" {
 			version = protocolLegacy // no 2026-07-28 probe on a 2024-11-05 transport
 		}
-		transport = &sseTransport{
-			io:             c.m.tel.ioFor(c),
-			authorize:      c.authorizeRequest(),
-			endpoint:       c.opts.URL,
-			client:         c.m.httpClient,
-			header:         c.opts.Transport.Headers,
-			maxMessageSize: c.m.opts.MaxMessageSize,
-			logger:         c.m.logger.With("server", c.ID()),
+		tr = &transport.SSE{
+			Endpoint:       c.opts.URL,
+			HTTPClient:     c.m.httpClient,
+			Header:         c.opts.Transport.Headers,
+			MaxMessageSize: c.m.opts.MaxMessageSize,
+			Authorize:      c.authorizeRequest(),
+			Counter:        c.m.tel.ioFor(c),
+			Logger:         c.m.logger.With("server", c.ID()),
 		}
 	case TransportStdio:
 		return c.handshakeStdio(ctx, version)
@@ -785,11 +758,11 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		if s.ss, err = srv.Connect(ctx, st, nil); err != nil {
 			return nil, fmt.Errorf("starting in-process server: %w", err)
 		}
-		transport = ct
+		tr = ct
 	}
-	var wrapped mcp.Transport = progressTransport{transport, c, s}
-	if _, ok := transport.(*mcp.StreamableClientTransport); ok {
-		wrapped = bareTransport{transport, s} // gosdk.go
+	var wrapped mcp.Transport = progressTransport{tr, c, s}
+	if _, ok := tr.(*mcp.StreamableClientTransport); ok {
+		wrapped = bareTransport{tr, s} // gosdk.go
 	}
 	cs, err := c.newClient(s).Connect(ctx, wrapped, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -799,8 +772,8 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		return nil, err
 	}
 	s.cs = cs
-	if st, ok := transport.(*streamableTransport); ok {
-		st.conn.negotiated(cs.InitializeResult().ProtocolVersion)
+	if vs, ok := s.raw.(transport.VersionSetter); ok {
+		vs.SetNegotiatedVersion(cs.InitializeResult().ProtocolVersion)
 	}
 	if err := checkPinned(cs, c.opts.Client.ProtocolVersion); err != nil {
 		s.close()

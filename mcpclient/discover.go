@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,7 +44,7 @@ func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth b
 	}
 
 	c.mu.Lock()
-	if verify && (err == nil || (dctx.Err() == nil && !isUnreachable(err) && !isSessionLost(err))) {
+	if verify && (err == nil || (dctx.Err() == nil && !transport.IsUnreachable(err) && !isSessionLost(err))) {
 		// The server answered: the session is live. A discovery cancelled
 		// (by its caller, a newer one or a close) before it heard from the
 		// server confirms nothing.
@@ -91,7 +93,7 @@ func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth b
 		}
 		c.setAuthenticating(authURL, err)
 		return DiscoverResult{State: StateAuthenticating, Err: err}
-	case verify && isUnreachable(err):
+	case verify && transport.IsUnreachable(err):
 		// The first exchange of a resumed session: its server cannot be
 		// reached, so the connect failed after all.
 		c.m.logger.Warn("mcp server of a resumed session is unreachable", "server", c.ID(), "error", err)
@@ -255,7 +257,7 @@ func listAll[T any](ctx context.Context, maxPages int, page func(context.Context
 			return out, nil
 		}
 		if seen[next] {
-			return nil, protocolError("the server repeated the cursor %q", sanitize(next, 64))
+			return nil, protocolError("the server repeated the cursor %q", safetext.Sanitize(next, 64))
 		}
 		seen[next] = true
 		cursor = next

@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 
+	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -134,7 +133,7 @@ func ErrorSummary(err error) string {
 	case errors.Is(err, ErrNotConnected):
 		return "not connected"
 	case errors.As(err, &rpcErr):
-		return "the server answered with an error: " + sanitize(rpcErr.Message, 80)
+		return "the server answered with an error: " + safetext.Sanitize(rpcErr.Message, 80)
 	}
 	return innermost(err)
 }
@@ -155,7 +154,7 @@ func httpSummary(e *HTTPError) string {
 	case code >= 500:
 		return fmt.Sprintf("server error (HTTP %d %s)", code, http.StatusText(code))
 	case e.JSONRPC != nil:
-		return fmt.Sprintf("the server refused the request (HTTP %d): %s", code, sanitize(e.JSONRPC.Message, 80))
+		return fmt.Sprintf("the server refused the request (HTTP %d): %s", code, safetext.Sanitize(e.JSONRPC.Message, 80))
 	}
 	return fmt.Sprintf("the server refused the request (HTTP %d %s)", code, http.StatusText(code))
 }
@@ -184,24 +183,8 @@ func innermost(err error) string {
 			}
 		}
 		if next == nil {
-			return sanitize(err.Error(), 120)
+			return safetext.Sanitize(err.Error(), 120)
 		}
 		err = next
 	}
-}
-
-// displayBody returns the start of an HTTP error body as text fit to show
-// to a person: "" for an HTML page (a proxy's or a web server's error page
-// is markup, not a message) and for an empty body.
-func displayBody(contentType string, body []byte) string {
-	mt, _, _ := mime.ParseMediaType(contentType)
-	if mt == "text/html" || mt == "application/xhtml+xml" {
-		return ""
-	}
-	head := strings.ToLower(strings.TrimSpace(string(body[:min(len(body), 512)])))
-	if strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html") ||
-		(strings.HasPrefix(head, "<") && strings.Contains(head, "<body")) {
-		return ""
-	}
-	return sanitize(string(body), 200)
 }

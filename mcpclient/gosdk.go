@@ -2,10 +2,9 @@ package mcpclient
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"net/url"
 
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,7 +44,7 @@ type bareTransport struct {
 func (t bareTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	conn, err := t.Transport.Connect(ctx)
 	if err == nil {
-		t.s.conn = conn
+		t.s.conn, t.s.raw = conn, conn
 	}
 	return conn, err
 }
@@ -56,11 +55,11 @@ func (t bareTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 func (c *conn) sdkStreamableTransport() mcp.Transport {
 	hc := *c.m.httpClient
 	endpoint, _ := url.Parse(c.opts.URL) // checked at registration
-	hc.Transport = &sdkRoundTripper{
-		next:      c.m.httpClient.Transport,
-		endpoint:  endpoint,
-		header:    c.opts.Transport.Headers,
-		authorize: c.authorizeRequest(),
+	hc.Transport = &transport.SDKRoundTripper{
+		Next:      c.m.httpClient.Transport,
+		Endpoint:  endpoint,
+		Header:    c.opts.Transport.Headers,
+		Authorize: c.authorizeRequest(),
 	}
 	maxEvent := c.m.opts.MaxMessageSize
 	if maxEvent == 0 {
@@ -70,58 +69,6 @@ func (c *conn) sdkStreamableTransport() mcp.Transport {
 		Endpoint:     c.opts.URL,
 		HTTPClient:   &hc,
 		MaxEventSize: maxEvent,
-		MaxRetries:   defaultStreamTiming.maxRetries,
+		MaxRetries:   transport.MaxStreamRetries,
 	}
-}
-
-// sdkRoundTripper adds what agentmcp's own transport adds to each request
-// of go-sdk's transport, and turns the statuses the Manager acts on into an
-// [*HTTPError] (which go-sdk wraps), so that errors.Is(err, ErrUnauthorized)
-// and IsTransportNotImplemented hold as with the default transport.
-type sdkRoundTripper struct {
-	next      http.RoundTripper // nil means http.DefaultTransport
-	endpoint  *url.URL          // the server's: credentials go to its origin only
-	header    http.Header
-	authorize func(*http.Request) error
-}
-
-func (t *sdkRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if (len(t.header) > 0 || t.authorize != nil) && (t.endpoint == nil || sameOrigin(req.URL, t.endpoint)) {
-		req = req.Clone(req.Context()) // a RoundTripper must not modify its request
-		for k, vs := range t.header {
-			req.Header[k] = vs
-		}
-		if t.authorize != nil {
-			if err := t.authorize(req); err != nil {
-				return nil, err
-			}
-		}
-	}
-	next := t.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	resp, err := next.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPost {
-		// go-sdk handles the GET stream's statuses (405: no stream) itself.
-		return resp, err
-	}
-	switch resp.StatusCode {
-	case http.StatusUnauthorized, http.StatusForbidden:
-	case http.StatusNotFound, http.StatusMethodNotAllowed:
-		if req.Header.Get(headerSessionID) != "" {
-			return resp, nil // a lost session: go-sdk reports mcp.ErrSessionMissing
-		}
-	default:
-		return resp, nil
-	}
-	herr := newHTTPError(req, resp)
-	resp.Body.Close()
-	switch {
-	case herr.Is(ErrUnauthorized) || herr.Is(ErrTransportNotImplemented):
-		return nil, herr
-	case herr.JSONRPC != nil:
-		return nil, rejected(fmt.Errorf("%w: %w", herr.JSONRPC, herr))
-	}
-	return nil, rejected(herr)
 }

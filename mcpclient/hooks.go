@@ -115,7 +115,7 @@ func (c *conn) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	opts.Capabilities = caps
 	h.caps = cloneCaps(caps)
 	h.client = mcp.NewClient(m.clientInfo, opts)
-	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware, decodedResults)
+	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware)
 	h.client.AddReceivingMiddleware(h.requestLimitMiddleware, h.rootsMiddleware)
 	if !m.tel.off {
 		// Added last, they wrap the others: one span per request, however

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -109,7 +110,7 @@ func New(opts *Options) *Manager {
 		base = gateClient(base, m.guard, o.Gate)
 	}
 	m.httpClient = m.guard.HTTPClient(base)
-	m.httpClient.CheckRedirect = stripCrossOrigin(m.httpClient.CheckRedirect)
+	m.httpClient.CheckRedirect = transport.StripCrossOrigin(m.httpClient.CheckRedirect)
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
 	}

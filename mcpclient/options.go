@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/metric"
@@ -210,20 +211,8 @@ type ServerOptions struct {
 }
 
 // Resume is what it takes to resume a streamable HTTP session without a
-// handshake: the negotiated version, the legacy session id (none for
-// 2026-07-28, which has no sessions) and what the handshake returned.
-type Resume struct {
-	ProtocolVersion string                `json:"protocolVersion"`
-	SessionID       string                `json:"sessionId,omitempty"`
-	Result          *mcp.InitializeResult `json:"result"`
-}
-
-// valid applies the reference's decode rules: a session needs its protocol
-// version and handshake result, and a legacy one its session id.
-func (r *Resume) valid() bool {
-	return r != nil && r.Result != nil && supportedVersion(r.ProtocolVersion) &&
-		(r.ProtocolVersion >= protocolModern || r.SessionID != "")
-}
+// handshake (see transport.Resume).
+type Resume = transport.Resume
 
 // CommandOptions describes a server run as a child process over stdio
 // (on Linux under a supervisor that kills all it started when it ends or

@@ -30,7 +30,7 @@ func (t progressTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		return nil, err
 	}
 	pc := &progressConn{Connection: conn, c: t.c, gate: requestGate{c: t.c}}
-	t.s.conn = pc
+	t.s.conn, t.s.raw = pc, conn
 	return pc, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/agentmcp/agentmcp/internal/safetext"
 )
 
 // stderrTail receives a stdio server's stderr: each line goes to the logger,
@@ -47,7 +49,7 @@ func (t *stderrTail) Write(p []byte) (int, error) {
 }
 
 func (t *stderrTail) lineLocked(b []byte) {
-	line := sanitize(string(b), 500)
+	line := safetext.Sanitize(string(b), 500)
 	if line == "" {
 		return
 	}
@@ -64,7 +66,7 @@ func (t *stderrTail) String() string {
 	defer t.mu.Unlock()
 	lines := t.lines
 	if len(t.partial) > 0 {
-		lines = append(lines[:len(lines):len(lines)], sanitize(string(t.partial), 500))
+		lines = append(lines[:len(lines):len(lines)], safetext.Sanitize(string(t.partial), 500))
 	}
 	return strings.Join(lines, " | ")
 }

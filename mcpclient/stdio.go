@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
+	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -118,7 +120,7 @@ type stdoutNoise struct {
 
 // note records one line (or its start).
 func (n *stdoutNoise) note(line []byte) {
-	quoted := sanitize(string(line), noiseQuote)
+	quoted := safetext.Sanitize(string(line), noiseQuote)
 	n.mu.Lock()
 	n.count++
 	count := n.count
@@ -192,7 +194,7 @@ func (j *jsonLines) next() {
 			j.line = append(j.line, chunk...)
 		}
 		if maybeJSON && j.max > 0 && len(j.line) > j.max+2 { // + "\r\n"
-			j.err = protocolError("stdio server wrote a line over the limit of %d bytes to stdout: %q", j.max, sanitize(string(j.line), noiseQuote))
+			j.err = protocolError("stdio server wrote a line over the limit of %d bytes to stdout: %q", j.max, safetext.Sanitize(string(j.line), noiseQuote))
 			return
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -224,7 +226,7 @@ func isMessageLine(line []byte) bool {
 	if line[0] == '[' {
 		return json.Valid(line)
 	}
-	_, err := decodeShared(line)
+	_, err := jsonrpcwire.DecodeShared(line)
 	return err == nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/benchknob"
+	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
@@ -408,7 +410,7 @@ func requestTarget(method string, req mcp.Request, want, content bool) (string, 
 		if p == nil || !want {
 			return "", nil
 		}
-		uri := redactRawURL(p.URI)
+		uri := safetext.RawURL(p.URI)
 		if content {
 			uri = p.URI
 		}
@@ -417,12 +419,12 @@ func requestTarget(method string, req mcp.Request, want, content bool) (string, 
 		if p == nil || !want {
 			return "", nil
 		}
-		return "", []attribute.KeyValue{attrResourceURI.String(redactRawURL(p.URI))}
+		return "", []attribute.KeyValue{attrResourceURI.String(safetext.RawURL(p.URI))}
 	case *mcp.UnsubscribeParams:
 		if p == nil || !want {
 			return "", nil
 		}
-		return "", []attribute.KeyValue{attrResourceURI.String(redactRawURL(p.URI))}
+		return "", []attribute.KeyValue{attrResourceURI.String(safetext.RawURL(p.URI))}
 	}
 	return "", nil
 }
@@ -470,7 +472,7 @@ func errorType(err error) string {
 		return "gate_closed"
 	case isSessionLost(err):
 		return "session_lost"
-	case isUnreachable(err):
+	case transport.IsUnreachable(err):
 		return "unreachable"
 	}
 	var nerr net.Error
@@ -765,15 +767,15 @@ func (t *telemetry) ioFor(c *conn) *ioCounter {
 	}
 }
 
-// sent counts n bytes sent.
-func (io *ioCounter) sent(n int) {
+// Sent counts n bytes sent (transport.Counter).
+func (io *ioCounter) Sent(n int) {
 	if io != nil && io.c.Enabled(context.Background()) {
 		io.c.Add(context.Background(), int64(n), io.tx...)
 	}
 }
 
-// received counts n bytes received.
-func (io *ioCounter) received(n int) {
+// Received counts n bytes received (transport.Counter).
+func (io *ioCounter) Received(n int) {
 	if io != nil && io.c.Enabled(context.Background()) {
 		io.c.Add(context.Background(), int64(n), io.rx...)
 	}

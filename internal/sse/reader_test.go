@@ -1,4 +1,4 @@
-package mcpclient
+package sse
 
 import (
 	"bufio"
@@ -30,8 +30,8 @@ func newRefSSEReader(r io.Reader, limit int) *refSSEReader {
 // Next returns the next event. It returns io.EOF when the stream ends
 // cleanly between events, and io.ErrUnexpectedEOF when it ends inside one.
 // The returned Data is valid until the next call.
-func (s *refSSEReader) Next() (sseEvent, error) {
-	var ev sseEvent
+func (s *refSSEReader) Next() (Event, error) {
+	var ev Event
 	s.data.Reset()
 	seen := false // whether any field of this event was read
 	size := 0
@@ -84,7 +84,7 @@ func (s *refSSEReader) readLine(size *int) ([]byte, error) {
 		frag, err := s.r.ReadSlice('\n')
 		*size += len(frag)
 		if s.limit > 0 && *size > s.limit {
-			return nil, errEventTooLarge
+			return nil, ErrEventTooLarge
 		}
 		if err == bufio.ErrBufferFull {
 			line = append(line, frag...)
@@ -111,13 +111,13 @@ func (s *refSSEReader) readLine(size *int) ([]byte, error) {
 }
 
 // readAll reads every event of in with next, and describes them.
-func readAll(next func() (sseEvent, error)) string {
+func readAll(next func() (Event, error)) string {
 	var b strings.Builder
 	for range 10000 {
 		ev, err := next()
 		if err != nil {
 			switch {
-			case errors.Is(err, errEventTooLarge):
+			case errors.Is(err, ErrEventTooLarge):
 				b.WriteString("too large")
 			case err == io.EOF:
 				b.WriteString("EOF")
@@ -157,14 +157,14 @@ func checkSSE(t *testing.T, in string, limit int) {
 		ref := newRefSSEReader(wrap(strings.NewReader(in)), limit)
 		want := readAll(ref.Next)
 		for _, long := range []bool{false, true} {
-			var sr *sseReader
+			var sr *Reader
 			if long {
-				sr = newLongSSEReader(wrap(strings.NewReader(in)), limit)
+				sr = NewLongReader(wrap(strings.NewReader(in)), limit)
 			} else {
-				sr = newSSEReader(wrap(strings.NewReader(in)), limit)
+				sr = NewReader(wrap(strings.NewReader(in)), limit)
 			}
 			got := readAll(sr.Next)
-			sr.release()
+			sr.Release()
 			if got != want {
 				t.Errorf("%s reader, long %v, limit %d, input %.80q:\n got %.300s\nwant %.300s", name, long, limit, in, got, want)
 			}
@@ -197,13 +197,13 @@ func FuzzSSEReader(f *testing.F) {
 // on a quiet stream) do not count toward the next event's size limit.
 func TestSSEKeepAlives(t *testing.T) {
 	stream := strings.Repeat(": ping\n\n", 200) + "\n\n" + "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n\n"
-	ev, err := newLongSSEReader(strings.NewReader(stream), 1024).Next()
+	ev, err := NewLongReader(strings.NewReader(stream), 1024).Next()
 	if err != nil || !strings.Contains(string(ev.Data), "notifications/x") {
 		t.Fatalf("Next = %q, %v; want the event after the keep-alives", ev.Data, err)
 	}
 	// One comment longer than the limit is still refused.
-	_, err = newLongSSEReader(strings.NewReader(": "+strings.Repeat("x", 2000)+"\n\ndata: x\n\n"), 1024).Next()
-	if !errors.Is(err, errEventTooLarge) {
-		t.Errorf("a 2000-byte comment: %v, want errEventTooLarge", err)
+	_, err = NewLongReader(strings.NewReader(": "+strings.Repeat("x", 2000)+"\n\ndata: x\n\n"), 1024).Next()
+	if !errors.Is(err, ErrEventTooLarge) {
+		t.Errorf("a 2000-byte comment: %v, want ErrEventTooLarge", err)
 	}
 }

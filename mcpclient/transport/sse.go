@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"bytes"
@@ -12,60 +12,89 @@ import (
 	"net/url"
 	"sync"
 
+	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
+	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/internal/sse"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sseTransport is an mcp.Transport for the deprecated HTTP+SSE transport of
+// SSE is an [mcp.Transport] for the deprecated HTTP+SSE transport of
 // protocol version 2024-11-05: a GET event stream whose first event names
 // the endpoint that messages are POSTed to.
 //
-// Unlike go-sdk's SSEClientTransport, the stream outlives the context given
-// to Connect (that context only bounds the wait for the endpoint event),
-// custom headers go on the GET as well as on every POST, HTTP failures are
-// typed, events are size-capped, and the endpoint must be on the same origin
-// as the stream.
-type sseTransport struct {
-	io             *ioCounter // agentmcp.client.io (telemetry.go)
-	endpoint       string
-	client         *http.Client
-	header         http.Header
-	maxMessageSize int
-	logger         *slog.Logger
-	authorize      func(*http.Request) error
+// Unlike go-sdk's [mcp.SSEClientTransport], the stream outlives the
+// context given to Connect (that context only bounds the wait for the
+// endpoint event), custom headers go on the GET as well as on every POST,
+// HTTP failures are typed ([*HTTPError]), events are size-capped, and the
+// endpoint must be on the same origin as the stream.
+//
+// The fields must not be changed after the first Connect. Each Connect
+// opens a new stream.
+type SSE struct {
+	// Endpoint is the URL of the server's event stream. It is required.
+	Endpoint string
+
+	// HTTPClient sends every request. nil means http.DefaultClient. The
+	// transport adds no SSRF guard of its own.
+	HTTPClient *http.Client
+
+	// Header holds custom headers sent on every request. They are never
+	// logged. nil means none.
+	Header http.Header
+
+	// MaxMessageSize caps one event of the stream, in bytes: a larger one
+	// ends the connection with [ErrProtocol]. 0 means no cap.
+	MaxMessageSize int
+
+	// Authorize, if set, adds credentials to each request.
+	Authorize func(*http.Request) error
+
+	// Counter, if set, is told the size of every message sent and
+	// received.
+	Counter Counter
+
+	// Logger receives debug logs. nil means none.
+	Logger *slog.Logger
 }
 
-func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	base, err := url.Parse(t.endpoint)
+// Connect opens the event stream and waits, bounded by ctx, for its
+// endpoint event.
+func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
+	client := t.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	base, err := url.Parse(t.Endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("invalid SSE endpoint: %w", err)
 	}
 	life, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(life, http.MethodGet, t.endpoint, nil)
+	req, err := http.NewRequestWithContext(life, http.MethodGet, t.Endpoint, nil)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	for k, vs := range t.header {
+	for k, vs := range t.Header {
 		req.Header[k] = vs
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	if t.authorize != nil {
-		if err := t.authorize(req); err != nil {
+	if t.Authorize != nil {
+		if err := t.Authorize(req); err != nil {
 			cancel()
 			return nil, err
 		}
 	}
 	// ctx bounds the handshake only: the stream's request uses life.
 	stop := context.AfterFunc(ctx, cancel)
-	resp, err := t.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		stop()
 		cancel()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, redactErr(err)
+		return nil, safetext.Err(err)
 	}
 	fail := func(err error) (mcp.Connection, error) {
 		stop()
@@ -82,10 +111,10 @@ func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		// A streamable-only server answering GET with JSON, say: this
 		// endpoint does not implement the SSE transport.
-		return fail(&HTTPError{Method: req.Method, URL: redactURL(req.URL), StatusCode: http.StatusNotFound,
+		return fail(&HTTPError{Method: req.Method, URL: safetext.URL(req.URL), StatusCode: http.StatusNotFound,
 			Status: "not an event stream: " + resp.Header.Get("Content-Type")})
 	}
-	sr := newLongSSEReader(resp.Body, t.maxMessageSize)
+	sr := sse.NewLongReader(resp.Body, t.MaxMessageSize)
 	ev, err := sr.Next()
 	if err != nil {
 		return fail(protocolError("SSE stream ended before the endpoint event: %v", err))
@@ -98,14 +127,22 @@ func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return fail(protocolError("invalid SSE endpoint %q: %v", ev.Data, err))
 	}
 	if !sameOrigin(post, base) {
-		return fail(protocolError("the SSE endpoint event names another origin (%s)", redactURL(post)))
+		return fail(protocolError("the SSE endpoint event names another origin (%s)", safetext.URL(post)))
 	}
 	if !stop() {
 		// ctx ended while we were reading: the stream is already cancelled.
 		return fail(ctx.Err())
 	}
 	c := &sseConn{
-		t:        t,
+		connConfig: connConfig{
+			endpoint:       t.Endpoint,
+			client:         client,
+			header:         t.Header,
+			maxMessageSize: t.MaxMessageSize,
+			authorize:      t.Authorize,
+			counter:        counterOf(t.Counter),
+			logger:         loggerOf(t.Logger),
+		},
 		post:     post.String(),
 		ctx:      life,
 		cancel:   cancel,
@@ -118,7 +155,7 @@ func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 type sseConn struct {
-	t        *sseTransport
+	connConfig
 	post     string // where messages go; carries the session in its query
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -136,22 +173,22 @@ func (c *sseConn) SessionID() string { return "" }
 
 // read delivers the messages of the event stream until it ends; the end of
 // the stream is the end of the session.
-func (c *sseConn) read(sr *sseReader, body io.ReadCloser) {
+func (c *sseConn) read(sr *sse.Reader, body io.ReadCloser) {
 	defer c.wg.Done()
 	defer body.Close()
 	var err error
 	for {
-		var ev sseEvent
+		var ev sse.Event
 		if ev, err = sr.Next(); err != nil {
 			break
 		}
 		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue
 		}
-		c.t.io.received(len(ev.Data))
+		c.counter.Received(len(ev.Data))
 		var msg jsonrpc.Message
-		if msg, err = decodeMessage(ev.Data); err != nil {
-			err = protocolError("malformed message in SSE stream: %v: %s", err, quoteStart(ev.Data))
+		if msg, err = jsonrpcwire.Decode(ev.Data); err != nil {
+			err = protocolError("malformed message in SSE stream: %v: %s", err, safetext.Quote(ev.Data))
 			break
 		}
 		select {
@@ -160,8 +197,8 @@ func (c *sseConn) read(sr *sseReader, body io.ReadCloser) {
 			return
 		}
 	}
-	if errors.Is(err, errEventTooLarge) {
-		err = protocolError("%v (limit %d bytes)", err, c.t.maxMessageSize)
+	if errors.Is(err, sse.ErrEventTooLarge) {
+		err = protocolError("%v (limit %d bytes)", err, c.maxMessageSize)
 	}
 	if err == io.EOF || err == nil {
 		err = errors.New("the server closed the SSE stream")
@@ -214,7 +251,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	c.t.io.sent(len(data))
+	c.counter.Sent(len(data))
 	reqCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.ctx, cancel)()
@@ -222,21 +259,21 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	for k, vs := range c.t.header {
+	for k, vs := range c.header {
 		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if c.t.authorize != nil {
-		if err := c.t.authorize(req); err != nil {
+	if c.authorize != nil {
+		if err := c.authorize(req); err != nil {
 			return rejected(err)
 		}
 	}
-	resp, err := c.t.client.Do(req)
+	resp, err := c.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return rejected(redactErr(err))
+		return rejected(safetext.Err(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {

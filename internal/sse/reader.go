@@ -1,4 +1,4 @@
-package mcpclient
+package sse
 
 import (
 	"bytes"
@@ -7,26 +7,26 @@ import (
 	"sync"
 )
 
-// An sseEvent is one server-sent event.
-type sseEvent struct {
+// An Event is one server-sent event.
+type Event struct {
 	Name  string // "event:" field; "" means "message"
 	ID    string // "id:" field, or "" when the event set none
 	Retry string // "retry:" field, or ""
 	Data  []byte // "data:" lines joined with "\n"
 }
 
-// errEventTooLarge is returned when one event exceeds the size limit.
-var errEventTooLarge = errors.New("server-sent event exceeds the size limit")
+// ErrEventTooLarge is returned when one event exceeds the size limit.
+var ErrEventTooLarge = errors.New("server-sent event exceeds the size limit")
 
-// sseReader reads server-sent events (WHATWG "event stream interpretation")
+// Reader reads server-sent events (WHATWG "event stream interpretation")
 // from r, buffering at most limit bytes for one event.
 //
 // Its read buffer grows to the longest line it meets, so a line is never
-// reassembled from pieces. A reader made by newSSEReader takes its buffers
-// from a pool and gives them back on release (every call answered with an
-// event stream reads one); newLongSSEReader starts small, for the streams
+// reassembled from pieces. A reader made by NewReader takes its buffers
+// from a pool and gives them back on Release (every call answered with an
+// event stream reads one); NewLongReader starts small, for the streams
 // that stay open and mostly idle for the life of a connection.
-type sseReader struct {
+type Reader struct {
 	r          io.Reader
 	limit      int
 	buf        []byte // buf[start:end] is read but not yet consumed
@@ -34,65 +34,65 @@ type sseReader struct {
 	err        error // from r, returned once buf holds no whole line
 	empty      int   // consecutive reads that returned nothing
 	data       *bytes.Buffer
-	bufs       *sseBufs // where buf and data go back to, if pooled
+	bufs       *pooled // where buf and data go back to, if pooled
 }
 
-// sseBuffers holds the buffers of released sseReaders.
-var sseBuffers = sync.Pool{New: func() any {
-	return &sseBufs{buf: make([]byte, sseReadBuffer), data: new(bytes.Buffer)}
+// buffers holds the buffers of released Readers.
+var buffers = sync.Pool{New: func() any {
+	return &pooled{buf: make([]byte, readBuffer), data: new(bytes.Buffer)}
 }}
 
-type sseBufs struct {
+type pooled struct {
 	buf  []byte
 	data *bytes.Buffer
 }
 
 const (
-	// sseReadBuffer is the starting read buffer of a reader from the pool.
-	sseReadBuffer = 4 << 10
-	// sseLongBuffer is the starting read buffer of a long-lived stream's
+	// readBuffer is the starting read buffer of a reader from the pool.
+	readBuffer = 4 << 10
+	// longBuffer is the starting read buffer of a long-lived stream's
 	// reader: an idle stream holds it for the life of its connection.
-	sseLongBuffer = 512
-	// maxPooledEvent is the largest buffer kept for reuse.
-	maxPooledEvent = 1 << 20
+	longBuffer = 512
+	// MaxPooled is the largest buffer kept for reuse.
+	MaxPooled = 1 << 20
 )
 
-// newSSEReader returns a reader of r with pooled buffers; release it when
-// done.
-func newSSEReader(r io.Reader, limit int) *sseReader {
-	b := sseBuffers.Get().(*sseBufs)
-	return &sseReader{r: r, limit: limit, buf: b.buf[:cap(b.buf)], data: b.data, bufs: b}
+// NewReader returns a reader of r with pooled buffers; call Release when
+// done with it. limit is the most bytes one event may take (0: no limit).
+func NewReader(r io.Reader, limit int) *Reader {
+	b := buffers.Get().(*pooled)
+	return &Reader{r: r, limit: limit, buf: b.buf[:cap(b.buf)], data: b.data, bufs: b}
 }
 
-// newLongSSEReader returns a reader of r with small buffers of its own.
-func newLongSSEReader(r io.Reader, limit int) *sseReader {
-	return &sseReader{r: r, limit: limit, buf: make([]byte, sseLongBuffer), data: new(bytes.Buffer)}
+// NewLongReader returns a reader of r with small buffers of its own.
+func NewLongReader(r io.Reader, limit int) *Reader {
+	return &Reader{r: r, limit: limit, buf: make([]byte, longBuffer), data: new(bytes.Buffer)}
 }
 
-// release gives the reader's buffers back to the pool, if they came from
+// Release gives the reader's buffers back to the pool, if they came from
 // it. Neither the reader nor the Data of its events may be used afterwards.
-func (s *sseReader) release() {
+func (s *Reader) Release() {
 	b := s.bufs
 	if b == nil {
 		return
 	}
 	b.buf, b.data = s.buf, s.data
 	s.buf, s.data, s.r, s.bufs = nil, nil, nil, nil
-	if cap(b.buf) > maxPooledEvent {
-		b.buf = make([]byte, sseReadBuffer)
+	if cap(b.buf) > MaxPooled {
+		b.buf = make([]byte, readBuffer)
 	}
-	if b.data.Cap() > maxPooledEvent {
+	if b.data.Cap() > MaxPooled {
 		b.data = new(bytes.Buffer)
 	}
 	b.data.Reset()
-	sseBuffers.Put(b)
+	buffers.Put(b)
 }
 
 // Next returns the next event. It returns io.EOF when the stream ends
 // cleanly between events, and io.ErrUnexpectedEOF when it ends inside one.
 // The returned Data is valid until the next call.
-func (s *sseReader) Next() (sseEvent, error) {
-	var ev sseEvent
+func (s *Reader) Next() (Event, error) {
+	var ev Event
 	s.data.Reset()
 	seen := false // whether any field of this event was read
 	size := 0
@@ -144,14 +144,14 @@ func (s *sseReader) Next() (sseEvent, error) {
 // ends lines with a lone CR, which this reader does not split on), adding
 // its length to *size and failing once *size passes the limit. The line is
 // valid until the next call.
-func (s *sseReader) readLine(size *int) ([]byte, error) {
+func (s *Reader) readLine(size *int) ([]byte, error) {
 	scanned := 0 // bytes of buf[start:end] known to hold no newline
 	for {
 		if i := bytes.IndexByte(s.buf[s.start+scanned:s.end], '\n'); i >= 0 {
 			n := scanned + i + 1 // with the terminator
 			*size += n
 			if s.limit > 0 && *size > s.limit {
-				return nil, errEventTooLarge
+				return nil, ErrEventTooLarge
 			}
 			line := s.buf[s.start : s.start+n-1]
 			s.start += n
@@ -162,7 +162,7 @@ func (s *sseReader) readLine(size *int) ([]byte, error) {
 		}
 		scanned = s.end - s.start
 		if s.limit > 0 && *size+scanned > s.limit {
-			return nil, errEventTooLarge
+			return nil, ErrEventTooLarge
 		}
 		if s.err != nil {
 			if s.err == io.EOF && scanned > 0 {

@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"context"
@@ -19,11 +19,11 @@ func BenchmarkModernHeaders(b *testing.B) {
 		props[fmt.Sprintf("p%d", i)] = map[string]any{"type": "string", "description": "a property"}
 	}
 	tool := &mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object", "properties": props}}
-	ctx := withCallInfo(context.Background(), &callInfo{name: "t", tool: tool})
+	ctx := WithCall(context.Background(), &Call{Name: "t", Tool: tool})
 	call := &jsonrpc.Request{Method: "tools/call", Params: []byte(`{"name":"t","arguments":{"key":"k","p1":"x"}}`)}
 	b.ReportAllocs()
 	for b.Loop() {
-		h := http.Header{headerProtocolVersion: {protocolModern}}
+		h := http.Header{headerProtocolVersion: {ProtocolModern}}
 		setModernHeaders(ctx, h, call)
 		if h.Get("Mcp-Param-Key") != "k" {
 			b.Fatal(h)

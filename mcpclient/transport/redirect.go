@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"net/http"
@@ -12,16 +12,19 @@ import (
 // only Authorization, Cookie and WWW-Authenticate, only when the host
 // changes. A server's custom headers (API keys, most often) and a bearer
 // token on a redirect to another port of the same host would both follow a
-// redirect to another origin. So on a hop to an origin
-// other than the request's own, the Manager's HTTP client keeps only the
-// protocol's headers that carry no secret (see crossOriginHeader), and
-// go-sdk's transport (ImplementationGoSDK), which adds credentials in its
-// RoundTripper, adds them only on the server's own origin.
+// redirect to another origin. So on a hop to an origin other than the
+// request's own, an HTTP client whose CheckRedirect is StripCrossOrigin's
+// keeps only the protocol's headers that carry no secret (see
+// crossOriginHeader), and SDKRoundTripper adds credentials only on the
+// server's own origin.
 
-// stripCrossOrigin wraps a CheckRedirect function (next must not be nil)
-// so that a hop to another origin carries no header but those
-// crossOriginHeader allows.
-func stripCrossOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+// StripCrossOrigin wraps a CheckRedirect function (next must not be nil)
+// so that a redirect to another origin carries no header but the
+// protocol's own that carry no secret (content negotiation, the MCP
+// headers that describe the request, the session id). Use it in the
+// HTTPClient given to [Streamable] or [SSE] when the server's custom
+// headers or credentials must not follow a redirect elsewhere.
+func StripCrossOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if err := next(req, via); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func TestSSESessionExpiryCause(t *testing.T) {
 	defer hs.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tr := &sseTransport{endpoint: hs.URL, client: hs.Client(), maxMessageSize: 1 << 20}
+	tr := &SSE{Endpoint: hs.URL, HTTPClient: hs.Client(), MaxMessageSize: 1 << 20}
 	conn, err := tr.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestReadBeforeEnd(t *testing.T) {
 			// and the stream ends
 		}))
 		defer hs.Close()
-		tr := &sseTransport{endpoint: hs.URL, client: hs.Client(), maxMessageSize: 1 << 20}
+		tr := &SSE{Endpoint: hs.URL, HTTPClient: hs.Client(), MaxMessageSize: 1 << 20}
 		conn, err := tr.Connect(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -91,7 +91,7 @@ func TestReadBeforeEnd(t *testing.T) {
 		check(t, conn)
 	})
 	t.Run("streamable", func(t *testing.T) {
-		tr := &streamableTransport{endpoint: "http://127.0.0.1:1/mcp", client: http.DefaultClient}
+		tr := &Streamable{Endpoint: "http://127.0.0.1:1/mcp"}
 		conn, err := tr.Connect(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -118,7 +118,7 @@ func TestSSEMalformedQuoted(t *testing.T) {
 	defer hs.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tr := &sseTransport{endpoint: hs.URL, client: hs.Client(), maxMessageSize: 1 << 20}
+	tr := &SSE{Endpoint: hs.URL, HTTPClient: hs.Client(), MaxMessageSize: 1 << 20}
 	conn, err := tr.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"bytes"
@@ -10,26 +10,106 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
+	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// callInfo is what the Manager knows about an outgoing request, passed to
-// the transport through the context so that it need not decode the params
-// again to set the 2026-07-28 headers.
-type callInfo struct {
-	name string    // tool or prompt name, or resource URI
-	tool *mcp.Tool // the tool's definition, for Mcp-Param-* headers
-	// handoff, for a tools/call, carries large text content decoded by the
-	// transport back to CallTool (handoff.go).
-	handoff *handoff
+// Call describes one request for the transport: what the caller knows
+// that the transport would otherwise decode the params again for, and
+// where the transport leaves what it decoded of the result. [WithCall]
+// puts it in the request's context; that is the only value the transports
+// of this package read from a context.
+//
+// A Call belongs to one caller's request (all of its rounds: multi
+// round-trip retries and repeats go out with the same context). It may be
+// used from the transport's goroutines while the request is in flight.
+type Call struct {
+	// Name is the tool or prompt name, or the resource URI, of a
+	// tools/call, prompts/get or resources/read: the Mcp-Name header of a
+	// 2026-07-28 request. Empty means the transport reads it from the
+	// params.
+	Name string
+
+	// Tool is the definition of the tool a tools/call calls, for the
+	// Mcp-Param-* headers its input schema asks for (2026-07-28). nil
+	// means none are sent.
+	Tool *mcp.Tool
+
+	// SplitText, for a tools/call, lets the transport decode the plain
+	// text items of the result itself, in one pass, and hand go-sdk the
+	// result without them ("content": []): go-sdk's decoding of a large
+	// text costs several copies and a streaming decoder
+	// (docs/PERFORMANCE.md). [Call.FillContent] puts them back.
+	SplitText bool
+
+	// content holds the text items taken out of the response to the
+	// request's latest round, if any.
+	content atomic.Pointer[[]mcp.Content]
 }
 
-type callInfoKey struct{}
+type callKey struct{}
 
-func withCallInfo(ctx context.Context, info *callInfo) context.Context {
-	return context.WithValue(ctx, callInfoKey{}, info)
+// WithCall returns a context carrying call, for the Write of a request.
+func WithCall(ctx context.Context, call *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, call)
+}
+
+// callFrom returns the Call in ctx, or nil.
+func callFrom(ctx context.Context) *Call {
+	call, _ := ctx.Value(callKey{}).(*Call)
+	return call
+}
+
+// callOf returns the Call of ctx when it may take the text of a response
+// to method, or nil.
+func callOf(ctx context.Context, method string) *Call {
+	if method != "tools/call" {
+		return nil
+	}
+	if call := callFrom(ctx); call != nil && call.SplitText {
+		return call
+	}
+	return nil
+}
+
+// FillContent puts the text items the transport took out of the response
+// into res, go-sdk's decoding of the same response (whose content is then
+// empty). It does nothing when the transport took none: another
+// transport, a result with other items, or an error. Call it once the
+// request returned res.
+func (c *Call) FillContent(res *mcp.CallToolResult) {
+	if c == nil || res == nil {
+		return
+	}
+	if p := c.content.Swap(nil); p != nil {
+		res.Content = *p
+	}
+}
+
+// reset forgets what an earlier round of the request left: every round
+// gets a response of its own.
+func (c *Call) reset() {
+	if c != nil {
+		c.content.Store(nil)
+	}
+}
+
+// take returns resp, the response to a round of c's request (c may be
+// nil), with the text items of its result taken out and kept in c when
+// SplitText can decode them. resp is as jsonrpcwire.DecodeShared returned
+// it; what take returns owns its bytes.
+func (c *Call) take(resp *jsonrpc.Response) *jsonrpc.Response {
+	if c != nil && resp.Error == nil {
+		if content, rest, ok := jsonrpcwire.SplitText(resp.Result, 0); ok {
+			c.content.Store(&content)
+			return &jsonrpc.Response{ID: resp.ID, Result: rest, Extra: resp.Extra}
+		}
+	}
+	jsonrpcwire.Own(resp)
+	return resp
 }
 
 var metaVersionKey = []byte(`"io.modelcontextprotocol/protocolVersion":"`)
@@ -56,7 +136,7 @@ func metaProtocolVersion(msg jsonrpc.Message) string {
 // setModernHeaders sets Mcp-Method, Mcp-Name and Mcp-Param-* on a
 // 2026-07-28 request (SEP-2243). It does nothing on legacy requests.
 func setModernHeaders(ctx context.Context, h http.Header, call *jsonrpc.Request) {
-	if h.Get(headerProtocolVersion) < protocolModern {
+	if h.Get(headerProtocolVersion) < ProtocolModern {
 		return
 	}
 	h.Set(headerMethod, call.Method)
@@ -65,10 +145,10 @@ func setModernHeaders(ctx context.Context, h http.Header, call *jsonrpc.Request)
 	default:
 		return
 	}
-	info, _ := ctx.Value(callInfoKey{}).(*callInfo)
+	info := callFrom(ctx)
 	var name string
-	if info != nil {
-		name = info.name
+	if info != nil && info.Name != "" {
+		name = info.Name
 	} else {
 		var p struct {
 			Name string `json:"name"`
@@ -78,8 +158,8 @@ func setModernHeaders(ctx context.Context, h http.Header, call *jsonrpc.Request)
 		name = p.Name + p.URI
 	}
 	h.Set(headerName, encodeHeaderValue(name))
-	if call.Method == "tools/call" && info != nil && info.tool != nil {
-		setParamHeaders(h, info.tool, call.Params)
+	if call.Method == "tools/call" && info != nil && info.Tool != nil {
+		setParamHeaders(h, info.Tool, call.Params)
 	}
 }
 

@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"bytes"
@@ -16,6 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
+	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/internal/sse"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,9 +31,15 @@ const (
 	headerName            = "Mcp-Name"
 	headerParamPrefix     = "Mcp-Param-"
 	headerLastEventID     = "Last-Event-ID"
+)
 
-	protocolModern = "2026-07-28"
-	protocolLegacy = "2025-11-25"
+// The protocol versions that mark the eras.
+const (
+	// ProtocolModern is the first version of the stateless era: no
+	// sessions, Mcp-Method and Mcp-Name headers, no GET stream.
+	ProtocolModern = "2026-07-28"
+	// ProtocolLegacy is the newest version of the session era.
+	ProtocolLegacy = "2025-11-25"
 )
 
 // streamTiming bounds the reconnection of SSE streams (the legacy standalone
@@ -41,62 +50,128 @@ type streamTiming struct {
 	maxRetries int // consecutive attempts without progress before giving up
 }
 
-var defaultStreamTiming = streamTiming{baseDelay: 250 * time.Millisecond, maxDelay: 4 * time.Second, maxRetries: 3}
+var defaultStreamTiming = streamTiming{baseDelay: 250 * time.Millisecond, maxDelay: 4 * time.Second, maxRetries: MaxStreamRetries}
 
-// streamableTransport is an mcp.Transport for the streamable HTTP transport,
-// in both protocol eras: 2026-07-28 (no sessions, Mcp-Method and Mcp-Name
+// MaxStreamRetries is how many times in a row a stream is reopened without
+// progress before the connection gives up on it.
+const MaxStreamRetries = 3
+
+// Streamable is an [mcp.Transport] for the streamable HTTP transport, in
+// both protocol eras: 2026-07-28 (no sessions, Mcp-Method and Mcp-Name
 // headers, no GET stream) and 2025-03-26 to 2025-11-25 (sessions, a
 // standalone GET stream, resumption with Last-Event-ID).
 //
-// It differs from go-sdk's StreamableClientTransport in what agentmcp needs:
-// HTTP failures are typed ([*HTTPError]), custom headers go on every
-// request, messages and events are size-capped, a response that is too large
-// or malformed fails its own call rather than the connection, and Close is
-// bounded.
-type streamableTransport struct {
-	endpoint       string
-	client         *http.Client
-	header         http.Header // custom headers; never logged
-	maxMessageSize int
-	timing         streamTiming
-	idleTimeout    time.Duration // for the standalone stream; 0 means none
-	logger         *slog.Logger
-	// authorize, if set, adds credentials to each request.
-	authorize func(*http.Request) error
-	// observe, if set, is told about the session id and the negotiated
-	// protocol version once they are known.
-	observe func(sessionID, protocolVersion string)
+// It differs from go-sdk's [mcp.StreamableClientTransport] in that HTTP
+// failures are typed ([*HTTPError]), custom headers go on every request,
+// messages and events are size-capped, a response that is too large or
+// malformed fails its own call rather than the connection, a saved session
+// can be resumed without a handshake, and Close is bounded. Its
+// connections implement [SessionKeeper] and [VersionSetter].
+//
+// The fields must not be changed after the first Connect. Each Connect
+// makes a new connection.
+type Streamable struct {
+	// Endpoint is the server's MCP endpoint URL. It is required.
+	Endpoint string
 
-	// resume, if set, is a saved session to resume: the handshake is
-	// answered locally from it.
-	resume *Resume
+	// HTTPClient sends every request. nil means http.DefaultClient. The
+	// transport adds no SSRF guard of its own: give it a guarded client
+	// (netguard) when the endpoint is not trusted.
+	HTTPClient *http.Client
 
-	io *ioCounter // agentmcp.client.io (telemetry.go); nil counts nothing
+	// Header holds custom headers sent on every request (API keys, tenant
+	// ids). They are never logged. nil means none.
+	Header http.Header
 
-	// conn is the connection Connect made (a transport is used once).
-	conn *streamableConn
+	// MaxMessageSize caps one message (a JSON response or one event of a
+	// stream), in bytes: a larger response fails its own call with
+	// [ErrProtocol], not the connection. 0 means no cap.
+	MaxMessageSize int
+
+	// IdleTimeout reopens the legacy standalone GET stream, resuming it,
+	// after this long without a byte (a proxy may have dropped it
+	// silently). 0 means never.
+	IdleTimeout time.Duration
+
+	// Authorize, if set, adds credentials to each request (an
+	// Authorization header, say). An error fails that request.
+	Authorize func(*http.Request) error
+
+	// Resume, if set and valid, is a saved session to resume: the
+	// handshake (initialize or server/discover) is answered locally from
+	// it, and the first requests tell whether the server still knows the
+	// session (if not, they fail with [ErrSessionExpired]).
+	Resume *Resume
+
+	// Counter, if set, is told the size of every message sent and
+	// received.
+	Counter Counter
+
+	// Logger receives debug logs (never a header value or a URL query).
+	// nil means none.
+	Logger *slog.Logger
+
+	// timing bounds stream reconnections; the zero value means
+	// defaultStreamTiming.
+	timing streamTiming
 }
 
-func (t *streamableTransport) Connect(context.Context) (mcp.Connection, error) {
+// Counter counts the bytes of a connection's messages. Its methods may be
+// called concurrently and must not block.
+type Counter interface {
+	Sent(bytes int)
+	Received(bytes int)
+}
+
+// Connect returns a new connection. It does no I/O: the first request
+// goes out with the first message written.
+func (t *Streamable) Connect(context.Context) (mcp.Connection, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	t.conn = &streamableConn{
-		t:        t,
+	c := &streamableConn{
 		ctx:      ctx,
 		cancel:   cancel,
 		incoming: make(chan jsonrpc.Message, 16),
 		done:     make(chan struct{}),
 		failed:   make(chan struct{}),
-		resume:   t.resume,
 	}
-	if t.resume != nil {
-		t.conn.sessionID = t.resume.SessionID
-		t.conn.unconfirmed = true
+	c.endpoint = t.Endpoint
+	c.client = t.HTTPClient
+	if c.client == nil {
+		c.client = http.DefaultClient
 	}
-	return t.conn, nil
+	c.header = t.Header
+	c.maxMessageSize = t.MaxMessageSize
+	c.idleTimeout = t.IdleTimeout
+	c.authorize = t.Authorize
+	c.counter = counterOf(t.Counter)
+	c.logger = loggerOf(t.Logger)
+	c.timing = t.timing
+	if c.timing == (streamTiming{}) {
+		c.timing = defaultStreamTiming
+	}
+	if t.Resume.Valid() {
+		c.resume = t.Resume
+		c.sessionID = t.Resume.SessionID
+		c.unconfirmed = true
+	}
+	return c, nil
+}
+
+// connConfig is what a connection copied from its transport's fields.
+type connConfig struct {
+	endpoint       string
+	client         *http.Client
+	header         http.Header // custom headers; never logged
+	maxMessageSize int
+	timing         streamTiming
+	idleTimeout    time.Duration
+	authorize      func(*http.Request) error
+	counter        Counter
+	logger         *slog.Logger
 }
 
 type streamableConn struct {
-	t        *streamableTransport
+	connConfig
 	ctx      context.Context // lifetime of the connection; cancelled by Close
 	cancel   context.CancelFunc
 	incoming chan jsonrpc.Message
@@ -135,8 +210,9 @@ type streamableConn struct {
 	unreachable error
 }
 
-// keepSession makes Close leave the server's session alive.
-func (c *streamableConn) keepSession() {
+// KeepSession makes Close leave the server's session alive (no DELETE),
+// so that it can be resumed (see [SessionKeeper]).
+func (c *streamableConn) KeepSession() {
 	c.mu.Lock()
 	c.keep = true
 	c.mu.Unlock()
@@ -148,10 +224,11 @@ func (c *streamableConn) SessionID() string {
 	return c.sessionID
 }
 
-// negotiated records the protocol version the handshake settled on. The
-// legacy handshake's version is also read off the initialize response; a
-// 2026-07-28 session has no handshake response to read it from.
-func (c *streamableConn) negotiated(version string) {
+// SetNegotiatedVersion records the protocol version the handshake settled
+// on (see [VersionSetter]). The legacy handshake's version is also read off
+// the initialize response; a 2026-07-28 session has no handshake response
+// to read it from.
+func (c *streamableConn) SetNegotiatedVersion(version string) {
 	c.mu.Lock()
 	c.protocolVersion = version
 	c.mu.Unlock()
@@ -161,7 +238,7 @@ func (c *streamableConn) negotiated(version string) {
 func (c *streamableConn) modern() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.protocolVersion >= protocolModern
+	return c.protocolVersion >= ProtocolModern
 }
 
 func (c *streamableConn) fail(err error) {
@@ -232,11 +309,7 @@ func (c *streamableConn) deliver(msg jsonrpc.Message) {
 			c.mu.Lock()
 			c.protocolVersion = res.ProtocolVersion
 			c.initID = jsonrpc.ID{}
-			sid := c.sessionID
 			c.mu.Unlock()
-			if c.t.observe != nil {
-				c.t.observe(sid, res.ProtocolVersion)
-			}
 			// Open the GET stream before the client sends initialized:
 			// servers send their first notifications (a tools/list_changed
 			// for tools registered on initialized, say) on it.
@@ -265,7 +338,7 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		summary = m.Method
 		if m.IsCall() {
 			call = m
-			handoffOf(ctx, m.Method).reset()
+			callOf(ctx, m.Method).reset()
 			if m.Method == "initialize" {
 				c.mu.Lock()
 				c.initID = m.ID
@@ -289,14 +362,14 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", summary, err)
 	}
-	c.t.io.sent(len(data))
+	c.counter.Sent(len(data))
 
 	// The request lives until the caller gives up or the connection closes.
 	reqCtx, cancelReq := context.WithCancel(ctx)
 	stop := context.AfterFunc(c.ctx, cancelReq)
 	release := func() { stop(); cancelReq() }
 
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.t.endpoint, bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.endpoint, bytes.NewReader(data))
 	if err != nil {
 		release()
 		return err
@@ -307,20 +380,20 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if call != nil {
 		setModernHeaders(ctx, req.Header, call)
 	}
-	if c.t.authorize != nil {
-		if err := c.t.authorize(req); err != nil {
+	if c.authorize != nil {
+		if err := c.authorize(req); err != nil {
 			release()
 			return rejected(fmt.Errorf("%s: %w", summary, err))
 		}
 	}
-	resp, err := c.t.client.Do(req)
+	resp, err := c.client.Do(req)
 	if err != nil {
 		release()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		err = rejected(fmt.Errorf("%s: %w", summary, redactErr(err)))
-		if summary == "server/discover" && isUnreachable(err) {
+		err = rejected(fmt.Errorf("%s: %w", summary, safetext.Err(err)))
+		if summary == "server/discover" && IsUnreachable(err) {
 			c.mu.Lock()
 			c.unreachable = err
 			c.mu.Unlock()
@@ -351,24 +424,24 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		defer resp.Body.Close()
 		body := bodyBuffers.Get().(*bytes.Buffer)
 		defer putBodyBuffer(body)
-		if err := readLimited(body, resp.Body, c.t.maxMessageSize); err != nil {
+		if err := readLimited(body, resp.Body, c.maxMessageSize); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return rejected(fmt.Errorf("%s: reading response: %w", summary, err))
 		}
-		c.t.io.received(body.Len())
-		reply, err := decodeShared(body.Bytes())
+		c.counter.Received(body.Len())
+		reply, err := jsonrpcwire.DecodeShared(body.Bytes())
 		if err != nil {
-			return rejected(protocolError("%s: malformed response: %v: %s", summary, err, quoteStart(body.Bytes())))
+			return rejected(protocolError("%s: malformed response: %v: %s", summary, err, safetext.Quote(body.Bytes())))
 		}
 		if r, ok := reply.(*jsonrpc.Response); ok && r.ID == call.ID {
-			c.deliver(handoffOf(ctx, call.Method).take(r))
+			c.deliver(callOf(ctx, call.Method).take(r))
 			return nil
 		}
 		// Something else than the answer: pass it on, and fail the call,
 		// which would otherwise wait for an answer that cannot come.
-		own(reply)
+		jsonrpcwire.Own(reply)
 		c.deliver(reply)
 		c.deliver(&jsonrpc.Response{ID: call.ID, Error: protocolError("%s: the server's JSON answer is not the response to the request", summary)})
 		return nil
@@ -442,7 +515,7 @@ func (c *streamableConn) resumeHandshake(msg jsonrpc.Message) (handled bool, err
 // setHeaders sets the custom headers, the protocol version and the session
 // id on req.
 func (c *streamableConn) setHeaders(req *http.Request, protocolVersion string) {
-	for k, vs := range c.t.header {
+	for k, vs := range c.header {
 		req.Header[k] = vs
 	}
 	c.mu.Lock()
@@ -454,7 +527,7 @@ func (c *streamableConn) setHeaders(req *http.Request, protocolVersion string) {
 	if protocolVersion != "" {
 		req.Header.Set(headerProtocolVersion, protocolVersion)
 	}
-	if sid != "" && protocolVersion < protocolModern {
+	if sid != "" && protocolVersion < ProtocolModern {
 		req.Header.Set(headerSessionID, sid)
 	}
 }
@@ -517,7 +590,7 @@ func newHTTPError(req *http.Request, resp *http.Response) *HTTPError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	herr := &HTTPError{
 		Method:          req.Method,
-		URL:             redactURL(req.URL),
+		URL:             safetext.URL(req.URL),
 		StatusCode:      resp.StatusCode,
 		Status:          resp.Status,
 		WWWAuthenticate: resp.Header.Values("WWW-Authenticate"),
@@ -531,7 +604,7 @@ func newHTTPError(req *http.Request, resp *http.Response) *HTTPError {
 		}
 	}
 	if herr.JSONRPC == nil {
-		herr.Body = displayBody(resp.Header.Get("Content-Type"), body)
+		herr.Body = safetext.Body(resp.Header.Get("Content-Type"), body)
 	}
 	return herr
 }
@@ -545,7 +618,7 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 	for {
 		// A subscriptions/listen stream stays open, mostly idle, for the
 		// life of the connection.
-		r := c.processStream(ctx, resp.Body, call.ID, handoffOf(ctx, call.Method), call.Method == "subscriptions/listen")
+		r := c.processStream(ctx, resp.Body, call.ID, callOf(ctx, call.Method), call.Method == "subscriptions/listen")
 		resp.Body.Close()
 		switch {
 		case r.answered || ctx.Err() != nil:
@@ -559,7 +632,7 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 		} else {
 			retries++
 		}
-		if lastID == "" || c.modern() || retries > c.t.timing.maxRetries {
+		if lastID == "" || c.modern() || retries > c.timing.maxRetries {
 			err := fmt.Errorf("%s: the server ended the response stream without a response", call.Method)
 			if r.err != nil {
 				err = fmt.Errorf("%w: %w", err, r.err) // the break itself, for errors.Is/As
@@ -567,7 +640,7 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 			c.deliver(&jsonrpc.Response{ID: call.ID, Error: err})
 			return
 		}
-		if !c.wait(ctx, c.t.timing.delay(retries, r.retry)) {
+		if !c.wait(ctx, c.timing.delay(retries, r.retry)) {
 			return
 		}
 		next, err := c.get(ctx, lastID)
@@ -585,7 +658,7 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 // messages, once.
 func (c *streamableConn) startStandalone() {
 	c.mu.Lock()
-	start := !c.standalone && c.protocolVersion < protocolModern
+	start := !c.standalone && c.protocolVersion < ProtocolModern
 	if start {
 		c.standalone = true
 		c.standaloneUp = make(chan struct{})
@@ -661,7 +734,7 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 			case errors.Is(err, ErrSessionExpired):
 				return // the connection already failed
 			case !offered && errors.As(err, &herr) && herr.StatusCode < 500 && herr.StatusCode != http.StatusTooManyRequests:
-				c.t.logger.Debug("mcp server offers no standalone SSE stream", "status", herr.StatusCode)
+				c.logger.Debug("mcp server offers no standalone SSE stream", "status", herr.StatusCode)
 				return
 			}
 			// A server that offered the stream and now refuses it (409
@@ -669,19 +742,19 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 			// token) is asked again, with backoff, like one that cannot
 			// be reached; giving up would silently lose its notifications.
 			retries++
-			if retries > c.t.timing.maxRetries {
+			if retries > c.timing.maxRetries {
 				c.fail(fmt.Errorf("standalone SSE stream: %w", err))
 				return
 			}
-			if !c.wait(c.ctx, c.t.timing.delay(retries, 0)) {
+			if !c.wait(c.ctx, c.timing.delay(retries, 0)) {
 				return
 			}
 			continue
 		}
 		offered = true
 		body := io.Reader(resp.Body)
-		if c.t.idleTimeout > 0 {
-			body = newIdleReader(resp.Body, c.t.idleTimeout, cancel)
+		if c.idleTimeout > 0 {
+			body = newIdleReader(resp.Body, c.idleTimeout, cancel)
 		}
 		r := c.processStream(c.ctx, body, jsonrpc.ID{}, nil, true)
 		resp.Body.Close()
@@ -689,7 +762,7 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 		cancel()
 		if idle {
 			// Silent for too long: reopen it at once, resuming.
-			c.t.logger.Debug("standalone SSE stream idle; reopening")
+			c.logger.Debug("standalone SSE stream idle; reopening")
 			if r.lastID != "" {
 				lastID = r.lastID
 			}
@@ -709,11 +782,11 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 			lastID = r.lastID
 		}
 		retries++
-		if retries > c.t.timing.maxRetries {
+		if retries > c.timing.maxRetries {
 			c.fail(errors.New("standalone SSE stream: the server keeps closing it"))
 			return
 		}
-		if !c.wait(c.ctx, c.t.timing.delay(retries, r.retry)) {
+		if !c.wait(c.ctx, c.timing.delay(retries, r.retry)) {
 			return
 		}
 	}
@@ -721,7 +794,7 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 
 // get opens a GET event stream, resuming after lastID if set.
 func (c *streamableConn) get(ctx context.Context, lastID string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.t.endpoint, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -730,14 +803,14 @@ func (c *streamableConn) get(ctx context.Context, lastID string) (*http.Response
 	if lastID != "" {
 		req.Header.Set(headerLastEventID, lastID)
 	}
-	if c.t.authorize != nil {
-		if err := c.t.authorize(req); err != nil {
+	if c.authorize != nil {
+		if err := c.authorize(req); err != nil {
 			return nil, err
 		}
 	}
-	resp, err := c.t.client.Do(req)
+	resp, err := c.client.Do(req)
 	if err != nil {
-		return nil, redactErr(err)
+		return nil, safetext.Err(err)
 	}
 	if err := c.checkResponse(req, resp); err != nil {
 		resp.Body.Close()
@@ -745,7 +818,7 @@ func (c *streamableConn) get(ctx context.Context, lastID string) (*http.Response
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		resp.Body.Close()
-		return nil, &HTTPError{Method: req.Method, URL: redactURL(req.URL), StatusCode: http.StatusNotAcceptable,
+		return nil, &HTTPError{Method: req.Method, URL: safetext.URL(req.URL), StatusCode: http.StatusNotAcceptable,
 			Status: "unexpected content type " + resp.Header.Get("Content-Type")}
 	}
 	return resp, nil
@@ -762,22 +835,22 @@ type streamResult struct {
 
 // processStream delivers the messages of one event stream until it ends or
 // the response to call (if valid) arrives, handing its large text content
-// to h (if not nil). long says the stream is one that stays open.
-func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call jsonrpc.ID, h *handoff, long bool) streamResult {
+// to cl (if not nil). long says the stream is one that stays open.
+func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call jsonrpc.ID, cl *Call, long bool) streamResult {
 	var r streamResult
-	var sr *sseReader
+	var sr *sse.Reader
 	if long {
-		sr = newLongSSEReader(body, c.t.maxMessageSize)
+		sr = sse.NewLongReader(body, c.maxMessageSize)
 	} else {
-		sr = newSSEReader(body, c.t.maxMessageSize)
-		defer sr.release()
+		sr = sse.NewReader(body, c.maxMessageSize)
+		defer sr.Release()
 	}
 	for {
 		ev, err := sr.Next()
 		if err != nil {
 			if err != io.EOF {
-				if errors.Is(err, errEventTooLarge) {
-					err = protocolError("%v (limit %d bytes)", err, c.t.maxMessageSize)
+				if errors.Is(err, sse.ErrEventTooLarge) {
+					err = protocolError("%v (limit %d bytes)", err, c.maxMessageSize)
 				}
 				r.err = err
 			}
@@ -795,18 +868,18 @@ func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call
 		if len(ev.Data) == 0 || (ev.Name != "" && ev.Name != "message") {
 			continue // priming event, or one we do not know
 		}
-		c.t.io.received(len(ev.Data))
-		msg, err := decodeShared(ev.Data)
+		c.counter.Received(len(ev.Data))
+		msg, err := jsonrpcwire.DecodeShared(ev.Data)
 		if err != nil {
-			r.err = protocolError("malformed message in event stream: %v: %s", err, quoteStart(ev.Data))
+			r.err = protocolError("malformed message in event stream: %v: %s", err, safetext.Quote(ev.Data))
 			return r
 		}
 		resp, ok := msg.(*jsonrpc.Response)
 		answer := ok && call.IsValid() && resp.ID == call
 		if answer {
-			msg = h.take(resp) // which owns what it returns
+			msg = cl.take(resp) // which owns what it returns
 		} else {
-			own(msg) // ev.Data is reused for the next event
+			jsonrpcwire.Own(msg) // ev.Data is reused for the next event
 		}
 		c.deliver(msg)
 		if answer {
@@ -859,22 +932,22 @@ func (c *streamableConn) Close() error {
 		c.mu.Unlock()
 		if sid != "" && !keep && !errors.Is(c.failure(), ErrSessionExpired) && !c.modern() {
 			ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
-			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.t.endpoint, nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint, nil)
 			if err == nil {
 				c.setHeaders(req, "")
-				if c.t.authorize != nil {
-					err = c.t.authorize(req)
+				if c.authorize != nil {
+					err = c.authorize(req)
 				}
 			}
 			if err == nil {
 				var resp *http.Response
-				if resp, err = c.t.client.Do(req); err == nil {
+				if resp, err = c.client.Do(req); err == nil {
 					resp.Body.Close()
 				}
 			}
 			cancel()
 			if err != nil {
-				c.t.logger.Debug("ending mcp session", "error", err)
+				c.logger.Debug("ending mcp session", "error", err)
 			}
 		}
 		c.mu.Lock()
@@ -892,7 +965,7 @@ func (c *streamableConn) Close() error {
 var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func putBodyBuffer(b *bytes.Buffer) {
-	if b.Cap() <= maxPooledEvent {
+	if b.Cap() <= sse.MaxPooled {
 		b.Reset()
 		bodyBuffers.Put(b)
 	}

@@ -1,4 +1,4 @@
-package mcpclient
+package jsonrpcwire
 
 import (
 	"bytes"
@@ -13,31 +13,28 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// This file decodes JSON-RPC messages for the HTTP transports. go-sdk's
-// jsonrpc.DecodeMessage builds a streaming decoder for every message, which
-// allocates a 32 KiB buffer before it reads a byte and copies a large
-// message several times as that buffer grows (docs/PERFORMANCE.md).
-// decodeMessage validates the message in one pass over its bytes, without
-// allocating, and copies out only the raw params or result.
-
 // maxJSONDepth is the nesting limit of go-sdk's decoder, kept here.
 const maxJSONDepth = 1000
 
-var errMalformed = errors.New("invalid JSON")
+var (
+	errMalformed = errors.New("invalid JSON")
+	errTooDeep   = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxJSONDepth)
+)
 
-// decodeMessage is jsonrpc.DecodeMessage: the same messages decode to the
-// same values, and what it refuses, this refuses. data is not retained.
-func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	msg, err := decodeShared(data)
+// Decode is jsonrpc.DecodeMessage: the same messages decode to the same
+// values, and what it refuses, this refuses (it also refuses bytes after
+// the message, which go-sdk ignores). data is not retained.
+func Decode(data []byte) (jsonrpc.Message, error) {
+	msg, err := DecodeShared(data)
 	if err == nil {
-		own(msg)
+		Own(msg)
 	}
 	return msg, err
 }
 
-// own gives msg its own copy of the raw params or result that it shares
-// with the bytes decodeShared decoded it from.
-func own(msg jsonrpc.Message) {
+// Own gives msg its own copy of the raw params or result that it shares
+// with the bytes DecodeShared decoded it from.
+func Own(msg jsonrpc.Message) {
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		if m.Params != nil {
@@ -50,10 +47,10 @@ func own(msg jsonrpc.Message) {
 	}
 }
 
-// decodeShared is decodeMessage, but the raw params or result of the
-// message it returns are slices of data: valid only as long as data is,
-// unless own is called.
-func decodeShared(data []byte) (jsonrpc.Message, error) {
+// DecodeShared is Decode, but the raw params or result of the message it
+// returns are slices of data: valid only as long as data is, unless Own is
+// called.
+func DecodeShared(data []byte) (jsonrpc.Message, error) {
 	s := scanner{data: data}
 	var (
 		version                      string
@@ -152,6 +149,9 @@ type scanner struct {
 	data  []byte
 	pos   int
 	depth int
+	// keyEscaped is set, during members' call of fn, when the member's
+	// key held escapes.
+	keyEscaped bool
 }
 
 // object scans data as one JSON object (with nothing but white space
@@ -159,16 +159,36 @@ type scanner struct {
 // its value. The key is valid only during the call.
 func (s *scanner) object(fn func(key []byte, start, end int) error) error {
 	s.space()
+	err := s.members(func(key []byte) error {
+		start := s.pos
+		if err := s.value(); err != nil {
+			return err
+		}
+		return fn(key, start, s.pos)
+	})
+	if err != nil {
+		return err
+	}
+	return s.end()
+}
+
+// members scans the object at s.pos, calling fn with each member's
+// unescaped key (valid only during the call; keyEscaped tells whether it
+// held escapes) and s.pos at the member's value, which fn must scan.
+func (s *scanner) members(fn func(key []byte) error) error {
 	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
 		return errors.New("not a JSON object")
 	}
 	s.pos++
-	s.depth = 1
+	if s.depth++; s.depth > maxJSONDepth {
+		return errTooDeep
+	}
+	defer func() { s.depth-- }()
 	var keyBuf []byte
 	s.space()
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
 		s.pos++
-		return s.end()
+		return nil
 	}
 	for {
 		s.space()
@@ -195,11 +215,8 @@ func (s *scanner) object(fn func(key []byte, start, end int) error) error {
 		}
 		s.pos++
 		s.space()
-		vstart := s.pos
-		if err := s.value(); err != nil {
-			return err
-		}
-		if err := fn(key, vstart, s.pos); err != nil {
+		s.keyEscaped = escaped
+		if err := fn(key); err != nil {
 			return err
 		}
 		s.space()
@@ -211,7 +228,44 @@ func (s *scanner) object(fn func(key []byte, start, end int) error) error {
 			s.pos++
 		case '}':
 			s.pos++
-			return s.end()
+			return nil
+		default:
+			return errMalformed
+		}
+	}
+}
+
+// elements scans the array at s.pos, calling fn with s.pos at each
+// element, which fn must scan.
+func (s *scanner) elements(fn func() error) error {
+	if s.pos >= len(s.data) || s.data[s.pos] != '[' {
+		return errors.New("not a JSON array")
+	}
+	s.pos++
+	if s.depth++; s.depth > maxJSONDepth {
+		return errTooDeep
+	}
+	defer func() { s.depth-- }()
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		return nil
+	}
+	for {
+		s.space()
+		if err := fn(); err != nil {
+			return err
+		}
+		s.space()
+		if s.pos >= len(s.data) {
+			return errMalformed
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			return nil
 		default:
 			return errMalformed
 		}
@@ -222,7 +276,7 @@ func (s *scanner) object(fn func(key []byte, start, end int) error) error {
 func (s *scanner) end() error {
 	s.space()
 	if s.pos != len(s.data) {
-		return errors.New("invalid character after the JSON-RPC message")
+		return errors.New("invalid character after the JSON value")
 	}
 	return nil
 }
@@ -282,7 +336,7 @@ func (s *scanner) composite() error {
 	open := s.data[s.pos]
 	s.pos++
 	if s.depth++; s.depth > maxJSONDepth {
-		return fmt.Errorf("json: exceeded maximum nesting depth of %d", maxJSONDepth)
+		return errTooDeep
 	}
 	defer func() { s.depth-- }()
 	closer := byte(']')

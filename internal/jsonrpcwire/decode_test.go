@@ -1,4 +1,4 @@
-package mcpclient
+package jsonrpcwire
 
 import (
 	"encoding/json"
@@ -91,9 +91,9 @@ func compact(raw json.RawMessage) string {
 func TestDecodeMessage(t *testing.T) {
 	for _, in := range wireCorpus {
 		want := describe(jsonrpc.DecodeMessage([]byte(in)))
-		got := describe(decodeMessage([]byte(in)))
+		got := describe(Decode([]byte(in)))
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("decodeMessage(%.80q) differs from jsonrpc.DecodeMessage (-want +got):\n%s", in, diff)
+			t.Errorf("Decode(%.80q) differs from jsonrpc.DecodeMessage (-want +got):\n%s", in, diff)
 		}
 	}
 }
@@ -102,7 +102,7 @@ func TestDecodeMessageLarge(t *testing.T) {
 	text := strings.Repeat("0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ\\n\\t\\\"é✓", 2000)
 	in := `{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`
 	want := describe(jsonrpc.DecodeMessage([]byte(in)))
-	got := describe(decodeMessage([]byte(in)))
+	got := describe(Decode([]byte(in)))
 	if want != got {
 		t.Errorf("large message decodes differently")
 	}
@@ -117,7 +117,7 @@ func FuzzDecodeMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		wantMsg, wantErr := jsonrpc.DecodeMessage([]byte(in))
-		gotMsg, gotErr := decodeMessage([]byte(in))
+		gotMsg, gotErr := Decode([]byte(in))
 		want, got := describe(wantMsg, wantErr), describe(gotMsg, gotErr)
 		if want == got {
 			return
@@ -125,6 +125,6 @@ func FuzzDecodeMessage(f *testing.F) {
 		if gotErr != nil && wantErr == nil && !json.Valid([]byte(in)) {
 			return // trailing bytes, which go-sdk ignores
 		}
-		t.Errorf("decodeMessage(%q) = %s; jsonrpc.DecodeMessage: %s", in, got, want)
+		t.Errorf("Decode(%q) = %s; jsonrpc.DecodeMessage: %s", in, got, want)
 	})
 }

@@ -1,0 +1,69 @@
+// Package transport holds agentmcp's HTTP transports for MCP clients: the
+// streamable HTTP transport in both protocol eras ([Streamable]) and the
+// deprecated HTTP+SSE transport of 2024-11-05 ([SSE]). Each is an
+// [mcp.Transport] of go-sdk, so a plain [mcp.Client] can use it alone;
+// mcpclient's Manager uses it the same way.
+//
+// # Usage
+//
+//	client := mcp.NewClient(&mcp.Implementation{Name: "app", Version: "1.0"}, nil)
+//	session, err := client.Connect(ctx, &transport.Streamable{
+//		Endpoint:   "https://mcp.example.com/mcp",
+//		HTTPClient: guarded, // an SSRF-guarded *http.Client (netguard)
+//		Header:     http.Header{"X-Api-Key": {key}},
+//	}, nil)
+//
+// The transports are configured by their exported fields, each of which
+// documents its zero value. Compared with go-sdk's own transports they add
+// typed HTTP errors, custom headers on every request, a size cap per
+// message that fails one call rather than the connection, resumption of a
+// saved session without a handshake ([Resume]), a bounded Close, and less
+// work per message (docs/PERFORMANCE.md).
+//
+// # The contract with a client
+//
+// A client reaches a transport only through mcp.Transport and
+// mcp.Connection, plus:
+//
+//   - [WithCall]: the one value the transports read from a request's
+//     context. A [Call] names the tool, prompt or resource (the
+//     2026-07-28 Mcp-Name and Mcp-Param-* headers) and lets the transport
+//     decode the text items of a tools/call result itself; the client
+//     puts them back with [Call.FillContent]. A request without a Call
+//     works the same, with go-sdk decoding the whole result.
+//   - The optional interfaces of a connection, reached by a type
+//     assertion on what Connect returned: [SessionKeeper] (leave the
+//     server's session alive on Close, for resumption) and
+//     [VersionSetter] (the negotiated protocol version).
+//   - The errors below.
+//
+// # Lifecycle of a streamable connection
+//
+//	Connect ──► Write(initialize | server/discover) ──► POST ──► JSON or SSE response
+//	   │                                                            │
+//	   │          legacy era: GET stream (server requests,  ◄───────┘ the response is read;
+//	   │          notifications), reopened with backoff and           a stream cut before it
+//	   │          Last-Event-ID; 2026-07-28: none                     is resumed (legacy)
+//	   ▼
+//	Close ──► DELETE the session (legacy, unless kept) ──► streams stopped, readers waited for
+//
+// # Concurrency
+//
+// A transport's fields must not change once it is used. A connection's
+// Read, Write and Close may be called concurrently, as mcp.Connection
+// requires; Close is idempotent, bounded (the DELETE of a session waits at
+// most two seconds) and waits for every goroutine the connection started.
+//
+// # Errors
+//
+// An HTTP status the transport cannot use is an [*HTTPError] (method,
+// redacted URL, status, WWW-Authenticate, the server's JSON-RPC error if
+// any). errors.Is matches [ErrUnauthorized] (401, or 403 with a Bearer
+// error), [ErrTransportNotImplemented] (404 or 405 without a JSON-RPC
+// error), [ErrSessionExpired] (the server no longer knows the session; it
+// also wraps mcp.ErrSessionMissing) and [ErrProtocol] (malformed JSON, a
+// message over the cap, an SSE stream without an endpoint event). A Write
+// error about one request only (an HTTP error, a malformed response) fails
+// that request and leaves the connection usable. Errors and logs never
+// carry header values, URL queries or userinfo.
+package transport
