@@ -35,12 +35,14 @@
 // streamable HTTP, 400 from go-sdk's SSE server); a 401, 403, 429 or 5xx
 // never falls back, and an explicit transport type never does. When both
 // transports fail, the error says how each did. The HTTP transports are
-// agentmcp's own (go-sdk's session and protocol layers run on top of them):
-// their failures are typed ([*HTTPError]), custom headers go on every
-// request including the SSE GET, messages and events are size-capped, and
-// every request goes through a netguard SSRF guard. They also do less work
-// per message than go-sdk's (one validating pass over each message, pooled
-// buffers, and large text results decoded once rather than four times;
+// agentmcp's own, in package [github.com/agentmcp/agentmcp/mcpclient/transport]
+// (go-sdk's session and protocol layers run on top of them, and a plain
+// go-sdk client can use them alone): their failures are typed
+// ([*HTTPError]), custom headers go on every request including the SSE GET,
+// messages and events are size-capped, and the Manager sends every request
+// through a netguard SSRF guard. They also do less work per message than
+// go-sdk's (one validating pass over each message, pooled buffers, and the
+// text of tool results decoded once rather than four times;
 // docs/PERFORMANCE.md has the measurements). TransportOptions.Implementation
 // selects go-sdk's own streamable HTTP transport instead, at the costs its
 // documentation lists.
