@@ -46,15 +46,15 @@ func newAIToolsCache(m *Manager) *aiToolsCache {
 // is unchanged: on an unchanged catalog, AITools does no schema work and
 // returns the same ToolSet (or, with a filter, a selection of it).
 func (m *Manager) AITools(f Filter) *aitools.ToolSet {
-	conns := m.snapshot()
-	ids := make([]string, len(conns))
-	cats := make([]*catalog, len(conns))
+	servers := m.snapshot()
+	ids := make([]string, len(servers))
+	cats := make([]*catalog, len(servers))
 	filtered := len(f.ServerID) > 0 || len(f.ServerName) > 0 || len(f.State) > 0
 	var selected map[string]bool
 	if filtered {
 		selected = map[string]bool{}
 	}
-	for i, c := range conns {
+	for i, c := range servers {
 		c.mu.Lock()
 		state, cat := c.state, c.cat
 		c.mu.Unlock()

@@ -52,7 +52,7 @@ func (e *AuthRequiredError) Error() string {
 func (e *AuthRequiredError) Unwrap() []error { return []error{ErrUnauthorized, e.Err} }
 
 // challenge extracts the AuthChallenge from an error that IsUnauthorized.
-func (c *conn) challenge(err error) *AuthChallenge {
+func (c *server) challenge(err error) *AuthChallenge {
 	ch := &AuthChallenge{ServerURL: c.opts.URL, StatusCode: http.StatusUnauthorized}
 	var herr *HTTPError
 	if errors.As(err, &herr) {
@@ -66,7 +66,7 @@ func (c *conn) challenge(err error) *AuthChallenge {
 // returns the URL the user must visit, or "" when new credentials are in
 // place and the request may be retried. Without a provider the URL is ""
 // and err is the refusal itself.
-func (c *conn) authorize(ctx context.Context, refusal error) (authURL string, err error) {
+func (c *server) authorize(ctx context.Context, refusal error) (authURL string, err error) {
 	if c.opts.Auth == nil {
 		return "", refusal
 	}
@@ -79,7 +79,7 @@ func (c *conn) authorize(ctx context.Context, refusal error) (authURL string, er
 
 // authorizeRequest returns the hook that adds the provider's token to each
 // request, or nil without a provider.
-func (c *conn) authorizeRequest() func(*http.Request) error {
+func (c *server) authorizeRequest() func(*http.Request) error {
 	p := c.opts.Auth
 	if p == nil {
 		return nil
@@ -97,7 +97,7 @@ func (c *conn) authorizeRequest() func(*http.Request) error {
 }
 
 // setAuthURL records a pending authorisation and moves to authenticating.
-func (c *conn) setAuthenticating(authURL string, err error) {
+func (c *server) setAuthenticating(authURL string, err error) {
 	c.mu.Lock()
 	c.authURL = authURL
 	c.mu.Unlock()

@@ -74,7 +74,7 @@ func (m *Manager) GetPrompt(ctx context.Context, serverID, name string, args map
 
 // doCall runs fn on the server's session. When the session turns out to be
 // lost, it renews the session once and repeats fn if repeatable.
-func doCall[T any](ctx context.Context, c *conn, method, name string, repeatable bool, opts *CallOptions,
+func doCall[T any](ctx context.Context, c *server, method, name string, repeatable bool, opts *CallOptions,
 	fn func(context.Context, *session, mcp.Meta) (T, error)) (T, error) {
 	var zero T
 	var meta mcp.Meta

@@ -15,7 +15,7 @@ type Filter struct {
 	State      []State
 }
 
-func (f Filter) match(c *conn, state State) bool {
+func (f Filter) match(c *server, state State) bool {
 	return (len(f.ServerID) == 0 || slices.Contains(f.ServerID, c.ID())) &&
 		(len(f.ServerName) == 0 || slices.Contains(f.ServerName, c.opts.Name)) &&
 		(len(f.State) == 0 || slices.Contains(f.State, state))
@@ -102,7 +102,7 @@ func tagged[E, T any](m *Manager, f Filter, items func(*catalog) []*E, tag func(
 }
 
 // tool returns the definition of a tool in the server's catalog, or nil.
-func (c *conn) tool(name string) *mcp.Tool {
+func (c *server) tool(name string) *mcp.Tool {
 	c.mu.Lock()
 	cat := c.cat
 	c.mu.Unlock()

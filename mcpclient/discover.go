@@ -14,7 +14,7 @@ import (
 
 // discoverOnce is discover; reauth allows one more attempt after the
 // AuthProvider renewed credentials by itself.
-func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth bool) DiscoverResult {
+func (c *server) discoverOnce(ctx context.Context, timeout time.Duration, reauth bool) DiscoverResult {
 	c.mu.Lock()
 	s, state := c.sess, c.state
 	if s == nil || (state != StateConnected && state != StateReady && state != StateDiscovering) {
@@ -131,7 +131,7 @@ func (c *conn) discoverOnce(ctx context.Context, timeout time.Duration, reauth b
 // alone first, so that a server that is gone is found out with one
 // request, and one that answers is known to be there: the first list, or a
 // ping when the server advertises none.
-func (c *conn) fetchCatalog(ctx context.Context, s *session, verify bool) (*catalog, error) {
+func (c *server) fetchCatalog(ctx context.Context, s *session, verify bool) (*catalog, error) {
 	caps := s.cs.InitializeResult().Capabilities
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{}
@@ -192,7 +192,7 @@ func (c *conn) fetchCatalog(ctx context.Context, s *session, verify bool) (*cata
 	return cat, errors.Join(errs...)
 }
 
-func (c *conn) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error) {
+func (c *server) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error) {
 	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 		r, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
@@ -202,7 +202,7 @@ func (c *conn) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error) {
 	})
 }
 
-func (c *conn) listPrompts(ctx context.Context, s *session) ([]*mcp.Prompt, error) {
+func (c *server) listPrompts(ctx context.Context, s *session) ([]*mcp.Prompt, error) {
 	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 		r, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
@@ -212,7 +212,7 @@ func (c *conn) listPrompts(ctx context.Context, s *session) ([]*mcp.Prompt, erro
 	})
 }
 
-func (c *conn) listResources(ctx context.Context, s *session) ([]*mcp.Resource, error) {
+func (c *server) listResources(ctx context.Context, s *session) ([]*mcp.Resource, error) {
 	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 		r, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
@@ -222,7 +222,7 @@ func (c *conn) listResources(ctx context.Context, s *session) ([]*mcp.Resource, 
 	})
 }
 
-func (c *conn) listTemplates(ctx context.Context, s *session) ([]*mcp.ResourceTemplate, error) {
+func (c *server) listTemplates(ctx context.Context, s *session) ([]*mcp.ResourceTemplate, error) {
 	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 		r, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
@@ -280,7 +280,7 @@ type refreshState struct {
 // listChanged refreshes one list after the server said it changed. It runs
 // in the background (notification handlers must not block) and coalesces
 // notifications that arrive while a refresh runs.
-func (c *conn) listChanged(s *session, kind int) {
+func (c *server) listChanged(s *session, kind int) {
 	c.mu.Lock()
 	if c.sess != s {
 		// Not installed yet: the handshake is still running. Refresh once
@@ -316,7 +316,7 @@ func (c *conn) listChanged(s *session, kind int) {
 }
 
 // refreshList fetches one list again and replaces it in the catalog.
-func (c *conn) refreshList(ctx context.Context, s *session, kind int) {
+func (c *server) refreshList(ctx context.Context, s *session, kind int) {
 	c.mu.Lock()
 	gen := c.listGen[kind]
 	c.mu.Unlock()

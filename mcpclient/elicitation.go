@@ -162,7 +162,7 @@ func (m *Manager) ElicitationHandlers() *ElicitationHandlers {
 
 // elicitationToAdvertise returns the elicitation capability for a new
 // session of c, and whether it is c's seed.
-func (c *conn) elicitationToAdvertise() (caps *mcp.ElicitationCapabilities, seed bool) {
+func (c *server) elicitationToAdvertise() (caps *mcp.ElicitationCapabilities, seed bool) {
 	if h := c.m.hooks.elicit.Load(); h != nil {
 		return h.capabilities(), false
 	}
@@ -194,7 +194,7 @@ func (h *ElicitationHandlers) capabilities() *mcp.ElicitationCapabilities {
 // server accepted a request of it):
 // unless handlers have been configured by now, later sessions advertise
 // nothing, and the stored seed should go.
-func (c *conn) spendSeed() {
+func (c *server) spendSeed() {
 	if c.m.hooks.elicit.Load() != nil {
 		return
 	}
@@ -237,7 +237,7 @@ func (h *sessionHooks) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp
 // elicitUntraced is elicit (telemetry.go): it runs the handler for the
 // mode of p, within the limits of ServerRequestLimits: p's size, and the
 // requests for input waiting.
-func (c *conn) elicitUntraced(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+func (c *server) elicitUntraced(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	m, serverID := c.m, c.ID()
 	if p == nil {
 		p = &mcp.ElicitParams{}

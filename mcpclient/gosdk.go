@@ -33,7 +33,7 @@ const (
 )
 
 // bareTransport records go-sdk's connection on the session without
-// wrapping it as progressTransport does: go-sdk finds out through an
+// wrapping it as sessionTransport does: go-sdk finds out through an
 // internal interface of its connection that the session is initialized
 // (and opens the legacy GET stream then), which a wrapper would hide.
 type bareTransport struct {
@@ -52,7 +52,7 @@ func (t bareTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // sdkStreamableTransport returns go-sdk's streamable HTTP transport for the
 // server, on the Manager's guarded HTTP client, with the server's headers
 // and credentials added to every request.
-func (c *conn) sdkStreamableTransport() mcp.Transport {
+func (c *server) sdkStreamableTransport() mcp.Transport {
 	hc := *c.m.httpClient
 	endpoint, _ := url.Parse(c.opts.URL) // checked at registration
 	hc.Transport = &transport.SDKRoundTripper{

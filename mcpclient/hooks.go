@@ -1,9 +1,7 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -11,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,15 +33,15 @@ type managerHooks struct {
 	rootsMu sync.Mutex
 	roots   []*mcp.Root // nil means not set: not advertised
 
-	// inputMu guards pendingInput and every connHooks.pendingInput: the
+	// inputMu guards pendingInput and every serverHooks.pendingInput: the
 	// requests for input waiting for their answer (limits.go).
 	inputMu      sync.Mutex
 	pendingInput int
 }
 
-// connHooks is a connection's part: its elicitation seed, and the newest
+// serverHooks is a registered server's part: its elicitation seed, and the newest
 // client built for it (which may not be installed yet).
-type connHooks struct {
+type serverHooks struct {
 	// mu guards the fields below. It is a leaf lock.
 	mu        sync.Mutex
 	seedSpent bool          // a session advertised the seed successfully
@@ -55,7 +52,7 @@ type connHooks struct {
 
 // sessionHooks is one session's go-sdk client and what it advertised.
 type sessionHooks struct {
-	c        *conn
+	c        *server
 	s        *session
 	client   *mcp.Client
 	caps     *mcp.ClientCapabilities     // advertised; never mutated
@@ -87,8 +84,8 @@ type call struct {
 type callKey struct{}
 
 // buildClient finishes the client options of a new session s, builds the
-// client and installs the middleware. newClient (conn.go) calls it.
-func (c *conn) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
+// client and installs the middleware. newClient (server.go) calls it.
+func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	m := c.m
 	h := &sessionHooks{c: c, s: s, calls: map[*call]struct{}{}}
 	s.hooks = h
@@ -213,49 +210,6 @@ func isModern(req mcp.Request) bool {
 	return init != nil && init.ProtocolVersion >= protocolModern
 }
 
-// Write notes the multi round-trip retries of a call: requests that carry
-// inputResponses or a requestState. It records the JSON-RPC id of a call's
-// request on its span.
-//
-// It also tells the request gate (limits.go) what the client writes: the
-// handshake, and the answers to the server's requests.
-func (p *progressConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if cl, ok := ctx.Value(callKey{}).(*call); ok {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			if t := p.c.m.tel; !t.off && t.traced() {
-				noteRequestID(ctx, req)
-			}
-			if !cl.retried.Load() && isRetryRound(req.Params) {
-				cl.retried.Store(true)
-			}
-		}
-	}
-	p.gate.written(msg)
-	if res, ok := msg.(*jsonrpc.Response); ok {
-		// The request's handler is done: its slot is free before the
-		// answer goes out, so that a server that has read the answer
-		// never finds the slot still taken.
-		p.gate.answered(res.ID)
-	}
-	return p.Connection.Write(ctx, msg)
-}
-
-// isRetryRound reports whether request params carry input responses or a
-// request state.
-func isRetryRound(params json.RawMessage) bool {
-	if !bytes.Contains(params, []byte(`"inputResponses"`)) && !bytes.Contains(params, []byte(`"requestState"`)) {
-		return false // most requests: no need to decode them
-	}
-	var p struct {
-		InputResponses json.RawMessage `json:"inputResponses"`
-		RequestState   *string         `json:"requestState"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return false
-	}
-	return p.RequestState != nil || (len(p.InputResponses) > 0 && string(p.InputResponses) != "null")
-}
-
 // errOriginCancelled is the cause of a server request's context when the
 // call it arrived during was cancelled.
 var errOriginCancelled = errors.New("the call that led to this request was cancelled")
@@ -310,7 +264,7 @@ func (h *sessionHooks) requestCtx(ctx context.Context) (context.Context, func())
 
 // clientInfoLocked fills in what ServerInfo says about the client side.
 // The caller holds c.mu.
-func (c *conn) clientInfoLocked(si *ServerInfo) {
+func (c *server) clientInfoLocked(si *ServerInfo) {
 	if s := c.sess; s != nil && s.hooks != nil {
 		si.Advertised = cloneCaps(s.hooks.caps)
 	}

@@ -115,7 +115,7 @@ func refused(code int64, format string, args ...any) *refusedError {
 // acquireInput takes a slot for a request for input (elicitation,
 // sampling) of c: one of PerServer for c and one of PerManager. release
 // gives them back.
-func (c *conn) acquireInput(kind string) (release func(), err error) {
+func (c *server) acquireInput(kind string) (release func(), err error) {
 	l := c.m.limits()
 	m := &c.m.hooks
 	m.inputMu.Lock()
@@ -138,7 +138,7 @@ func (c *conn) acquireInput(kind string) (release func(), err error) {
 
 // checkElicitationSize refuses an elicitation larger than
 // MaxElicitationSize. schema is its form schema as JSON.
-func (c *conn) checkElicitationSize(p *mcp.ElicitParams, schema []byte) error {
+func (c *server) checkElicitationSize(p *mcp.ElicitParams, schema []byte) error {
 	max := c.m.limits().MaxElicitationSize
 	if n := len(p.Message) + len(p.URL) + len(p.ElicitationID) + len(schema); n > max {
 		return refused(jsonrpc.CodeInvalidParams, "elicitation request from mcp server %q is too large (%d bytes; the limit is %d)", c.ID(), n, max)
@@ -148,7 +148,7 @@ func (c *conn) checkElicitationSize(p *mcp.ElicitParams, schema []byte) error {
 
 // checkSamplingSize refuses a sampling request larger than
 // MaxSamplingSize.
-func (c *conn) checkSamplingSize(p *mcp.CreateMessageParams) error {
+func (c *server) checkSamplingSize(p *mcp.CreateMessageParams) error {
 	max := c.m.limits().MaxSamplingSize
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -161,7 +161,7 @@ func (c *conn) checkSamplingSize(p *mcp.CreateMessageParams) error {
 }
 
 // requestGate admits the JSON-RPC requests a server sends on a session, as
-// the transport reads them (progressConn), before go-sdk decodes them:
+// the transport reads them (sessionConn), before go-sdk decodes them:
 // those a 2026-07-28 session may not get are dropped, those a legacy
 // session may not get yet, or past a size limit, or past PerServer
 // requests in flight, are refused at once. Refusals are written by the
@@ -174,7 +174,7 @@ func (c *conn) checkSamplingSize(p *mcp.CreateMessageParams) error {
 // initialize request starts a legacy handshake, which
 // notifications/initialized ends. (A resumed session writes no handshake.)
 type requestGate struct {
-	c *conn
+	c *server
 
 	// mu guards the fields below. It is never held across I/O.
 	mu          sync.Mutex
@@ -288,7 +288,7 @@ func (h *sessionHooks) requestLimitMiddleware(next mcp.MethodHandler) mcp.Method
 			return next(ctx, method, req)
 		}
 		modern := false
-		if pc, ok := h.s.conn.(*progressConn); ok {
+		if pc, ok := h.s.conn.(*sessionConn); ok {
 			modern = pc.gate.isModern() // and the gate dropped the request
 		} else {
 			modern = isModern(req)

@@ -45,7 +45,7 @@ type Manager struct {
 
 	// mu guards the fields below.
 	mu       sync.Mutex
-	conns    map[string]*conn
+	servers  map[string]*server
 	order    []string // registration order
 	closed   bool
 	inflight int           // tracked connect and discover operations
@@ -89,7 +89,7 @@ func New(opts *Options) *Manager {
 		logger:       o.Logger,
 		clock:        o.Clock,
 		events:       newDispatcher(),
-		conns:        map[string]*conn{},
+		servers:      map[string]*server{},
 		idle:         make(chan struct{}),
 		connectSlots: make(chan struct{}, o.MaxConcurrentConnects),
 	}
@@ -160,12 +160,12 @@ func (m *Manager) RegisterServer(ctx context.Context, id string, opts ServerOpti
 		m.mu.Unlock()
 		return "", ErrClosed
 	}
-	if _, ok := m.conns[id]; ok {
+	if _, ok := m.servers[id]; ok {
 		m.mu.Unlock()
 		return id, nil
 	}
-	c := newConn(m, id, opts.clone())
-	m.conns[id] = c
+	c := newServer(m, id, opts.clone())
+	m.servers[id] = c
 	m.order = append(m.order, id)
 	m.mu.Unlock()
 	m.publish(Event{Kind: EventRegistered, ServerID: id, State: StateConnecting})
@@ -278,8 +278,8 @@ func (m *Manager) RenameServer(oldID, newID string) error {
 		return nil
 	}
 	m.mu.Lock()
-	c, ok := m.conns[oldID]
-	_, taken := m.conns[newID]
+	c, ok := m.servers[oldID]
+	_, taken := m.servers[newID]
 	switch {
 	case m.closed:
 		m.mu.Unlock()
@@ -291,8 +291,8 @@ func (m *Manager) RenameServer(oldID, newID string) error {
 		m.mu.Unlock()
 		return fmt.Errorf("rename mcp server %q: %q is already registered", oldID, newID)
 	}
-	delete(m.conns, oldID)
-	m.conns[newID] = c
+	delete(m.servers, oldID)
+	m.servers[newID] = c
 	m.order[slices.Index(m.order, oldID)] = newID
 	c.idp.Store(&newID)
 	m.mu.Unlock()
@@ -517,9 +517,9 @@ func (m *Manager) closeAll(ctx context.Context, keep bool) error {
 // is not an error.
 func (m *Manager) RemoveServer(ctx context.Context, id string) error {
 	m.mu.Lock()
-	c, ok := m.conns[id]
+	c, ok := m.servers[id]
 	if ok {
-		delete(m.conns, id)
+		delete(m.servers, id)
 		m.order = slices.DeleteFunc(m.order, func(s string) bool { return s == id })
 	}
 	m.mu.Unlock()
@@ -583,13 +583,13 @@ func (m *Manager) Subscribe(fn func(Event)) (dispose func()) {
 func (m *Manager) publish(ev Event) { m.events.publish(ev) }
 
 // lookup returns the connection registered under id.
-func (m *Manager) lookup(id string) (*conn, error) {
+func (m *Manager) lookup(id string) (*server, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, ErrClosed
 	}
-	c, ok := m.conns[id]
+	c, ok := m.servers[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNotRegistered, id)
 	}
@@ -597,12 +597,12 @@ func (m *Manager) lookup(id string) (*conn, error) {
 }
 
 // snapshot returns the registered connections in registration order.
-func (m *Manager) snapshot() []*conn {
+func (m *Manager) snapshot() []*server {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*conn, 0, len(m.order))
+	out := make([]*server, 0, len(m.order))
 	for _, id := range m.order {
-		out = append(out, m.conns[id])
+		out = append(out, m.servers[id])
 	}
 	return out
 }
@@ -661,9 +661,9 @@ func (m *Manager) Server(id string) (ServerInfo, bool) {
 // Servers returns snapshots of every registered server, in registration
 // order.
 func (m *Manager) Servers() []ServerInfo {
-	conns := m.snapshot()
-	out := make([]ServerInfo, 0, len(conns))
-	for _, c := range conns {
+	servers := m.snapshot()
+	out := make([]ServerInfo, 0, len(servers))
+	for _, c := range servers {
 		out = append(out, c.info())
 	}
 	return out

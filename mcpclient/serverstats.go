@@ -87,7 +87,7 @@ func (m *Manager) ServerStats(id string) (ServerStats, bool) {
 
 // recordCall records one tool call that took d; failed when it has an
 // error.type. end is when it ended, by the wall clock.
-func (c *conn) recordCall(end time.Time, d time.Duration, failed bool) {
+func (c *server) recordCall(end time.Time, d time.Duration, failed bool) {
 	if _, wall := c.m.clock.(realClock); !wall {
 		end = c.m.clock.Now() // a test's clock decides the minute
 	}

@@ -399,7 +399,7 @@ type stdioStarts struct {
 const quickRestart = 10 * time.Second
 
 // paceStdio waits, if need be, before the process of c is started.
-func (c *conn) paceStdio(ctx context.Context) error {
+func (c *server) paceStdio(ctx context.Context) error {
 	p := &c.starts
 	p.mu.Lock()
 	now := c.m.clock.Now()

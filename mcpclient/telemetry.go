@@ -573,7 +573,7 @@ func (h *sessionHooks) telemetryReceiving(next mcp.MethodHandler) mcp.MethodHand
 }
 
 // noteRequestID records a request's JSON-RPC id on the span of the call
-// that sent it (progressConn.Write).
+// that sent it (sessionConn.Write).
 func noteRequestID(ctx context.Context, req *jsonrpc.Request) {
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
@@ -604,7 +604,7 @@ func endSpan(span trace.Span, err error) {
 // connectOnce is connectOnceUntraced in an agentmcp.connect span: the
 // handshake (initialize, or server/discover) and its retries over another
 // transport or after an authorisation are its children.
-func (c *conn) connectOnce(ctx context.Context, discoverNext bool) ConnectResult {
+func (c *server) connectOnce(ctx context.Context, discoverNext bool) ConnectResult {
 	ctx, span := c.m.tel.tracer.Start(ctx, spanConnect, internalSpan...)
 	if span.IsRecording() {
 		span.SetAttributes(AttrServerID.String(c.ID()))
@@ -629,7 +629,7 @@ func (c *conn) connectOnce(ctx context.Context, discoverNext bool) ConnectResult
 
 // discover fetches the catalog of a connected or ready server, in an
 // agentmcp.discover span.
-func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResult {
+func (c *server) discover(ctx context.Context, timeout time.Duration) DiscoverResult {
 	ctx, span := c.m.tel.tracer.Start(ctx, spanDiscover, internalSpan...)
 	if span.IsRecording() {
 		span.SetAttributes(AttrServerID.String(c.ID()))
@@ -648,7 +648,7 @@ func (c *conn) discover(ctx context.Context, timeout time.Duration) DiscoverResu
 
 // renewSpan starts the agentmcp.session.renew span of a renewal (a root
 // span: renewals outlive whoever started them).
-func (c *conn) renewSpan(ctx context.Context, attempts int) (context.Context, func(error)) {
+func (c *server) renewSpan(ctx context.Context, attempts int) (context.Context, func(error)) {
 	t := c.m.tel
 	ctx, span := t.tracer.Start(ctx, spanRenew, internalSpan...)
 	if span.IsRecording() {
@@ -666,7 +666,7 @@ func (c *conn) renewSpan(ctx context.Context, attempts int) (context.Context, fu
 }
 
 // noteAttempt counts one connection attempt of a renewal.
-func (c *conn) noteAttempt(ctx context.Context, k int, res ConnectResult) {
+func (c *server) noteAttempt(ctx context.Context, k int, res ConnectResult) {
 	t := c.m.tel
 	if trace.SpanFromContext(ctx).IsRecording() {
 		trace.SpanFromContext(ctx).AddEvent("attempt", trace.WithAttributes(attrAttempt.Int(k),
@@ -684,7 +684,7 @@ func (c *conn) noteAttempt(ctx context.Context, k int, res ConnectResult) {
 	}
 }
 
-func outcomeAttrs(c *conn, err error) []attribute.KeyValue {
+func outcomeAttrs(c *server, err error) []attribute.KeyValue {
 	if err == nil {
 		return []attribute.KeyValue{AttrServerID.String(c.ID()), attrOutcome.String("success")}
 	}
@@ -693,7 +693,7 @@ func outcomeAttrs(c *conn, err error) []attribute.KeyValue {
 
 // elicit is elicitUntraced in an agentmcp.elicitation.wait span: how long
 // the server waited for the user.
-func (c *conn) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+func (c *server) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	ctx, span := c.m.tel.tracer.Start(ctx, spanElicitation, internalSpan...)
 	if span.IsRecording() {
 		mode := "form"
@@ -759,7 +759,7 @@ type ioCounter struct {
 
 // ioFor returns the counter of c's messages. The server id is fixed when
 // the session starts.
-func (t *telemetry) ioFor(c *conn) *ioCounter {
+func (t *telemetry) ioFor(c *server) *ioCounter {
 	id := AttrServerID.String(c.ID())
 	return &ioCounter{c: t.io,
 		tx: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(id, attrIODirection.String("transmit")))},

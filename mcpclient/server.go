@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// conn is one registered server: its options, its state machine, its
+// server is one registered server: its options, its state machine, its
 // current session and its catalog.
-type conn struct {
+type server struct {
 	m     *Manager
 	idp   atomic.Pointer[string] // the server id; RenameServer changes it
 	opts  ServerOptions
@@ -51,9 +51,9 @@ type conn struct {
 	listGen [3]uint64
 	catGen  [3]uint64
 
-	// hooks is the connection's part in elicitation, sampling and roots
+	// hooks is the server's part in elicitation, sampling and roots
 	// (hooks.go).
-	hooks connHooks
+	hooks serverHooks
 
 	// life bounds the connection work of the current epoch: handshakes,
 	// retries, background retries and discoveries. Closing the connection
@@ -84,15 +84,15 @@ type session struct {
 	stderr    *stderrTail        // for stdio servers
 	transport TransportType
 
-	// Guarded by the conn's mu:
-	installed bool    // it became the conn's session
+	// Guarded by the server's mu:
+	installed bool    // it became the server's session
 	pending   [3]bool // lists the server changed before it was installed
 
 	hooks *sessionHooks // its client and what it advertised (hooks.go)
 
 	// unverified marks a resumed session that has not yet exchanged a
 	// message with the server: its first exchange decides whether the
-	// server is still there (guarded by the conn's mu).
+	// server is still there (guarded by the server's mu).
 	unverified bool
 
 	sessionTel // mcp.client.session.duration (telemetry.go)
@@ -120,9 +120,9 @@ type renewOp struct {
 	err  error
 }
 
-func newConn(m *Manager, id string, opts ServerOptions) *conn {
+func newServer(m *Manager, id string, opts ServerOptions) *server {
 	retry, _ := opts.Retry.withDefaults() // validated by RegisterServer
-	c := &conn{
+	c := &server{
 		m:     m,
 		opts:  opts,
 		retry: retry,
@@ -144,10 +144,10 @@ func newConn(m *Manager, id string, opts ServerOptions) *conn {
 }
 
 // ID returns the server's id.
-func (c *conn) ID() string { return *c.idp.Load() }
+func (c *server) ID() string { return *c.idp.Load() }
 
 // setState moves to state with err and publishes the change.
-func (c *conn) setState(state State, err error) {
+func (c *server) setState(state State, err error) {
 	c.mu.Lock()
 	if c.removed {
 		c.mu.Unlock()
@@ -160,7 +160,7 @@ func (c *conn) setState(state State, err error) {
 
 // setStateAt is setState for work of epoch: it does nothing, and reports
 // false, once the connection was closed since.
-func (c *conn) setStateAt(epoch uint64, state State, err error) bool {
+func (c *server) setStateAt(epoch uint64, state State, err error) bool {
 	c.mu.Lock()
 	if c.removed || c.epoch != epoch {
 		c.mu.Unlock()
@@ -173,7 +173,7 @@ func (c *conn) setStateAt(epoch uint64, state State, err error) bool {
 }
 
 // current returns the epoch and its context.
-func (c *conn) current() (context.Context, uint64) {
+func (c *server) current() (context.Context, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.life, c.epoch
@@ -184,7 +184,7 @@ func (c *conn) current() (context.Context, uint64) {
 var errClosedMeanwhile = errors.New("the connection was closed while connecting")
 
 // closedResult is the outcome of a connect cancelled by a close.
-func (c *conn) closedResult() ConnectResult {
+func (c *server) closedResult() ConnectResult {
 	c.mu.Lock()
 	state := c.state
 	c.mu.Unlock()
@@ -196,7 +196,7 @@ func (c *conn) closedResult() ConnectResult {
 // (the caller discovers at once), a resumed session, which the handshake
 // did not check with the server, is shown discovering, not connected:
 // whether it is connected is for its first exchange to tell.
-func (c *conn) connectOnceUntraced(ctx context.Context, discoverNext bool) ConnectResult {
+func (c *server) connectOnceUntraced(ctx context.Context, discoverNext bool) ConnectResult {
 	life, epoch := c.current()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -317,7 +317,7 @@ func (c *conn) connectOnceUntraced(ctx context.Context, discoverNext bool) Conne
 }
 
 // setAuthenticatingAt is setAuthenticating for work of epoch.
-func (c *conn) setAuthenticatingAt(epoch uint64, authURL string, err error) bool {
+func (c *server) setAuthenticatingAt(epoch uint64, authURL string, err error) bool {
 	c.mu.Lock()
 	if c.removed || c.epoch != epoch {
 		c.mu.Unlock()
@@ -330,7 +330,7 @@ func (c *conn) setAuthenticatingAt(epoch uint64, authURL string, err error) bool
 
 // sessionEnded is called when a session's connection closes. If it was
 // still the current session, the connection dropped: reconnect.
-func (c *conn) sessionEnded(s *session, err error) {
+func (c *server) sessionEnded(s *session, err error) {
 	c.mu.Lock()
 	current := c.sess == s && !c.removed
 	c.mu.Unlock()
@@ -348,7 +348,7 @@ func (c *conn) sessionEnded(s *session, err error) {
 // making up to attempts attempts (with the server's backoff between them).
 // Concurrent callers share one renewal. When the attempts are spent and
 // the server is failed, the background retry takes over.
-func (c *conn) startRenew(old *session, attempts int) *renewOp {
+func (c *server) startRenew(old *session, attempts int) *renewOp {
 	c.mu.Lock()
 	if op := c.renewing; op != nil {
 		c.mu.Unlock()
@@ -409,7 +409,7 @@ func (c *conn) startRenew(old *session, attempts int) *renewOp {
 // resumed session counts as connected only once its first exchange (the
 // discovery) went through: a server that cannot be reached fails the
 // attempt, and one that rejects the session gets one fresh handshake.
-func (c *conn) reconnect(ctx context.Context, epoch uint64, attempts int) error {
+func (c *server) reconnect(ctx context.Context, epoch uint64, attempts int) error {
 	attempts = max(attempts, 1)
 	var res ConnectResult
 	stale := false // a resumed session turned out to be gone
@@ -470,7 +470,7 @@ func (c *conn) reconnect(ctx context.Context, epoch uint64, attempts int) error 
 // backoff (RetryOptions.BackgroundMaxDelay), and again after each failure,
 // until the server is connected, closed or removed. It is not counted by
 // WaitForConnections.
-func (c *conn) scheduleRetry(epoch uint64) {
+func (c *server) scheduleRetry(epoch uint64) {
 	if c.retry.DisableBackground {
 		return
 	}
@@ -518,7 +518,7 @@ func (c *conn) scheduleRetry(epoch uint64) {
 // liveSession returns the current session, waiting for a renewal in
 // flight to finish. A failed server gets one reconnection attempt first
 // (bounded by ctx and the connect and discovery timeouts).
-func (c *conn) liveSession(ctx context.Context) (*session, error) {
+func (c *server) liveSession(ctx context.Context) (*session, error) {
 	c.mu.Lock()
 	s, op, state, err := c.sess, c.renewing, c.state, c.err
 	c.mu.Unlock()
@@ -549,7 +549,7 @@ func (c *conn) liveSession(ctx context.Context) (*session, error) {
 
 // reconnectNow is Manager.Reconnect: a new session at once, whatever the
 // state, joining a renewal in flight rather than starting another.
-func (c *conn) reconnectNow() *renewOp {
+func (c *server) reconnectNow() *renewOp {
 	c.mu.Lock()
 	c.opts.Resume = nil // a fresh handshake, never a saved session
 	s := c.sess
@@ -560,7 +560,7 @@ func (c *conn) reconnectNow() *renewOp {
 // noteCallError starts a reconnection when a call failed because the
 // server could not be reached: a 2026-07-28 connection has no stream that
 // would notice otherwise.
-func (c *conn) noteCallError(s *session, err error) {
+func (c *server) noteCallError(s *session, err error) {
 	if transport.IsUnreachable(err) {
 		c.startRenew(s, c.retry.MaxAttempts)
 	}
@@ -571,7 +571,7 @@ func (c *conn) noteCallError(s *session, err error) {
 // changes nothing. With state "" the server is being removed; otherwise
 // it stays registered in that state. With keep, the server is not told (no
 // DELETE), so the session can be resumed later.
-func (c *conn) close(ctx context.Context, state State, keep bool) error {
+func (c *server) close(ctx context.Context, state State, keep bool) error {
 	c.mu.Lock()
 	s := c.sess
 	c.sess = nil
@@ -636,7 +636,7 @@ func (s *session) close() error {
 }
 
 // info returns a snapshot of the server.
-func (c *conn) info() ServerInfo {
+func (c *server) info() ServerInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	si := ServerInfo{
@@ -664,7 +664,7 @@ func (c *conn) info() ServerInfo {
 }
 
 // handshake connects a new session over the server's transport.
-func (c *conn) handshake(ctx context.Context) (*session, error) {
+func (c *server) handshake(ctx context.Context) (*session, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.m.opts.ConnectTimeout)
 	defer cancel()
 	defer context.AfterFunc(c.m.ctx, cancel)()
@@ -693,7 +693,7 @@ func (c *conn) handshake(ctx context.Context) (*session, error) {
 }
 
 // handshakeOver connects over transport t.
-func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, error) {
+func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, error) {
 	version := c.opts.Client.ProtocolVersion
 	c.mu.Lock()
 	if last := c.last; version == "" && last.transport == t && last.protocolVersion != "" && last.protocolVersion < protocolModern {
@@ -760,7 +760,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 		}
 		tr = ct
 	}
-	var wrapped mcp.Transport = progressTransport{tr, c, s}
+	var wrapped mcp.Transport = sessionTransport{tr, c, s}
 	if _, ok := tr.(*mcp.StreamableClientTransport); ok {
 		wrapped = bareTransport{tr, s} // gosdk.go
 	}
@@ -786,7 +786,7 @@ func (c *conn) handshakeOver(ctx context.Context, t TransportType) (*session, er
 // probe kills the server (some legacy servers exit on any first message but
 // initialize), it starts it again and goes straight to the legacy
 // handshake.
-func (c *conn) handshakeStdio(ctx context.Context, version string) (*session, error) {
+func (c *server) handshakeStdio(ctx context.Context, version string) (*session, error) {
 	if err := c.paceStdio(ctx); err != nil {
 		return nil, err
 	}
@@ -798,7 +798,7 @@ func (c *conn) handshakeStdio(ctx context.Context, version string) (*session, er
 	return c.startStdio(ctx, protocolLegacy)
 }
 
-func (c *conn) startStdio(ctx context.Context, version string) (*session, error) {
+func (c *server) startStdio(ctx context.Context, version string) (*session, error) {
 	co := c.opts.Command
 	cmd := exec.Command(co.Path, co.Args...)
 	cmd.Env = append(os.Environ(), co.Env...)
@@ -808,7 +808,7 @@ func (c *conn) startStdio(ctx context.Context, version string) (*session, error)
 	noise := &stdoutNoise{logger: c.m.logger.With("server", c.ID())}
 	t := &stdioTransport{cmd: cmd, spawn: c.m.spawn, terminate: 2 * time.Second, maxLine: c.m.opts.MaxMessageSize, noise: noise}
 	s := &session{stderr: tail, transport: TransportStdio}
-	cs, err := c.newClient(s).Connect(ctx, progressTransport{t, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := c.newClient(s).Connect(ctx, sessionTransport{t, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		if out := noise.String(); out != "" {
 			err = fmt.Errorf("%w; %s", err, out)
@@ -838,7 +838,7 @@ func checkPinned(cs *mcp.ClientSession, pinned string) error {
 // newClient returns the go-sdk client for one session, with this
 // connection's handlers; buildClient (hooks.go) adds the elicitation,
 // sampling and roots capabilities and handlers.
-func (c *conn) newClient(s *session) *mcp.Client {
+func (c *server) newClient(s *session) *mcp.Client {
 	caps := &mcp.ClientCapabilities{}
 	if x := c.opts.Client.Capabilities; x != nil {
 		caps.Experimental = x.Experimental
@@ -857,7 +857,7 @@ func (c *conn) newClient(s *session) *mcp.Client {
 			c.listChanged(s, kindResources)
 		},
 		// Progress reaches this handler only on go-sdk's transport; the
-		// others route it as they read it (progress.go).
+		// others route it as they read it (sessionconn.go).
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.routeProgress(req.Params)
 		},

@@ -1,0 +1,132 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessionTransport wraps a session's transport so that the Manager sees
+// every message of the session as it crosses the connection (sessionConn).
+//
+// It routes notifications/progress to the callbacks of the calls in
+// flight, as they are read. go-sdk hands notifications to a queue
+// that may run after the response has been delivered; reading them here,
+// in wire order, means a call's progress callbacks have all run when the
+// call returns.
+//
+// It admits the server's requests through the request gate (limits.go),
+// and notes the multi round-trip retries of calls (Write).
+//
+// It also records the connection on the session, so that closing a session
+// can close its transport first: go-sdk's ClientSession.Close waits for
+// calls in flight, which a hostile or hung server may never answer; and
+// the transport's own connection, for its optional interfaces
+// (transport.SessionKeeper, transport.VersionSetter).
+type sessionTransport struct {
+	mcp.Transport
+	c *server
+	s *session
+}
+
+func (t sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pc := &sessionConn{Connection: conn, c: t.c, gate: requestGate{c: t.c}}
+	t.s.conn, t.s.raw = pc, conn
+	return pc, nil
+}
+
+type sessionConn struct {
+	mcp.Connection
+	c    *server
+	gate requestGate // admits the server's requests (limits.go)
+}
+
+func (p *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := p.Connection.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if ok && req.IsCall() {
+			refuse, drop := p.gate.admit(req)
+			switch {
+			case drop:
+				continue
+			case refuse != nil:
+				if err := p.Connection.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: refuse}); err != nil {
+					p.c.m.logger.Debug("cannot refuse a server request", "server", p.c.ID(), "error", err)
+				}
+				continue
+			}
+			return msg, nil
+		}
+		if !ok || req.Method != "notifications/progress" {
+			return msg, nil
+		}
+		var params mcp.ProgressNotificationParams
+		if json.Unmarshal(req.Params, &params) != nil {
+			return msg, nil // let go-sdk report it
+		}
+		p.c.routeProgress(&params)
+	}
+}
+
+// routeProgress calls the progress callback of the call params belong to,
+// if it is still in flight.
+func (c *server) routeProgress(params *mcp.ProgressNotificationParams) {
+	if fn, ok := c.progress.Load(fmt.Sprint(params.ProgressToken)); ok {
+		fn.(func(*mcp.ProgressNotificationParams))(params)
+	}
+}
+
+// Write notes the multi round-trip retries of a call: requests that carry
+// inputResponses or a requestState. It records the JSON-RPC id of a call's
+// request on its span.
+//
+// It also tells the request gate (limits.go) what the client writes: the
+// handshake, and the answers to the server's requests.
+func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if cl, ok := ctx.Value(callKey{}).(*call); ok {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			if t := p.c.m.tel; !t.off && t.traced() {
+				noteRequestID(ctx, req)
+			}
+			if !cl.retried.Load() && isRetryRound(req.Params) {
+				cl.retried.Store(true)
+			}
+		}
+	}
+	p.gate.written(msg)
+	if res, ok := msg.(*jsonrpc.Response); ok {
+		// The request's handler is done: its slot is free before the
+		// answer goes out, so that a server that has read the answer
+		// never finds the slot still taken.
+		p.gate.answered(res.ID)
+	}
+	return p.Connection.Write(ctx, msg)
+}
+
+// isRetryRound reports whether request params carry input responses or a
+// request state.
+func isRetryRound(params json.RawMessage) bool {
+	if !bytes.Contains(params, []byte(`"inputResponses"`)) && !bytes.Contains(params, []byte(`"requestState"`)) {
+		return false // most requests: no need to decode them
+	}
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   *string         `json:"requestState"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	return p.RequestState != nil || (len(p.InputResponses) > 0 && string(p.InputResponses) != "null")
+}
