@@ -63,7 +63,7 @@ var figureOrder = []string{
 	"seq_throughput_vs_floor", "big_throughput_vs_floor", "overhead_ratio_seq_gosdk_server",
 	"ts_over_agentmcp_latency_ratio",
 	"gateway_overhead_ms_p50", "gateway_overhead_ms_p50_stateless",
-	"fanout_wall_ratio",
+	"fanout_client_cpu_vs_raw_sdk", "fanout_wall_ratio",
 	"restore_1000_seconds", "restore_1000_peak_rss_mib",
 	"aitools_cached_ratio",
 	"idle_conn_bytes", "idle_conn_ratio_vs_raw", "idle_conn_bytes_with_catalog",
@@ -414,10 +414,10 @@ func (r *callsResult) figures() []figure {
 	add("manager_layer_ratio_conc", "", "the same, 8 callers", false, func(e string) float64 {
 		return r.pairRatio(e, k, "conc8", clientRaw, clientManagerSDK, perSec)
 	})
-	add("seq_throughput_vs_floor", "", "calls/s, agentmcp over the HTTP floor", true, func(e string) float64 {
+	add("seq_throughput_vs_floor", ">= 0.85", "calls/s, agentmcp over the HTTP floor", true, func(e string) float64 {
 		return r.pairRatio(e, k, "seq", clientManager, clientFloor, perSec)
 	})
-	add("big_throughput_vs_floor", "", "the same, 64 KiB", true, func(e string) float64 {
+	add("big_throughput_vs_floor", ">= 0.6", "the same, 64 KiB", true, func(e string) float64 {
 		return r.pairRatio(e, k, "seq-64KiB", clientManager, clientFloor, perSec)
 	})
 	// Telemetry: the default (global no-op providers) against none at

@@ -103,7 +103,7 @@ func runIdle(ctx context.Context, c *config, srv *serverProc) (string, []figure,
 	title := fmt.Sprintf("Idle connections: heap after GC per connection, %d connections to %d servers (child process each)\n", c.idle, c.idle)
 	return title + t.String(), []figure{
 		{name: "idle_conn_bytes", value: bytesV, note: "heap per connected session, worst era; " + bytesNote},
-		{name: "idle_conn_ratio_vs_raw", value: ratioV, goal: "<= 1.2", note: "worst era; " + ratioNote},
+		{name: "idle_conn_ratio_vs_raw", value: ratioV, goal: "<= 0.6", note: "worst era; " + ratioNote},
 		{name: "idle_conn_bytes_with_catalog", value: catV, note: "after discovery (the catalog kept), worst era; " + catNote},
 	}, nil
 }

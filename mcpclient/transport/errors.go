@@ -36,8 +36,9 @@ var (
 	// message names the session, or any 4xx to the first requests of a
 	// resumed session but 401, 429 and a 403 that asks for authorisation
 	// (a Bearer error): a plain 403 there is a server that does not know
-	// the session. The Manager re-initialises the session once,
-	// transparently, and repeats the request if that is safe.
+	// the session. It also wraps mcp.ErrSessionMissing. The connection is
+	// over: a client starts a new session (mcpclient's Manager does so
+	// once, transparently, and repeats the request if that is safe).
 	ErrSessionExpired = errors.New("mcp session expired")
 
 	// ErrProtocol is wrapped by errors caused by a peer that broke the
