@@ -39,16 +39,18 @@
 //
 // A request for input that an upstream server makes during a call
 // (elicitation, sampling) goes to the client that made the call when it
-// declared the capability (and the mode) in a session; otherwise to the
-// agent's own handlers, as without the gateway (agentmcp serve queues
-// elicitations for its dashboard and API). A 2026-07-28 server's request
-// names its call; a 2025-11-25 server's does not, and goes to a client
-// only when all the calls in flight to that server are that client's
-// (else to the agent's handlers: the request may be another client's). Sampling is
+// declared the capability (and the mode); otherwise to the agent's own
+// handlers, as without the gateway (agentmcp serve queues elicitations
+// for its dashboard and API). A session's client (2025-11-25) is asked on
+// its session. A 2026-07-28 client, which has none, gets an
+// input-required result with the request and a state, and its retry with
+// the answer resumes the call, which runs on meanwhile (for at most 10
+// minutes without the retry). A 2026-07-28 server's request names its
+// call; a 2025-11-25 server's does not, and goes to a client only when
+// all the calls in flight to that server are that client's (else to the
+// agent's handlers: the request may be another client's). Sampling is
 // offered to the upstream servers from their first session after New (an
-// agent without a sampling handler of its own did not offer it before);
-// a 2026-07-28 downstream client has no channel for these requests, and
-// its calls' requests go to the agent's handlers.
+// agent without a sampling handler of its own did not offer it before).
 //
 // # Protocol eras
 //

@@ -16,6 +16,10 @@ import (
 // the upstream server's requests for input made during it go.
 type downstreamCall struct {
 	session *mcp.ServerSession
+	// caps and pending are a 2026-07-28 client's: the capabilities its
+	// request declared, and the call it may be asked for input on.
+	caps    *mcp.ClientCapabilities
+	pending *pendingCall
 }
 
 type downstreamKey struct{}
@@ -24,11 +28,11 @@ type downstreamKey struct{}
 // requests of mode: a session (2025-11-25 or before; a 2026-07-28 request
 // has no channel for them) that declared the mode.
 func (c *downstreamCall) canElicit(mode string) bool {
-	p := c.params()
-	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+	caps := c.capabilities()
+	if caps == nil || caps.Elicitation == nil {
 		return false
 	}
-	e := p.Capabilities.Elicitation
+	e := caps.Elicitation
 	switch mode {
 	case "url":
 		return e.URL != nil
@@ -40,21 +44,37 @@ func (c *downstreamCall) canElicit(mode string) bool {
 // canSample reports whether the client of the call takes sampling
 // requests.
 func (c *downstreamCall) canSample() bool {
-	p := c.params()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Sampling != nil
+	caps := c.capabilities()
+	return caps != nil && caps.Sampling != nil
 }
 
-// params returns the session's handshake, or nil for a request without a
-// session.
-func (c *downstreamCall) params() *mcp.InitializeParams {
-	if c == nil || c.session == nil || c.session.ID() == "" {
+// capabilities returns what the client can be asked: a session's
+// handshake, or what a 2026-07-28 call declared (asked through the
+// call's results); nil for a request without either.
+func (c *downstreamCall) capabilities() *mcp.ClientCapabilities {
+	if c == nil {
+		return nil
+	}
+	if c.pending != nil {
+		return c.caps
+	}
+	if c.session == nil || c.session.ID() == "" {
 		return nil
 	}
 	p := c.session.InitializeParams()
 	if p == nil || p.ProtocolVersion >= firstStateless {
 		return nil
 	}
-	return p
+	return p.Capabilities
+}
+
+// stateless reports whether the session is a 2026-07-28 request's.
+func stateless(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p == nil || p.ProtocolVersion >= firstStateless
 }
 
 // begin registers a call to serverID in flight; end unregisters it.
@@ -122,6 +142,13 @@ func (g *Gateway) callTool(serverID, name string) mcp.ToolHandler {
 			args = raw
 		}
 		c := &downstreamCall{session: req.Session}
+		if stateless(req.Session) {
+			if caps := statelessCaps(req.Params.Meta); req.Params.RequestState != "" ||
+				(caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)) {
+				c.caps = caps
+				return g.callStateless(ctx, req, c, serverID, name, args)
+			}
+		}
 		defer g.begin(serverID, c)()
 		ctx = context.WithValue(ctx, downstreamKey{}, c)
 		var opts *mcpclient.CallOptions
@@ -255,6 +282,17 @@ func (g *Gateway) elicit(mode string, fallback func(context.Context, *mcpclient.
 			params := *req.Params
 			params.Mode = mode
 			params.Meta = nil
+			if c.pending != nil {
+				r, err := c.pending.ask(ctx, &params)
+				if err != nil {
+					return nil, fmt.Errorf("asking the MCP gateway's client: %w", err)
+				}
+				res, ok := r.(*mcp.ElicitResult)
+				if !ok {
+					return nil, fmt.Errorf("the MCP gateway's client answered an elicitation with %T", r)
+				}
+				return res, nil
+			}
 			res, err := c.session.Elicit(ctx, &params)
 			if err != nil {
 				return nil, fmt.Errorf("asking the MCP gateway's client: %w", err)
@@ -272,6 +310,19 @@ func (g *Gateway) sample(ctx context.Context, req *mcp.CreateMessageParams, serv
 	if c := g.callerOf(ctx, serverID, (*downstreamCall).canSample); c != nil {
 		params := *req
 		params.Meta = nil
+		if c.pending != nil {
+			r, err := c.pending.ask(ctx, &params)
+			if err != nil {
+				return nil, fmt.Errorf("asking the MCP gateway's client: %w", err)
+			}
+			switch res := r.(type) {
+			case *mcp.CreateMessageResult:
+				return res, nil
+			case *mcp.CreateMessageWithToolsResult:
+				return &mcp.CreateMessageResult{Meta: res.Meta, Model: res.Model, Role: res.Role, StopReason: res.StopReason, Content: firstContent(res.Content)}, nil
+			}
+			return nil, fmt.Errorf("the MCP gateway's client answered a sampling request with %T", r)
+		}
 		res, err := c.session.CreateMessage(ctx, &params)
 		if err != nil {
 			return nil, fmt.Errorf("asking the MCP gateway's client: %w", err)
@@ -288,4 +339,11 @@ func (g *Gateway) isClosed() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.closed
+}
+
+func firstContent(cs []mcp.Content) mcp.Content {
+	if len(cs) == 0 {
+		return nil
+	}
+	return cs[0]
 }

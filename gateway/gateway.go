@@ -77,6 +77,8 @@ type Gateway struct {
 	unsubscribe func()
 	kick        chan struct{} // capacity 1: the catalogs changed
 	quit        chan struct{} // closed by Close
+	ctx         context.Context
+	cancel      context.CancelFunc // cancels ctx: Close ends the calls the gateway runs itself
 	wg          sync.WaitGroup
 
 	// syncMu serialises catalog syncs; it guards cat.
@@ -87,6 +89,7 @@ type Gateway struct {
 	mu       sync.Mutex
 	calls    map[string][]*downstreamCall // tool calls in flight, by server id
 	sessions map[string]chan struct{}     // live sessions by id, closed once released
+	pending  map[string]*pendingCall      // 2026-07-28 calls waiting for the client's input, by state
 	closed   bool
 }
 
@@ -119,8 +122,10 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 		quit:     make(chan struct{}),
 		calls:    map[string][]*downstreamCall{},
 		sessions: map[string]chan struct{}{},
+		pending:  map[string]*pendingCall{},
 	}
 	g.cat.init()
+	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions: "The MCP servers of agent " + a.Namespace() + ", behind one endpoint. Each tool, prompt and resource names the server it comes from.",
 		Capabilities: &mcp.ServerCapabilities{
@@ -228,6 +233,14 @@ func (g *Gateway) shutdown() {
 		return
 	}
 	close(g.quit)
+	g.cancel()
+	g.mu.Lock()
+	for state, p := range g.pending {
+		p.timer.Stop()
+		p.cancel()
+		delete(g.pending, state)
+	}
+	g.mu.Unlock()
 	g.unsubscribe()
 	for ss := range g.srv.Sessions() {
 		ss.Close()

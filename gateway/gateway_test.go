@@ -297,7 +297,7 @@ func TestExpose(t *testing.T) {
 				names = append(names, tl.Name)
 			}
 			slices.Sort(names)
-			want := []string{"tool_alpha_add", "tool_alpha_echo", "tool_alpha_fail", "tool_alpha_progress", "tool_alpha_slow"}
+			want := []string{"tool_alpha_add", "tool_alpha_ask", "tool_alpha_echo", "tool_alpha_fail", "tool_alpha_progress", "tool_alpha_slow"}
 			if diff := cmp.Diff(want, names); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
@@ -398,5 +398,53 @@ func TestSampling(t *testing.T) {
 	res, err = plain.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_sample", Arguments: map[string]any{}})
 	if err == nil && !res.IsError {
 		t.Errorf("sample without a client that samples = %+v", res)
+	}
+}
+
+// TestElicitationStateless: a 2026-07-28 client has no session to be
+// asked on; an upstream elicitation during its call (from a 2025-11-25
+// server's request, or a 2026-07-28 server's input-required result)
+// reaches it as an input-required result, and its retry's answer reaches
+// the server.
+func TestElicitationStateless(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	var asked atomic.Int64
+	cs := e.connect(eraStateless, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	for _, s := range []string{"alpha", "beta"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_" + s + "_ask", Arguments: map[string]any{}})
+		if err != nil || res.IsError || text(res) != "accept:Ada" {
+			t.Errorf("%s's ask = %+v, %v", s, res, err)
+		}
+	}
+	if n := asked.Load(); n != 2 {
+		t.Errorf("the client was asked %d times; want 2", n)
+	}
+	// Without the capability: the agent's pending elicitation.
+	plain := e.connect(eraStateless, nil)
+	w := e.a.Watch(16)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		for {
+			select {
+			case up := <-w.Updates():
+				for _, el := range up.Elicitations {
+					e.a.AnswerElicitation(el.ID, &mcp.ElicitResult{Action: "decline"})
+				}
+			case <-w.Done():
+				return
+			}
+		}
+	}()
+	defer func() { w.Stop(); <-answered }()
+	res, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_ask", Arguments: map[string]any{}})
+	if err != nil || text(res) != "decline:" {
+		t.Errorf("ask without the capability = %+v, %v", res, err)
 	}
 }

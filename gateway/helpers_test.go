@@ -45,6 +45,7 @@ func newEnv(t testing.TB, opts *gateway.Options) *env {
 	ctx := testCtx(t)
 	e := &env{t: t, alpha: mcptest.NewServer("alpha"), beta: mcptest.NewServer("beta")}
 	addElicitTool(e.beta)
+	addInputTool(e.alpha)
 	addSampleTool(e.beta)
 	e.alphaHTTP = mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return e.alpha.Server })
 	e.betaHTTP = mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return e.beta.Server })
@@ -93,6 +94,22 @@ func addElicitTool(s *mcptest.Server) {
 			}
 			name, _ := res.Content["name"].(string)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + ":" + name}}}, nil, nil
+		})
+}
+
+// addInputTool adds to s a tool "ask" that asks the client for a name
+// the 2026-07-28 way: an input-required result, answered by the client's
+// retry.
+func addInputTool(s *mcptest.Server) {
+	s.Server.AddTool(&mcp.Tool{Name: "ask", Description: "Asks the user for a name.", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult)
+			if !ok {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?",
+					RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}}, nil
+			}
+			name, _ := r.Content["name"].(string)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Action + ":" + name}}}, nil
 		})
 }
 
