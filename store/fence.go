@@ -23,7 +23,8 @@ type Fence struct {
 type fenceKey struct{}
 
 // WithFence returns a copy of ctx that carries f. Server writes given this
-// context (PutServer, PutServers, UpdateServer, DeleteServer, RenameServer)
+// context (PutServer, PutServers, UpdateServer, DeleteServer, RenameServer,
+// and ExposureStore.PutExposure)
 // to rows of f.Namespace are fenced: they are made only if f is still the
 // agent's current, live ownership, checked in the write's own transaction,
 // and otherwise fail with ErrFenced. Writes to other namespaces, reads, and

@@ -45,19 +45,34 @@ func fencedWrites(s store.Store, ns string, called *bool) []struct {
 		}},
 		{"DeleteServer", func(c context.Context) error { return s.DeleteServer(c, ns, "a") }},
 		{"RenameServer", func(c context.Context) error { return s.RenameServer(c, ns, "b", "renamed") }},
+		{"PutExposure", func(c context.Context) error {
+			es, ok := s.(store.ExposureStore)
+			if !ok {
+				return s.PutServer(c, sample(ns, "exposure"))
+			}
+			return es.PutExposure(c, ns, store.Exposure{Deny: []string{"fenced"}})
+		}},
 	}
 }
 
 // snapshot is everything the fenced writes could change.
 type snapshot struct {
-	Servers map[string][]store.Server
-	KV      map[string]map[string]string
+	Servers  map[string][]store.Server
+	KV       map[string]map[string]string
+	Exposure map[string]store.Exposure
 }
 
 func takeSnapshot(t *testing.T, s store.Store, namespaces ...string) snapshot {
 	t.Helper()
-	snap := snapshot{Servers: map[string][]store.Server{}, KV: map[string]map[string]string{}}
+	snap := snapshot{Servers: map[string][]store.Server{}, KV: map[string]map[string]string{}, Exposure: map[string]store.Exposure{}}
 	for _, ns := range namespaces {
+		if es, ok := s.(store.ExposureStore); ok {
+			e, err := es.GetExposure(ctx(t), ns)
+			if err != nil {
+				t.Fatalf("GetExposure(%q): %v", ns, err)
+			}
+			snap.Exposure[ns] = e
+		}
 		list, err := s.ListServers(ctx(t), ns)
 		if err != nil {
 			t.Fatalf("ListServers(%q): %v", ns, err)

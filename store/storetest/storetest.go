@@ -74,6 +74,7 @@ func Run(t *testing.T, b Backend) {
 		{"Servers/UpdateConcurrent", testUpdateConcurrent},
 		{"Namespaces", testNamespaces},
 		{"KeepAwake", testKeepAwake},
+		{"Exposure", testExposure},
 		{"Batch", testBatch},
 		{"Batch/Invalid", testBatchInvalid},
 		{"Batch/Encryption", testBatchEncryption},

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -224,4 +225,19 @@ func SealBatch(c *store.Cipher, servers []store.Server) ([]SealedServer, error) 
 		out = append(out, sealed)
 	}
 	return out, nil
+}
+
+// CheckExposure checks a namespace and the patterns of its exposure rules
+// (text every backend can store; their syntax is agent.Exposure's
+// business).
+func CheckExposure(ns string, e store.Exposure) error {
+	if err := CheckNamespace(ns); err != nil {
+		return err
+	}
+	for _, p := range append(slices.Clip(e.Allow), e.Deny...) {
+		if !text(p) {
+			return errBadText
+		}
+	}
+	return nil
 }
