@@ -121,9 +121,13 @@ type Agent struct {
 	// auths are the AuthProviders given to the Manager, by server id.
 	auths sync.Map // string -> *serverAuth
 
-	clock     func() time.Time
-	busyN     atomic.Int64 // calls, adds and reconnections in flight
-	authUntil atomic.Int64 // unix nanoseconds until which an OAuth flow may complete
+	clock    func() time.Time
+	exposure atomic.Pointer[Exposure] // the exposure rules (exposure.go), never nil once open
+	// exposureMu serialises SetExposure's writes (held across the store
+	// write, so that the rules in memory are the last ones stored).
+	exposureMu sync.Mutex
+	busyN      atomic.Int64 // calls, adds and reconnections in flight
+	authUntil  atomic.Int64 // unix nanoseconds until which an OAuth flow may complete
 }
 
 // addOp is an AddMCPServer connection in flight, shared by concurrent adds
@@ -189,6 +193,9 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	}
 	rows, err := st.ListServers(ctx, a.ns)
 	if err != nil {
+		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
+	}
+	if err := a.loadExposure(ctx); err != nil {
 		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
 	}
 	a.m = mcpclient.New(&mo)

@@ -91,3 +91,23 @@ func (s *fencedStore) DeleteServer(ctx context.Context, ns, id string) error {
 func (s *fencedStore) RenameServer(ctx context.Context, ns, oldID, newID string) error {
 	return s.check(s.Store.RenameServer(s.ctx(ctx), ns, oldID, newID))
 }
+
+// fencedStore keeps store.ExposureStore visible through the wrapper, and
+// fences its writes; a store without it gets errors from both.
+var _ store.ExposureStore = (*fencedStore)(nil)
+
+func (s *fencedStore) GetExposure(ctx context.Context, ns string) (store.Exposure, error) {
+	es, ok := s.Store.(store.ExposureStore)
+	if !ok {
+		return store.Exposure{}, nil
+	}
+	return es.GetExposure(ctx, ns)
+}
+
+func (s *fencedStore) PutExposure(ctx context.Context, ns string, e store.Exposure) error {
+	es, ok := s.Store.(store.ExposureStore)
+	if !ok {
+		return ErrExposureUnsupported
+	}
+	return s.check(es.PutExposure(s.ctx(ctx), ns, e))
+}
