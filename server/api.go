@@ -60,6 +60,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("/agents/{class}/{name}/stats", s.agentRoute(methods{http.MethodGet: s.stats}))
 	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
 	mux.HandleFunc(mcpRoute, s.mcp)
+	s.exposureRoutes(mux)
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics)
 	}

@@ -34,7 +34,9 @@
 //	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
 //	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
 //	GET/POST/DELETE /agents/{class}/{name}/mcp              the agent as an MCP server (package gateway): streamable HTTP, 2026-07-28 without
-//	                                                        sessions and 2025-11-25 sessions; behind the token like the API; Options.Gateway sets its Expose rules
+//	                                                        sessions and 2025-11-25 sessions; behind the token like the API; its exposure rules (below) choose what it exposes
+//	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
+//	PUT    /agents/{class}/{name}/exposure                  replace them (ExposureRequest) -> the rules now in force; 400 invalid_request names a bad pattern
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers
 //	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
@@ -162,7 +164,7 @@
 //	KeepAlive      30s   WebSocket ping / SSE comment interval on the streams
 //
 // Bodies are read before the handler runs, only after the token check,
-// and only where a route takes one: the API's POST routes, at most 1 MiB;
+// and only where a route takes one: the API's POST routes and PUT .../exposure, at most 1 MiB;
 // anywhere else a body is never read: the route answers as without one,
 // and the connection is closed. A request refused
 // before its body is read (no token, a wrong host or origin, too large,

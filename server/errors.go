@@ -27,7 +27,7 @@ const (
 	CodeUnknownTool          = "unknown_tool"           // 404: the server lists no such tool
 	CodeUnknownElicitation   = "unknown_elicitation"    // 404: no pending elicitation with that id
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415: a body that is not application/json
-	CodeBodyTooLarge         = "body_too_large"         // 413: a body over 1 MiB on the API's POST routes
+	CodeBodyTooLarge         = "body_too_large"         // 413: a body over 1 MiB on the API's POST routes and PUT .../exposure
 	CodeRequestTimeout       = "request_timeout"        // 408: a body that did not arrive within Options.BodyTimeout
 	CodeInvalidJSON          = "invalid_json"           // 400: malformed JSON, or unknown fields
 	CodeInvalidRequest       = "invalid_request"        // 400: a missing or invalid field

@@ -62,10 +62,15 @@ func isStream(pattern string, r *http.Request) bool {
 }
 
 // bodyLimit is the largest body a request may carry: a JSON document on
-// the API's POST routes; anywhere else a body is not read (readBody).
+// the API's POST routes (and the PUT of exposureRoute), an MCP message on
+// mcpRoute; anywhere else a body is not read (readBody).
 func bodyLimit(protected bool, pattern string, r *http.Request) int64 {
 	switch {
-	case !protected || r.Method != http.MethodPost:
+	case !protected:
+		return 0
+	case r.Method == http.MethodPut && pattern == exposureRoute:
+		return maxBody
+	case r.Method != http.MethodPost:
 		return 0
 	case pattern == mcpRoute:
 		return maxMCPBody

@@ -76,7 +76,7 @@ func (sec *security) wrap(mux *http.ServeMux) http.Handler {
 			h.Set("Access-Control-Allow-Credentials", "true")
 			h.Add("Vary", "Origin")
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+				h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
 				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
 				h.Set("Access-Control-Max-Age", "600")
 				w.WriteHeader(http.StatusNoContent)

@@ -127,7 +127,7 @@ type Options struct {
 	// body once its headers are in; a slower one gets 408 request_timeout
 	// and its connection is closed. Bodies are read before the handler
 	// runs, only from clients that passed the token check, and only on the
-	// routes that take one (the API's POST routes, at most 1 MiB; anywhere
+	// routes that take one (the API's POST routes and PUT .../exposure, at most 1 MiB; anywhere
 	// else a body is not read and the connection is closed after the
 	// answer). Zero means 30 seconds; negative means none.
 	BodyTimeout time.Duration

@@ -126,7 +126,7 @@ OTEL_EXPORTER_OTLP_* variables apply, and OTEL_SERVICE_NAME and
 OTEL_RESOURCE_ATTRIBUTES name the process); otherwise nothing is sent.
 
 Limits: a request's headers must arrive within 10s (64 KiB at most), its body
-within 30s (1 MiB at most, on the API's POST routes only; never read elsewhere); a
+within 30s (1 MiB at most, on the API's POST routes and PUT .../exposure only; never read elsewhere); a
 response must be written within 60s of its start (a tool call may work longer
 before it); an idle keep-alive connection is closed after 60s. Requests
 without the token are answered without reading their body. The WebSocket and
