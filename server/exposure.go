@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -54,4 +55,19 @@ func (s *Server) putExposure(w http.ResponseWriter, r *http.Request, a *agent.Ag
 		return
 	}
 	s.getExposure(w, r, a)
+}
+
+// Exposure returns the agent's exposure rules (GET .../exposure).
+func (c *Client) Exposure(ctx context.Context) (agent.Exposure, error) {
+	var out ExposureRequest
+	err := c.do(ctx, http.MethodGet, "/exposure", nil, &out)
+	return agent.Exposure{Allow: out.Allow, Deny: out.Deny}, err
+}
+
+// SetExposure replaces the agent's exposure rules (PUT .../exposure) and
+// returns the rules now in force.
+func (c *Client) SetExposure(ctx context.Context, e agent.Exposure) (agent.Exposure, error) {
+	var out ExposureRequest
+	err := c.do(ctx, http.MethodPut, "/exposure", ExposureRequest{Allow: e.Allow, Deny: e.Deny}, &out)
+	return agent.Exposure{Allow: out.Allow, Deny: out.Deny}, err
 }

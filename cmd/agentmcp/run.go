@@ -39,6 +39,7 @@ func commands() []command {
 		callCommand(),
 		importCommand(),
 		inspectCommand(),
+		exposeCommand(),
 		versionCommand(),
 	}
 }

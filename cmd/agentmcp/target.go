@@ -100,6 +100,10 @@ type backend interface {
 	// call calls a tool; term shows its progress and answers its
 	// elicitations, where the backend can (in this process).
 	call(ctx context.Context, serverID, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error)
+	// exposure and setExposure read and replace the agent's exposure
+	// rules (expose.go).
+	exposure(ctx context.Context) (agent.Exposure, error)
+	setExposure(ctx context.Context, e agent.Exposure) (agent.Exposure, error)
 	close()
 	// where names the backend in messages.
 	where() string
