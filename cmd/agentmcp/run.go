@@ -40,6 +40,7 @@ func commands() []command {
 		importCommand(),
 		inspectCommand(),
 		exposeCommand(),
+		mcpConfigCommand(),
 		versionCommand(),
 	}
 }
@@ -129,9 +130,9 @@ Usage:
 Commands:
 `)
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(&b, "  %-9s %s\n", "help", "print this help, or a command's: agentmcp help <command>")
+	fmt.Fprintf(&b, "  %-10s %s\n", "help", "print this help, or a command's: agentmcp help <command>")
 	b.WriteString(`
 agentmcp serve keeps agents and their MCP servers in a database and shows
 them on a dashboard (http://127.0.0.1:8787/); add, rm, ls, tools, call and
