@@ -83,6 +83,9 @@ func (s *Server) gatewayFor(a *agent.Agent) *gateway.Gateway {
 	// AllowedHosts without a token), and may sit behind a proxy that
 	// forwards its public name to 127.0.0.1.
 	o.AnyHost = true
+	if o.Expose == nil {
+		o.Expose = a.Exposes // the agent's stored rules (exposure.go)
+	}
 	g := gateway.New(a, &o)
 	gws.m[a] = g
 	return g

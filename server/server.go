@@ -151,8 +151,9 @@ type Options struct {
 
 	// Gateway, if set, gives the options of an agent's MCP endpoint
 	// (/agents/{class}/{name}/mcp, package gateway), called when the
-	// endpoint of an awake agent is first used: its Expose rules, say. Nil,
-	// or a nil result, means gateway's defaults (everything exposed).
+	// endpoint of an awake agent is first used. Nil, or a nil result,
+	// means gateway's defaults, but for Expose, which is then the agent's
+	// exposure rules (agent.Agent.Exposes; PUT .../exposure sets them).
 	Gateway func(a *agent.Agent) *gateway.Options
 
 	// Logger receives the server's logs. Nil discards them.
