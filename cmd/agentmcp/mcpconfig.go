@@ -31,9 +31,10 @@ the access token as a bearer header when there is one. Nothing is contacted.
   --for cursor   Cursor: .cursor/mcp.json or ~/.cursor/mcp.json,
                  {"mcpServers": {...}} with {"url", "headers"}
 
-The entry is named agentmcp-CLASS-NAME. When serve protects the endpoint
-with OAuth (serve --oauth-issuer) and no token is given, the host signs in
-through the authorization server instead (no header is printed).
+The entry is named CLASS-NAME (agentmcp-default for the default agent).
+Without a token no header is printed: when serve protects the endpoint with
+OAuth (serve --oauth-issuer), the host then signs in through the
+authorization server itself.
 
 Flags:
   --agent C/N   the agent, class/name (default agentmcp/default)
@@ -124,7 +125,7 @@ type vscodeInput struct {
 
 // mcpConfig returns the config document of host for one remote server.
 func mcpConfig(host, endpoint, key, token string) (any, error) {
-	entryKey := "agentmcp-" + key
+	entryKey := key
 	switch host {
 	case "claude":
 		e := hostEntry{Type: "http", URL: endpoint}
@@ -151,7 +152,7 @@ func mcpConfig(host, endpoint, key, token string) (any, error) {
 			inputs = []vscodeInput{{Type: "promptString", ID: id, Description: "agentmcp access token (AGENTMCP_TOKEN of agentmcp serve)", Password: true}}
 		}
 		return struct {
-			Inputs  []vscodeInput           `json:"inputs,omitempty"`
+			Inputs  []vscodeInput        `json:"inputs,omitempty"`
 			Servers map[string]hostEntry `json:"servers"`
 		}{inputs, map[string]hostEntry{entryKey: e}}, nil
 	}

@@ -162,7 +162,10 @@ func TestHelp(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"help"}, "Commands:\n  serve     host agents over HTTP"},
+		{[]string{"help"}, "Commands:\n  serve      host agents over HTTP"},
+		{[]string{"help"}, "\n  mcp-config print the config"},
+		{[]string{"help", "mcp-config"}, "--for HOST"},
+		{[]string{"expose", "-h"}, "Deny wins"},
 		{[]string{"--help"}, "Commands:\n"},
 		{[]string{"-h"}, "Commands:\n"},
 		{[]string{"help", "inspect"}, "agentmcp inspect [flags] -- COMMAND [ARG...]"},

@@ -44,6 +44,13 @@ takes the same time with 10 or 100,000 stored agents. Ctrl-C (or SIGTERM)
 stops it cleanly: streams closed, requests finished, sessions kept for the
 next start.
 
+Every agent is also an MCP server (streamable HTTP) at
+/agents/{class}/{name}/mcp: its servers' tools, prompts and resources behind
+one endpoint, for Claude Code, VS Code, Cursor or any MCP client, behind the
+access token like the API (agentmcp mcp-config prints the config to paste;
+agentmcp expose chooses the servers and tools exposed). serve prints the
+endpoint of the dashboard's agent and of the agents kept awake.
+
 Flags:
   --addr HOST:PORT  where to listen (default 127.0.0.1:8787). Any address but
                     a loopback one needs an access token.
@@ -357,6 +364,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		fmt.Fprintf(stdout, "agentmcp serve: dashboard at %s/\n", base)
 	}
+	mcpBase := base
+	if publicURL != "" {
+		mcpBase = publicURL
+	}
+	printMCPEndpoints(stdout, mcpBase, agentRef, srv.Agents())
 
 	var serveErr error
 	select {
@@ -411,4 +423,26 @@ func loopback(host string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
+}
+
+// maxEndpointsShown bounds the MCP endpoints serve prints at start.
+const maxEndpointsShown = 5
+
+// printMCPEndpoints prints the MCP endpoint of the dashboard's agent and
+// of the agents awake at start (the keep-awake ones), at most
+// maxEndpointsShown, then where the others are: every agent is an MCP
+// server. It reads nothing from the store, so that start-up takes the same
+// time however many agents are stored.
+func printMCPEndpoints(w io.Writer, base, dashboardAgent string, awake []server.AgentInfo) {
+	refs := []string{dashboardAgent}
+	for _, a := range awake {
+		if ref := a.Class + "/" + a.Name; ref != dashboardAgent && len(refs) < maxEndpointsShown {
+			refs = append(refs, ref)
+		}
+	}
+	for _, ref := range refs {
+		class, name, _ := strings.Cut(ref, "/")
+		fmt.Fprintf(w, "agentmcp serve: MCP endpoint of agent %s at %s\n", ref, MCPEndpoint(base, class, name))
+	}
+	fmt.Fprintf(w, "agentmcp serve: every agent's MCP endpoint is %s/agents/{class}/{name}/mcp; agentmcp mcp-config --agent C/N prints the config for Claude Code, VS Code or Cursor\n", base)
 }
