@@ -8,6 +8,9 @@
 // endpoint (authorization code with PKCE S256, refresh tokens with rotation;
 // a rotated token presented again revokes the whole authorization, unless
 // Options.RefreshReuseGrace honours it shortly after its rotation).
+// With Options.JWT its access tokens are JWTs (RFC 9068) signed with a key
+// it publishes at its jwks_uri, and SignJWT mints tokens with any claims
+// (another audience, expired), for resource servers that verify them.
 // It is strict: it checks what a real server checks, and a little more, so a
 // client that passes against it is likely right. A rejected request gets the
 // OAuth error a real server would send, and the reason is logged to the test.

@@ -193,6 +193,13 @@ type Options struct {
 	// grace: a rotated token is never honoured again.
 	RefreshReuseGrace time.Duration
 
+	// JWT, if set ("RS256" or "ES256"), makes access tokens JWTs (RFC
+	// 9068) signed with a key of that algorithm, whose public key the
+	// server publishes at its jwks_uri (in its metadata, at
+	// IssuerPath+"/jwks"): iss, sub, client_id, aud (the resource), scope,
+	// iat, exp and jti. Empty means opaque random access tokens.
+	JWT string
+
 	// OnAuthorize, if set, sees each authorization request that passed
 	// validation, before it is approved. A non-nil error denies it: an
 	// *Error chooses the error code, any other error is access_denied with
@@ -287,6 +294,8 @@ type AuthServer struct {
 	tokenRequests []TokenRequest
 	registrations []Registration
 	mcp           *Resource // served on this server by ServeMCP with SameOrigin
+
+	jwt *jwtSigner // Options.JWT's key; nil without
 }
 
 // NewServer starts an authorization server on a fresh 127.0.0.1 port and
@@ -349,6 +358,13 @@ func NewServer(t testing.TB, opts *Options) *AuthServer {
 		t.Fatalf("oauthtest: unknown Discovery %d", s.opts.Discovery)
 	}
 
+	if s.opts.JWT != "" {
+		j, err := newJWTSigner(s.opts.JWT)
+		if err != nil {
+			t.Fatalf("oauthtest: %v", err)
+		}
+		s.jwt = j
+	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL
 	s.issuer = s.URL + p
@@ -481,8 +497,8 @@ func (s *AuthServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.serveRegister(w, r)
-	case p == s.prefix+"/jwks" && s.opts.Discovery == DiscoveryOIDC:
-		writeJSON(w, http.StatusOK, map[string]any{"keys": []any{}})
+	case p == s.prefix+"/jwks" && (s.opts.Discovery == DiscoveryOIDC || s.jwt != nil):
+		s.serveJWKS(w)
 	default:
 		s.mu.Lock()
 		res := s.mcp
@@ -534,6 +550,9 @@ func (s *AuthServer) serveMetadata(w http.ResponseWriter) {
 	}
 	if s.opts.ClientMetadataDocuments {
 		m["client_id_metadata_document_supported"] = true
+	}
+	if s.jwt != nil {
+		m["jwks_uri"] = s.JWKSURI()
 	}
 	if s.opts.Discovery == DiscoveryOIDC {
 		m["jwks_uri"] = s.URL + s.prefix + "/jwks"

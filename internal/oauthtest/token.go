@@ -188,6 +188,9 @@ func (s *AuthServer) issueLocked(c *Client, resource string, scopes, grantScopes
 		Expiry:      now.Add(s.opts.AccessTokenTTL),
 		Scopes:      slices.Clone(scopes),
 	}
+	if s.jwt != nil {
+		out.AccessToken = s.jwt.sign(s.accessClaims(c.ID, resource, scopes, out.Expiry))
+	}
 	s.tokens[out.AccessToken] = &token{kind: kindAccess, clientID: c.ID, resource: resource,
 		scopes: slices.Clone(scopes), family: family, expires: out.Expiry}
 	if !newRefresh || !s.issuesRefresh(c, grantScopes) {
