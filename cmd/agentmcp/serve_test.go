@@ -53,10 +53,14 @@ func startServe(t *testing.T, args ...string) *served {
 	}()
 	sc := bufio.NewScanner(pr)
 	re := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+)/`)
+	// The start-up lines end with where the agents' MCP endpoints are:
+	// read up to it, so that the test reads s.out while nothing writes.
 	for sc.Scan() {
 		s.out.WriteString(sc.Text() + "\n")
 		if m := re.FindStringSubmatch(sc.Text()); m != nil {
 			s.base = m[1]
+		}
+		if s.base != "" && strings.Contains(sc.Text(), "every agent's MCP endpoint is") {
 			break
 		}
 	}

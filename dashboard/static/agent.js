@@ -230,6 +230,12 @@ export function connectAgent(options = {}) {
     // the last minutes: {windowSeconds, servers: {id: {calls, errors,
     // errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}.
     getStats: () => api("GET", "/stats"),
+    // mcpEndpoint is the URL of the agent's MCP endpoint (the agent as an
+    // MCP server); getExposure and setExposure read and replace the rules
+    // of what it exposes, {allow: [pattern], deny: [pattern]}.
+    mcpEndpoint: httpBase + "/mcp",
+    getExposure: () => api("GET", "/exposure"),
+    setExposure: (rules) => api("PUT", "/exposure", rules),
     // listAgents resolves to the agents of the server: [{class, name}].
     listAgents: async () => {
       const res = await fetch(`${secure ? "https" : "http"}://${host}/${prefix}`, { credentials: "include" });

@@ -5,6 +5,7 @@ import { promptMessages, resourceContents, rawJSON, toolResult } from "./content
 import { el, isObject, jsonText, safeURL, str, uid } from "./dom.js";
 import { schemaForm } from "./forms.js";
 import { callStats } from "./stats.js";
+import { exposureEditor } from "./exposure.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -51,6 +52,7 @@ const conn = connectAgent({
       notice.hidden = true;
       refreshAgents();
       stats.refresh();
+      exposure.load();
     }
     render();
   },
@@ -63,6 +65,15 @@ const stats = callStats({
   none: $("no-stats"),
   windowNote: $("stats-window"),
   servers: () => serverEntries(lastMcp),
+});
+
+// The agent's MCP endpoint and its exposure rules (exposure.js), in their
+// own section.
+const exposure = exposureEditor({
+  conn,
+  endpoint: $("mcp-endpoint"),
+  form: $("exposure-form"),
+  status: $("exposure-status"),
 });
 
 // live reports whether the page shows the agent's state as it is now.
