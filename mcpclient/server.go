@@ -806,7 +806,7 @@ func (c *server) startStdio(ctx context.Context, version string) (*session, erro
 	tail := newStderrTail(c.m.logger.With("server", c.ID()))
 	cmd.Stderr = tail
 	noise := &stdoutNoise{logger: c.m.logger.With("server", c.ID())}
-	t := &stdioTransport{cmd: cmd, spawn: c.m.spawn, terminate: 2 * time.Second, maxLine: c.m.opts.MaxMessageSize, noise: noise}
+	t := &stdioTransport{cmd: cmd, spawn: c.m.spawn, terminate: 2 * time.Second, maxLine: c.m.opts.MaxMessageSize, noise: noise, io: c.m.tel.ioFor(c)}
 	s := &session{stderr: tail, transport: TransportStdio}
 	cs, err := c.newClient(s).Connect(ctx, sessionTransport{t, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {

@@ -71,6 +71,7 @@ type stdioTransport struct {
 	terminate time.Duration // how long Close waits before each signal
 	maxLine   int           // bytes; 0 means no cap
 	noise     *stdoutNoise
+	io        *ioCounter // the messages' bytes (agentmcp.client.io); nil counts none
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -90,11 +91,16 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.maxLine, noise: t.noise}
 	input := &processInput{stdin: stdin, cmd: t.cmd, supervised: supervised, terminate: t.terminate, exited: t.spawn.exited}
+	var r io.Reader = lines
+	var w io.WriteCloser = input
+	if t.io != nil {
+		r, w = countedReader{lines, t.io}, countedWriter{input, t.io}
+	}
 	it := &mcp.IOTransport{
 		// The connection is closed by closing stdin; stdout ends when the
 		// process does.
-		Reader:        nopCloser{lines},
-		Writer:        input,
+		Reader:        nopCloser{r},
+		Writer:        w,
 		MaxLineLength: -1, // jsonLines enforces maxLine
 	}
 	conn, err := it.Connect(ctx)
@@ -107,6 +113,34 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type nopCloser struct{ io.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// countedReader and countedWriter count the bytes of the messages a stdio
+// server sends and receives (newlines included).
+type countedReader struct {
+	r  io.Reader
+	io *ioCounter
+}
+
+func (c countedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.io.Received(n)
+	}
+	return n, err
+}
+
+type countedWriter struct {
+	io.WriteCloser
+	io *ioCounter
+}
+
+func (c countedWriter) Write(p []byte) (int, error) {
+	n, err := c.WriteCloser.Write(p)
+	if n > 0 {
+		c.io.Sent(n)
+	}
+	return n, err
+}
 
 // stdoutNoise records the lines a stdio server wrote to stdout that were
 // not JSON-RPC messages.

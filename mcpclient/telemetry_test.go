@@ -183,7 +183,7 @@ func TestTelemetryToolCall(t *testing.T) {
 			if n := gaugeValue(rm, "agentmcp.client.servers", map[string]string{"agentmcp.server.state": "connected"}); n != 1 {
 				t.Errorf("agentmcp.client.servers{connected} = %d; want 1", n)
 			}
-			if tc.transport == "tcp" {
+			if tc.transport != "inproc" {
 				for _, dir := range []string{"transmit", "receive"} {
 					// At least the call's request and answer, which hold "hi".
 					if n := gaugeValue(rm, "agentmcp.client.io", map[string]string{"agentmcp.server.id": "srv", "network.io.direction": dir}); n < 40 {
