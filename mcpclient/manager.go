@@ -130,13 +130,25 @@ func New(opts *Options) *Manager {
 // fail that very request ("putIdleConn: too many idle connections"), as
 // 200 servers connecting at once showed (docs/PERFORMANCE.md). Idle
 // connections still close after IdleConnTimeout.
+//
+// Each connection's read and write buffers are 1 KiB rather than 4: a
+// connected legacy session holds two connections (its GET stream, and the
+// idle one its requests go on) for as long as it lives, and those buffers
+// were 16 of its 38 KiB. Headers fit, and a read or write larger than the
+// buffer goes past it (bufio), so calls do not pay for it.
 func defaultHTTPTransport(connectTimeout time.Duration) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
 	t.MaxIdleConnsPerHost = 16
 	t.MaxIdleConns = 0
+	t.ReadBufferSize = httpBufferSize
+	t.WriteBufferSize = httpBufferSize
 	return t
 }
+
+// httpBufferSize is the read and the write buffer of each HTTP connection
+// of the Manager's default client.
+const httpBufferSize = 1 << 10
 
 // RegisterServer registers a server under id without connecting to it.
 // Registering an id that is already registered keeps the existing
