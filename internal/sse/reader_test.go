@@ -45,6 +45,7 @@ func (s *refSSEReader) Next() (Event, error) {
 		}
 		if len(line) == 0 { // blank line: dispatch
 			if !seen {
+				size = 0 // between events: keep-alives do not add up (TestSSEKeepAlives)
 				continue
 			}
 			ev.Data = s.data.Bytes()
@@ -54,6 +55,9 @@ func (s *refSSEReader) Next() (Event, error) {
 			return ev, nil
 		}
 		if line[0] == ':' { // comment, e.g. a keep-alive
+			if !seen {
+				size = 0
+			}
 			continue
 		}
 		seen = true
