@@ -51,3 +51,40 @@ func Example() {
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output: hello Ada, from acme
 }
+
+// ExampleWithCall passes what the caller knows about a tool call to the
+// transport: the tool's name (the 2026-07-28 Mcp-Name header), and leave
+// for the transport to decode the result's text items itself; go-sdk
+// decodes the rest, and FillContent puts the items back.
+func ExampleWithCall() {
+	server := mcp.NewServer(&mcp.Implementation{Name: "logs", Version: "1.0.0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "tail", Description: "the last log lines"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "line 1\nline 2"},
+			}}, nil, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	defer hs.Close()
+
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1.0.0"}, nil)
+	session, err := client.Connect(ctx, &transport.Streamable{Endpoint: hs.URL, HTTPClient: hs.Client()}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer session.Close()
+
+	call := &transport.Call{Name: "tail", SplitText: true}
+	res, err := session.CallTool(transport.WithCall(ctx, call), &mcp.CallToolParams{Name: "tail", Arguments: map[string]any{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(res.Content), "items from go-sdk")
+	call.FillContent(res)
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// 0 items from go-sdk
+	// line 1
+	// line 2
+}
