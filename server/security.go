@@ -25,8 +25,9 @@ type security struct {
 	trusted        map[string]bool // TrustedOrigins
 	originPatterns []string        // for websocket.AcceptOptions
 	cop            *http.CrossOriginProtection
-	bodyTimeout    time.Duration // Options.BodyTimeout; negative: none
-	writeTimeout   time.Duration // Options.WriteTimeout; negative: none
+	bodyTimeout    time.Duration   // Options.BodyTimeout; negative: none
+	writeTimeout   time.Duration   // Options.WriteTimeout; negative: none
+	resource       *resourceServer // Options.OAuth's checks of the MCP endpoints; nil without (oauth.go)
 }
 
 func newSecurity(o *Options) *security {
@@ -35,6 +36,13 @@ func newSecurity(o *Options) *security {
 	if o.Token != "" {
 		sum := sha256.Sum256([]byte(o.Token))
 		sec.token = sum[:]
+	}
+	if o.OAuth != nil {
+		var public string
+		if o.Agent != nil {
+			public = o.Agent.CallbackHost
+		}
+		sec.resource = newResourceServer(o.OAuth, public)
 	}
 	for _, h := range o.AllowedHosts {
 		sec.allowedHosts[strings.ToLower(h)] = true
@@ -94,7 +102,11 @@ func (sec *security) wrap(mux *http.ServeMux) http.Handler {
 				refuse(w, r, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-origin request refused"))
 				return
 			}
-			if !sec.authorized(r) {
+			if pattern == mcpRoute && sec.resource != nil {
+				if !sec.mcpAuthorized(w, r) {
+					return
+				}
+			} else if !sec.authorized(r) {
 				h.Set("WWW-Authenticate", `Bearer realm="agentmcp"`)
 				refuse(w, r, apiErrorf(http.StatusUnauthorized, CodeUnauthorized,
 					"an access token is required: send Authorization: Bearer TOKEN, or open the dashboard link that agentmcp serve printed (/?token=...)"))
@@ -134,7 +146,7 @@ const (
 // under /agents, as the API's unknown paths are.
 func protected(pattern string, r *http.Request) bool {
 	switch pattern {
-	case indexRoute, staticRoute:
+	case indexRoute, staticRoute, resourceMetadataRoute:
 		return false
 	case callbackRoute:
 		// A path that is not clean gets a redirect to the clean one, not

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -156,6 +157,15 @@ type Options struct {
 	// exposure rules (agent.Agent.Exposes; PUT .../exposure sets them).
 	Gateway func(a *agent.Agent) *gateway.Options
 
+	// OAuth, if set, also lets the agents' MCP endpoints be used with an
+	// external authorization server's access tokens (see OAuthOptions):
+	// they then always need a token, this one (Token) or the
+	// authorization server's, and a request without one gets 401 with the
+	// protected resource metadata's URL, served without a token at
+	// /.well-known/oauth-protected-resource/agents/{class}/{name}/mcp. Nil
+	// means the endpoints take Token like the API.
+	OAuth *OAuthOptions
+
 	// Logger receives the server's logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -242,6 +252,11 @@ func Open(ctx context.Context, st store.Store, opts *Options) (*Server, error) {
 				continue
 			}
 			return nil, fmt.Errorf("server: KeepAwake: %q is not an agent this server hosts (class/name, the class in kebab-case)", key)
+		}
+	}
+	if opts != nil && opts.OAuth != nil {
+		if u, err := url.Parse(opts.OAuth.Issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("server: OAuth.Issuer %q: want the authorization server's issuer URL (https://...)", opts.OAuth.Issuer)
 		}
 	}
 	s := newServer(st, opts)

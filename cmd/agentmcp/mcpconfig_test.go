@@ -137,3 +137,20 @@ func TestServePrintsMCPEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestServeOAuthFlags: --oauth-audience needs --oauth-issuer, which must
+// be an http(s) URL.
+func TestServeOAuthFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--oauth-audience", "x"}, "--oauth-audience needs --oauth-issuer"},
+		{[]string{"--oauth-issuer", "ftp://auth.example"}, `--oauth-issuer "ftp://auth.example": want the authorization server's issuer URL`},
+	} {
+		line := runCmd(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, tt.args...)...).errorLine(t, exitUsage)
+		if !strings.Contains(line, tt.want) {
+			t.Errorf("serve %q: %s, want %q", tt.args, line, tt.want)
+		}
+	}
+}

@@ -69,6 +69,20 @@ Flags:
   --origin ORIGIN   a web app origin, scheme://host[:port] with no path
                     (http://localhost:5173), allowed to use the API and the
                     streams from a browser. Repeatable.
+  --oauth-issuer URL
+                    also accept, on the agents' MCP endpoints, access tokens
+                    of this OAuth authorization server (its issuer URL), so
+                    that an MCP host can sign in the standard way: a request
+                    without a token gets 401 naming the endpoint's protected
+                    resource metadata (RFC 9728, at
+                    /.well-known/oauth-protected-resource/agents/C/N/mcp).
+                    Tokens are JWTs checked against the server's keys
+                    (jwks_uri): issuer, audience, expiry. The endpoints then
+                    always need a token (--token's or the server's)
+  --oauth-audience A
+                    the audience (aud) those tokens must carry (default:
+                    the endpoint's own URL, the resource an MCP host asks a
+                    token for; behind a proxy set --public-url)
   --idle-timeout D  hibernate an agent unused for D (default 5m; 0: never)
   --max-awake N     at most N agents awake: waking one more hibernates the
                     least recently used idle one (default 1000; 0: no cap)
@@ -181,6 +195,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&idleTimeout, "idle-timeout", agent.DefaultIdleTimeout, "")
 	fs.IntVar(&maxAwake, "max-awake", agent.DefaultMaxAwake, "")
 	fs.Var(&keepAwake, "keep-awake", "")
+	var oauthIssuer, oauthAudience string
+	fs.StringVar(&oauthIssuer, "oauth-issuer", "", "")
+	fs.StringVar(&oauthAudience, "oauth-audience", "", "")
 	cf.register(fs)
 	positional, _, _, err := parseArgs(fs, args)
 	if err != nil {
@@ -214,6 +231,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if class, name, ok := strings.Cut(agentRef, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
 		return usageErrorf("--agent %q: want class/name, the class in kebab-case", agentRef)
+	}
+	var oauthOpts *server.OAuthOptions
+	if oauthIssuer != "" {
+		if u, err := url.Parse(oauthIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
+			return usageErrorf("--oauth-issuer %q: want the authorization server's issuer URL (https://auth.example.com)", redactURL(oauthIssuer))
+		}
+		oauthOpts = &server.OAuthOptions{Issuer: oauthIssuer, Audience: oauthAudience}
+	} else if oauthAudience != "" {
+		return usageErrorf("--oauth-audience needs --oauth-issuer")
 	}
 	if err := cf.check(dsn); err != nil {
 		return err
@@ -312,6 +338,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Metrics:           tel.metrics,
 		Token:             token,
 		AllowStdioServers: allowStdio,
+		OAuth:             oauthOpts,
 		AllowedHosts:      allowedHosts,
 		TrustedOrigins:    origins,
 		DefaultAgent:      agentRef,
