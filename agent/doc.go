@@ -159,6 +159,16 @@
 // gives the mcpclient.Manager underneath, for what the Agent does not
 // offer (AITools, events, sampling and roots handlers).
 //
+// # Exposure
+//
+// Every agent can be an MCP server of its own (package gateway). Its
+// exposure rules say which servers and tools that endpoint exposes:
+// Exposure holds allow and deny patterns ("SERVER", "SERVER/TOOL", with *
+// and ? wildcards; deny wins; no rule exposes everything), SetExposure
+// stores them with the agent and reports the change as an update, and
+// Exposes, which reads them in memory without a lock, is the gateway's
+// Expose hook.
+//
 // # Concurrency
 //
 // Agent and Host are safe for concurrent use. An Agent's background work

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"errors"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
 // TestExposureExposes checks the rules' precedence: deny wins, an empty
@@ -198,4 +200,36 @@ func FuzzExposureGlob(f *testing.F) {
 			t.Fatalf("tool pattern %q on %q: %v, regexp says %v", pattern, name, got, want)
 		}
 	})
+}
+
+// BenchmarkExposes measures the check the gateway makes on every listed
+// tool and every call, with a few rules of each kind.
+func BenchmarkExposes(b *testing.B) {
+	e := agent.Exposure{Allow: []string{"docs", "github/search_*", "fs/read_?ile"}, Deny: []string{"*/delete_*", "scratch", "github/*admin*"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Exposes("github", "search_code_in_repository")
+		e.Exposes("github", "delete_repo")
+		e.Exposes("scratch", "")
+	}
+}
+
+// BenchmarkGetExposure measures what reading the rules adds to each wake
+// of an agent (Open), on SQLite, for an agent with rules.
+func BenchmarkGetExposure(b *testing.B) {
+	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "agent.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	es := store.ExposureStore(st)
+	if err := es.PutExposure(b.Context(), "c/n", store.Exposure{Deny: []string{"*/delete_*"}}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := es.GetExposure(b.Context(), "c/n"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

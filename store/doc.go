@@ -26,6 +26,8 @@
 // A server marked KeepAwake keeps its agent awake: the host wakes it when the
 // program starts (KeepAwakeLister finds such agents among many) and never
 // hibernates it. BatchPutter writes many servers in one transaction.
+// ExposureStore keeps each agent's exposure rules (what its MCP endpoint
+// exposes; see agent.Exposure), apart from its servers.
 //
 // DeleteServer removes all of a server's keys with its row, and RenameServer
 // (the move from a generated id to a stable one) moves them with it, each in

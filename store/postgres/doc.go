@@ -26,6 +26,7 @@
 //	                claimed_at, released_at TIMESTAMPTZ) fillfactor 70
 //	                index (owner) WHERE owner IS NOT NULL
 //	sequence agentmcp_lease_epoch (fencing tokens)
+//	agentmcp_exposure(namespace PRIMARY KEY, rules JSONB, updated_at TIMESTAMPTZ)
 //
 // options holds store.ServerOptions as JSON and value the key-value value,
 // both sealed by store.Cipher.
@@ -34,7 +35,8 @@
 // ListKeepAwake (store.KeepAwakeLister: the agents with a keep-awake
 // server, from a partial index, so quick among many agents) and PutServers
 // (store.BatchPutter: many rows in one transaction, for seeding large
-// databases).
+// databases), and GetExposure and PutExposure (store.ExposureStore: each
+// agent's exposure rules, readable JSON; PutExposure is fenced).
 //
 // # Usage
 //

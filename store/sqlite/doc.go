@@ -18,6 +18,7 @@
 //	        indexes (namespace, seq), and (namespace) WHERE keep_awake
 //	kv(namespace, server_id, key, value BLOB, expires_at,
 //	   PRIMARY KEY(namespace, server_id, key))
+//	exposure(namespace PRIMARY KEY, rules TEXT, updated_at)
 //
 // Times are unix microseconds; keep_awake is 0 or 1. options holds store.ServerOptions as JSON
 // and value the key-value value, both sealed by store.Cipher.
@@ -34,7 +35,8 @@
 // ListKeepAwake (store.KeepAwakeLister: the agents with a keep-awake
 // server, from a partial index, so quick among many agents) and PutServers
 // (store.BatchPutter: many rows in one transaction, for seeding large
-// databases).
+// databases), and GetExposure and PutExposure (store.ExposureStore: each
+// agent's exposure rules, store.Exposure as readable JSON).
 //
 // Open(ctx, sqlite.Memory, nil) opens a private in-memory database on a
 // single connection, for tests; it disappears with Close.
