@@ -133,6 +133,15 @@ func TestExposureGateway(t *testing.T) {
 		return tools, prompts
 	}
 	// called reports whether a call of tool succeeded.
+	drain := func() { // notifications from before the change do not count
+		for {
+			select {
+			case <-toolsChanged:
+			default:
+				return
+			}
+		}
+	}
 	called := func(cs *mcp.ClientSession, tool string) bool {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "hi"}})
@@ -149,6 +158,7 @@ func TestExposureGateway(t *testing.T) {
 		t.Fatal("calls without rules fail")
 	}
 
+	drain()
 	if status, _, b := e.do("PUT", agentPath+"/exposure", `{"deny":["scratch","docs/echo"]}`); status != http.StatusOK {
 		t.Fatalf("PUT exposure: %d %s", status, b)
 	}
@@ -182,6 +192,7 @@ func TestExposureGateway(t *testing.T) {
 	}
 
 	// Allowing it again brings it back, with list_changed.
+	drain()
 	if status, _, b := e.do("PUT", agentPath+"/exposure", `{}`); status != http.StatusOK {
 		t.Fatalf("PUT exposure: %d %s", status, b)
 	}
