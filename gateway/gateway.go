@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -68,6 +70,10 @@ type Gateway struct {
 	srv    *mcp.Server
 
 	stateful, stateless *mcp.StreamableHTTPHandler
+	// statelessJSON is stateless answering application/json: for a
+	// 2026-07-28 request that asks for no progress, which then has nothing
+	// to send but its response (see ServeHTTP).
+	statelessJSON *mcp.StreamableHTTPHandler
 
 	// fallback are the agent's own handlers of server requests, used when
 	// the request cannot go to a downstream client.
@@ -155,6 +161,13 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 		DisableLocalhostProtection:   o.AnyHost,
 		Logger:                       g.logger,
 	})
+	g.statelessJSON = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		JSONResponse:                 true,
+		PropagateRequestCancellation: true,
+		DisableLocalhostProtection:   o.AnyHost,
+		Logger:                       g.logger,
+	})
 	g.installHandlers()
 	g.sync()
 	g.unsubscribe = a.OnMCPUpdate(func(agent.MCPServersState) { g.changed() })
@@ -181,7 +194,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v := r.Header.Get(protocolVersionHeader); v >= firstStateless {
-		g.stateless.ServeHTTP(w, r)
+		g.serveStateless(w, r)
 		return
 	}
 	var released <-chan struct{}
@@ -198,6 +211,37 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// serveStateless serves a 2026-07-28 request. In that era the only
+// message a request's response stream carries besides the response is
+// progress (elicitation and sampling come back as the result's input
+// requests), so a POST whose body names no progress token is answered
+// with application/json: go-sdk then skips the event stream (its framing,
+// flushes and the stream's bookkeeping). A body with a JSON escape
+// (\u…) could spell the key otherwise and keeps the stream.
+func (g *Gateway) serveStateless(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		g.stateless.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if bytes.Contains(body, progressTokenKey) || bytes.Contains(body, jsonEscape) {
+		g.stateless.ServeHTTP(w, r)
+		return
+	}
+	g.statelessJSON.ServeHTTP(w, r)
+}
+
+var (
+	progressTokenKey = []byte(`"progressToken"`)
+	jsonEscape       = []byte(`\u`)
+)
 
 // sessionIDHeader is the header that carries a 2025-11-25 session's id.
 const sessionIDHeader = "Mcp-Session-Id"
