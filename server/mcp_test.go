@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -67,9 +68,18 @@ func TestMCPEndpoint(t *testing.T) {
 	}
 	// Ended (its DELETE is answered once the session let go of the
 	// agent), the session no longer holds the agent: it hibernates, and
-	// the next MCP request wakes it.
-	if e.srv.host.IsAwake("test", "a") && !e.srv.host.Hibernate(ctx, "test", "a") {
-		t.Fatal("the agent stays awake after its session ended")
+	// the next MCP request wakes it. The session's standalone GET stream
+	// is a request of its own, which holds the agent until its handler
+	// returns, after the DELETE was answered: the hibernation is asked
+	// again until that request is over.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(10 * time.Second) // a safety net
+	for e.srv.host.IsAwake("test", "a") && !e.srv.host.Hibernate(ctx, "test", "a") {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent stays awake after its session ended")
+		}
+		<-tick.C
 	}
 	// Behind a proxy that forwards a public name to the loopback listener:
 	// the server's own Host check (the token) applies, not go-sdk's.
