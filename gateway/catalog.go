@@ -103,13 +103,7 @@ func (g *Gateway) sync() {
 			delete(tools, t.Key)
 		}
 	}
-	var gone []string
-	for key := range g.cat.tools {
-		if _, ok := tools[key]; !ok {
-			gone = append(gone, key)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := removed(g.cat.tools, tools); len(gone) > 0 {
 		g.srv.RemoveTools(gone...)
 	}
 	g.cat.tools = tools
@@ -136,13 +130,7 @@ func (g *Gateway) sync() {
 		def.Description = described(p.Description, label)
 		g.srv.AddPrompt(&def, g.getPrompt(p.ServerID, p.Name))
 	}
-	gone = gone[:0]
-	for name := range g.cat.prompts {
-		if _, ok := prompts[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := removed(g.cat.prompts, prompts); len(gone) > 0 {
 		g.srv.RemovePrompts(gone...)
 	}
 	g.cat.prompts = prompts
@@ -168,13 +156,7 @@ func (g *Gateway) sync() {
 		def.Description = described(r.Description, label)
 		g.srv.AddResource(&def, g.readResource(r.ServerID))
 	}
-	gone = gone[:0]
-	for uri := range g.cat.resources {
-		if _, ok := resources[uri]; !ok {
-			gone = append(gone, uri)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := removed(g.cat.resources, resources); len(gone) > 0 {
 		g.srv.RemoveResources(gone...)
 	}
 	g.cat.resources = resources
@@ -202,13 +184,7 @@ func (g *Gateway) sync() {
 			delete(templates, t.URITemplate)
 		}
 	}
-	gone = gone[:0]
-	for uri := range g.cat.templates {
-		if _, ok := templates[uri]; !ok {
-			gone = append(gone, uri)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := removed(g.cat.templates, templates); len(gone) > 0 {
 		g.srv.RemoveResourceTemplates(gone...)
 	}
 	g.cat.templates = templates
@@ -312,4 +288,15 @@ func sameTool(a, b toolEntry) bool {
 	x, err1 := json.Marshal(a.def)
 	y, err2 := json.Marshal(b.def)
 	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// removed returns the keys of old that cur no longer has.
+func removed[V any](old, cur map[string]V) []string {
+	var gone []string
+	for k := range old {
+		if _, ok := cur[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	return gone
 }
