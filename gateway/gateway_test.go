@@ -3,8 +3,10 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -446,5 +448,79 @@ func TestElicitationStateless(t *testing.T) {
 	res, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_ask", Arguments: map[string]any{}})
 	if err != nil || text(res) != "decline:" {
 		t.Errorf("ask without the capability = %+v, %v", res, err)
+	}
+}
+
+// contentTypes records the Content-Type of each response to a POST.
+type contentTypes struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost {
+		c.mu.Lock()
+		c.got = append(c.got, resp.Header.Get("Content-Type"))
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (c *contentTypes) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	got := c.got
+	c.got = nil
+	return got
+}
+
+// TestStatelessJSONResponse: a 2026-07-28 request that asks for no
+// progress is answered with application/json; one with a progress token
+// gets an event stream, which carries its progress.
+func TestStatelessJSONResponse(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	ct := &contentTypes{}
+	progress := make(chan *mcp.ProgressNotificationParams, 16)
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			progress <- req.Params
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.URL, HTTPClient: &http.Client{Transport: ct}},
+		&mcp.ClientSessionOptions{ProtocolVersion: eraStateless})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	ct.take()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_alpha_echo", Arguments: map[string]any{"text": "a"}})
+	if err != nil || text(res) != "echo: a" {
+		t.Fatalf("echo = %+v, %v", res, err)
+	}
+	if got := ct.take(); len(got) != 1 || !strings.HasPrefix(got[0], "application/json") {
+		t.Errorf("a call without progress was answered with %q; want application/json", got)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_alpha_progress", Arguments: map[string]any{"steps": 2},
+		Meta: mcp.Meta{"progressToken": "p"}})
+	if err != nil || text(res) != "done in 2 steps" {
+		t.Fatalf("progress call = %+v, %v", res, err)
+	}
+	if got := ct.take(); len(got) != 1 || !strings.HasPrefix(got[0], "text/event-stream") {
+		t.Errorf("a call with a progress token was answered with %q; want text/event-stream", got)
+	}
+	for i := 1; i <= 2; i++ {
+		select {
+		case p := <-progress:
+			if p.Progress != float64(i) {
+				t.Errorf("progress %d = %+v", i, p)
+			}
+		case <-ctx.Done():
+			t.Fatalf("progress %d did not arrive", i)
+		}
 	}
 }
