@@ -62,7 +62,7 @@ var figureOrder = []string{
 	"manager_layer_ratio_seq", "manager_layer_ratio_conc",
 	"seq_throughput_vs_floor", "big_throughput_vs_floor", "overhead_ratio_seq_gosdk_server",
 	"ts_over_agentmcp_latency_ratio",
-	"gateway_overhead_ms_p50", "gateway_overhead_ms_p50_stateless",
+	"gateway_overhead_ms_p50", "gateway_overhead_ms_p50_stateless", "gateway_overhead_ms_p50_gosdk", "gateway_overhead_ms_p50_gosdk_stateless",
 	"fanout_client_cpu_vs_raw_sdk", "fanout_wall_ratio",
 	"restore_1000_seconds", "restore_1000_peak_rss_mib",
 	"aitools_cached_ratio",
