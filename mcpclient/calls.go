@@ -32,7 +32,7 @@ func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any,
 	tool := c.tool(name)
 	repeatable := tool != nil && tool.Annotations != nil &&
 		(tool.Annotations.ReadOnlyHint || tool.Annotations.IdempotentHint)
-	call := &transport.Call{Name: name, Tool: tool, SplitText: true}
+	call := &transport.Call{Name: name, Tool: tool, SplitText: true, WholeResult: true}
 	ctx = transport.WithCall(ctx, call)
 	if m, ok := args.(map[string]any); args == nil || (ok && m == nil) {
 		args = map[string]any{} // never "arguments": null

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -159,6 +160,14 @@ func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 			}
 		}
 		res, err := next(context.WithValue(ctx, callKey{}, cl), method, req)
+		if err != nil && errors.Is(err, transport.ErrResultInCall) {
+			// A tools/call result the transport decoded whole
+			// (transport.Call.WholeResult): the result, before any other
+			// code sees the call end.
+			if r := transport.CallFrom(ctx).Result(); r != nil {
+				res, err = r, nil
+			}
+		}
 		if err == nil && h.seeded && method != "initialize" && method != "server/discover" && !h.seedUsed.Swap(true) {
 			// The server accepted a request of the seeded session (a
 			// resumed session's handshake is answered locally, so the

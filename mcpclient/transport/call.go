@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,10 +47,29 @@ type Call struct {
 	// (docs/PERFORMANCE.md). [Call.FillContent] puts them back.
 	SplitText bool
 
+	// WholeResult, with SplitText, lets the transport decode a tools/call
+	// result whole when it holds nothing but plain text items, _meta,
+	// structuredContent and isError (most results), and hand it up in the
+	// Call instead of to go-sdk: the response's error is then
+	// [ErrResultInCall], and [Call.Result] returns the result. go-sdk
+	// v1.8.0 decodes every result it is handed with a fresh 32 KiB
+	// streaming decoder, however small the result (docs/UPSTREAM.md), and
+	// hands an error up without decoding anything. Set it only with a
+	// middleware that turns ErrResultInCall back into the result before any
+	// other code sees it (mcpclient's Manager has one).
+	WholeResult bool
+
 	// content holds the text items taken out of the response to the
 	// request's latest round, if any.
 	content atomic.Pointer[[]mcp.Content]
+	// result holds the result decoded whole (WholeResult), if any.
+	result atomic.Pointer[mcp.CallToolResult]
 }
+
+// ErrResultInCall is the error of a tools/call response whose result the
+// transport decoded whole into the request's Call (Call.WholeResult): it
+// carries nothing, and [Call.Result] returns the result.
+var ErrResultInCall = errors.New("transport: the tools/call result was decoded into its Call")
 
 type callKey struct{}
 
@@ -57,11 +78,14 @@ func WithCall(ctx context.Context, call *Call) context.Context {
 	return context.WithValue(ctx, callKey{}, call)
 }
 
-// callFrom returns the Call in ctx, or nil.
-func callFrom(ctx context.Context) *Call {
+// CallFrom returns the Call that [WithCall] put in ctx, or nil.
+func CallFrom(ctx context.Context) *Call {
 	call, _ := ctx.Value(callKey{}).(*Call)
 	return call
 }
+
+// callFrom is CallFrom.
+func callFrom(ctx context.Context) *Call { return CallFrom(ctx) }
 
 // callOf returns the Call of ctx when it may take the text of a response
 // to method, or nil.
@@ -89,11 +113,22 @@ func (c *Call) FillContent(res *mcp.CallToolResult) {
 	}
 }
 
+// Result returns the result the transport decoded whole for the response
+// whose error was [ErrResultInCall], and forgets it; nil when there is
+// none.
+func (c *Call) Result() *mcp.CallToolResult {
+	if c == nil {
+		return nil
+	}
+	return c.result.Swap(nil)
+}
+
 // reset forgets what an earlier round of the request left: every round
 // gets a response of its own.
 func (c *Call) reset() {
 	if c != nil {
 		c.content.Store(nil)
+		c.result.Store(nil)
 	}
 }
 
@@ -104,12 +139,67 @@ func (c *Call) reset() {
 func (c *Call) take(resp *jsonrpc.Response) *jsonrpc.Response {
 	if c != nil && resp.Error == nil {
 		if content, rest, ok := jsonrpcwire.SplitText(resp.Result, 0); ok {
+			if c.WholeResult {
+				if res, ok := simpleResult(rest); ok {
+					res.Content = content
+					c.result.Store(res)
+					return &jsonrpc.Response{ID: resp.ID, Error: ErrResultInCall, Extra: resp.Extra}
+				}
+			}
 			c.content.Store(&content)
 			return &jsonrpc.Response{ID: resp.ID, Result: rest, Extra: resp.Extra}
 		}
 	}
 	jsonrpcwire.Own(resp)
 	return resp
+}
+
+// simpleResult decodes rest, a tools/call result whose text items
+// SplitText took out ("content": []), when it holds nothing else than
+// _meta, structuredContent, isError and a "complete" resultType, each key
+// spelled exactly (go-sdk matches keys case-sensitively), in valid UTF-8.
+// Anything else (an input_required result for go-sdk's multi round-trip
+// middleware, fields a newer server adds) is left to go-sdk.
+func simpleResult(rest []byte) (*mcp.CallToolResult, bool) {
+	if !utf8.Valid(rest) {
+		return nil, false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(rest, &fields) != nil {
+		return nil, false
+	}
+	res := &mcp.CallToolResult{}
+	for k, v := range fields {
+		var err error
+		switch k {
+		case "content":
+			var items []json.RawMessage
+			if err = json.Unmarshal(v, &items); err == nil && len(items) > 0 {
+				return nil, false
+			}
+		case "_meta":
+			if !bytes.Equal(v, []byte("null")) {
+				err = json.Unmarshal(v, &res.Meta)
+			}
+		case "structuredContent":
+			if !bytes.Equal(v, []byte("null")) {
+				err = json.Unmarshal(v, &res.StructuredContent)
+			}
+		case "isError":
+			err = json.Unmarshal(v, &res.IsError)
+		case "resultType":
+			var t string
+			if err = json.Unmarshal(v, &t); err == nil && t != "" && t != "complete" {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	return res, true
 }
 
 var metaVersionKey = []byte(`"io.modelcontextprotocol/protocolVersion":"`)
