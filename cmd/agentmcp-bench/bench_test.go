@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -93,7 +94,10 @@ func TestReplay(t *testing.T) {
 				if diff := cmp.Diff(w, r, opt); diff != "" {
 					t.Errorf("%s: replayed result differs for go-sdk (-want +got):\n%s", tool, diff)
 				}
-				if diff := cmp.Diff(w, g, opt); diff != "" {
+				// The Manager's whole-result path (transport.Call.WholeResult)
+				// leaves the unexported result type empty where go-sdk reads
+				// "complete": the same to go-sdk and to NeedsInput.
+				if diff := cmp.Diff(w, g, cmpopts.IgnoreUnexported(mcp.CallToolResult{})); diff != "" || w.NeedsInput() != g.NeedsInput() {
 					t.Errorf("%s: replayed result differs for the Manager (-want +got):\n%s", tool, diff)
 				}
 			}
