@@ -132,7 +132,19 @@ type activity struct {
 	slot       int
 	method     string
 	start, end time.Time
+	// hungUp: the end is the client's connection closing (seen by this
+	// process's HTTP server), not the handler's return.
+	hungUp bool
 }
+
+// handoverSlack is how much later than the next owner's first request the
+// end of a request its client hung up may be seen, and still count as
+// ended before it: this process sees a hang-up when its HTTP server's
+// goroutine reading the connection runs, which on a loaded machine can
+// come after the handler goroutine of a request that arrived later. An
+// owner that had not let go (a fencing failure) holds on for as long as
+// its lease, seconds, not milliseconds.
+const handoverSlack = 20 * time.Millisecond
 
 // recorder wraps the MCP test servers and records who sends what.
 type recorder struct {
@@ -188,17 +200,17 @@ func (rec *recorder) wrap(key string, next http.Handler) http.Handler {
 			rec.checkFenced(fw, key, a.start)
 		}
 		var once sync.Once
-		end := func() {
+		end := func(hungUp bool) {
 			once.Do(func() {
 				rec.mu.Lock()
-				a.end = time.Now()
+				a.end, a.hungUp = time.Now(), hungUp
 				rec.mu.Unlock()
 			})
 		}
-		stop := context.AfterFunc(r.Context(), end)
+		stop := context.AfterFunc(r.Context(), func() { end(true) })
 		defer stop()
 		next.ServeHTTP(w, r)
-		end()
+		end(false)
 	})
 }
 
@@ -289,7 +301,7 @@ func (rec *recorder) duplicates(frozenWins []frozen, runEnd time.Time) (n int, e
 		for _, iv := range ivs {
 			kept := open[:0]
 			for _, o := range open {
-				if o.end.After(iv.start) {
+				if o.end.After(iv.start) && !(o.hungUp && o.end.Sub(iv.start) <= handoverSlack) {
 					kept = append(kept, o)
 				}
 			}

@@ -124,14 +124,26 @@ func TestDuplicates(t *testing.T) {
 			{pid: 3, start: at(5)},               // still open at the end
 			{pid: 2, start: at(9), end: at(9.5)},
 		},
+		"a/s4": {
+			{pid: 1, start: at(0), end: at(1.002), hungUp: true}, // its hang-up seen 2 ms late: a handover
+			{pid: 2, start: at(1), end: at(2)},
+		},
+		"a/s5": {
+			{pid: 1, start: at(0), end: at(1.002)}, // answered after the next one began: overlaps
+			{pid: 2, start: at(1), end: at(2)},
+		},
+		"a/s6": {
+			{pid: 1, start: at(0), end: at(1.5), hungUp: true}, // hung up long after: overlaps
+			{pid: 2, start: at(1), end: at(2)},
+		},
 	}}
 	n, ex := rec.duplicates([]frozen{{pid: 1, from: at(2), to: at(6)}}, at(20))
-	if n != 2 || len(ex) != 2 {
-		t.Fatalf("duplicates = %d %+v, want 2 (a/s2 and a/s3)", n, ex)
+	if n != 4 || len(ex) != 4 {
+		t.Fatalf("duplicates = %d %+v, want 4 (a/s2, a/s3, a/s5, a/s6)", n, ex)
 	}
 	for _, o := range ex {
-		if o.key != "a/s2" && o.key != "a/s3" {
-			t.Errorf("overlap on %s, want a/s2 or a/s3", o.key)
+		if o.key != "a/s2" && o.key != "a/s3" && o.key != "a/s5" && o.key != "a/s6" {
+			t.Errorf("overlap on %s, want a/s2, a/s3, a/s5 or a/s6", o.key)
 		}
 	}
 }
