@@ -376,10 +376,7 @@ func (c *server) startRenew(old *session, attempts int) *renewOp {
 			old.close()
 		}
 		c.setStateAt(epoch, StateConnecting, nil)
-		if !c.m.goTracked(func(context.Context) {
-			ctx, end := c.renewSpan(life, attempts)
-			err := c.reconnect(ctx, epoch, attempts)
-			end(err)
+		finish := func(err error) {
 			c.mu.Lock()
 			if c.renewing == op {
 				c.renewing = nil
@@ -387,15 +384,15 @@ func (c *server) startRenew(old *session, attempts int) *renewOp {
 			c.mu.Unlock()
 			op.err = err
 			close(op.done)
+		}
+		if !c.m.goTracked(func(context.Context) {
+			ctx, end := c.renewSpan(life, attempts)
+			err := c.reconnect(ctx, epoch, attempts)
+			end(err)
+			finish(err)
 			c.scheduleRetry(epoch)
 		}) {
-			c.mu.Lock()
-			if c.renewing == op {
-				c.renewing = nil
-			}
-			c.mu.Unlock()
-			op.err = ErrClosed
-			close(op.done)
+			finish(ErrClosed)
 		}
 		return op
 	}

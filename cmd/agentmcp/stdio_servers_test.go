@@ -25,15 +25,15 @@ import (
 	"github.com/agentmcp/agentmcp/server"
 )
 
-// childrenOf returns the pids of the processes whose parent is ppid and
-// whose command line contains match, from /proc.
-func childrenOf(t *testing.T, ppid int, match string) []int {
+// liveChildren returns, by parent pid, the pids of the processes that are
+// not zombies, from /proc.
+func liveChildren(t *testing.T) map[int][]int {
 	t.Helper()
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Skipf("no /proc: %v", err)
 	}
-	var out []int
+	children := map[int][]int{}
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
@@ -45,10 +45,22 @@ func childrenOf(t *testing.T, ppid int, match string) []int {
 		}
 		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
 		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(ppid) || f[0] == "Z" {
+		if len(f) < 2 || f[0] == "Z" {
 			continue
 		}
-		cmdline, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+	}
+	return children
+}
+
+// childrenOf returns the pids of the processes whose parent is ppid and
+// whose command line contains match, from /proc.
+func childrenOf(t *testing.T, ppid int, match string) []int {
+	t.Helper()
+	var out []int
+	for _, pid := range liveChildren(t)[ppid] {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		if strings.Contains(string(cmdline), match) {
 			out = append(out, pid)
 		}
@@ -370,27 +382,7 @@ func TestStdioServersDieWithServe(t *testing.T) {
 // children, theirs, and so on), from /proc.
 func descendantsOf(t *testing.T, pid int) []int {
 	t.Helper()
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	children := map[int][]int{}
-	for _, d := range dirs {
-		p, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], p)
-	}
+	children := liveChildren(t)
 	var out []int
 	for next := []int{pid}; len(next) > 0; {
 		p := next[0]
