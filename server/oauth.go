@@ -22,6 +22,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/agentmcp/agentmcp/netguard"
 )
 
 // OAuthOptions make the agents' MCP endpoints OAuth 2.1 resource servers
@@ -53,7 +55,13 @@ type OAuthOptions struct {
 	Scopes []string
 
 	// HTTPClient fetches the authorization server's metadata and keys.
-	// Nil means a client with a 10 second timeout.
+	// Nil means a client with a 10 second timeout behind an SSRF guard
+	// (package netguard) with the default policy plus Issuer's host: the
+	// issuer, which the operator named, may be on a private network, but
+	// a jwks_uri its metadata names elsewhere must pass the guard, so a
+	// metadata document cannot point the server at a cloud metadata
+	// endpoint or another internal host. A client given here is used as
+	// is.
 	HTTPClient *http.Client
 
 	// Now is the clock tokens are checked against. Nil means time.Now.
@@ -85,12 +93,28 @@ func newResourceServer(o *OAuthOptions, publicURL string) *resourceServer {
 	rs := &resourceServer{opts: *o, hc: o.HTTPClient, now: o.Now, publicURL: strings.TrimSuffix(publicURL, "/")}
 	rs.opts.Scopes = slices.Clone(o.Scopes)
 	if rs.hc == nil {
-		rs.hc = &http.Client{Timeout: 10 * time.Second}
+		rs.hc = guardedClient(o.Issuer)
 	}
 	if rs.now == nil {
 		rs.now = time.Now
 	}
 	return rs
+}
+
+// guardedClient is OAuthOptions.HTTPClient's default: a client whose every
+// request and redirect passes an SSRF guard with the default policy plus
+// the issuer's host.
+func guardedClient(issuer string) *http.Client {
+	p := &netguard.Policy{}
+	if u, err := url.Parse(issuer); err == nil && u.Hostname() != "" {
+		p.Allow = []string{u.Hostname()}
+	}
+	g, err := netguard.New(p, nil)
+	if err != nil {
+		// The issuer's host is not a valid entry: the defaults alone.
+		g, _ = netguard.New(&netguard.Policy{}, nil)
+	}
+	return g.HTTPClient(&http.Client{Timeout: 10 * time.Second})
 }
 
 // endpoint returns the URL of the MCP endpoint r is for, and of its
