@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -24,6 +25,10 @@ type catalog struct {
 type toolEntry struct {
 	serverID, name, label string
 	def                   *mcp.Tool // the upstream definition (shared, not modified)
+	// headerParams: the input schema may bind arguments to request
+	// headers (x-mcp-header), which go-sdk checks; the gateway's fast
+	// path leaves such a tool's calls to go-sdk.
+	headerParams bool
 }
 
 type promptEntry struct {
@@ -94,7 +99,8 @@ func (g *Gateway) sync() {
 		if !ok || !g.exposed(t.ServerID, t.Name) {
 			continue
 		}
-		tools[t.Key] = toolEntry{serverID: t.ServerID, name: t.Name, label: label, def: t.Def}
+		tools[t.Key] = toolEntry{serverID: t.ServerID, name: t.Name, label: label, def: t.Def,
+			headerParams: bytes.Contains(t.InputSchemaJSON(), []byte("x-mcp-header"))}
 		if old, ok := g.cat.tools[t.Key]; ok && sameTool(old, tools[t.Key]) {
 			continue
 		}

@@ -134,40 +134,49 @@ func (g *Gateway) callerOf(ctx context.Context, serverID string, takes func(*dow
 // server, with its progress passed back and its cancellation passed on.
 func (g *Gateway) callTool(serverID, name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if !g.exposed(serverID, name) {
-			return toolError(fmt.Sprintf("tool %q of MCP server %q is not exposed", name, serverID)), nil
-		}
-		var args any
-		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
-			args = raw
-		}
-		c := &downstreamCall{session: req.Session}
-		if stateless(req.Session) {
-			if caps := statelessCaps(req.Params.Meta); req.Params.RequestState != "" ||
-				(caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)) {
-				c.caps = caps
-				return g.callStateless(ctx, req, c, serverID, name, args)
-			}
-		}
-		defer g.begin(serverID, c)()
-		ctx = context.WithValue(ctx, downstreamKey{}, c)
-		var opts *mcpclient.CallOptions
-		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
-			p := newProgress(ctx, req.Session, token)
-			defer p.stop()
-			opts = &mcpclient.CallOptions{Progress: p.send}
-		}
-		res, err := g.a.CallTool(ctx, serverID, name, args, opts)
-		switch {
-		case err == nil:
-			return res, nil
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		}
-		// The call did not complete (the server went away during it, or
-		// asks for authorisation): a result the model can read.
-		return toolError(fmt.Sprintf("calling tool %q on MCP server %q failed: %v", name, serverID, err)), nil
+		return g.forward(ctx, req.Session, stateless(req.Session), req.Params, serverID, name)
 	}
+}
+
+// forward runs a downstream client's tools/call of tool name of serverID:
+// the one code of both ways a call comes in, go-sdk's server (callTool)
+// and the gateway's own answer (fastpath.go). ss is the client's session,
+// nil for a call the gateway answers itself in 2026-07-28; statelessEra
+// tells a 2026-07-28 call.
+func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessEra bool, p *mcp.CallToolParamsRaw, serverID, name string) (*mcp.CallToolResult, error) {
+	if !g.exposed(serverID, name) {
+		return toolError(fmt.Sprintf("tool %q of MCP server %q is not exposed", name, serverID)), nil
+	}
+	var args any
+	if raw := p.Arguments; len(raw) > 0 && string(raw) != "null" {
+		args = raw
+	}
+	c := &downstreamCall{session: ss}
+	if statelessEra {
+		if caps := statelessCaps(p.Meta); p.RequestState != "" ||
+			(caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)) {
+			c.caps = caps
+			return g.callStateless(ctx, p, c, serverID, name, args)
+		}
+	}
+	defer g.begin(serverID, c)()
+	ctx = context.WithValue(ctx, downstreamKey{}, c)
+	var opts *mcpclient.CallOptions
+	if token := p.GetProgressToken(); token != nil && ss != nil {
+		pr := newProgress(ctx, ss, token)
+		defer pr.stop()
+		opts = &mcpclient.CallOptions{Progress: pr.send}
+	}
+	res, err := g.a.CallTool(ctx, serverID, name, args, opts)
+	switch {
+	case err == nil:
+		return res, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	// The call did not complete (the server went away during it, or
+	// asks for authorisation): a result the model can read.
+	return toolError(fmt.Sprintf("calling tool %q on MCP server %q failed: %v", name, serverID, err)), nil
 }
 
 func toolError(msg string) *mcp.CallToolResult {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,6 +69,7 @@ type Gateway struct {
 	opts   Options
 	logger *slog.Logger
 	srv    *mcp.Server
+	impl   *mcp.Implementation // srv's
 
 	stateful, stateless *mcp.StreamableHTTPHandler
 	// statelessJSON is stateless answering application/json: for a
@@ -91,10 +93,14 @@ type Gateway struct {
 	syncMu sync.Mutex
 	cat    catalog
 
+	// fastCalls counts the calls answered below go-sdk's server
+	// (fastpath.go).
+	fastCalls atomic.Int64
+
 	// mu guards the fields below.
 	mu       sync.Mutex
 	calls    map[string][]*downstreamCall // tool calls in flight, by server id
-	sessions map[string]chan struct{}     // live sessions by id, closed once released
+	sessions map[string]*liveSession      // live 2025-11-25 sessions by id
 	pending  map[string]*pendingCall      // 2026-07-28 calls waiting for the client's input, by state
 	closed   bool
 }
@@ -127,12 +133,13 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 		kick:     make(chan struct{}, 1),
 		quit:     make(chan struct{}),
 		calls:    map[string][]*downstreamCall{},
-		sessions: map[string]chan struct{}{},
+		sessions: map[string]*liveSession{},
 		pending:  map[string]*pendingCall{},
 	}
 	g.cat.init()
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
+	g.impl = &mcp.Implementation{Name: o.Name, Version: "1.0.0"}
+	g.srv = mcp.NewServer(g.impl, &mcp.ServerOptions{
 		Instructions: "The MCP servers of agent " + a.Namespace() + ", behind one endpoint. Each tool, prompt and resource names the server it comes from.",
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
@@ -142,16 +149,13 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 		Logger: g.logger,
 	})
 	g.srv.AddReceivingMiddleware(g.holdSessions, g.freshLists)
-	timeout := o.SessionTimeout
-	if timeout < 0 {
-		timeout = 0
-	}
 	getServer := func(*http.Request) *mcp.Server { return g.srv }
 	// The stateful handler speaks the session era (2025-11-25 and
 	// before), the stateless one 2026-07-28; ServeHTTP picks by the
-	// request's protocol version header.
+	// request's protocol version header. The sessions' idle timeout is
+	// the gateway's (liveSession): go-sdk's would not see the calls the
+	// gateway answers itself.
 	g.stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		SessionTimeout:             timeout,
 		DisableLocalhostProtection: o.AnyHost,
 		Logger:                     g.logger,
 	})
@@ -197,9 +201,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.serveStateless(w, r)
 		return
 	}
+	ls := g.session(r.Header.Get(sessionIDHeader))
+	if ls != nil && r.Method == http.MethodPost {
+		ls.startPOST()
+		defer ls.endPOST()
+		if body := peekBody(r); body != nil && g.serveSessionFast(w, r, ls, body) {
+			return
+		}
+	}
 	var released <-chan struct{}
-	if r.Method == http.MethodDelete {
-		released = g.released(r.Header.Get(sessionIDHeader))
+	if r.Method == http.MethodDelete && ls != nil {
+		released = ls.released
 	}
 	g.stateful.ServeHTTP(w, r)
 	if released != nil {
@@ -231,6 +243,9 @@ func (g *Gateway) serveStateless(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if g.serveStatelessFast(w, r, body) {
+		return
+	}
 	if bytes.Contains(body, progressTokenKey) || bytes.Contains(body, jsonEscape) {
 		g.stateless.ServeHTTP(w, r)
 		return
@@ -319,16 +334,22 @@ func (g *Gateway) holdSession(ss *mcp.ServerSession) {
 	if _, ok := g.sessions[ss.ID()]; ok {
 		return
 	}
-	released := make(chan struct{})
-	g.sessions[ss.ID()] = released
+	ls := &liveSession{ss: ss, released: make(chan struct{})}
+	ls.ctx, ls.cancel = context.WithCancel(context.Background())
+	if t := g.opts.SessionTimeout; t > 0 {
+		ls.timeout = t
+		ls.timer = time.AfterFunc(t, func() { ss.Close() })
+	}
+	g.sessions[ss.ID()] = ls
 	release := g.a.Hold()
 	g.wg.Go(func() {
 		defer func() {
 			g.mu.Lock()
 			delete(g.sessions, ss.ID())
 			g.mu.Unlock()
+			ls.end()
 			release()
-			close(released)
+			close(ls.released)
 		}()
 		done := make(chan struct{})
 		go func() { ss.Wait(); close(done) }()
@@ -341,12 +362,60 @@ func (g *Gateway) holdSession(ss *mcp.ServerSession) {
 	})
 }
 
-// released returns the channel closed when session id no longer holds
-// the agent, or nil.
-func (g *Gateway) released(id string) <-chan struct{} {
+// session returns the live session of id, or nil.
+func (g *Gateway) session(id string) *liveSession {
+	if id == "" {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.sessions[id]
+}
+
+// liveSession is a 2025-11-25 session from its handshake to its end.
+type liveSession struct {
+	ss       *mcp.ServerSession
+	released chan struct{}      // closed once the session no longer holds the agent
+	ctx      context.Context    // ends with the session: the calls the gateway answers in it
+	cancel   context.CancelFunc // cancels ctx
+	timeout  time.Duration      // Options.SessionTimeout; zero for none
+
+	// mu guards the fields below.
+	mu    sync.Mutex
+	posts int                           // POSTs in flight
+	timer *time.Timer                   // closes the session after timeout without a POST; nil once ended
+	calls map[string]context.CancelFunc // calls the gateway answers itself, by JSON-RPC id (fastpath.go)
+}
+
+// startPOST pauses the idle timeout while a POST of the session runs;
+// endPOST restarts it after the last (as go-sdk's handler does).
+func (ls *liveSession) startPOST() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.posts == 0 && ls.timer != nil {
+		ls.timer.Stop()
+	}
+	ls.posts++
+}
+
+func (ls *liveSession) endPOST() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.posts--
+	if ls.posts == 0 && ls.timer != nil {
+		ls.timer.Reset(ls.timeout)
+	}
+}
+
+// end stops the timeout and the session's calls.
+func (ls *liveSession) end() {
+	ls.mu.Lock()
+	if ls.timer != nil {
+		ls.timer.Stop()
+		ls.timer = nil
+	}
+	ls.mu.Unlock()
+	ls.cancel()
 }
 
 // changed notes that the agent's state changed; the syncer follows.

@@ -80,15 +80,15 @@ func (p *pendingCall) ask(ctx context.Context, req mcp.InputRequest) (mcp.InputR
 // callStateless runs a 2026-07-28 client's call that may need its input:
 // a first call starts the upstream call, a retry (with a request state)
 // brings the answer to the request it was sent.
-func (g *Gateway) callStateless(ctx context.Context, req *mcp.CallToolRequest, c *downstreamCall, serverID, name string, args any) (*mcp.CallToolResult, error) {
+func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsRaw, c *downstreamCall, serverID, name string, args any) (*mcp.CallToolResult, error) {
 	var p *pendingCall
-	if state := req.Params.RequestState; state != "" {
+	if state := params.RequestState; state != "" {
 		p = g.takePending(state)
 		if p == nil {
 			return toolError(fmt.Sprintf("the call of tool %q on MCP server %q that asked for this input is over (it waited too long, or the gateway closed); call the tool again", name, serverID)), nil
 		}
 		var answer mcp.InputResponse
-		for _, r := range req.Params.InputResponses {
+		for _, r := range params.InputResponses {
 			answer = r
 		}
 		if answer == nil {
