@@ -61,6 +61,21 @@
 // awake (Agent.Hold) until it ends: the client's DELETE, Options.
 // SessionTimeout without a request, or Close.
 //
+// # The common call, answered below go-sdk's server
+//
+// A tools/call that is one plain request (no progress token, no batch,
+// no retry with input responses) for a listed tool is answered by the
+// Gateway itself: decoded once with encoding/json, forwarded by the same
+// code as go-sdk's path, its JSON-RPC response written as go-sdk's server
+// writes it, as application/json. go-sdk v1.8.0's server would decode it
+// five times, each with a fresh 32 KiB buffer. In a session this is done
+// only for a session go-sdk made and whose client declared neither
+// elicitation nor sampling (so nothing of the call needs the session's
+// stream); a notifications/cancelled for such a call cancels it. Anything
+// else, and any request the Gateway does not fully understand, goes to
+// go-sdk's server unchanged, which answers it (errors included) as it
+// would without this path.
+//
 // # Exposure
 //
 // Options.Expose decides which servers and tools are exposed (see

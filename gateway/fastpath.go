@@ -275,7 +275,7 @@ func (g *Gateway) fastTool(key string) (toolEntry, bool) {
 // tools/call the fast path takes, or a notifications/cancelled of a call
 // it runs; it reports whether it did. body is the request's body.
 func (g *Gateway) serveSessionFast(w http.ResponseWriter, r *http.Request, ls *liveSession, body []byte) bool {
-	if !g.httpChecked(r) || auth.TokenInfoFromContext(r.Context()) != nil {
+	if g.noFast.Load() || !g.httpChecked(r) || auth.TokenInfoFromContext(r.Context()) != nil {
 		return false
 	}
 	if v := r.Header.Get(protocolVersionHeader); !slices.Contains(sessionVersions, v) {
@@ -332,7 +332,7 @@ var sessionVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-1
 // fast path takes; it reports whether it did. body is the request's body.
 func (g *Gateway) serveStatelessFast(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	version := r.Header.Get(protocolVersionHeader)
-	if version != firstStateless || !g.httpChecked(r) || r.Header.Get(sessionIDHeader) != "" {
+	if g.noFast.Load() || version != firstStateless || !g.httpChecked(r) || r.Header.Get(sessionIDHeader) != "" {
 		return false
 	}
 	m, ok := decodeMessage(body)

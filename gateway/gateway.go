@@ -94,8 +94,10 @@ type Gateway struct {
 	cat    catalog
 
 	// fastCalls counts the calls answered below go-sdk's server
-	// (fastpath.go).
+	// (fastpath.go); noFast turns that path off (the tests compare the
+	// two).
 	fastCalls atomic.Int64
+	noFast    atomic.Bool
 
 	// mu guards the fields below.
 	mu       sync.Mutex

@@ -131,10 +131,22 @@ func TestMCPEndpointAuth(t *testing.T) {
 		t.Errorf("token sent, another host: %d %s; want it served", status, b)
 	}
 
+	// A tools/call the gateway answers itself, below go-sdk's server, is
+	// behind the same checks.
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tool_up_echo","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	callHeaders := []string{accept, "Content-Type: application/json", "Mcp-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: tool_up_echo"}
+	if status, _, b := tok.do("POST", agentPath+"/mcp", call, append([]string{"Host: agents.example.com"}, callHeaders...)...); status != http.StatusUnauthorized {
+		t.Errorf("token required, none sent, tools/call: %d %s; want 401", status, b)
+	}
+
 	as := oauthtest.NewServer(t, &oauthtest.Options{JWT: "ES256"})
 	oauthOnly := newEnv(t, &Options{OAuth: &OAuthOptions{Issuer: as.Issuer()}})
 	if status, h, b := oauthOnly.do("POST", agentPath+"/mcp", ping, accept); status != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), "resource_metadata=") {
 		t.Errorf("OAuth without a token, loopback: %d %s; want 401 with the metadata", status, b)
+	}
+	if status, _, b := oauthOnly.do("POST", agentPath+"/mcp", call, callHeaders...); status != http.StatusUnauthorized {
+		t.Errorf("OAuth without a token, loopback, tools/call: %d %s; want 401", status, b)
 	}
 	if status, _, b := oauthOnly.do("GET", "/agents", ""); status != http.StatusOK {
 		t.Errorf("OAuth without a token: the API on loopback: %d %s; want it served as before", status, b)
