@@ -32,7 +32,7 @@ func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any,
 	tool := c.tool(name)
 	repeatable := tool != nil && tool.Annotations != nil &&
 		(tool.Annotations.ReadOnlyHint || tool.Annotations.IdempotentHint)
-	call := &transport.Call{Name: name, Tool: tool, SplitText: true, WholeResult: true}
+	call := &transport.Call{Name: name, Tool: tool, SplitText: true}
 	ctx = transport.WithCall(ctx, call)
 	if m, ok := args.(map[string]any); args == nil || (ok && m == nil) {
 		args = map[string]any{} // never "arguments": null
@@ -40,7 +40,9 @@ func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any,
 	return doCall(ctx, c, "tools/call", name, repeatable, opts, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.CallToolResult, error) {
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
 		if err == nil {
-			call.FillContent(res) // text items the transport decoded
+			// Text items the transport decoded, when the call went through
+			// go-sdk (directMiddleware decodes a result whole).
+			call.FillContent(res)
 		}
 		return res, err
 	})

@@ -1,9 +1,14 @@
 package mcpclient_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -124,5 +129,114 @@ func TestToolError(t *testing.T) {
 	}
 	if _, err := m.CallTool(testCtx(t), "s1", "no-such-tool", nil, nil); err == nil {
 		t.Errorf("calling an unknown tool succeeded")
+	}
+}
+
+// TestRequestIDs: the Manager's direct requests (tools/call and the lists
+// through transport.DirectCaller) and go-sdk's own requests (the
+// handshake, a call with progress) have ids unique on the session, of two
+// kinds (agentmcp-N and go-sdk's integers); a cancelled 2025-11-25 direct
+// call is cancelled on the server with notifications/cancelled naming its
+// id; on go-sdk's transport (the option) every request is go-sdk's.
+func TestRequestIDs(t *testing.T) {
+	for _, era := range eras[:2] {
+		for _, impl := range []mcpclient.TransportImplementation{mcpclient.ImplementationAgentMCP, mcpclient.ImplementationGoSDK} {
+			t.Run(era.name+"/"+string(impl), func(t *testing.T) {
+				t.Parallel()
+				srv := mcptest.NewServer("s")
+				type post struct {
+					id     json.RawMessage
+					method string
+					params json.RawMessage
+				}
+				var (
+					mu    sync.Mutex
+					posts []post
+				)
+				h := mcptest.Handler(t, era.mode, func() *mcp.Server { return srv.Server })
+				hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodPost {
+						body, _ := io.ReadAll(r.Body)
+						r.Body = io.NopCloser(bytes.NewReader(body))
+						var msg struct {
+							ID     json.RawMessage `json:"id"`
+							Method string          `json:"method"`
+							Params json.RawMessage `json:"params"`
+						}
+						if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
+							mu.Lock()
+							posts = append(posts, post{msg.ID, msg.Method, msg.Params})
+							mu.Unlock()
+						}
+					}
+					h.ServeHTTP(w, r)
+				}))
+				m := newManager(t, nil)
+				connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL, Transport: mcpclient.TransportOptions{Implementation: impl}})
+				ctx := testCtx(t)
+				for range 2 {
+					if _, err := m.CallTool(ctx, "s1", "echo", map[string]any{"text": "x"}, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := m.CallTool(ctx, "s1", "progress", map[string]any{"steps": 1},
+					&mcpclient.CallOptions{Progress: func(*mcp.ProgressNotificationParams) {}}); err != nil {
+					t.Fatal(err)
+				}
+				callCtx, cancel := context.WithCancel(ctx)
+				errc := make(chan error, 1)
+				go func() {
+					_, err := m.CallTool(callCtx, "s1", "slow", nil, nil)
+					errc <- err
+				}()
+				<-srv.SlowStarted
+				cancel()
+				if err := <-errc; !errors.Is(err, context.Canceled) {
+					t.Errorf("cancelled call: %v", err)
+				}
+				<-srv.SlowCancelled
+
+				mu.Lock()
+				defer mu.Unlock()
+				seen := map[string]string{}
+				var slowID json.RawMessage
+				for _, p := range posts {
+					if p.id == nil {
+						continue
+					}
+					if prev, ok := seen[string(p.id)]; ok {
+						t.Errorf("id %s used by %s and %s", p.id, prev, p.method)
+					}
+					seen[string(p.id)] = p.method
+					direct := strings.HasPrefix(string(p.id), `"agentmcp-`)
+					var params struct {
+						Name string `json:"name"`
+					}
+					_ = json.Unmarshal(p.params, &params)
+					wantDirect := impl == mcpclient.ImplementationAgentMCP && (strings.HasSuffix(p.method, "/list") || (p.method == "tools/call" && params.Name != "progress"))
+					if direct != wantDirect {
+						t.Errorf("%s %s has id %s; want a direct request: %v", p.method, params.Name, p.id, wantDirect)
+					}
+					if params.Name == "slow" {
+						slowID = p.id
+					}
+				}
+				if era.mode != mcptest.Stateful {
+					return // 2026-07-28: closing the stream is the cancellation
+				}
+				found := false
+				for _, p := range posts {
+					var cp struct {
+						RequestID json.RawMessage `json:"requestId"`
+					}
+					if p.method == "notifications/cancelled" && json.Unmarshal(p.params, &cp) == nil && bytes.Equal(cp.RequestID, slowID) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no notifications/cancelled for the slow call %s", slowID)
+				}
+			})
+		}
 	}
 }

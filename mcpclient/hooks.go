@@ -1,15 +1,20 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,6 +64,7 @@ type sessionHooks struct {
 	caps     *mcp.ClientCapabilities     // advertised; never mutated
 	seeded   bool                        // caps.Elicitation is the connection's seed
 	seedUsed atomic.Bool                 // a request of the seeded session succeeded
+	directID atomic.Int64                // the last id of a request sent by directMiddleware
 	tel      atomic.Pointer[serverAttrs] // its telemetry attributes (telemetry.go)
 
 	// mu guards the fields below. It is never held across I/O.
@@ -113,7 +119,7 @@ func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	opts.Capabilities = caps
 	h.caps = cloneCaps(caps)
 	h.client = mcp.NewClient(m.clientInfo, opts)
-	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware)
+	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware, h.directMiddleware)
 	h.client.AddReceivingMiddleware(h.requestLimitMiddleware, h.rootsMiddleware)
 	if !m.tel.off {
 		// Added last, they wrap the others: one span per request, however
@@ -160,14 +166,6 @@ func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 			}
 		}
 		res, err := next(context.WithValue(ctx, callKey{}, cl), method, req)
-		if err != nil && errors.Is(err, transport.ErrResultInCall) {
-			// A tools/call result the transport decoded whole
-			// (transport.Call.WholeResult): the result, before any other
-			// code sees the call end.
-			if r := transport.CallFrom(ctx).Result(); r != nil {
-				res, err = r, nil
-			}
-		}
 		if err == nil && h.seeded && method != "initialize" && method != "server/discover" && !h.seedUsed.Swap(true) {
 			// The server accepted a request of the seeded session (a
 			// resumed session's handshake is answered locally, so the
@@ -201,6 +199,88 @@ func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		}
 		return res, nil
 	}
+}
+
+// directMiddleware sends tools/call and the four list requests of a
+// session on one of our own HTTP transports straight through its
+// connection (transport.DirectCaller): the response comes back on the
+// caller's goroutine, its result decoded once from the bytes, without
+// go-sdk's jsonrpc2 bookkeeping, goroutine handoffs and its streaming
+// decoder (docs/PERFORMANCE.md). It is the innermost of the Manager's
+// middleware, so that they (telemetry, the calls in flight, the
+// elicitation seed, URL elicitations) see every request the same either
+// way. Everything else goes through go-sdk, as do:
+//
+//   - a call with a progress token: its progress notifications, handed to
+//     go-sdk's reading of the connection, must all be routed (sessionConn)
+//     before the call returns, which only go-sdk's own wait ensures;
+//   - a 2026-07-28 input_required result: go-sdk's multi round-trip
+//     middleware, below this one, fulfils the input requests, so the
+//     request goes again through it; the transport answers its first
+//     round locally with the result it already has (transport.DirectCaller),
+//     so the server sees the rounds it would have seen.
+//
+// Its requests have string ids ("agentmcp-N"), apart from go-sdk's
+// integers: both kinds are unique on the session.
+func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		dc, ok := h.s.raw.(transport.DirectCaller)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		pc, ok := h.s.conn.(*sessionConn)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		var res mcp.Result
+		switch method {
+		case "tools/call":
+			if p, ok := req.GetParams().(*mcp.CallToolParams); !ok || p.GetProgressToken() != nil {
+				return next(ctx, method, req)
+			}
+			res = &mcp.CallToolResult{}
+		case "tools/list":
+			res = &mcp.ListToolsResult{}
+		case "prompts/list":
+			res = &mcp.ListPromptsResult{}
+		case "resources/list":
+			res = &mcp.ListResourcesResult{}
+		case "resources/templates/list":
+			res = &mcp.ListResourceTemplatesResult{}
+		default:
+			return next(ctx, method, req)
+		}
+		params, err := marshalParams(req.GetParams())
+		if err != nil {
+			return nil, fmt.Errorf("calling %q: %w", method, err)
+		}
+		id, _ := jsonrpc.MakeID("agentmcp-" + strconv.FormatInt(h.directID.Add(1), 10))
+		if err := pc.callDirect(ctx, dc, &jsonrpc.Request{ID: id, Method: method, Params: params}, res); err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return nil, ctx.Err() // as go-sdk returns it
+			case errors.Is(err, mcp.ErrConnectionClosed):
+				return nil, err
+			}
+			return nil, fmt.Errorf("calling %q: %w", method, err)
+		}
+		if r, ok := res.(*mcp.CallToolResult); ok && r.NeedsInput() {
+			return next(ctx, method, req)
+		}
+		return res, nil
+	}
+}
+
+// marshalParams encodes request params as go-sdk's jsonrpc2 does: like
+// json.Marshal, without escaping HTML.
+func marshalParams(params mcp.Params) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(params); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // mayTakeInput reports whether a 2026-07-28 server may answer method with

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -113,6 +114,17 @@ func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		p.gate.answered(res.ID)
 	}
 	return p.Connection.Write(ctx, msg)
+}
+
+// callDirect sends req, a request of directMiddleware, through the
+// transport's own connection, with what Write notes of a request: its id
+// on the call's span, and the request gate's view of the session.
+func (p *sessionConn) callDirect(ctx context.Context, dc transport.DirectCaller, req *jsonrpc.Request, result any) error {
+	if t := p.c.m.tel; !t.off && t.traced() {
+		noteRequestID(ctx, req)
+	}
+	p.gate.written(req)
+	return dc.CallDirect(ctx, req, result)
 }
 
 // isRetryRound reports whether request params carry input responses or a

@@ -151,8 +151,10 @@ func TestTelemetryToolCall(t *testing.T) {
 			if a["mcp.protocol.version"] == "" {
 				t.Errorf("no mcp.protocol.version: %v", a)
 			}
-			if _, err := strconv.Atoi(a["jsonrpc.request.id"]); err != nil {
-				t.Errorf("jsonrpc.request.id = %q; want a number", a["jsonrpc.request.id"])
+			// go-sdk numbers its requests; the Manager's direct requests
+			// (directMiddleware) are agentmcp-N.
+			if _, err := strconv.Atoi(strings.TrimPrefix(a["jsonrpc.request.id"], "agentmcp-")); err != nil {
+				t.Errorf("jsonrpc.request.id = %q; want a number or agentmcp-N", a["jsonrpc.request.id"])
 			}
 			if _, ok := a["mcp.session.id"]; ok != tc.session {
 				t.Errorf("mcp.session.id present %v; want %v (%v)", ok, tc.session, a)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"math"
 	"net/http"
 	"slices"
@@ -47,29 +46,22 @@ type Call struct {
 	// (docs/PERFORMANCE.md). [Call.FillContent] puts them back.
 	SplitText bool
 
-	// WholeResult, with SplitText, lets the transport decode a tools/call
-	// result whole when it holds nothing but plain text items, _meta,
-	// structuredContent and isError (most results), and hand it up in the
-	// Call instead of to go-sdk: the response's error is then
-	// [ErrResultInCall], and [Call.Result] returns the result. go-sdk
-	// v1.8.0 decodes every result it is handed with a fresh 32 KiB
-	// streaming decoder, however small the result (docs/UPSTREAM.md), and
-	// hands an error up without decoding anything. Set it only with a
-	// middleware that turns ErrResultInCall back into the result before any
-	// other code sees it (mcpclient's Manager has one).
-	WholeResult bool
-
 	// content holds the text items taken out of the response to the
 	// request's latest round, if any.
 	content atomic.Pointer[[]mcp.Content]
-	// result holds the result decoded whole (WholeResult), if any.
-	result atomic.Pointer[mcp.CallToolResult]
-}
 
-// ErrResultInCall is the error of a tools/call response whose result the
-// transport decoded whole into the request's Call (Call.WholeResult): it
-// carries nothing, and [Call.Result] returns the result.
-var ErrResultInCall = errors.New("transport: the tools/call result was decoded into its Call")
+	// needsInput holds the result of a request sent with CallDirect that
+	// needs input (2026-07-28 input_required): the next Write of a
+	// request with this Call is answered with it locally (see
+	// DirectCaller).
+	needsInput atomic.Pointer[[]byte]
+
+	// answer, set on the Call of a request sent with CallDirect, takes
+	// the response instead of Read: it is called once, on the caller's
+	// goroutine, with the response as jsonrpcwire.DecodeShared returned
+	// it (its bytes valid only during the call).
+	answer func(*jsonrpc.Response)
+}
 
 type callKey struct{}
 
@@ -113,22 +105,11 @@ func (c *Call) FillContent(res *mcp.CallToolResult) {
 	}
 }
 
-// Result returns the result the transport decoded whole for the response
-// whose error was [ErrResultInCall], and forgets it; nil when there is
-// none.
-func (c *Call) Result() *mcp.CallToolResult {
-	if c == nil {
-		return nil
-	}
-	return c.result.Swap(nil)
-}
-
 // reset forgets what an earlier round of the request left: every round
 // gets a response of its own.
 func (c *Call) reset() {
 	if c != nil {
 		c.content.Store(nil)
-		c.result.Store(nil)
 	}
 }
 
@@ -139,13 +120,6 @@ func (c *Call) reset() {
 func (c *Call) take(resp *jsonrpc.Response) *jsonrpc.Response {
 	if c != nil && resp.Error == nil {
 		if content, rest, ok := jsonrpcwire.SplitText(resp.Result, 0); ok {
-			if c.WholeResult {
-				if res, ok := simpleResult(rest); ok {
-					res.Content = content
-					c.result.Store(res)
-					return &jsonrpc.Response{ID: resp.ID, Error: ErrResultInCall, Extra: resp.Extra}
-				}
-			}
 			c.content.Store(&content)
 			return &jsonrpc.Response{ID: resp.ID, Result: rest, Extra: resp.Extra}
 		}
@@ -154,28 +128,66 @@ func (c *Call) take(resp *jsonrpc.Response) *jsonrpc.Response {
 	return resp
 }
 
+// decodeResult decodes the result of resp, the response to a request
+// sent with CallDirect, into result; a JSON-RPC error is returned as is.
+// resp is as jsonrpcwire.DecodeShared returned it; nothing decoded shares
+// its bytes.
+func decodeResult(resp *jsonrpc.Response, result any) error {
+	if resp.Error != nil {
+		return resp.Error
+	}
+	if res, ok := result.(*mcp.CallToolResult); ok {
+		return decodeToolResult(resp.Result, res)
+	}
+	return json.Unmarshal(resp.Result, result)
+}
+
+// decodeToolResult decodes a tools/call result into res: its plain text
+// items in one pass (jsonrpcwire.SplitText), and the rest itself when it
+// is simple (simpleResult), else with go-sdk's own decoding of the result
+// (input_required results, other kinds of content, fields a newer server
+// adds), exactly as go-sdk's session would.
+func decodeToolResult(data []byte, res *mcp.CallToolResult) error {
+	content, rest, split := jsonrpcwire.SplitText(data, 0)
+	if split {
+		if simpleResult(rest, res) {
+			res.Content = content
+			return nil
+		}
+		data = rest
+	} else {
+		data = bytes.Clone(data) // go-sdk's decoding may keep slices of it
+	}
+	if err := res.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	if split {
+		res.Content = content
+	}
+	return nil
+}
+
 // simpleResult decodes rest, a tools/call result whose text items
-// SplitText took out ("content": []), when it holds nothing else than
-// _meta, structuredContent, isError and a "complete" resultType, each key
-// spelled exactly (go-sdk matches keys case-sensitively), in valid UTF-8.
-// Anything else (an input_required result for go-sdk's multi round-trip
-// middleware, fields a newer server adds) is left to go-sdk.
-func simpleResult(rest []byte) (*mcp.CallToolResult, bool) {
+// SplitText took out ("content": []), into res when it holds nothing else
+// than _meta, structuredContent, isError and a "complete" resultType, each
+// key spelled exactly (go-sdk matches keys case-sensitively), in valid
+// UTF-8. It reports false for anything else (an input_required result,
+// fields a newer server adds), leaving res partly filled.
+func simpleResult(rest []byte, res *mcp.CallToolResult) bool {
 	if !utf8.Valid(rest) {
-		return nil, false
+		return false
 	}
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(rest, &fields) != nil {
-		return nil, false
+		return false
 	}
-	res := &mcp.CallToolResult{}
 	for k, v := range fields {
 		var err error
 		switch k {
 		case "content":
 			var items []json.RawMessage
 			if err = json.Unmarshal(v, &items); err == nil && len(items) > 0 {
-				return nil, false
+				return false
 			}
 		case "_meta":
 			if !bytes.Equal(v, []byte("null")) {
@@ -190,16 +202,16 @@ func simpleResult(rest []byte) (*mcp.CallToolResult, bool) {
 		case "resultType":
 			var t string
 			if err = json.Unmarshal(v, &t); err == nil && t != "" && t != "complete" {
-				return nil, false
+				return false
 			}
 		default:
-			return nil, false
+			return false
 		}
 		if err != nil {
-			return nil, false
+			return false
 		}
 	}
-	return res, true
+	return true
 }
 
 var metaVersionKey = []byte(`"io.modelcontextprotocol/protocolVersion":"`)

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -34,49 +33,49 @@ func BenchmarkModernHeaders(b *testing.B) {
 	}
 }
 
-// TestWholeResult: with WholeResult, a result of plain text items, _meta,
-// structuredContent and isError is decoded whole into the Call and its
-// response's error is ErrResultInCall; anything else goes to go-sdk.
-func TestWholeResult(t *testing.T) {
+// TestDecodeResult: decodeResult, the decoding of a CallDirect response,
+// decodes a tools/call result as go-sdk does, whether it takes its own
+// path (plain text items, _meta, structuredContent, isError) or go-sdk's
+// (anything else), decodes other results with encoding/json, and returns
+// a JSON-RPC error as is.
+func TestDecodeResult(t *testing.T) {
 	id1, _ := jsonrpc.MakeID(float64(1))
-	whole := map[string]*mcp.CallToolResult{
-		`{"content":[{"type":"text","text":"hi"}]}`: {Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}},
-		`{"content":[{"type":"text","text":"a"},{"text":"b","type":"text"}],"isError":true,"resultType":"complete"}`: {
-			Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}, IsError: true},
-		`{"_meta":{"k":1},"content":[{"type":"text","text":"x"}],"structuredContent":{"n":2.5,"s":["y"]}}`: {
-			Meta: mcp.Meta{"k": float64(1)}, Content: []mcp.Content{&mcp.TextContent{Text: "x"}},
-			StructuredContent: map[string]any{"n": 2.5, "s": []any{"y"}}},
-	}
-	for result, want := range whole {
-		c := &Call{SplitText: true, WholeResult: true}
-		resp := c.take(&jsonrpc.Response{ID: id1, Result: json.RawMessage(result)})
-		if resp.Error != ErrResultInCall || resp.Result != nil {
-			t.Errorf("%s: response %+v; want ErrResultInCall", result, resp)
-			continue
-		}
-		if diff := cmp.Diff(want, c.Result(), cmpopts.IgnoreUnexported(mcp.CallToolResult{})); diff != "" {
-			t.Errorf("%s: (-want +got)\n%s", result, diff)
-		}
-		if c.Result() != nil {
-			t.Errorf("%s: Result kept after it was taken", result)
-		}
-	}
 	for _, result := range []string{
-		`{"content":[{"type":"text","text":"x"}],"resultType":"input_required","inputRequests":{}}`,
+		`{"content":[{"type":"text","text":"hi"}]}`,
+		`{"content":[{"type":"text","text":"a"},{"text":"b","type":"text"}],"isError":true,"resultType":"complete"}`,
+		`{"_meta":{"k":1},"content":[{"type":"text","text":"x"}],"structuredContent":{"n":2.5,"s":["y"]}}`,
+		`{"content":[],"resultType":"input_required","inputRequests":{"a":{"method":"roots/list","params":{}}},"requestState":"s"}`,
 		`{"content":[{"type":"text","text":"x"}],"ttlMs":5}`,
 		`{"content":[{"type":"text","text":"x"}],"IsError":true}`, // go-sdk matches keys exactly
-		`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`,
-		`{"content":[{"type":"text","text":"x"}],"structuredContent":"\xff"}`,
+		`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"text","text":"y"}]}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":"\xff"}`, // malformed
+		"{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"structuredContent\":\"\xff\"}",
+		`{"content":[{"type":"text","text":"\u00e9t\u00e9"}]}`,
 	} {
-		c := &Call{SplitText: true, WholeResult: true}
-		resp := c.take(&jsonrpc.Response{ID: id1, Result: json.RawMessage(result)})
-		if resp.Error != nil || c.Result() != nil {
-			t.Errorf("%s: decoded whole (%+v); want it left to go-sdk", result, resp)
+		var want mcp.CallToolResult
+		wantErr := want.UnmarshalJSON([]byte(result))
+		data := []byte(result)
+		var got mcp.CallToolResult
+		if err := decodeResult(&jsonrpc.Response{ID: id1, Result: data}, &got); (err != nil) != (wantErr != nil) {
+			t.Errorf("%s: error %v; go-sdk's: %v", result, err, wantErr)
+			continue
+		} else if err != nil {
+			continue
+		}
+		clear(data) // nothing decoded may share the response's bytes
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(mcp.CallToolResult{})); diff != "" || want.NeedsInput() != got.NeedsInput() {
+			t.Errorf("%s: (-go-sdk +decodeResult)\n%s", result, diff)
 		}
 	}
-	// Without WholeResult, the text is only split out.
-	c := &Call{SplitText: true}
-	if resp := c.take(&jsonrpc.Response{ID: id1, Result: json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)}); resp.Error != nil || c.Result() != nil {
-		t.Errorf("without WholeResult: %+v", resp)
+
+	var tools mcp.ListToolsResult
+	err := decodeResult(&jsonrpc.Response{ID: id1, Result: []byte(`{"tools":[{"name":"t","inputSchema":{"type":"object"}}],"nextCursor":"c"}`)}, &tools)
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "t" || tools.NextCursor != "c" {
+		t.Errorf("tools/list: %+v, %v", tools, err)
+	}
+
+	werr := &jsonrpc.Error{Code: -32602, Message: "no such tool"}
+	if err := decodeResult(&jsonrpc.Response{ID: id1, Error: werr}, &mcp.CallToolResult{}); err != werr {
+		t.Errorf("error response: %v; want the JSON-RPC error as is", err)
 	}
 }

@@ -29,15 +29,15 @@
 //     context. A [Call] names the tool, prompt or resource (the
 //     2026-07-28 Mcp-Name and Mcp-Param-* headers) and lets the transport
 //     decode the text items of a tools/call result itself; the client
-//     puts them back with [Call.FillContent]. With [Call.WholeResult],
-//     a simple result is decoded whole and handed up in the Call
-//     ([Call.Result]) behind the sentinel [ErrResultInCall], which the
-//     client's middleware turns back into the result. A request without
-//     a Call works the same, with go-sdk decoding the whole result.
+//     puts them back with [Call.FillContent]. A request without a Call
+//     works the same, with go-sdk decoding the whole result.
 //   - The optional interfaces of a connection, reached by a type
 //     assertion on what Connect returned: [SessionKeeper] (leave the
-//     server's session alive on Close, for resumption) and
-//     [VersionSetter] (the negotiated protocol version).
+//     server's session alive on Close, for resumption), [VersionSetter]
+//     (the negotiated protocol version) and [DirectCaller] (send a request
+//     and get its decoded result back on the caller's goroutine, past
+//     go-sdk's jsonrpc2 machinery: the one way a result the transport
+//     decoded comes up).
 //   - The errors below.
 //
 // # Lifecycle of a streamable connection

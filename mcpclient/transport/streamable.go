@@ -323,22 +323,108 @@ func (c *streamableConn) deliver(msg jsonrpc.Message) {
 }
 
 func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	return c.write(ctx, msg, nil)
+}
+
+// CallDirect sends req and decodes its response into result, on the
+// caller's goroutine (see [DirectCaller]).
+func (c *streamableConn) CallDirect(ctx context.Context, req *jsonrpc.Request, result any) error {
+	if !req.IsCall() {
+		return errors.New("transport: CallDirect of a notification")
+	}
+	select {
+	case <-c.done:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	var (
+		answered  bool
+		decodeErr error
+	)
+	cl := &Call{answer: func(resp *jsonrpc.Response) {
+		answered = true
+		decodeErr = decodeResult(resp, result)
+		if res, ok := result.(*mcp.CallToolResult); ok && decodeErr == nil && res.NeedsInput() {
+			if info := callFrom(ctx); info != nil {
+				data := bytes.Clone(resp.Result)
+				info.needsInput.Store(&data)
+			}
+		}
+	}}
+	err := c.write(ctx, req, cl)
+	switch {
+	case answered:
+		return decodeErr
+	case ctx.Err() != nil:
+		c.cancelRequest(ctx, req.ID)
+		return ctx.Err()
+	case err != nil:
+		return err
+	}
+	// The stream ended with the connection.
+	return mcp.ErrConnectionClosed
+}
+
+// cancelRequest tells a legacy server that the caller gave up on request
+// id, as go-sdk's session does: notifications/cancelled, sent on a
+// goroutine that Close waits for, so that the caller is not held up. A
+// 2026-07-28 request is cancelled by closing its response stream, which
+// the caller's context already did.
+func (c *streamableConn) cancelRequest(ctx context.Context, id jsonrpc.ID) {
+	if c.modern() {
+		return
+	}
+	params, err := json.Marshal(&mcp.CancelledParams{Reason: ctx.Err().Error(), RequestID: id.Raw()})
+	if err != nil {
+		return
+	}
+	c.goStream(func() {
+		nctx, cancel := context.WithTimeout(c.ctx, cancelNotifyTimeout)
+		defer cancel()
+		if err := c.Write(nctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params}); err != nil {
+			c.logger.Debug("sending notifications/cancelled", "error", err)
+		}
+	})
+}
+
+// cancelNotifyTimeout bounds the sending of notifications/cancelled.
+const cancelNotifyTimeout = 5 * time.Second
+
+// write sends msg. direct, if not nil, is the Call of a request sent with
+// CallDirect: its response goes to direct.answer, and a response stream is
+// read on this goroutine.
+func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct *Call) error {
 	if err := c.failure(); err != nil {
 		return err
 	}
 	var (
 		summary string
 		call    *jsonrpc.Request // set when msg expects a response
+		cl      = direct         // where the response goes, if not to Read as is
 	)
-	if handled, err := c.resumeHandshake(msg); handled {
-		return err
+	if direct == nil {
+		if handled, err := c.resumeHandshake(msg); handled {
+			return err
+		}
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		summary = m.Method
 		if m.IsCall() {
 			call = m
-			callOf(ctx, m.Method).reset()
+			if direct == nil {
+				if info := callFrom(ctx); info != nil {
+					if data := info.needsInput.Swap(nil); data != nil && m.Method == "tools/call" {
+						// The first round of a call whose CallDirect
+						// result needs input, written again by the client
+						// to take it from there: it has its answer.
+						c.reply(callOf(ctx, m.Method), &jsonrpc.Response{ID: m.ID, Result: *data})
+						return nil
+					}
+				}
+				cl = callOf(ctx, m.Method)
+				cl.reset()
+			}
 			if m.Method == "initialize" {
 				c.mu.Lock()
 				c.initID = m.ID
@@ -436,19 +522,24 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			return rejected(protocolError("%s: malformed response: %v: %s", summary, err, safetext.Quote(body.Bytes())))
 		}
 		if r, ok := reply.(*jsonrpc.Response); ok && r.ID == call.ID {
-			c.deliver(callOf(ctx, call.Method).take(r))
+			c.reply(cl, r)
 			return nil
 		}
 		// Something else than the answer: pass it on, and fail the call,
 		// which would otherwise wait for an answer that cannot come.
 		jsonrpcwire.Own(reply)
 		c.deliver(reply)
-		c.deliver(&jsonrpc.Response{ID: call.ID, Error: protocolError("%s: the server's JSON answer is not the response to the request", summary)})
+		c.reply(cl, &jsonrpc.Response{ID: call.ID, Error: protocolError("%s: the server's JSON answer is not the response to the request", summary)})
 		return nil
 	case "text/event-stream":
+		if direct != nil {
+			defer release()
+			c.readCallStream(reqCtx, resp, call, cl)
+			return nil
+		}
 		if !c.goStream(func() {
 			defer release()
-			c.readCallStream(reqCtx, resp, call)
+			c.readCallStream(reqCtx, resp, call, cl)
 		}) {
 			resp.Body.Close()
 			release()
@@ -460,6 +551,17 @@ func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		release()
 		return rejected(protocolError("%s: unexpected content type %q", summary, resp.Header.Get("Content-Type")))
 	}
+}
+
+// reply hands resp, the response to a request whose Call is cl (nil if
+// none), to whoever waits for it: the caller of CallDirect, or the client
+// through Read. resp is as jsonrpcwire.DecodeShared returned it.
+func (c *streamableConn) reply(cl *Call, resp *jsonrpc.Response) {
+	if cl != nil && cl.answer != nil {
+		cl.answer(resp)
+		return
+	}
+	c.deliver(cl.take(resp)) // which owns what it returns
 }
 
 // resumeHandshake answers the handshake of a resumed session locally:
@@ -612,19 +714,19 @@ func newHTTPError(req *http.Request, resp *http.Response) *HTTPError {
 // readCallStream reads the SSE response stream of call, resuming it with a
 // GET and Last-Event-ID (legacy era only) when the server ends it before the
 // response, as the 2025-11-25 spec allows.
-func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response, call *jsonrpc.Request) {
+func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response, call *jsonrpc.Request, cl *Call) {
 	lastID := ""
 	retries := 0
 	for {
 		// A subscriptions/listen stream stays open, mostly idle, for the
 		// life of the connection.
-		r := c.processStream(ctx, resp.Body, call.ID, callOf(ctx, call.Method), call.Method == "subscriptions/listen")
+		r := c.processStream(ctx, resp.Body, call.ID, cl, call.Method == "subscriptions/listen")
 		resp.Body.Close()
 		switch {
 		case r.answered || ctx.Err() != nil:
 			return
 		case r.err != nil && !isStreamBreak(r.err):
-			c.deliver(&jsonrpc.Response{ID: call.ID, Error: r.err})
+			c.reply(cl, &jsonrpc.Response{ID: call.ID, Error: r.err})
 			return
 		}
 		if r.lastID != "" && r.lastID != lastID {
@@ -637,7 +739,7 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 			if r.err != nil {
 				err = fmt.Errorf("%w: %w", err, r.err) // the break itself, for errors.Is/As
 			}
-			c.deliver(&jsonrpc.Response{ID: call.ID, Error: err})
+			c.reply(cl, &jsonrpc.Response{ID: call.ID, Error: err})
 			return
 		}
 		if !c.wait(ctx, c.timing.delay(retries, r.retry)) {
@@ -646,7 +748,7 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 		next, err := c.get(ctx, lastID)
 		if err != nil {
 			if ctx.Err() == nil {
-				c.deliver(&jsonrpc.Response{ID: call.ID, Error: fmt.Errorf("%s: resuming the response stream: %w", call.Method, err)})
+				c.reply(cl, &jsonrpc.Response{ID: call.ID, Error: fmt.Errorf("%s: resuming the response stream: %w", call.Method, err)})
 			}
 			return
 		}
@@ -877,15 +979,12 @@ func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call
 		resp, ok := msg.(*jsonrpc.Response)
 		answer := ok && call.IsValid() && resp.ID == call
 		if answer {
-			msg = cl.take(resp) // which owns what it returns
-		} else {
-			jsonrpcwire.Own(msg) // ev.Data is reused for the next event
-		}
-		c.deliver(msg)
-		if answer {
+			c.reply(cl, resp)
 			r.answered = true
 			return r
 		}
+		jsonrpcwire.Own(msg) // ev.Data is reused for the next event
+		c.deliver(msg)
 		if ctx.Err() != nil {
 			return r
 		}

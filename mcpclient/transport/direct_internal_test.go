@@ -1,0 +1,189 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// directServer is a scripted streamable HTTP server for CallDirect: every
+// POST is sent to posts; a request is answered by answer, by its method.
+type directServer struct {
+	posts  chan map[string]json.RawMessage
+	answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage, method string)
+}
+
+func (s *directServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "no stream", http.StatusMethodNotAllowed)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(body, &msg); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.posts <- msg
+	id, ok := msg["id"]
+	if !ok {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	var method string
+	_ = json.Unmarshal(msg["method"], &method)
+	s.answer(w, r, id, method)
+}
+
+func newDirectConn(t *testing.T, s *directServer, version string) *streamableConn {
+	t.Helper()
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	conn, err := (&Streamable{Endpoint: hs.URL, HTTPClient: hs.Client(), MaxMessageSize: 1 << 20}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := conn.(*streamableConn)
+	c.SetNegotiatedVersion(version)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestCallDirect: CallDirect returns the decoded result of a JSON or an
+// SSE response on the caller's goroutine; what comes before the response
+// on its stream (a notification, a server request) is handed to Read; a
+// JSON-RPC error is returned as the *jsonrpc.Error; an HTTP failure fails
+// the request only; a closed connection fails with ErrConnectionClosed.
+func TestCallDirect(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := &directServer{posts: make(chan map[string]json.RawMessage, 10), answer: func(w http.ResponseWriter, r *http.Request, id json.RawMessage, method string) {
+		switch method {
+		case "tools/list":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}`, id)
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n")
+			fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"roots/list\",\"params\":{}}\n\n")
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"isError\":true}}\n\n", id)
+		case "prompts/list":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no prompts"}}`, id)
+		default:
+			http.Error(w, "nope", http.StatusInternalServerError)
+		}
+	}}
+	c := newDirectConn(t, s, ProtocolLegacy)
+	req := func(id, method string) *jsonrpc.Request {
+		rid, _ := jsonrpc.MakeID(id)
+		return &jsonrpc.Request{ID: rid, Method: method, Params: json.RawMessage(`{}`)}
+	}
+
+	var tools mcp.ListToolsResult
+	if err := c.CallDirect(ctx, req("a-1", "tools/list"), &tools); err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "t" {
+		t.Errorf("tools/list: %+v, %v", tools, err)
+	}
+	if got := string((<-s.posts)["id"]); got != `"a-1"` {
+		t.Errorf("the request went out with id %s", got)
+	}
+
+	var res mcp.CallToolResult
+	if err := c.CallDirect(ctx, req("a-2", "tools/call"), &res); err != nil {
+		t.Fatal(err)
+	}
+	<-s.posts
+	if len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "hi" || !res.IsError {
+		t.Errorf("tools/call result %+v", res)
+	}
+	// The notification and the server's request, in order, through Read.
+	for _, want := range []string{"notifications/message", "roots/list"} {
+		msg, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := msg.(*jsonrpc.Request); !ok || r.Method != want {
+			t.Errorf("Read %+v; want %s", msg, want)
+		}
+	}
+
+	var werr *jsonrpc.Error
+	if err := c.CallDirect(ctx, req("a-3", "prompts/list"), &mcp.ListPromptsResult{}); !errors.As(err, &werr) || werr.Code != -32601 {
+		t.Errorf("error response: %v; want the -32601 JSON-RPC error", err)
+	}
+	<-s.posts
+	var herr *HTTPError
+	if err := c.CallDirect(ctx, req("a-4", "resources/list"), &mcp.ListResourcesResult{}); !errors.As(err, &herr) || herr.StatusCode != 500 {
+		t.Errorf("HTTP failure: %v; want an *HTTPError", err)
+	}
+	<-s.posts
+	if err := c.CallDirect(ctx, req("a-5", "tools/list"), &tools); err != nil {
+		t.Errorf("after a failed request: %v", err)
+	}
+	<-s.posts
+
+	c.Close()
+	if err := c.CallDirect(ctx, req("a-6", "tools/list"), &tools); !errors.Is(err, mcp.ErrConnectionClosed) {
+		t.Errorf("on a closed connection: %v; want ErrConnectionClosed", err)
+	}
+}
+
+// TestCallDirectCancel: when the caller gives up, a 2025-11-25 request is
+// cancelled with notifications/cancelled naming its id, as go-sdk's
+// session does; a 2026-07-28 request's stream is closed, and nothing is
+// sent.
+func TestCallDirectCancel(t *testing.T) {
+	for _, version := range []string{ProtocolLegacy, ProtocolModern} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			streamEnded := make(chan struct{})
+			s := &directServer{posts: make(chan map[string]json.RawMessage, 10), answer: func(w http.ResponseWriter, r *http.Request, id json.RawMessage, method string) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				<-r.Context().Done() // never answers
+				close(streamEnded)
+			}}
+			c := newDirectConn(t, s, version)
+			callCtx, cancelCall := context.WithCancel(ctx)
+			id, _ := jsonrpc.MakeID("agentmcp-9")
+			errc := make(chan error, 1)
+			go func() {
+				errc <- c.CallDirect(callCtx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"slow"}`)}, &mcp.CallToolResult{})
+			}()
+			<-s.posts // the call is at the server
+			cancelCall()
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Errorf("CallDirect = %v; want context.Canceled", err)
+			}
+			<-streamEnded
+			if version == ProtocolModern {
+				c.Close() // waits for anything it would have sent
+				select {
+				case msg := <-s.posts:
+					t.Errorf("sent %v after the cancellation; want nothing", msg)
+				default:
+				}
+				return
+			}
+			msg := <-s.posts
+			var method string
+			var params mcp.CancelledParams
+			_ = json.Unmarshal(msg["method"], &method)
+			_ = json.Unmarshal(msg["params"], &params)
+			if method != "notifications/cancelled" || params.RequestID != "agentmcp-9" || params.Reason != context.Canceled.Error() {
+				t.Errorf("after the cancellation: %s %+v; want notifications/cancelled of agentmcp-9", method, params)
+			}
+		})
+	}
+}
