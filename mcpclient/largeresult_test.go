@@ -89,7 +89,7 @@ func TestLargeResults(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s on %s: %v", tool, impl, err)
 					}
-					// The whole-result path (transport.Call.WholeResult)
+					// The Manager's direct path (transport.DirectCaller)
 					// leaves the unexported result type empty where go-sdk
 					// reads "complete": the same to go-sdk ("empty or
 					// complete means the call succeeded"), and to its one

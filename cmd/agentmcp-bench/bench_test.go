@@ -94,7 +94,7 @@ func TestReplay(t *testing.T) {
 				if diff := cmp.Diff(w, r, opt); diff != "" {
 					t.Errorf("%s: replayed result differs for go-sdk (-want +got):\n%s", tool, diff)
 				}
-				// The Manager's whole-result path (transport.Call.WholeResult)
+				// The Manager's direct path (transport.DirectCaller)
 				// leaves the unexported result type empty where go-sdk reads
 				// "complete": the same to go-sdk and to NeedsInput.
 				if diff := cmp.Diff(w, g, cmpopts.IgnoreUnexported(mcp.CallToolResult{})); diff != "" || w.NeedsInput() != g.NeedsInput() {
