@@ -28,8 +28,13 @@ type Manager struct {
 	clientInfo *mcp.Implementation
 	guard      *netguard.Guard
 	httpClient *http.Client // guarded
-	logger     *slog.Logger
-	clock      Clock
+	// streamDialer opens the standing streams of the streamable HTTP
+	// transport on connections of their own, dialled as httpClient's are;
+	// nil when Options.HTTPClient is given (everything then goes through
+	// it).
+	streamDialer *transport.StreamDialer
+	logger       *slog.Logger
+	clock        Clock
 
 	ctx    context.Context // background work; cancelled by Close
 	cancel context.CancelFunc
@@ -105,6 +110,7 @@ func New(opts *Options) *Manager {
 	base := o.HTTPClient
 	if base == nil {
 		base = &http.Client{Transport: defaultHTTPTransport(o.ConnectTimeout)}
+		m.streamDialer = newStreamDialer(m.guard, o.Gate)
 	}
 	if o.Gate != nil {
 		base = gateClient(base, m.guard, o.Gate)
@@ -144,6 +150,27 @@ func defaultHTTPTransport(connectTimeout time.Duration) *http.Transport {
 	t.ReadBufferSize = httpBufferSize
 	t.WriteBufferSize = httpBufferSize
 	return t
+}
+
+// newStreamDialer returns the dialer of the standing streams (the legacy
+// GET stream, the 2026-07-28 subscriptions/listen stream): the guard's,
+// as the default client's connections are, and with a gate, one that asks
+// it before dialling and before each write, as the default client does.
+// Such a stream holds a connection with one goroutine and a 512-byte
+// buffer rather than net/http's pooled connection (two goroutines, two
+// 1 KiB buffers, the request and its contexts): see transport.StreamDialer.
+func newStreamDialer(guard *netguard.Guard, gate func() error) *transport.StreamDialer {
+	dial := guard.DialContext
+	if gate != nil {
+		gatedConns := gatedDial(dial, gate)
+		dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+			if err := gate(); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrGateClosed, err)
+			}
+			return gatedConns(ctx, network, address)
+		}
+	}
+	return &transport.StreamDialer{DialContext: dial}
 }
 
 // httpBufferSize is the read and the write buffer of each HTTP connection

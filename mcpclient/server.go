@@ -720,6 +720,7 @@ func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, 
 		tr = &transport.Streamable{
 			Endpoint:       c.opts.URL,
 			HTTPClient:     c.m.httpClient,
+			StreamDialer:   c.m.streamDialer,
 			Header:         c.opts.Transport.Headers,
 			MaxMessageSize: c.m.opts.MaxMessageSize,
 			IdleTimeout:    c.m.opts.StreamIdleTimeout,

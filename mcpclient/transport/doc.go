@@ -50,6 +50,21 @@
 //	   ▼
 //	Close ──► DELETE the session (legacy, unless kept) ──► streams stopped, readers waited for
 //
+// # Standing streams
+//
+// A connection keeps one stream open for as long as it lives: the
+// 2025-11-25 GET stream, or the 2026-07-28 subscriptions/listen stream.
+// Through net/http, that stream holds a pooled connection with its read
+// and write loop goroutines, a buffered reader and writer, and the request
+// that opened it. With [Streamable.StreamDialer] set, the stream's request
+// is written on a connection dialled for it alone and the response read
+// with [http.ReadResponse] through a 512-byte buffer; the stream's reader
+// is its only goroutine. Requests still go through the HTTPClient. The
+// stream falls back to the HTTPClient when a proxy applies, when the
+// server answers over HTTP/2 (the stream then shares that connection) and
+// after a redirect. The Manager sets it for its default client, dialling
+// through its SSRF guard.
+//
 // # Concurrency
 //
 // A transport's fields must not change once it is used. A connection's

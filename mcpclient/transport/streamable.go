@@ -103,6 +103,13 @@ type Streamable struct {
 	// session (if not, they fail with [ErrSessionExpired]).
 	Resume *Resume
 
+	// StreamDialer, if set, opens the standing stream (the 2025-11-25 GET
+	// stream, the 2026-07-28 subscriptions/listen stream) on a connection
+	// of its own rather than through HTTPClient, which costs an idle
+	// connection less memory and two goroutines (see [StreamDialer]). nil
+	// means every request goes through HTTPClient.
+	StreamDialer *StreamDialer
+
 	// Counter, if set, is told the size of every message sent and
 	// received.
 	Counter Counter
@@ -146,6 +153,7 @@ func (t *Streamable) Connect(context.Context) (mcp.Connection, error) {
 	c.counter = counterOf(t.Counter)
 	c.logger = loggerOf(t.Logger)
 	c.timing = t.timing
+	c.streams.dialer = t.StreamDialer
 	if c.timing == (streamTiming{}) {
 		c.timing = defaultStreamTiming
 	}
@@ -176,6 +184,7 @@ type streamableConn struct {
 	cancel   context.CancelFunc
 	incoming chan jsonrpc.Message
 	wg       sync.WaitGroup // stream readers
+	streams  streamVia      // how standing streams are opened
 
 	closeOnce sync.Once
 	closeErr  error
@@ -472,7 +481,13 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 			return rejected(fmt.Errorf("%s: %w", summary, err))
 		}
 	}
-	resp, err := c.client.Do(req)
+	var resp *http.Response
+	if call != nil && call.Method == "subscriptions/listen" {
+		// A standing stream, which may have a connection of its own.
+		resp, err = c.streams.openStream(c.client, req)
+	} else {
+		resp, err = c.client.Do(req)
+	}
 	if err != nil {
 		release()
 		if ctx.Err() != nil {
@@ -637,6 +652,7 @@ func (c *streamableConn) setHeaders(req *http.Request, protocolVersion string) {
 // checkResponse turns an unusable response into an error. The body is left
 // for the caller to close.
 func (c *streamableConn) checkResponse(req *http.Request, resp *http.Response) error {
+	c.streams.noteProto(resp)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if req.Method == http.MethodPost {
 			c.mu.Lock()
@@ -745,7 +761,7 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 		if !c.wait(ctx, c.timing.delay(retries, r.retry)) {
 			return
 		}
-		next, err := c.get(ctx, lastID)
+		next, err := c.get(ctx, lastID, false)
 		if err != nil {
 			if ctx.Err() == nil {
 				c.reply(cl, &jsonrpc.Response{ID: call.ID, Error: fmt.Errorf("%s: resuming the response stream: %w", call.Method, err)})
@@ -823,7 +839,7 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 	offered := false // whether the server ever opened the stream
 	for {
 		ctx, cancel := context.WithCancel(c.ctx)
-		resp, err := c.get(ctx, lastID)
+		resp, err := c.get(ctx, lastID, true)
 		opened()
 		if c.ctx.Err() != nil {
 			cancel()
@@ -894,8 +910,10 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 	}
 }
 
-// get opens a GET event stream, resuming after lastID if set.
-func (c *streamableConn) get(ctx context.Context, lastID string) (*http.Response, error) {
+// get opens a GET event stream, resuming after lastID if set. standing
+// says it is the standalone stream, which may have a connection of its own
+// (StreamDialer).
+func (c *streamableConn) get(ctx context.Context, lastID string, standing bool) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint, nil)
 	if err != nil {
 		return nil, err
@@ -910,7 +928,12 @@ func (c *streamableConn) get(ctx context.Context, lastID string) (*http.Response
 			return nil, err
 		}
 	}
-	resp, err := c.client.Do(req)
+	var resp *http.Response
+	if standing {
+		resp, err = c.streams.openStream(c.client, req)
+	} else {
+		resp, err = c.client.Do(req)
+	}
 	if err != nil {
 		return nil, safetext.Err(err)
 	}

@@ -1,0 +1,291 @@
+package transport_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
+)
+
+// streamRecorder wraps an MCP handler and notes, for each request, its
+// headers and the client address it came from.
+type streamRecorder struct {
+	next http.Handler
+	mu   sync.Mutex
+	seen []seenRequest
+	// stream receives the standing stream's request when it arrives.
+	stream chan seenRequest
+}
+
+type seenRequest struct {
+	method, remote string
+	header         http.Header
+	proxied        bool
+}
+
+// isStanding reports whether r opens the standing stream: the legacy GET,
+// or the 2026-07-28 subscriptions/listen POST.
+func isStanding(r seenRequest) bool {
+	return r.method == http.MethodGet || r.header.Get("Mcp-Method") == "subscriptions/listen"
+}
+
+func (s *streamRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sr := seenRequest{method: r.Method, remote: r.RemoteAddr, header: r.Header.Clone(), proxied: r.Header.Get("Via-Test-Proxy") != ""}
+	s.mu.Lock()
+	s.seen = append(s.seen, sr)
+	s.mu.Unlock()
+	if isStanding(sr) {
+		select {
+		case s.stream <- sr:
+		default:
+		}
+	}
+	s.next.ServeHTTP(w, r)
+}
+
+// dialRecorder is a dialer that notes the local address of each connection.
+type dialRecorder struct {
+	mu    sync.Mutex
+	local map[string]bool
+}
+
+func (d *dialRecorder) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err == nil {
+		d.mu.Lock()
+		if d.local == nil {
+			d.local = map[string]bool{}
+		}
+		d.local[c.LocalAddr().String()] = true
+		d.mu.Unlock()
+	}
+	return c, err
+}
+
+func (d *dialRecorder) dialled(remote string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.local[remote]
+}
+
+func (d *dialRecorder) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.local)
+}
+
+type standingCase struct {
+	name    string
+	mode    mcptest.Mode
+	version string
+}
+
+var standingEras = []standingCase{
+	{"2025-11-25", mcptest.Stateful, "2025-11-25"},
+	{"2026-07-28", mcptest.Stateless, "2026-07-28"},
+}
+
+// connectStanding connects a go-sdk client listening for tool list changes
+// to endpoint through a Streamable with sd, and returns the session and a
+// channel of its list changes.
+func connectStanding(t *testing.T, hc *http.Client, endpoint string, sd *transport.StreamDialer, version string) (*mcp.ClientSession, chan struct{}) {
+	t.Helper()
+	changed := make(chan struct{}, 8)
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	session, err := client.Connect(ctx, &transport.Streamable{
+		Endpoint:       endpoint,
+		HTTPClient:     hc,
+		StreamDialer:   sd,
+		Header:         http.Header{"X-Api-Key": {"KEY"}},
+		Authorize:      func(r *http.Request) error { r.Header.Set("Authorization", "Bearer TOKEN"); return nil },
+		MaxMessageSize: 1 << 20,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { session.Close() })
+	return session, changed
+}
+
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second): // a safety net only
+		t.Fatalf("no %s", what)
+		panic("unreachable")
+	}
+}
+
+// checkRoutes checks that each request rec saw came over a connection
+// of the dialer it should: the standing stream's over stream's, the
+// others over client's.
+func checkRoutes(t *testing.T, rec *streamRecorder, client, stream *dialRecorder) {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	streams := 0
+	for _, r := range rec.seen {
+		switch {
+		case isStanding(r):
+			streams++
+			if !stream.dialled(r.remote) {
+				t.Errorf("the standing stream's %s came from %s, not a connection of the StreamDialer", r.method, r.remote)
+			}
+		case !client.dialled(r.remote):
+			t.Errorf("a %s %s came from %s, not a connection of the HTTPClient", r.method, r.header.Get("Mcp-Method"), r.remote)
+		}
+	}
+	if streams == 0 {
+		t.Error("no standing stream was opened")
+	}
+}
+
+// checkHeaders checks that the standing stream's request carried what the
+// other requests carry.
+func checkHeaders(t *testing.T, rec *streamRecorder, version string) {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	session := ""
+	for _, r := range rec.seen {
+		if !isStanding(r) && r.header.Get("Mcp-Session-Id") != "" {
+			session = r.header.Get("Mcp-Session-Id")
+		}
+	}
+	for _, r := range rec.seen {
+		if !isStanding(r) {
+			continue
+		}
+		for k, want := range map[string]string{
+			"X-Api-Key":            "KEY",
+			"Authorization":        "Bearer TOKEN",
+			"Mcp-Protocol-Version": version,
+			"Mcp-Session-Id":       session,
+		} {
+			if got := r.header.Get(k); got != want {
+				t.Errorf("the standing stream's %s: %s = %q, want %q", r.method, k, got, want)
+			}
+		}
+	}
+}
+
+// TestStandingStreamOwnConnection: with a StreamDialer, the standing stream
+// (the legacy GET stream, the 2026-07-28 subscriptions/listen stream) goes
+// on a connection it dialled, over plain HTTP and over TLS, with the
+// headers the other requests carry; the other requests go through the
+// HTTPClient; and the stream works (a tool added on the server reaches the
+// client through it).
+func TestStandingStreamOwnConnection(t *testing.T) {
+	for _, era := range standingEras {
+		for _, scheme := range []string{"http", "https"} {
+			t.Run(era.name+"/"+scheme, func(t *testing.T) {
+				srv := mcptest.NewServer("s")
+				rec := &streamRecorder{next: mcptest.Handler(t, era.mode, func() *mcp.Server { return srv.Server }), stream: make(chan seenRequest, 1)}
+				var hs *httptest.Server
+				if scheme == "https" {
+					hs = httptest.NewTLSServer(rec)
+				} else {
+					hs = httptest.NewServer(rec)
+				}
+				t.Cleanup(hs.Close)
+				base := hs.Client().Transport.(*http.Transport)
+				var viaClient, viaStream dialRecorder
+				ht := base.Clone()
+				ht.DialContext = viaClient.dial
+				t.Cleanup(ht.CloseIdleConnections)
+				sd := &transport.StreamDialer{DialContext: viaStream.dial, TLSClientConfig: base.TLSClientConfig}
+
+				_, changed := connectStanding(t, &http.Client{Transport: ht}, hs.URL, sd, era.version)
+				waitFor(t, rec.stream, "standing stream")
+				srv.AddTool("late")
+				waitFor(t, changed, "tools/list_changed")
+				checkRoutes(t, rec, &viaClient, &viaStream)
+				checkHeaders(t, rec, era.version)
+			})
+		}
+	}
+}
+
+// TestStandingStreamFallsBack: the standing stream goes through the
+// HTTPClient when the StreamDialer cannot carry it as the client would:
+// when its Proxy names a proxy, and when the server speaks HTTP/2 (the
+// stream is one more stream on the shared connection).
+func TestStandingStreamFallsBack(t *testing.T) {
+	t.Run("proxy", func(t *testing.T) {
+		for _, era := range standingEras {
+			t.Run(era.name, func(t *testing.T) {
+				srv := mcptest.NewServer("s")
+				rec := &streamRecorder{next: mcptest.Handler(t, era.mode, func() *mcp.Server { return srv.Server }), stream: make(chan seenRequest, 1)}
+				hs := httptest.NewServer(rec)
+				t.Cleanup(hs.Close)
+				// A forward proxy on 127.0.0.1 that marks what it forwards.
+				fwd := &httputil.ReverseProxy{
+					Rewrite: func(pr *httputil.ProxyRequest) {
+						pr.Out.URL = pr.In.URL
+						pr.Out.Header.Set("Via-Test-Proxy", "1")
+					},
+					FlushInterval: -1,
+				}
+				proxy := httptest.NewServer(fwd)
+				t.Cleanup(proxy.Close)
+				proxyURL, _ := url.Parse(proxy.URL)
+				ht := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+				t.Cleanup(ht.CloseIdleConnections)
+				var viaStream dialRecorder
+				sd := &transport.StreamDialer{DialContext: viaStream.dial, Proxy: http.ProxyURL(proxyURL)}
+
+				_, changed := connectStanding(t, &http.Client{Transport: ht}, hs.URL, sd, era.version)
+				stream := waitFor(t, rec.stream, "standing stream")
+				srv.AddTool("late")
+				waitFor(t, changed, "tools/list_changed")
+				if !stream.proxied {
+					t.Error("the standing stream did not go through the proxy")
+				}
+				if n := viaStream.count(); n != 0 {
+					t.Errorf("the StreamDialer dialled %d connections, want none", n)
+				}
+			})
+		}
+	})
+	t.Run("http2", func(t *testing.T) {
+		srv := mcptest.NewServer("s")
+		rec := &streamRecorder{next: mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return srv.Server }), stream: make(chan seenRequest, 1)}
+		hs := httptest.NewUnstartedServer(rec)
+		hs.EnableHTTP2 = true
+		hs.StartTLS()
+		t.Cleanup(hs.Close)
+		base := hs.Client().Transport.(*http.Transport)
+		t.Cleanup(base.CloseIdleConnections)
+		var viaStream dialRecorder
+		sd := &transport.StreamDialer{DialContext: viaStream.dial, TLSClientConfig: base.TLSClientConfig}
+
+		_, changed := connectStanding(t, hs.Client(), hs.URL, sd, "2025-11-25")
+		waitFor(t, rec.stream, "standing stream")
+		srv.AddTool("late")
+		waitFor(t, changed, "tools/list_changed")
+		if n := viaStream.count(); n != 0 {
+			t.Errorf("the StreamDialer dialled %d connections to an HTTP/2 server, want none", n)
+		}
+	})
+}
