@@ -177,7 +177,10 @@ func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
 
 // callParams returns the params of a tools/call the fast path takes:
 // exactly name (a string), arguments (an object or null) and _meta (an
-// object), with the _meta keys decoded raw for the era's checks.
+// object), with the _meta keys decoded raw for the era's checks. The
+// params' Meta is left empty: forward reads no more of it than the
+// progress token (which the fast path leaves to go-sdk) and the
+// capabilities (which the caller passes).
 func callParams(m *message) (*mcp.CallToolParamsRaw, map[string]json.RawMessage, bool) {
 	if m.method != "tools/call" || m.id == nil || m.params == nil {
 		return nil, nil, false
@@ -196,7 +199,7 @@ func callParams(m *message) (*mcp.CallToolParamsRaw, map[string]json.RawMessage,
 			}
 			p.Arguments = v
 		case "_meta":
-			if !isObject(v) || json.Unmarshal(v, &meta) != nil || json.Unmarshal(v, &p.Meta) != nil {
+			if !isObject(v) || json.Unmarshal(v, &meta) != nil {
 				return nil, nil, false
 			}
 			if _, ok := meta["progressToken"]; ok {
@@ -316,7 +319,7 @@ func (g *Gateway) serveSessionFast(w http.ResponseWriter, r *http.Request, ls *l
 	}
 	defer end()
 	g.fastCalls.Add(1)
-	res, err := g.forward(ctx, ls.ss, false, p, t.serverID, t.name)
+	res, err := g.forward(ctx, ls.ss, false, nil, p, t.serverID, t.name)
 	if err == nil && res != nil {
 		res = sessionResult(res)
 	}
@@ -349,8 +352,8 @@ func (g *Gateway) serveStatelessFast(w http.ResponseWriter, r *http.Request, bod
 	if v, ok := meta[mcp.MetaKeyProtocolVersion]; !ok || !isString(v) || json.Unmarshal(v, &metaVersion) != nil || metaVersion != version {
 		return false
 	}
-	var caps mcp.ClientCapabilities
-	if v, ok := meta[mcp.MetaKeyClientCapabilities]; !ok || !isObject(v) || json.Unmarshal(v, &caps) != nil {
+	caps := new(mcp.ClientCapabilities)
+	if v, ok := meta[mcp.MetaKeyClientCapabilities]; !ok || !isObject(v) || json.Unmarshal(v, caps) != nil {
 		return false
 	}
 	if v, ok := meta[mcp.MetaKeyClientInfo]; ok {
@@ -367,7 +370,7 @@ func (g *Gateway) serveStatelessFast(w http.ResponseWriter, r *http.Request, bod
 		return false
 	}
 	g.fastCalls.Add(1)
-	res, err := g.forward(r.Context(), nil, true, p, t.serverID, t.name)
+	res, err := g.forward(r.Context(), nil, true, caps, p, t.serverID, t.name)
 	if err == nil && res != nil {
 		res, err = g.statelessResult(res)
 	}
@@ -451,7 +454,9 @@ type wireResponse struct {
 func writeResponse(w http.ResponseWriter, id any, res *mcp.CallToolResult, err error) {
 	msg := wireResponse{VersionTag: "2.0", ID: id}
 	if err == nil {
-		msg.Result, err = marshal(res)
+		// What go-sdk's encoder makes of the result: MarshalJSON's
+		// output, compact already.
+		msg.Result, err = res.MarshalJSON()
 	}
 	if err != nil {
 		msg.Result = nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -341,5 +342,35 @@ func TestFastPathElicitingClient(t *testing.T) {
 	}
 	if got := gateway.FastCalls(e.g); got != 0 {
 		t.Errorf("the gateway answered %d calls itself; want 0", got)
+	}
+}
+
+// TestSessionTimeout: a session that sees no request for
+// Options.SessionTimeout ends (the gateway keeps the timeout, since go-sdk
+// does not see the calls the gateway answers itself); the client then
+// finds it gone.
+func TestSessionTimeout(t *testing.T) {
+	e := newEnv(t, &gateway.Options{SessionTimeout: time.Second})
+	ctx := testCtx(t)
+	cs := e.connect(eraSessions, nil)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_alpha_echo", Arguments: map[string]any{"text": "x"}})
+	if err != nil || text(res) != "echo: x" {
+		t.Fatalf("echo = %+v, %v", res, err)
+	}
+	if got := gateway.FastCalls(e.g); got != 1 {
+		t.Errorf("the gateway answered %d calls itself; want 1", got)
+	}
+	// The session's end closes the client's standalone stream, and the
+	// client's session with it.
+	done := make(chan struct{})
+	go func() { cs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("the session did not time out")
+	}
+	rc := &rawClient{t: t, url: e.URL, era: eraSessions, session: cs.ID()}
+	if r := rc.post("tool_alpha_echo", rc.call("1", "tool_alpha_echo", `{"text":"x"}`, ""), nil); r.status != http.StatusNotFound {
+		t.Errorf("a call in the ended session: %+v; want 404", r)
 	}
 }

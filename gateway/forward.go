@@ -134,7 +134,12 @@ func (g *Gateway) callerOf(ctx context.Context, serverID string, takes func(*dow
 // server, with its progress passed back and its cancellation passed on.
 func (g *Gateway) callTool(serverID, name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.forward(ctx, req.Session, stateless(req.Session), req.Params, serverID, name)
+		var caps *mcp.ClientCapabilities
+		statelessEra := stateless(req.Session)
+		if statelessEra {
+			caps = statelessCaps(req.Params.Meta)
+		}
+		return g.forward(ctx, req.Session, statelessEra, caps, req.Params, serverID, name)
 	}
 }
 
@@ -142,8 +147,9 @@ func (g *Gateway) callTool(serverID, name string) mcp.ToolHandler {
 // the one code of both ways a call comes in, go-sdk's server (callTool)
 // and the gateway's own answer (fastpath.go). ss is the client's session,
 // nil for a call the gateway answers itself in 2026-07-28; statelessEra
-// tells a 2026-07-28 call.
-func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessEra bool, p *mcp.CallToolParamsRaw, serverID, name string) (*mcp.CallToolResult, error) {
+// tells a 2026-07-28 call, and caps are then the capabilities its _meta
+// declares (nil for none).
+func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessEra bool, caps *mcp.ClientCapabilities, p *mcp.CallToolParamsRaw, serverID, name string) (*mcp.CallToolResult, error) {
 	if !g.exposed(serverID, name) {
 		return toolError(fmt.Sprintf("tool %q of MCP server %q is not exposed", name, serverID)), nil
 	}
@@ -153,7 +159,7 @@ func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessE
 	}
 	c := &downstreamCall{session: ss}
 	if statelessEra {
-		if caps := statelessCaps(p.Meta); p.RequestState != "" ||
+		if p.RequestState != "" ||
 			(caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)) {
 			c.caps = caps
 			return g.callStateless(ctx, p, c, serverID, name, args)
