@@ -40,8 +40,8 @@ import (
 // go-sdk's): batches, other methods, malformed JSON, unknown or expired
 // session ids, a progress token, a 2026-07-28 retry carrying input
 // responses, a log level, a tool whose input schema binds headers
-// (x-mcp-header), a request with OAuth token info in its context (go-sdk
-// binds a session to its user).
+// (x-mcp-header), a session's request with OAuth token info in its
+// context (go-sdk binds a session to its user).
 //
 // 2025-11-25 sessions: only a session go-sdk made and the gateway holds
 // (liveSession), and only when its client declared neither elicitation nor
@@ -56,8 +56,8 @@ import (
 //
 // 2026-07-28: the request's version is checked as go-sdk checks it (the
 // header, and the _meta triple matching it); the call's context is the
-// HTTP request's, so a client that hangs up cancels the call, as go-sdk's
-// stateless handler does; a call that needs the client's input answers
+// HTTP request's (and the gateway's: Close ends it), so a client that
+// hangs up cancels the call, as go-sdk's stateless handler does; a call that needs the client's input answers
 // with an input-required result (forward, callStateless), and the retry
 // that carries the answer goes through go-sdk.
 
@@ -370,7 +370,10 @@ func (g *Gateway) serveStatelessFast(w http.ResponseWriter, r *http.Request, bod
 		return false
 	}
 	g.fastCalls.Add(1)
-	res, err := g.forward(r.Context(), nil, true, caps, p, t.serverID, t.name)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(g.ctx, cancel)()
+	res, err := g.forward(ctx, nil, true, caps, p, t.serverID, t.name)
 	if err == nil && res != nil {
 		res, err = g.statelessResult(res)
 	}
