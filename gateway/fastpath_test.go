@@ -350,7 +350,7 @@ func TestFastPathElicitingClient(t *testing.T) {
 // does not see the calls the gateway answers itself); the client then
 // finds it gone.
 func TestSessionTimeout(t *testing.T) {
-	e := newEnv(t, &gateway.Options{SessionTimeout: time.Second})
+	e := newEnv(t, &gateway.Options{SessionTimeout: 2 * time.Second})
 	ctx := testCtx(t)
 	cs := e.connect(eraSessions, nil)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_alpha_echo", Arguments: map[string]any{"text": "x"}})
