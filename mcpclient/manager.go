@@ -156,8 +156,8 @@ func defaultHTTPTransport(connectTimeout time.Duration) *http.Transport {
 // GET stream, the 2026-07-28 subscriptions/listen stream): the guard's,
 // as the default client's connections are, and with a gate, one that asks
 // it before dialling and before each write, as the default client does.
-// Such a stream holds a connection with one goroutine and a 512-byte
-// buffer rather than net/http's pooled connection (two goroutines, two
+// Such a stream holds a connection and one goroutine, and no buffer while
+// idle, rather than net/http's pooled connection (two goroutines, two
 // 1 KiB buffers, the request and its contexts): see transport.StreamDialer.
 func newStreamDialer(guard *netguard.Guard, gate func() error) *transport.StreamDialer {
 	dial := guard.DialContext

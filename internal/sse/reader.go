@@ -35,6 +35,9 @@ type Reader struct {
 	empty      int   // consecutive reads that returned nothing
 	data       *bytes.Buffer
 	bufs       *pooled // where buf and data go back to, if pooled
+	// wait, if set, blocks until r has bytes to read; the reader holds no
+	// buffer while it waits (see NewIdleReader).
+	wait func() error
 }
 
 // buffers holds the buffers of released Readers.
@@ -69,6 +72,20 @@ func NewLongReader(r io.Reader, limit int) *Reader {
 	return &Reader{r: r, limit: limit, buf: make([]byte, longBuffer), data: new(bytes.Buffer)}
 }
 
+// NewIdleReader returns a reader of r that holds no buffer between events:
+// when it has read every byte it was given and wants more, it lets its
+// buffers go and calls wait, which must block until r has bytes to read
+// (or fail), then takes a buffer from a pool again. It is for streams
+// that stay open and idle for long: they then hold nothing but r. A read
+// of r must not block once wait returned nil (a read may return fewer
+// bytes, and even none, without blocking for long).
+func NewIdleReader(r io.Reader, limit int, wait func() error) *Reader {
+	return &Reader{r: r, limit: limit, wait: wait, data: new(bytes.Buffer)}
+}
+
+// idleBuffers holds the read buffers of idle readers while they wait.
+var idleBuffers = sync.Pool{New: func() any { b := make([]byte, longBuffer); return &b }}
+
 // Release gives the reader's buffers back to the pool, if they came from
 // it. Neither the reader nor the Data of its events may be used afterwards.
 func (s *Reader) Release() {
@@ -93,7 +110,9 @@ func (s *Reader) Release() {
 // The returned Data is valid until the next call.
 func (s *Reader) Next() (Event, error) {
 	var ev Event
-	s.data.Reset()
+	if s.data != nil {
+		s.data.Reset()
+	}
 	seen := false // whether any field of this event was read
 	size := 0
 	for {
@@ -109,7 +128,9 @@ func (s *Reader) Next() (Event, error) {
 				size = 0 // between events: keep-alives do not add up
 				continue
 			}
-			ev.Data = s.data.Bytes()
+			if s.data != nil {
+				ev.Data = s.data.Bytes()
+			}
 			if len(ev.Data) > 0 && ev.Data[len(ev.Data)-1] == '\n' {
 				ev.Data = ev.Data[:len(ev.Data)-1]
 			}
@@ -128,6 +149,9 @@ func (s *Reader) Next() (Event, error) {
 		case "event":
 			ev.Name = string(value)
 		case "data":
+			if s.data == nil {
+				s.data = new(bytes.Buffer)
+			}
 			s.data.Write(value)
 			s.data.WriteByte('\n')
 		case "id":
@@ -138,6 +162,25 @@ func (s *Reader) Next() (Event, error) {
 			ev.Retry = string(value)
 		}
 	}
+}
+
+// idle gives the reader's buffers up, waits for input, and takes a read
+// buffer back. The data buffer is given up only when it holds nothing of
+// the event being read.
+func (s *Reader) idle() error {
+	if s.buf != nil {
+		if cap(s.buf) == longBuffer {
+			b := s.buf[:longBuffer]
+			idleBuffers.Put(&b)
+		}
+		s.buf = nil
+	}
+	if s.data != nil && s.data.Len() == 0 {
+		s.data = nil
+	}
+	err := s.wait()
+	s.buf = *idleBuffers.Get().(*[]byte)
+	return err
 }
 
 // readLine reads one line without its terminator (LF or CRLF; no MCP server
@@ -175,6 +218,13 @@ func (s *Reader) readLine(size *int) ([]byte, error) {
 		if s.start > 0 {
 			copy(s.buf, s.buf[s.start:s.end])
 			s.start, s.end = 0, scanned
+		}
+		if s.wait != nil && s.end == 0 {
+			// Nothing is buffered: wait without a buffer.
+			if err := s.idle(); err != nil {
+				s.err = err
+				continue
+			}
 		}
 		if s.end == len(s.buf) {
 			grown := make([]byte, 2*len(s.buf))

@@ -160,17 +160,27 @@ func checkSSE(t *testing.T, in string, limit int) {
 	for name, wrap := range readers {
 		ref := newRefSSEReader(wrap(strings.NewReader(in)), limit)
 		want := readAll(ref.Next)
-		for _, long := range []bool{false, true} {
+		for _, kind := range []string{"pooled", "long", "idle"} {
 			var sr *Reader
-			if long {
+			switch kind {
+			case "long":
 				sr = NewLongReader(wrap(strings.NewReader(in)), limit)
-			} else {
+			case "idle":
+				// The wait checks that the reader holds no read buffer
+				// while it waits, nor a data buffer between events.
+				sr = NewIdleReader(wrap(strings.NewReader(in)), limit, func() error {
+					if sr.buf != nil || (sr.data != nil && sr.data.Len() == 0) {
+						t.Errorf("%s reader: the idle reader waits with a buffer (read %d, data %v)", name, len(sr.buf), sr.data != nil)
+					}
+					return nil
+				})
+			default:
 				sr = NewReader(wrap(strings.NewReader(in)), limit)
 			}
 			got := readAll(sr.Next)
 			sr.Release()
 			if got != want {
-				t.Errorf("%s reader, long %v, limit %d, input %.80q:\n got %.300s\nwant %.300s", name, long, limit, in, got, want)
+				t.Errorf("%s reader, %s, limit %d, input %.80q:\n got %.300s\nwant %.300s", name, kind, limit, in, got, want)
 			}
 		}
 	}
@@ -195,6 +205,28 @@ func FuzzSSEReader(f *testing.F) {
 		}
 		checkSSE(t, in, limit)
 	})
+}
+
+// TestIdleReaderWaits: an idle reader waits before each read that starts
+// with nothing buffered, without its buffers, and a wait's error ends the
+// stream with that error.
+func TestIdleReaderWaits(t *testing.T) {
+	stream := "data: one\n\n: ping\n\ndata: two\n\n"
+	waits := 0
+	sr := NewIdleReader(iotest.OneByteReader(strings.NewReader(stream)), 0, func() error { waits++; return nil })
+	if got, want := readAll(sr.Next), `["" "" "" "one"]["" "" "" "two"]EOF`; got != want {
+		t.Fatalf("events %s, want %s", got, want)
+	}
+	// One-byte reads: a wait before the first byte of each line, and
+	// before the read that finds the end.
+	if lines := strings.Count(stream, "\n"); waits != lines+1 {
+		t.Errorf("%d waits for %d lines; want one before each line and one before the end", waits, lines)
+	}
+	boom := errors.New("closed while waiting")
+	sr = NewIdleReader(strings.NewReader("data: one\n\n"), 0, func() error { return boom })
+	if _, err := sr.Next(); !errors.Is(err, boom) {
+		t.Errorf("Next = %v, want the wait's error", err)
+	}
 }
 
 // TestSSEKeepAlives: comments and blank lines between events (keep-alives

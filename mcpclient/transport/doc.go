@@ -58,8 +58,9 @@
 // and write loop goroutines, a buffered reader and writer, and the request
 // that opened it. With [Streamable.StreamDialer] set, the stream's request
 // is written on a connection dialled for it alone and the response read
-// with [http.ReadResponse] through a 512-byte buffer; the stream's reader
-// is its only goroutine. Requests still go through the HTTPClient. The
+// from it directly; the stream's reader is its only goroutine, and while
+// the stream is idle it holds no buffer (plain TCP on unix; 512 bytes
+// otherwise). Requests still go through the HTTPClient. The
 // stream falls back to the HTTPClient when a proxy applies, when the
 // server answers over HTTP/2 (the stream then shares that connection) and
 // after a redirect. The Manager sets it for its default client, dialling

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -21,9 +22,14 @@ import (
 // with a read loop and a write loop goroutine, a buffered reader and a
 // buffered writer, and the request and response that started it, for as
 // long as it lives. With a StreamDialer, the stream's request is written
-// on a connection dialled for it alone, its response read with
-// [http.ReadResponse] through a small buffer, and the stream's reader is
-// its only goroutine; the connection closes when the stream ends.
+// on a connection dialled for it alone, the response's head is read with
+// [http.ReadResponse] through a small buffer that goes once it is read, a
+// chunked body is read straight from the connection (its framing undone
+// in place), and the stream's reader is its only goroutine; the
+// connection closes when the stream ends. On unix, an idle stream over
+// plain TCP holds no buffer at all: its reader waits for the socket to be
+// readable before it takes one from a pool (over TLS, whose connection
+// may hold a decrypted record, it keeps a 512-byte one).
 //
 // The requests carry the same headers as through net/http (custom
 // headers, credentials, session id, protocol version, Last-Event-ID),
@@ -178,7 +184,18 @@ func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 		sc.stop()
 		return nil, errRedirected
 	}
-	resp.Body = &streamBody{ReadCloser: resp.Body, conn: sc}
+	body := resp.Body
+	if len(resp.TransferEncoding) == 1 && resp.TransferEncoding[0] == "chunked" {
+		// Read straight from the connection, so that br and its buffer
+		// go now rather than live as long as the stream.
+		cb := &chunkedBody{r: conn, wait: readableWait(conn)}
+		if n := br.Buffered(); n > 0 {
+			head, _ := br.Peek(n)
+			cb.pending = bytes.Clone(head)
+		}
+		body = cb
+	}
+	resp.Body = &streamBody{ReadCloser: body, conn: sc}
 	resp.Request = nil // nothing reads it; the stream would hold it
 	return resp, nil
 }
@@ -199,8 +216,217 @@ type streamBody struct {
 	conn *streamConn
 }
 
+func (b *streamBody) idleWait() func() error { return idleWaitOf(b.ReadCloser) }
+
 func (b *streamBody) Close() error {
 	b.conn.stop()
 	b.conn.close()
 	return nil
 }
+
+// chunkedBody reads a chunked HTTP/1.1 body straight from its connection,
+// removing the framing in place in the caller's buffer: it holds no buffer
+// of its own, so that an idle stream holds none (with an [sse.Reader] made
+// by NewIdleReader and its wait).
+type chunkedBody struct {
+	r       io.Reader // the connection
+	pending []byte    // body bytes read with the response's head
+	state   chunkState
+	size    uint64 // of the chunk being read (data left, in chunkData)
+	digits  int    // of the size line
+	ext     int    // bytes of the size line's extension or padding
+	err     error  // sticky
+	// wait blocks until conn is readable; nil when it cannot be told.
+	wait func() error
+}
+
+type chunkState uint8
+
+const (
+	chunkSize   chunkState = iota // reading the size's hex digits
+	chunkExt                      // skipping to the end of the size line
+	chunkSizeLF                   // after the size line's CR
+	chunkData                     // reading data; size is what is left
+	chunkDataCR                   // after the data, before its CR
+	chunkDataLF                   // after the data's CR
+	chunkDone                     // the last chunk was read
+)
+
+// errChunked is a malformed chunked body.
+var errChunked = errors.New("malformed chunked encoding")
+
+func (b *chunkedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		var n int
+		var err error
+		if len(b.pending) > 0 {
+			n = copy(p, b.pending)
+			if b.pending = b.pending[n:]; len(b.pending) == 0 {
+				b.pending = nil // not held for the life of the stream
+			}
+		} else {
+			n, err = b.r.Read(p)
+		}
+		m, derr := b.decode(p[:n])
+		switch {
+		case derr != nil:
+			b.err = derr
+		case b.state == chunkDone:
+			b.err = io.EOF
+		case err == io.EOF:
+			b.err = io.ErrUnexpectedEOF // the connection ended inside the body
+		case err != nil:
+			b.err = err
+		}
+		if m > 0 || b.err != nil {
+			if m > 0 && b.err == io.EOF {
+				return m, nil // EOF on the next read
+			}
+			return m, b.err
+		}
+	}
+}
+
+// decode removes the chunk framing from p in place and returns how many
+// data bytes are left at its start.
+func (b *chunkedBody) decode(p []byte) (int, error) {
+	w := 0
+	for i := 0; i < len(p); {
+		c := p[i]
+		switch b.state {
+		case chunkSize:
+			switch {
+			case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+				if b.digits++; b.digits > 16 { // as net/http's limit
+					return w, errChunked
+				}
+				b.size = b.size<<4 | uint64(unhex(c))
+			case c == ';' || c == ' ' || c == '\t':
+				if b.digits == 0 {
+					return w, errChunked
+				}
+				b.state = chunkExt
+			case c == '\r':
+				b.state = chunkSizeLF
+			case c == '\n':
+				if err := b.endSizeLine(); err != nil {
+					return w, err
+				}
+			default:
+				return w, errChunked
+			}
+			i++
+		case chunkExt:
+			switch c {
+			case '\r':
+				b.state = chunkSizeLF
+			case '\n':
+				if err := b.endSizeLine(); err != nil {
+					return w, err
+				}
+			default:
+				if b.ext++; b.ext > 4096 {
+					return w, errChunked
+				}
+			}
+			i++
+		case chunkSizeLF:
+			if c != '\n' {
+				return w, errChunked
+			}
+			if err := b.endSizeLine(); err != nil {
+				return w, err
+			}
+			i++
+		case chunkData:
+			k := min(uint64(len(p)-i), b.size)
+			copy(p[w:], p[i:i+int(k)])
+			w += int(k)
+			i += int(k)
+			if b.size -= k; b.size == 0 {
+				b.state = chunkDataCR
+			}
+		case chunkDataCR:
+			switch c {
+			case '\r':
+				b.state = chunkDataLF
+			case '\n':
+				b.state = chunkSize
+			default:
+				return w, errChunked
+			}
+			i++
+		case chunkDataLF:
+			if c != '\n' {
+				return w, errChunked
+			}
+			b.state = chunkSize
+			i++
+		case chunkDone:
+			return w, nil // the trailer, if any, is not read
+		}
+	}
+	return w, nil
+}
+
+// endSizeLine starts the chunk whose size line was just read.
+func (b *chunkedBody) endSizeLine() error {
+	if b.digits == 0 {
+		return errChunked
+	}
+	if b.size == 0 {
+		b.state = chunkDone
+	} else {
+		b.state = chunkData
+	}
+	b.digits, b.ext = 0, 0
+	return nil
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// idleWait returns a function that blocks until a Read has something to
+// return without blocking, or nil if none can be told.
+func (b *chunkedBody) idleWait() func() error {
+	if b.wait == nil {
+		return nil
+	}
+	return func() error {
+		if len(b.pending) > 0 || b.err != nil {
+			return nil
+		}
+		return b.wait()
+	}
+}
+
+// idleWaiter is a stream body that can tell when it has bytes to read (see
+// sse.NewIdleReader).
+type idleWaiter interface {
+	idleWait() func() error
+}
+
+// idleWaitOf returns r's idle wait, or nil.
+func idleWaitOf(r io.Reader) func() error {
+	if w, ok := r.(idleWaiter); ok {
+		return w.idleWait()
+	}
+	return nil
+}
+
+// Close is done by the streamBody that holds it.
+func (b *chunkedBody) Close() error { return nil }

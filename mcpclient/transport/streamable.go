@@ -735,7 +735,8 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 	retries := 0
 	for {
 		// A subscriptions/listen stream stays open, mostly idle, for the
-		// life of the connection.
+		// life of the connection: it holds only what it needs.
+		resp.Header = nil
 		r := c.processStream(ctx, resp.Body, call.ID, cl, call.Method == "subscriptions/listen")
 		resp.Body.Close()
 		switch {
@@ -870,6 +871,7 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 			continue
 		}
 		offered = true
+		resp.Header = nil // read; not held for the life of the stream
 		body := io.Reader(resp.Body)
 		if c.idleTimeout > 0 {
 			body = newIdleReader(resp.Body, c.idleTimeout, cancel)
@@ -964,7 +966,9 @@ type streamResult struct {
 func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call jsonrpc.ID, cl *Call, long bool) streamResult {
 	var r streamResult
 	var sr *sse.Reader
-	if long {
+	if wait := idleWaitOf(body); long && wait != nil {
+		sr = sse.NewIdleReader(body, c.maxMessageSize, wait) // holds no buffer while idle
+	} else if long {
 		sr = sse.NewLongReader(body, c.maxMessageSize)
 	} else {
 		sr = sse.NewReader(body, c.maxMessageSize)
@@ -1119,6 +1123,8 @@ type idleReader struct {
 func newIdleReader(r io.Reader, d time.Duration, cancel context.CancelFunc) *idleReader {
 	return &idleReader{r: r, d: d, timer: time.AfterFunc(d, cancel)}
 }
+
+func (r *idleReader) idleWait() func() error { return idleWaitOf(r.r) }
 
 func (r *idleReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)

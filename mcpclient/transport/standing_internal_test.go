@@ -1,0 +1,144 @@
+package transport
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http/httputil"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// chunked encodes data in chunks of the given sizes (the rest in one).
+func chunked(data string, sizes ...int) string {
+	var b bytes.Buffer
+	w := httputil.NewChunkedWriter(&b)
+	for _, n := range sizes {
+		n = min(n, len(data))
+		w.Write([]byte(data[:n]))
+		data = data[n:]
+	}
+	if data != "" {
+		w.Write([]byte(data))
+	}
+	w.Close()
+	b.WriteString("\r\n")
+	return b.String()
+}
+
+// checkChunked compares chunkedBody with net/http's chunked reader on in,
+// read whole, a byte at a time, and in halves, with some of it already read
+// with the response's head (pending).
+func checkChunked(t *testing.T, in string) {
+	t.Helper()
+	want, wantErr := io.ReadAll(httputil.NewChunkedReader(strings.NewReader(in)))
+	for _, pending := range []int{0, 1, len(in) / 2, len(in)} {
+		pending = min(pending, len(in))
+		for name, wrap := range map[string]func(io.Reader) io.Reader{
+			"whole": func(r io.Reader) io.Reader { return r }, "one byte": iotest.OneByteReader, "half": iotest.HalfReader,
+		} {
+			b := &chunkedBody{r: wrap(strings.NewReader(in[pending:]))}
+			if pending > 0 {
+				b.pending = []byte(in[:pending])
+			}
+			got, err := io.ReadAll(b)
+			if wantErr == nil && (err != nil || !bytes.Equal(got, want)) {
+				t.Fatalf("%s, %d pending, %.80q: got %q, %v; want %q", name, pending, in, got, err, want)
+			}
+			if wantErr != nil && err == nil && !bytes.Equal(got, want) && !errors.Is(wantErr, io.ErrUnexpectedEOF) {
+				// Lenient where net/http is strict (a bare LF after a
+				// chunk's data) is allowed; silently different is not.
+				t.Logf("%s: net/http fails (%v), chunkedBody reads %q", name, wantErr, got)
+			}
+			if b.pending != nil && len(b.pending) == 0 {
+				t.Fatalf("an emptied pending slice is still held")
+			}
+		}
+	}
+}
+
+var chunkedCorpus = []string{
+	chunked(""),
+	chunked("data: x\n\n"),
+	chunked("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n: ping\n\n", 1, 2, 3, 10, 40),
+	chunked(strings.Repeat("data: y\n\n", 300), 700, 1, 1500),
+	"5;ext=1\r\nhello\r\n0\r\n\r\n",
+	"5 \r\nhello\r\n0\r\n\r\n",
+	"A\r\n0123456789\r\n0\r\nTrailer: x\r\n\r\n",
+	"0000000000000005\r\nhello\r\n0\r\n\r\n",
+	"5\r\nhel",                                // cut inside a chunk
+	"5\r\nhelloXX",                            // no CRLF after the data
+	"zz\r\nhello\r\n",                         // not hex
+	"\r\n",                                    // no size
+	"00000000000000005\r\nhello\r\n0\r\n\r\n", // 17 digits
+}
+
+// TestChunkedBody: the in-place chunked decoder of standing streams reads
+// what net/http's reads, however the bytes arrive.
+func TestChunkedBody(t *testing.T) {
+	for _, in := range chunkedCorpus {
+		checkChunked(t, in)
+	}
+	// Errors: a cut stream is io.ErrUnexpectedEOF, malformed framing
+	// errChunked.
+	for in, want := range map[string]error{"5\r\nhel": io.ErrUnexpectedEOF, "5\r\nhelloXX": errChunked, "zz\r\n": errChunked, "\r\n": errChunked} {
+		_, err := io.ReadAll(&chunkedBody{r: strings.NewReader(in)})
+		if !errors.Is(err, want) {
+			t.Errorf("%q: %v, want %v", in, err, want)
+		}
+	}
+}
+
+func FuzzChunkedBody(f *testing.F) {
+	for _, in := range chunkedCorpus {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) { checkChunked(t, in) })
+}
+
+// TestReadableWait: on a TCP connection the wait returns once a byte can
+// be read, without reading it, and fails once the connection is closed; a
+// connection without a socket has none.
+func TestReadableWait(t *testing.T) {
+	if p, _ := net.Pipe(); readableWait(p) != nil {
+		t.Error("a pipe has a wait")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	wait := readableWait(c)
+	if runtime.GOOS != "windows" && wait == nil {
+		t.Fatal("a TCP connection has no wait")
+	}
+	if wait == nil {
+		return
+	}
+	s.Write([]byte("x"))
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	var b [1]byte
+	if n, err := c.Read(b[:]); n != 1 || b[0] != 'x' {
+		t.Fatalf("after the wait, Read = %d %q, %v; want the byte still there", n, b[:n], err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wait() }()
+	c.Close()
+	if err := <-done; err == nil {
+		t.Error("the wait on a closed connection returned nil")
+	}
+}
