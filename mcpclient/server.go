@@ -739,6 +739,7 @@ func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, 
 		tr = &transport.SSE{
 			Endpoint:       c.opts.URL,
 			HTTPClient:     c.m.httpClient,
+			StreamDialer:   c.m.streamDialer,
 			Header:         c.opts.Transport.Headers,
 			MaxMessageSize: c.m.opts.MaxMessageSize,
 			Authorize:      c.authorizeRequest(),

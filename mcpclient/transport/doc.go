@@ -53,10 +53,12 @@
 // # Standing streams
 //
 // A connection keeps one stream open for as long as it lives: the
-// 2025-11-25 GET stream, or the 2026-07-28 subscriptions/listen stream.
+// 2025-11-25 GET stream, the 2026-07-28 subscriptions/listen stream, or
+// the 2024-11-05 event stream of [SSE].
 // Through net/http, that stream holds a pooled connection with its read
 // and write loop goroutines, a buffered reader and writer, and the request
-// that opened it. With [Streamable.StreamDialer] set, the stream's request
+// that opened it. With [Streamable.StreamDialer] ([SSE.StreamDialer])
+// set, the stream's request
 // is written on a connection dialled for it alone and the response read
 // from it directly; the stream's reader is its only goroutine, and while
 // the stream is idle it holds no buffer (plain TCP on unix; 512 bytes

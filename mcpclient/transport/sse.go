@@ -50,6 +50,14 @@ type SSE struct {
 	// Authorize, if set, adds credentials to each request.
 	Authorize func(*http.Request) error
 
+	// StreamDialer, if set, opens the event stream, which stays open for
+	// the life of the connection, on a connection of its own rather than
+	// through HTTPClient (see [StreamDialer]); the POSTs go through
+	// HTTPClient. Unlike [Streamable]'s, the stream is the connection's
+	// first request, so an HTTP/2 server's stream gets a connection of its
+	// own too. nil means every request goes through HTTPClient.
+	StreamDialer *StreamDialer
+
 	// Counter, if set, is told the size of every message sent and
 	// received.
 	Counter Counter
@@ -87,7 +95,8 @@ func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	// ctx bounds the handshake only: the stream's request uses life.
 	stop := context.AfterFunc(ctx, cancel)
-	resp, err := client.Do(req)
+	streams := streamVia{dialer: t.StreamDialer}
+	resp, err := streams.openStream(client, req)
 	if err != nil {
 		stop()
 		cancel()
@@ -114,7 +123,12 @@ func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
 		return fail(&HTTPError{Method: req.Method, URL: safetext.URL(req.URL), StatusCode: http.StatusNotFound,
 			Status: "not an event stream: " + resp.Header.Get("Content-Type")})
 	}
-	sr := sse.NewLongReader(resp.Body, t.MaxMessageSize)
+	var sr *sse.Reader
+	if wait := idleWaitOf(resp.Body); wait != nil {
+		sr = sse.NewIdleReader(resp.Body, t.MaxMessageSize, wait) // holds no buffer while idle
+	} else {
+		sr = sse.NewLongReader(resp.Body, t.MaxMessageSize)
+	}
 	ev, err := sr.Next()
 	if err != nil {
 		return fail(protocolError("SSE stream ended before the endpoint event: %v", err))

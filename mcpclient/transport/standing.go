@@ -12,11 +12,13 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // StreamDialer opens the connection of a standing stream: the 2025-11-25
-// GET stream, or the 2026-07-28 subscriptions/listen stream, which stay
-// open, mostly idle, for the life of a connection.
+// GET stream, the 2026-07-28 subscriptions/listen stream or the 2024-11-05
+// event stream of [SSE], which stay open, mostly idle, for the life of a
+// connection.
 //
 // Through net/http, such a stream holds a pooled connection of its own
 // with a read loop and a write loop goroutine, a buffered reader and a
@@ -35,7 +37,8 @@ import (
 // headers, credentials, session id, protocol version, Last-Event-ID),
 // with no Accept-Encoding: the stream is not compressed. A stream goes
 // through the HTTPClient instead, for the rest of the connection, when:
-// its URL is neither http nor https; Proxy names a proxy for it; the
+// its URL is neither http nor https, or has userinfo; Proxy names a proxy
+// for it; the
 // connection's requests were answered over HTTP/2 (the stream is then one
 // more stream on that shared connection, which costs less than a
 // connection of its own); or the server answers the stream's request with
@@ -108,6 +111,9 @@ func (v *streamVia) own(req *http.Request) bool {
 	if s := req.URL.Scheme; s != "http" && s != "https" {
 		return false
 	}
+	if req.URL.User != nil {
+		return false // net/http turns userinfo into Basic credentials
+	}
 	if v.dialer.Proxy != nil {
 		if p, err := v.dialer.Proxy(req); err != nil || p != nil {
 			v.viaClient.Store(true)
@@ -116,6 +122,10 @@ func (v *streamVia) own(req *http.Request) bool {
 	}
 	return true
 }
+
+// tlsHandshakeTimeout bounds a stream's TLS handshake, as
+// http.DefaultTransport's TLSHandshakeTimeout does.
+const tlsHandshakeTimeout = 10 * time.Second
 
 // standingBuffer is the read buffer of a standing stream's connection:
 // it holds the response's header lines (a longer line is read in pieces)
@@ -143,7 +153,10 @@ func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 			cfg.ServerName = req.URL.Hostname()
 		}
 		tc := tls.Client(conn, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
+		hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
 			conn.Close()
 			return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -268,6 +269,22 @@ func TestStandingStreamFallsBack(t *testing.T) {
 			})
 		}
 	})
+	t.Run("userinfo", func(t *testing.T) {
+		srv := mcptest.NewServer("s")
+		rec := &streamRecorder{next: mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return srv.Server }), stream: make(chan seenRequest, 1)}
+		hs := httptest.NewServer(rec)
+		t.Cleanup(hs.Close)
+		ht := &http.Transport{}
+		t.Cleanup(ht.CloseIdleConnections)
+		var viaStream dialRecorder
+		sd := &transport.StreamDialer{DialContext: viaStream.dial}
+		endpoint := strings.Replace(hs.URL, "http://", "http://user:pass@", 1)
+		connectStanding(t, &http.Client{Transport: ht}, endpoint, sd, "2025-11-25")
+		waitFor(t, rec.stream, "standing stream")
+		if n := viaStream.count(); n != 0 {
+			t.Errorf("the StreamDialer dialled %d connections for a URL with userinfo, want none", n)
+		}
+	})
 	t.Run("http2", func(t *testing.T) {
 		srv := mcptest.NewServer("s")
 		rec := &streamRecorder{next: mcptest.Handler(t, mcptest.Stateful, func() *mcp.Server { return srv.Server }), stream: make(chan seenRequest, 1)}
@@ -288,4 +305,63 @@ func TestStandingStreamFallsBack(t *testing.T) {
 			t.Errorf("the StreamDialer dialled %d connections to an HTTP/2 server, want none", n)
 		}
 	})
+}
+
+// TestSSEStreamOwnConnection: the 2024-11-05 transport's event stream goes
+// on a connection of the StreamDialer, with the custom headers and
+// credentials, over plain HTTP and TLS; the POSTs go through the
+// HTTPClient; messages arrive on the stream.
+func TestSSEStreamOwnConnection(t *testing.T) {
+	for _, scheme := range []string{"http", "https"} {
+		t.Run(scheme, func(t *testing.T) {
+			srv := mcptest.NewServer("s")
+			rec := &streamRecorder{next: mcptest.Handler(t, mcptest.SSE, func() *mcp.Server { return srv.Server }), stream: make(chan seenRequest, 1)}
+			var hs *httptest.Server
+			if scheme == "https" {
+				hs = httptest.NewTLSServer(rec)
+			} else {
+				hs = httptest.NewServer(rec)
+			}
+			t.Cleanup(hs.Close)
+			base := hs.Client().Transport.(*http.Transport)
+			var viaClient, viaStream dialRecorder
+			ht := base.Clone()
+			ht.DialContext = viaClient.dial
+			t.Cleanup(ht.CloseIdleConnections)
+
+			changed := make(chan struct{}, 8)
+			client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+					select {
+					case changed <- struct{}{}:
+					default:
+					}
+				},
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			session, err := client.Connect(ctx, &transport.SSE{
+				Endpoint:       hs.URL,
+				HTTPClient:     &http.Client{Transport: ht},
+				StreamDialer:   &transport.StreamDialer{DialContext: viaStream.dial, TLSClientConfig: base.TLSClientConfig},
+				Header:         http.Header{"X-Api-Key": {"KEY"}},
+				Authorize:      func(r *http.Request) error { r.Header.Set("Authorization", "Bearer TOKEN"); return nil },
+				MaxMessageSize: 1 << 20,
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { session.Close() })
+			stream := waitFor(t, rec.stream, "event stream")
+			if _, err := session.ListTools(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			srv.AddTool("late")
+			waitFor(t, changed, "tools/list_changed")
+			checkRoutes(t, rec, &viaClient, &viaStream)
+			if stream.header.Get("X-Api-Key") != "KEY" || stream.header.Get("Authorization") != "Bearer TOKEN" {
+				t.Errorf("the event stream's headers: %v", stream.header)
+			}
+		})
+	}
 }
