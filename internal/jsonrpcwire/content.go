@@ -169,3 +169,26 @@ func unquoteSimple(v []byte) (string, bool) {
 		}
 	}
 }
+
+// Members scans data as one JSON object (with nothing but white space
+// after it), calling fn with each member's key and its raw value, both
+// slices of data. A key that holds an escape is refused (an error), as
+// decoders may differ there. The first error of fn ends the scan.
+func Members(data []byte, fn func(key, value []byte) error) error {
+	s := scanner{data: data}
+	s.space()
+	err := s.members(func(key []byte) error {
+		if s.keyEscaped {
+			return errRefused
+		}
+		start := s.pos
+		if err := s.value(); err != nil {
+			return err
+		}
+		return fn(key, data[start:s.pos])
+	})
+	if err != nil {
+		return err
+	}
+	return s.end()
+}

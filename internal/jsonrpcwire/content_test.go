@@ -2,6 +2,7 @@ package jsonrpcwire
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,4 +136,22 @@ var smallCorpus = []string{
 	`{"content":[{"type":"image","data":"aGk=","mimeType":"image/png"}]}`,
 	`{"content":[{"type":"text","text":"hi"}],"x":tru}`,
 	`{"content":[{"type":"text","text":"hi"}]} x`,
+}
+
+// TestMembers: Members hands each member's exact key and raw value, in
+// order, and refuses escaped keys and malformed or trailing input.
+func TestMembers(t *testing.T) {
+	var got []string
+	err := Members([]byte(` {"a":1, "b" : {"c":[true]},"a":"x"} `), func(key, value []byte) error {
+		got = append(got, string(key)+"="+string(value))
+		return nil
+	})
+	if want := []string{"a=1", `b={"c":[true]}`, `a="x"`}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("Members = %q, %v; want %q", got, err, want)
+	}
+	for _, bad := range []string{`{"\u0061":1}`, `{"a":1} x`, `{"a":}`, `[1]`, ``} {
+		if err := Members([]byte(bad), func(key, value []byte) error { return nil }); err == nil {
+			t.Errorf("Members(%s) accepted it", bad)
+		}
+	}
 }

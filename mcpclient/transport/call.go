@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"slices"
@@ -170,48 +171,66 @@ func decodeToolResult(data []byte, res *mcp.CallToolResult) error {
 // simpleResult decodes rest, a tools/call result whose text items
 // SplitText took out ("content": []), into res when it holds nothing else
 // than _meta, structuredContent, isError and a "complete" resultType, each
-// key spelled exactly (go-sdk matches keys case-sensitively), in valid
-// UTF-8. It reports false for anything else (an input_required result,
-// fields a newer server adds), leaving res partly filled.
+// key spelled exactly and once (go-sdk matches keys case-sensitively), in
+// valid UTF-8. It reports false for anything else (an input_required
+// result, fields a newer server adds), leaving res partly filled. Only
+// _meta and structuredContent, when not null, go through encoding/json.
 func simpleResult(rest []byte, res *mcp.CallToolResult) bool {
 	if !utf8.Valid(rest) {
 		return false
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(rest, &fields) != nil {
+	var seen [5]bool
+	err := jsonrpcwire.Members(rest, func(key, v []byte) error {
+		i := slices.Index(simpleKeys[:], string(key))
+		if i < 0 || seen[i] {
+			return errNotSimple
+		}
+		seen[i] = true
+		null := string(v) == "null"
+		switch i {
+		case 0: // content
+			if !isEmptyArray(v) {
+				return errNotSimple
+			}
+		case 1: // _meta
+			if !null {
+				return json.Unmarshal(v, &res.Meta)
+			}
+		case 2: // structuredContent
+			if !null {
+				return json.Unmarshal(v, &res.StructuredContent)
+			}
+		case 3: // isError
+			switch string(v) {
+			case "true":
+				res.IsError = true
+			case "false", "null":
+			default:
+				return errNotSimple
+			}
+		case 4: // resultType
+			switch string(v) {
+			case `"complete"`, `""`, "null":
+			default:
+				return errNotSimple
+			}
+		}
+		return nil
+	})
+	return err == nil
+}
+
+// simpleKeys are the keys of a simple tools/call result (simpleResult).
+var simpleKeys = [5]string{"content", "_meta", "structuredContent", "isError", "resultType"}
+
+var errNotSimple = errors.New("not a simple result")
+
+// isEmptyArray reports whether v, a valid JSON value, is an empty array.
+func isEmptyArray(v []byte) bool {
+	if len(v) < 2 || v[0] != '[' || v[len(v)-1] != ']' {
 		return false
 	}
-	for k, v := range fields {
-		var err error
-		switch k {
-		case "content":
-			var items []json.RawMessage
-			if err = json.Unmarshal(v, &items); err == nil && len(items) > 0 {
-				return false
-			}
-		case "_meta":
-			if !bytes.Equal(v, []byte("null")) {
-				err = json.Unmarshal(v, &res.Meta)
-			}
-		case "structuredContent":
-			if !bytes.Equal(v, []byte("null")) {
-				err = json.Unmarshal(v, &res.StructuredContent)
-			}
-		case "isError":
-			err = json.Unmarshal(v, &res.IsError)
-		case "resultType":
-			var t string
-			if err = json.Unmarshal(v, &t); err == nil && t != "" && t != "complete" {
-				return false
-			}
-		default:
-			return false
-		}
-		if err != nil {
-			return false
-		}
-	}
-	return true
+	return len(bytes.TrimLeft(v[1:len(v)-1], " \t\r\n")) == 0
 }
 
 var metaVersionKey = []byte(`"io.modelcontextprotocol/protocolVersion":"`)
@@ -241,7 +260,11 @@ func setModernHeaders(ctx context.Context, h http.Header, call *jsonrpc.Request)
 	if h.Get(headerProtocolVersion) < ProtocolModern {
 		return
 	}
-	h.Set(headerMethod, call.Method)
+	if v, ok := methodHeaders[call.Method]; ok {
+		h[headerMethod] = v // shared, as in setHeaders
+	} else {
+		h.Set(headerMethod, call.Method)
+	}
 	switch call.Method {
 	case "tools/call", "prompts/get", "resources/read":
 	default:
@@ -263,6 +286,13 @@ func setModernHeaders(ctx context.Context, h http.Header, call *jsonrpc.Request)
 	if call.Method == "tools/call" && info != nil && info.Tool != nil {
 		setParamHeaders(h, info.Tool, call.Params)
 	}
+}
+
+// methodHeaders are the Mcp-Method values of the frequent requests.
+var methodHeaders = map[string][]string{
+	"tools/call": {"tools/call"}, "tools/list": {"tools/list"}, "prompts/get": {"prompts/get"},
+	"prompts/list": {"prompts/list"}, "resources/read": {"resources/read"}, "resources/list": {"resources/list"},
+	"resources/templates/list": {"resources/templates/list"}, "server/discover": {"server/discover"},
 }
 
 // paramBinding maps an argument, by its path of property names, to the

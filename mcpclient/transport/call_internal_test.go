@@ -51,6 +51,12 @@ func TestDecodeResult(t *testing.T) {
 		`{"content":[{"type":"text","text":"x"}],"structuredContent":"\xff"}`, // malformed
 		"{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"structuredContent\":\"\xff\"}",
 		`{"content":[{"type":"text","text":"\u00e9t\u00e9"}]}`,
+		`{"content":[{"type":"text","text":"x"}],"isError":null,"resultType":null,"_meta":null,"structuredContent":null}`,
+		`{"content":[{"type":"text","text":"x"}],"isError":true,"isError":false}`, // twice: go-sdk's
+		`{"content":[{"type":"text","text":"x"}],"_meta":{"a":1},"_meta":{"b":2}}`,
+		`{"content":[{"type":"text","text":"x"}],"is\u0045rror":true}`,
+		`{"content":[{"type":"text","text":"x"}],"resultType":"other"}`,
+		`{"content":[{"type":"text","text":"x"}] , "structuredContent" : [1, {"a":null}] }`,
 	} {
 		var want mcp.CallToolResult
 		wantErr := want.UnmarshalJSON([]byte(result))

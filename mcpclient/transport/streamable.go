@@ -213,6 +213,9 @@ type streamableConn struct {
 	// POST: any 4xx to its first requests means the server does not know
 	// the session.
 	unconfirmed bool
+	// versionHeader and sessionHeader are the latest values of the
+	// Mcp-Protocol-Version and Mcp-Session-Id headers (setHeaders).
+	versionHeader, sessionHeader []string
 	// unreachable is why the 2026-07-28 probe (server/discover) could not
 	// reach the server: the legacy initialize that go-sdk sends next fails
 	// with it at once, so that one attempt is one request.
@@ -346,24 +349,12 @@ func (c *streamableConn) CallDirect(ctx context.Context, req *jsonrpc.Request, r
 		return mcp.ErrConnectionClosed
 	default:
 	}
-	var (
-		answered  bool
-		decodeErr error
-	)
-	cl := &Call{answer: func(resp *jsonrpc.Response) {
-		answered = true
-		decodeErr = decodeResult(resp, result)
-		if res, ok := result.(*mcp.CallToolResult); ok && decodeErr == nil && res.NeedsInput() {
-			if info := callFrom(ctx); info != nil {
-				data := bytes.Clone(resp.Result)
-				info.needsInput.Store(&data)
-			}
-		}
-	}}
-	err := c.write(ctx, req, cl)
+	d := &direct{ctx: ctx, result: result}
+	d.call.answer = d.answer
+	err := c.write(ctx, req, &d.call)
 	switch {
-	case answered:
-		return decodeErr
+	case d.answered:
+		return d.err
 	case ctx.Err() != nil:
 		c.cancelRequest(ctx, req.ID)
 		return ctx.Err()
@@ -372,6 +363,29 @@ func (c *streamableConn) CallDirect(ctx context.Context, req *jsonrpc.Request, r
 	}
 	// The stream ended with the connection.
 	return mcp.ErrConnectionClosed
+}
+
+// direct is the state of one CallDirect, in one allocation.
+type direct struct {
+	call     Call
+	ctx      context.Context
+	result   any
+	answered bool
+	err      error
+}
+
+// answer decodes the response into the caller's result; a result that
+// needs input is also kept in the Call of the request's context (see
+// DirectCaller).
+func (d *direct) answer(resp *jsonrpc.Response) {
+	d.answered = true
+	d.err = decodeResult(resp, d.result)
+	if res, ok := d.result.(*mcp.CallToolResult); ok && d.err == nil && res.NeedsInput() {
+		if info := callFrom(d.ctx); info != nil {
+			data := bytes.Clone(resp.Result)
+			info.needsInput.Store(&data)
+		}
+	}
 }
 
 // cancelRequest tells a legacy server that the caller gave up on request
@@ -469,8 +483,8 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 		release()
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header["Content-Type"] = headerJSON
+	req.Header["Accept"] = headerAcceptBoth
 	c.setHeaders(req, metaProtocolVersion(msg))
 	if call != nil {
 		setModernHeaders(ctx, req.Header, call)
@@ -639,15 +653,29 @@ func (c *streamableConn) setHeaders(req *http.Request, protocolVersion string) {
 	if protocolVersion == "" {
 		protocolVersion = c.protocolVersion
 	}
-	sid := c.sessionID
+	// The values are kept as header slices, shared by the requests (which
+	// never change them): one allocation less per header and request.
+	if len(c.versionHeader) == 0 || c.versionHeader[0] != protocolVersion {
+		c.versionHeader = []string{protocolVersion}
+	}
+	if len(c.sessionHeader) == 0 || c.sessionHeader[0] != c.sessionID {
+		c.sessionHeader = []string{c.sessionID}
+	}
+	version, sid := c.versionHeader, c.sessionHeader
 	c.mu.Unlock()
 	if protocolVersion != "" {
-		req.Header.Set(headerProtocolVersion, protocolVersion)
+		req.Header[headerProtocolVersion] = version
 	}
-	if sid != "" && protocolVersion < ProtocolModern {
-		req.Header.Set(headerSessionID, sid)
+	if sid[0] != "" && protocolVersion < ProtocolModern {
+		req.Header[headerSessionID] = sid
 	}
 }
+
+// Header values shared by every request (see setHeaders).
+var (
+	headerJSON       = []string{"application/json"}
+	headerAcceptBoth = []string{"application/json, text/event-stream"}
+)
 
 // checkResponse turns an unusable response into an error. The body is left
 // for the caller to close.
