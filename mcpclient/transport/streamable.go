@@ -349,6 +349,9 @@ func (c *streamableConn) CallDirect(ctx context.Context, req *jsonrpc.Request, r
 		return mcp.ErrConnectionClosed
 	default:
 	}
+	if info := callFrom(ctx); info != nil {
+		info.needsInput.Store(nil) // what an earlier round left is stale now
+	}
 	d := &direct{ctx: ctx, result: result}
 	d.call.answer = d.answer
 	err := c.write(ctx, req, &d.call)
