@@ -51,7 +51,7 @@
 // no session to resume: each wake is a process start and a handshake),
 // stopped with its process group on RemoveMCPServer and Close (so on
 // hibernation), killed with the program on Linux (with all it started:
-// see mcpclient.SupervisorEnv), and started again with
+// see SupervisorEnv in package mcpclient/stdio), and started again with
 // backoff when it exits; see Command. Whoever may call AddMCPServer may run
 // commands: a program that takes servers from the network must gate
 // Command (server does, with Options.AllowStdioServers).

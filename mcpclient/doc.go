@@ -47,7 +47,9 @@
 // selects go-sdk's own streamable HTTP transport instead, at the costs its
 // documentation lists.
 //
-// A stdio server's stderr is logged line by line. Lines it writes to
+// A stdio server runs over the transport of package
+// [github.com/agentmcp/agentmcp/mcpclient/stdio] (a plain go-sdk client can
+// use it alone too): its stderr is logged line by line; lines it writes to
 // stdout that are not JSON-RPC messages (banners, log lines) are skipped,
 // as the TypeScript SDK does, rather than failing the connection: the
 // first 10 of a session are logged, sanitised, the rest counted, and an
@@ -56,9 +58,10 @@
 // connection, quoting its start. Closing a stdio session closes the
 // server's stdin, then sends SIGTERM and SIGKILL 2 seconds apart if it
 // does not exit, to its process group. On Linux the server runs under a
-// supervisor, the program itself (see [SupervisorEnv]), that kills every
-// process the server started when the server ends and when the program
-// dies, even by SIGKILL.
+// supervisor, the program itself (see stdio.SupervisorEnv), that kills
+// every process the server started when the server ends and when the
+// program dies, even by SIGKILL. A server that exits soon after each start
+// is started again after a doubling delay.
 //
 // # Staying connected
 //

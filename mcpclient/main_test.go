@@ -25,6 +25,11 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("AGENTMCP_TEST_STDIO_PARENT"); mode != "" {
 		os.Exit(stdioParent())
 	}
+	// The stdio servers and supervisors started are this binary: under
+	// the race detector each would sleep a second as it exits.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentmcp/agentmcp/mcpclient/stdio"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,7 +47,8 @@ type Manager struct {
 	aiTools      *aiToolsCache // schemas and keys for AITools; safe for concurrent use
 	hooks        managerHooks  // elicitation, sampling and roots (hooks.go)
 	tel          *telemetry    // tracer, propagator and instruments (telemetry.go)
-	spawn        *spawner      // starts stdio servers (stdio.go)
+
+	starter *stdio.Starter // starts the processes of stdio servers
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -99,7 +101,7 @@ func New(opts *Options) *Manager {
 		connectSlots: make(chan struct{}, o.MaxConcurrentConnects),
 	}
 	close(m.idle)
-	m.spawn = newSpawner(m)
+	m.starter = stdio.NewStarter()
 	if m.clientInfo == nil {
 		m.clientInfo = &mcp.Implementation{Name: "agentmcp", Version: Version}
 	}
@@ -594,6 +596,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		m.wg.Wait()
+		m.starter.Close() // once every stdio server's process is reaped
 		m.events.stop()
 		close(done)
 	}()

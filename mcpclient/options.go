@@ -216,7 +216,7 @@ type Resume = transport.Resume
 
 // CommandOptions describes a server run as a child process over stdio
 // (on Linux under a supervisor that kills all it started when it ends or
-// the program dies: see SupervisorEnv).
+// the program dies: see stdio.SupervisorEnv).
 type CommandOptions struct {
 	// Path is the program to run, looked up in PATH when it has no slash.
 	Path string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/stdio"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -67,7 +68,7 @@ type server struct {
 	bg      *bgRetry
 	bgRound int
 
-	starts stdioStarts // paces a stdio server's restarts (stdio.go)
+	starts stdioStarts // paces a stdio server's restarts (stdiostarts.go)
 
 	stats serverStats // its tool calls' figures (serverstats.go)
 }
@@ -81,7 +82,6 @@ type session struct {
 	conn      mcp.Connection     // the connection under cs (a sessionConn, or go-sdk's own)
 	raw       mcp.Connection     // the transport's own connection, for its optional interfaces
 	ss        *mcp.ServerSession // the server side, for in-process servers
-	stderr    *stderrTail        // for stdio servers
 	transport TransportType
 
 	// Guarded by the server's mu:
@@ -802,18 +802,21 @@ func (c *server) startStdio(ctx context.Context, version string) (*session, erro
 	cmd := exec.Command(co.Path, co.Args...)
 	cmd.Env = append(os.Environ(), co.Env...)
 	cmd.Dir = co.Dir
-	tail := newStderrTail(c.m.logger.With("server", c.ID()))
-	cmd.Stderr = tail
-	noise := &stdoutNoise{logger: c.m.logger.With("server", c.ID())}
-	t := &stdioTransport{cmd: cmd, spawn: c.m.spawn, terminate: 2 * time.Second, maxLine: c.m.opts.MaxMessageSize, noise: noise, io: c.m.tel.ioFor(c)}
-	s := &session{stderr: tail, transport: TransportStdio}
+	t := &stdio.Transport{
+		Command:       cmd,
+		MaxLineLength: c.m.opts.MaxMessageSize,
+		Logger:        c.m.logger.With("server", c.ID()),
+		Counter:       c.m.tel.ioFor(c),
+		Starter:       c.m.starter,
+	}
+	s := &session{transport: TransportStdio}
 	cs, err := c.newClient(s).Connect(ctx, sessionTransport{t, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		if out := noise.String(); out != "" {
-			err = fmt.Errorf("%w; %s", err, out)
+		if errors.Is(err, stdio.ErrStarterClosed) {
+			return nil, ErrClosed
 		}
-		if out := tail.String(); out != "" {
-			err = fmt.Errorf("%w; server stderr: %s", err, out)
+		if out := t.Output(); out != "" {
+			err = fmt.Errorf("%w; %s", err, out)
 		}
 		return nil, err
 	}

@@ -143,7 +143,7 @@ func TestStdioStopsProcessGroup(t *testing.T) {
 // TestStdioDiesWithParent: a stdio server and what it started do not
 // outlive the process that started them, even one killed with SIGKILL,
 // nor does a child of the server that left its process group (Linux: the
-// supervisor's parent-death signal, from the spawner's thread, and the
+// supervisor's parent-death signal, from the Starter's thread, and the
 // supervisor kills all it adopted).
 func TestStdioDiesWithParent(t *testing.T) {
 	if runtime.GOOS != "linux" {

@@ -12,7 +12,7 @@ import (
 	"syscall"
 )
 
-// Env is mcpclient.SupervisorEnv.
+// Env is stdio.SupervisorEnv (package mcpclient/stdio).
 const Env = "AGENTMCP_STDIO_SUPERVISOR"
 
 func init() {

@@ -1,4 +1,4 @@
-package mcpclient
+package stdio
 
 import (
 	"bufio"
@@ -11,12 +11,14 @@ import (
 	"log/slog"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,84 +32,133 @@ const (
 	noiseQuote = 200
 )
 
-// SupervisorEnv is the environment variable that makes a program that
-// imports this package a stdio server's supervisor rather than itself. On
-// Linux a stdio server runs under a supervisor: the program itself,
-// started again from /proc/self/exe with SupervisorEnv set (to its pid);
-// an init function of the package's (in internal/stdiosup, which imports
-// the standard library only, so that it runs before the inits of heavier
-// packages) sees the variable before main runs, so every program that
-// imports mcpclient is its own supervisor without a separate binary or any
-// call of its own. A program's own init functions that run before it
-// (those of packages that sort before github.com/agentmcp and need nothing
-// else) run in the supervisor too: keep them free of side effects.
-//
-// The supervisor makes itself a child subreaper, starts the server with
-// its own stdin, stdout and stderr (the pipes of the Manager: nothing is
-// relayed) and waits. When the server exits, when the Manager asks
-// (SIGUSR1), or when the Manager's process dies (its parent-death signal,
-// SIGUSR1 too), it kills every process the server left behind: the
-// server's children, and the processes orphaned under it (a subreaper
-// adopts them, even those that started a session or a process group of
-// their own), until it has none left; then it exits as the server did. A
-// parent-death signal alone reaches only the direct child: without the
-// supervisor, `npx`'s node or a shell's children outlive a killed
-// program.
-//
-// Programs built as c-shared or c-archive libraries, whose /proc/self/exe
-// is another program, start servers directly, with only the parent-death
-// signal; other systems start them directly too, and ignore SupervisorEnv.
-const SupervisorEnv = "AGENTMCP_STDIO_SUPERVISOR"
-
-// stdioTransport runs a command and speaks newline-delimited JSON-RPC on
-// its stdin and stdout, as go-sdk's CommandTransport does, with two
+// Transport runs a command and speaks newline-delimited JSON-RPC on its
+// stdin and stdout, as go-sdk's [mcp.CommandTransport] does, with these
 // differences: a line on stdout that is not a JSON-RPC message (a banner,
 // a log line) is skipped and logged rather than failing the connection, as
-// the TypeScript SDK does, and a line over the size cap fails with its
-// start quoted.
-type stdioTransport struct {
-	cmd       *exec.Cmd
-	spawn     *spawner
-	terminate time.Duration // how long Close waits before each signal
-	maxLine   int           // bytes; 0 means no cap
-	noise     *stdoutNoise
-	io        *ioCounter // the messages' bytes (agentmcp.client.io); nil counts none
+// the TypeScript SDK does; a line over the size cap fails with its start
+// quoted; Close stops the server's whole process group (and, on Linux, all
+// it started: see [SupervisorEnv]); and [Transport.Output] says what the
+// server wrote besides messages, to explain a failed start.
+//
+// Like an [exec.Cmd], a Transport is used once: Connect starts the
+// command. Its fields must not change once Connect was called.
+type Transport struct {
+	// Command is the server's process, not yet started. The transport
+	// sets its Stdin, Stdout and SysProcAttr (and, on Linux, its Path,
+	// Args and Env, to start it under the supervisor). A nil Stderr is
+	// replaced by a writer that logs each line (sanitised) and keeps the
+	// last ones for Output.
+	Command *exec.Cmd
+
+	// TerminateDuration is how long Close waits for the server to exit
+	// after closing its stdin, and again after SIGTERM, before it kills
+	// it. Zero means 2 seconds.
+	TerminateDuration time.Duration
+
+	// MaxLineLength caps a message the server writes, in bytes: a longer
+	// line fails the connection with an error that wraps
+	// transport.ErrProtocol and quotes its start. Zero means no cap.
+	MaxLineLength int
+
+	// Logger receives the server's stderr lines (when Command.Stderr was
+	// nil) and the first lines on stdout that are not JSON-RPC messages.
+	// Nil means discard.
+	Logger *slog.Logger
+
+	// Counter, if set, counts the bytes of the messages sent and
+	// received, newlines included.
+	Counter transport.Counter
+
+	// Starter starts the process. Nil means a Starter of the
+	// transport's own, whose thread lives as long as the process.
+	Starter *Starter
+
+	// Set by Connect:
+	noise *stdoutNoise
+	tail  *stderrTail // nil when Command.Stderr was set
 }
 
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	stdout, err := t.cmd.StdoutPipe()
+// Connect starts the command and returns the connection over its stdin
+// and stdout. Closing the connection stops the process (see Close of the
+// connection: its stdin is closed, then SIGTERM and SIGKILL follow, each
+// after TerminateDuration).
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	logger := t.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cmd := t.Command
+	t.noise = &stdoutNoise{logger: logger}
+	if cmd.Stderr == nil {
+		t.tail = &stderrTail{logger: logger}
+		cmd.Stderr = t.tail
+	}
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	stdin, err := t.cmd.StdinPipe()
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	supervised := supervise(t.cmd)
-	if err := t.spawn.start(t.cmd); err != nil {
+	starter := t.Starter
+	if starter == nil {
+		// A Starter for this process alone: its thread ends once the
+		// process is reaped.
+		starter = NewStarter()
+		defer starter.stop()
+	}
+	supervised := supervise(cmd)
+	if err := starter.start(cmd); err != nil {
 		stdout.Close()
 		stdin.Close()
 		return nil, err
 	}
-	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.maxLine, noise: t.noise}
-	input := &processInput{stdin: stdin, cmd: t.cmd, supervised: supervised, terminate: t.terminate, exited: t.spawn.exited}
+	terminate := t.TerminateDuration
+	if terminate <= 0 {
+		terminate = 2 * time.Second
+	}
+	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.MaxLineLength, noise: t.noise}
+	input := &processInput{stdin: stdin, cmd: cmd, supervised: supervised, terminate: terminate, exited: starter.exited}
 	var r io.Reader = lines
 	var w io.WriteCloser = input
-	if t.io != nil {
-		r, w = countedReader{lines, t.io}, countedWriter{input, t.io}
+	if t.Counter != nil {
+		r, w = countedReader{lines, t.Counter}, countedWriter{input, t.Counter}
 	}
 	it := &mcp.IOTransport{
 		// The connection is closed by closing stdin; stdout ends when the
 		// process does.
 		Reader:        nopCloser{r},
 		Writer:        w,
-		MaxLineLength: -1, // jsonLines enforces maxLine
+		MaxLineLength: -1, // jsonLines enforces MaxLineLength
 	}
 	conn, err := it.Connect(ctx)
 	if err != nil {
 		input.Close() // the process is stopped and reaped either way
 	}
 	return conn, err
+}
+
+// Output describes what the server wrote besides messages, for an error
+// about a server that failed to start or stopped: the lines on stdout
+// that were not JSON-RPC messages (how many, and the last one quoted), and
+// the last lines of its stderr when the transport reads it, all sanitised.
+// It is "" when there is nothing to say, and before Connect. It may be
+// called while the connection is in use, not during Connect.
+func (t *Transport) Output() string {
+	var parts []string
+	if t.noise != nil {
+		if out := t.noise.String(); out != "" {
+			parts = append(parts, out)
+		}
+	}
+	if t.tail != nil {
+		if out := t.tail.String(); out != "" {
+			parts = append(parts, "server stderr: "+out)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 type nopCloser struct{ io.Reader }
@@ -118,7 +169,7 @@ func (nopCloser) Close() error { return nil }
 // server sends and receives (newlines included).
 type countedReader struct {
 	r  io.Reader
-	io *ioCounter
+	io transport.Counter
 }
 
 func (c countedReader) Read(p []byte) (int, error) {
@@ -131,7 +182,7 @@ func (c countedReader) Read(p []byte) (int, error) {
 
 type countedWriter struct {
 	io.WriteCloser
-	io *ioCounter
+	io transport.Counter
 }
 
 func (c countedWriter) Write(p []byte) (int, error) {
@@ -228,7 +279,7 @@ func (j *jsonLines) next() {
 			j.line = append(j.line, chunk...)
 		}
 		if maybeJSON && j.max > 0 && len(j.line) > j.max+2 { // + "\r\n"
-			j.err = protocolError("stdio server wrote a line over the limit of %d bytes to stdout: %q", j.max, safetext.Sanitize(string(j.line), noiseQuote))
+			j.err = fmt.Errorf("%w: stdio server wrote a line over the limit of %d bytes to stdout: %q", transport.ErrProtocol, j.max, safetext.Sanitize(string(j.line), noiseQuote))
 			return
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -277,7 +328,7 @@ type processInput struct {
 	cmd        *exec.Cmd
 	supervised bool
 	terminate  time.Duration
-	exited     func() // tells the spawner the process is reaped
+	exited     func() // tells the Starter the process is reaped
 
 	once sync.Once
 	err  error
@@ -348,115 +399,116 @@ func (w *processInput) stop() error {
 	return endedBy(<-done, syscall.SIGKILL) // SIGKILL cannot be ignored
 }
 
-// spawner starts the processes of one Manager's stdio servers, all from
-// one goroutine locked to its OS thread. On Linux a child gets its
-// parent-death signal (supervise) when the thread that started it ends, not
-// the process, and the Go runtime ends a thread whenever a goroutine locked
-// to it returns without unlocking: a child started from an ordinary
-// goroutine could be killed at any time by unrelated code. The spawner's
-// thread lives until the Manager is closed and every process it started
-// has been reaped, or until the whole program ends (a crash, SIGKILL):
-// then its children are killed with it.
-type spawner struct {
-	m    *Manager
-	once sync.Once
-	ok   bool // the goroutine runs (or ran)
+// A Starter starts the processes of stdio servers, all from one goroutine
+// locked to its OS thread. On Linux a child gets its parent-death signal
+// (see SupervisorEnv) when the thread that started it ends, not the
+// process, and the Go runtime ends a thread whenever a goroutine locked to
+// it returns without unlocking: a child started from an ordinary goroutine
+// could be killed at any time by unrelated code. A Starter's thread lives
+// until Close was called and every process it started has been reaped, or
+// until the whole program ends (a crash, SIGKILL): then its children are
+// killed with it. One Starter shared by many transports (a client of many
+// stdio servers) keeps them all on one thread.
+//
+// A Starter is safe for concurrent use. It starts its goroutine with the
+// first process, not before.
+type Starter struct {
+	reqs    chan startRequest
+	reaped  chan struct{} // receives one value per process reaped
+	closing chan struct{} // closed by Close
+	gone    chan struct{} // closed when the goroutine returned
 
-	reqs chan spawnRequest
-	done chan struct{} // closed when one of its processes was reaped
-	gone chan struct{} // closed when the goroutine returned
+	// mu guards the fields below.
+	mu      sync.Mutex
+	running bool // the goroutine was started
+	closed  bool
 }
 
-type spawnRequest struct {
+type startRequest struct {
 	cmd *exec.Cmd
 	err chan error
 }
 
-func newSpawner(m *Manager) *spawner {
-	return &spawner{m: m, reqs: make(chan spawnRequest), done: make(chan struct{}, 64), gone: make(chan struct{})}
+// ErrStarterClosed is returned by Connect when the transport's Starter was
+// closed.
+var ErrStarterClosed = errors.New("stdio: the process starter is closed")
+
+// NewStarter returns a Starter. It starts no goroutine.
+func NewStarter() *Starter {
+	return &Starter{
+		reqs:    make(chan startRequest),
+		reaped:  make(chan struct{}, 64),
+		closing: make(chan struct{}),
+		gone:    make(chan struct{}),
+	}
 }
 
-// start starts cmd from the spawner's thread.
-func (sp *spawner) start(cmd *exec.Cmd) error {
-	sp.once.Do(func() { sp.ok = sp.m.goBackground(sp.run) })
-	if !sp.ok {
-		return ErrClosed
+// Close makes the Starter refuse new processes and waits until every
+// process it started has been reaped (their connections closed) and its
+// goroutine has returned. It is safe to call more than once.
+func (s *Starter) Close() {
+	if s.stop() {
+		<-s.gone
 	}
-	req := spawnRequest{cmd: cmd, err: make(chan error, 1)}
+}
+
+// stop is Close without the wait; it reports whether the goroutine was
+// started.
+func (s *Starter) stop() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.closing)
+	}
+	return s.running
+}
+
+// start starts cmd from the Starter's thread.
+func (s *Starter) start(cmd *exec.Cmd) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrStarterClosed
+	}
+	if !s.running {
+		s.running = true
+		go s.run()
+	}
+	s.mu.Unlock()
+	req := startRequest{cmd: cmd, err: make(chan error, 1)}
 	select {
-	case sp.reqs <- req:
+	case s.reqs <- req:
 		return <-req.err
-	case <-sp.gone:
-		return ErrClosed
+	case <-s.gone:
+		return ErrStarterClosed
 	}
 }
 
-// exited tells the spawner one of its processes was reaped.
-func (sp *spawner) exited() { sp.done <- struct{}{} }
+// exited tells the Starter one of its processes was reaped.
+func (s *Starter) exited() { s.reaped <- struct{}{} }
 
-func (sp *spawner) run() {
-	defer close(sp.gone)
+func (s *Starter) run() {
+	defer close(s.gone)
 	// Never unlocked: the thread ends with this goroutine, and with it
 	// (on Linux) any child still running.
 	runtime.LockOSThread()
 	live := 0
-	closing := sp.m.ctx.Done()
+	closing := s.closing
 	for closing != nil || live > 0 {
 		select {
-		case req := <-sp.reqs:
+		case req := <-s.reqs:
 			err := req.cmd.Start()
 			if err == nil {
 				live++
 			}
 			req.err <- err
-		case <-sp.done:
+		case <-s.reaped:
 			live--
 		case <-closing:
 			closing = nil
 		}
 	}
-}
-
-// stdioStarts paces the starts of one stdio server's process. A server
-// that dies soon after each start, even after a good handshake (which
-// resets the retry backoff), would otherwise be restarted at once, again
-// and again: a start within quickRestart of the previous one waits a
-// doubling delay first (the server's retry backoff, up to its
-// BackgroundMaxDelay), so that the restart rate stays bounded; a server
-// that ran for a while is started again at once.
-type stdioStarts struct {
-	mu    sync.Mutex
-	last  time.Time // when the process last started
-	quick int       // starts in a row that each followed the one before quickly
-}
-
-const quickRestart = 10 * time.Second
-
-// paceStdio waits, if need be, before the process of c is started.
-func (c *server) paceStdio(ctx context.Context) error {
-	p := &c.starts
-	p.mu.Lock()
-	now := c.m.clock.Now()
-	if !p.last.IsZero() && now.Sub(p.last) < quickRestart {
-		p.quick++
-	} else {
-		p.quick = 0
-	}
-	n := p.quick
-	p.mu.Unlock()
-	if n > 0 {
-		d := doubled(c.retry.BaseDelay, n, c.retry.BackgroundMaxDelay)
-		c.m.logger.Info("mcp stdio server exits soon after it starts; waiting before starting it again", "server", c.ID(), "in", d)
-		select {
-		case <-c.m.clock.After(d):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	p.mu.Lock()
-	p.last = c.m.clock.Now()
-	p.mu.Unlock()
-	return nil
 }
 
 // endedBy returns nil when err is the exit of a process killed by sig, and

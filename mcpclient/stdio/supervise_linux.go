@@ -1,4 +1,4 @@
-package mcpclient
+package stdio
 
 import (
 	"os"
@@ -32,7 +32,7 @@ var supervisorPath = func() string {
 
 // supervise makes cmd start under the supervisor, the leader of a process
 // group of its own, and has the supervisor told (SIGUSR1) when the thread
-// that starts it ends (see spawner): a stdio server and all it started
+// that starts it ends (see Starter): a stdio server and all it started
 // never outlive the process that runs it, even one killed with SIGKILL. It
 // reports whether cmd now starts the supervisor.
 func supervise(cmd *exec.Cmd) bool {
