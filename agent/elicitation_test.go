@@ -9,6 +9,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -46,7 +47,7 @@ func capsServer() *mcp.Server {
 // with each server; a restored server advertises them before handlers are
 // configured, once; configuring handlers stamps every stored server.
 func TestElicitationPersisted(t *testing.T) {
-	decline := func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error) {
+	decline := func(context.Context, *input.ElicitationRequest, string) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	for _, era := range []struct {
@@ -102,7 +103,7 @@ func TestElicitationPersisted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a.Manager().ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: decline, URL: decline})
+			a.Manager().ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: decline, URL: decline})
 			res, err := a.AddMCPServer(ctx, "Caps", hs.URL, &agent.AddOptions{
 				Client: mcpclient.ClientOptions{Capabilities: &mcp.ClientCapabilities{Experimental: map[string]any{"x-test": map[string]any{}}}}})
 			if err != nil {
@@ -128,7 +129,7 @@ func TestElicitationPersisted(t *testing.T) {
 				t.Errorf("after the restored handshake, stored %q (experimental kept: %t), want none", e, x)
 			}
 			// Configuring handlers stamps every stored server.
-			a.Manager().ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{URL: decline})
+			a.Manager().ConfigureElicitationHandlers(&input.ElicitationHandlers{URL: decline})
 			a.WaitForConnections(ctx)
 			if e, _ := stored(st); e != "url" {
 				t.Errorf("after configuring URL, stored %q", e)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/netguard"
 )
 
@@ -68,11 +68,11 @@ func (el *elicitations) init(timeout time.Duration, quit <-chan struct{}, change
 	el.pending = map[string]*pendingElicitation{}
 }
 
-func (el *elicitations) handler() *mcpclient.ElicitationHandlers {
-	return &mcpclient.ElicitationHandlers{Form: el.handle, URL: el.handle}
+func (el *elicitations) handler() *input.ElicitationHandlers {
+	return &input.ElicitationHandlers{Form: el.handle, URL: el.handle}
 }
 
-func (el *elicitations) handle(ctx context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+func (el *elicitations) handle(ctx context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
 	p := &pendingElicitation{
 		e: Elicitation{
 			ID:              rand.Text()[:16],

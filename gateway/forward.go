@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 )
 
 // downstreamCall is a tool call in flight from a downstream client: where
@@ -277,7 +278,7 @@ func (g *Gateway) installHandlers() {
 	m := g.a.Manager()
 	g.fallbackElicit = m.ElicitationHandlers()
 	if g.fallbackElicit == nil {
-		g.fallbackElicit = &mcpclient.ElicitationHandlers{}
+		g.fallbackElicit = &input.ElicitationHandlers{}
 	}
 	g.fallbackSample = m.SamplingHandler()
 	h := *g.fallbackElicit
@@ -291,8 +292,8 @@ func (g *Gateway) installHandlers() {
 // downstream client nor the agent can answer.
 var errNoClient = errors.New("no client that takes this request is connected to the MCP gateway, and the agent has no handler for it")
 
-func (g *Gateway) elicit(mode string, fallback func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error)) func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error) {
-	return func(ctx context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+func (g *Gateway) elicit(mode string, fallback func(context.Context, *input.ElicitationRequest, string) (*mcp.ElicitResult, error)) func(context.Context, *input.ElicitationRequest, string) (*mcp.ElicitResult, error) {
+	return func(ctx context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
 		if c := g.callerOf(ctx, serverID, func(c *downstreamCall) bool { return c.canElicit(mode) }); c != nil {
 			params := *req.Params
 			params.Mode = mode

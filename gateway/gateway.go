@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 )
 
 // ExposeFunc decides what of an agent a Gateway exposes. It is called with
@@ -79,8 +79,8 @@ type Gateway struct {
 
 	// fallback are the agent's own handlers of server requests, used when
 	// the request cannot go to a downstream client.
-	fallbackElicit *mcpclient.ElicitationHandlers
-	fallbackSample mcpclient.SamplingHandler
+	fallbackElicit *input.ElicitationHandlers
+	fallbackSample input.SamplingHandler
 
 	unsubscribe func()
 	kick        chan struct{} // capacity 1: the catalogs changed

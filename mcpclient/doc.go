@@ -113,6 +113,8 @@
 // elicitation/create requests, and -32042 URL elicitation required errors,
 // which are retried once after the user is done). ConfigureSampling and
 // ConfigureRoots do the same for sampling/createMessage and roots/list.
+// The handler types, the request a handler gets and the errors are in
+// package [github.com/agentmcp/agentmcp/mcpclient/input].
 // Handlers apply to live sessions at once; a session advertises exactly
 // what was configured when it started, and ServerInfo.Elicitation is what
 // to store so that a restored server advertises the same modes before the

@@ -8,118 +8,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// ElicitationHandlers answer servers that ask the user for input in the
-// middle of a call: a form to fill in, or a URL to open in a browser. It is
-// the seed's configureElicitationHandlers({form, url}).
-//
-// A handler returns the user's answer: Action "accept" (with Content, in
-// form mode), "decline" or "cancel". Form answers are checked against the
-// requested schema, and its defaults are filled in for fields left out,
-// before they reach the server; an answer that does not match fails the
-// request. A handler error fails the server's request (and, in 2026-07-28,
-// the call). Handlers may be called concurrently, for many servers and
-// calls; ctx ends when the call that caused the request is cancelled, when
-// the server cancels the request, or when the Manager closes.
-//
-// In URL mode, accepting means the user agreed to open the URL (the
-// handler opens it, in the system browser, never in a context the client
-// or the model can read); completion is up to the server. Show the full
-// URL and which server asks before opening anything.
-type ElicitationHandlers struct {
-	// Form answers form-mode elicitations. Nil means form mode is not
-	// advertised and form requests fail.
-	Form func(ctx context.Context, req *ElicitationRequest, serverID string) (*mcp.ElicitResult, error)
-	// URL answers URL-mode elicitations. Nil means URL mode is not
-	// advertised and URL requests fail.
-	URL func(ctx context.Context, req *ElicitationRequest, serverID string) (*mcp.ElicitResult, error)
-
-	// URLCompletionWait bounds the wait, when a legacy server refused a
-	// request with a URL elicitation required error (-32042) and URL
-	// accepted its elicitations, for the server's
-	// notifications/elicitation/complete before the request is retried
-	// once; the wait also ends with the call's context. Zero means 2
-	// minutes. Negative means no wait: retry as soon as URL returns, for
-	// handlers that return only once the user has finished in the browser.
-	URLCompletionWait time.Duration
-}
-
-// ElicitationRequest is one request for user input, with what a UI needs
-// to show it.
-type ElicitationRequest struct {
-	// ServerID is the server that asks. Show it to the user.
-	ServerID string
-	// Mode is "form" or "url".
-	Mode string
-	// Message is the server's explanation, for the user.
-	Message string
-	// RequestedSchema is the JSON schema of the form (form mode): a flat
-	// object of string, number, integer, boolean and enum properties.
-	RequestedSchema json.RawMessage
-	// URL is the URL to open (URL mode). It may carry secrets in its query:
-	// do not log it.
-	URL string
-	// ElicitationID identifies a URL elicitation in protocol 2025-11-25,
-	// where the server may announce its completion. It is empty in
-	// 2026-07-28.
-	ElicitationID string
-	// Params is the request as the server sent it (its _meta included).
-	Params *mcp.ElicitParams
-}
 
 // EventAdvertisementChanged reports that ServerInfo.Elicitation changed:
 // the elicitation handlers were configured, or the server's seed was spent.
 // Persist the new value with the server.
 const EventAdvertisementChanged EventKind = "advertisement"
-
-var (
-	// ErrNoHandler is wrapped by the error that a server request gets when
-	// the application configured nothing to answer it: an elicitation
-	// mode without a handler, or sampling without a handler.
-	ErrNoHandler = errors.New("no handler configured")
-
-	// ErrURLElicitationRequired is wrapped by [*URLElicitationRequiredError].
-	ErrURLElicitationRequired = errors.New("mcp server requires URL elicitation")
-)
-
-// URLElicitationRequiredError reports a request that a server refused
-// until the user completes URL elicitations (JSON-RPC error -32042), when
-// that did not happen: the user declined or cancelled one, or the server
-// refused the request again after the one retry.
-type URLElicitationRequiredError struct {
-	ServerID string
-	// Elicitations are the URL elicitations the server asked for.
-	Elicitations []*ElicitationRequest
-	// Action is "decline" or "cancel" when the user refused one, and empty
-	// when the retry failed the same way.
-	Action string
-	// Err is the server's error.
-	Err error
-}
-
-func (e *URLElicitationRequiredError) Error() string {
-	what := "it still requires them after a retry"
-	if e.Action != "" {
-		what = "the user chose " + e.Action
-	}
-	return fmt.Sprintf("mcp server %q requires %d URL elicitation(s) before it serves the request, and %s", e.ServerID, len(e.Elicitations), what)
-}
-
-func (e *URLElicitationRequiredError) Unwrap() []error {
-	return []error{ErrURLElicitationRequired, e.Err}
-}
-
-// noHandlerError is the error of a request nobody can answer. It carries a
-// JSON-RPC error, so that the server gets a proper code.
-type noHandlerError struct{ msg string }
-
-func (e *noHandlerError) Error() string { return e.msg }
-func (e *noHandlerError) Unwrap() []error {
-	return []error{ErrNoHandler, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.msg}}
-}
 
 // ConfigureElicitationHandlers sets the handlers that answer elicitation
 // requests, replacing any set before; nil, or handlers with neither mode,
@@ -133,8 +30,8 @@ func (e *noHandlerError) Unwrap() []error {
 // Elicitation) is advertised instead, for one successful handshake.
 //
 // Every registered server gets an EventAdvertisementChanged.
-func (m *Manager) ConfigureElicitationHandlers(h *ElicitationHandlers) {
-	var cfg ElicitationHandlers
+func (m *Manager) ConfigureElicitationHandlers(h *input.ElicitationHandlers) {
+	var cfg input.ElicitationHandlers
 	if h != nil {
 		cfg = *h
 	}
@@ -151,7 +48,7 @@ func (m *Manager) ConfigureElicitationHandlers(h *ElicitationHandlers) {
 // ConfigureElicitationHandlers set last, or nil when it was never called:
 // for a layer that answers some requests itself and passes the others on
 // to the handlers in place (package gateway).
-func (m *Manager) ElicitationHandlers() *ElicitationHandlers {
+func (m *Manager) ElicitationHandlers() *input.ElicitationHandlers {
 	h := m.hooks.elicit.Load()
 	if h == nil {
 		return nil
@@ -164,7 +61,7 @@ func (m *Manager) ElicitationHandlers() *ElicitationHandlers {
 // session of c, and whether it is c's seed.
 func (c *server) elicitationToAdvertise() (caps *mcp.ElicitationCapabilities, seed bool) {
 	if h := c.m.hooks.elicit.Load(); h != nil {
-		return h.capabilities(), false
+		return h.Capabilities(), false
 	}
 	c.hooks.mu.Lock()
 	spent := c.hooks.seedSpent
@@ -173,21 +70,6 @@ func (c *server) elicitationToAdvertise() (caps *mcp.ElicitationCapabilities, se
 		return cloneElicitation(x.Elicitation), true
 	}
 	return nil, false
-}
-
-// capabilities returns the modes h has handlers for, or nil.
-func (h *ElicitationHandlers) capabilities() *mcp.ElicitationCapabilities {
-	if h.Form == nil && h.URL == nil {
-		return nil
-	}
-	caps := &mcp.ElicitationCapabilities{}
-	if h.Form != nil {
-		caps.Form = &mcp.FormElicitationCapabilities{}
-	}
-	if h.URL != nil {
-		caps.URL = &mcp.URLElicitationCapabilities{}
-	}
-	return caps
 }
 
 // spendSeed notes that a session advertising c's seed was established (the
@@ -238,19 +120,11 @@ func (h *sessionHooks) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp
 // mode of p, within the limits of ServerRequestLimits: p's size, and the
 // requests for input waiting.
 func (c *server) elicitUntraced(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	m, serverID := c.m, c.ID()
-	if p == nil {
-		p = &mcp.ElicitParams{}
+	req, err := input.NewElicitationRequest(c.ID(), p)
+	if err != nil {
+		return nil, err
 	}
-	mode := elicitMode(p)
-	var schema []byte
-	if p.RequestedSchema != nil {
-		var err error
-		if schema, err = json.Marshal(p.RequestedSchema); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("elicitation schema cannot be encoded: %v", err)}
-		}
-	}
-	if err := c.checkElicitationSize(p, schema); err != nil {
+	if err := c.checkElicitationSize(req); err != nil {
 		return nil, err
 	}
 	release, err := c.acquireInput("elicitation")
@@ -258,67 +132,11 @@ func (c *server) elicitUntraced(ctx context.Context, p *mcp.ElicitParams) (*mcp.
 		return nil, err
 	}
 	defer release()
-	cfg := m.hooks.elicit.Load()
+	cfg := c.m.hooks.elicit.Load()
 	if cfg == nil {
-		cfg = &ElicitationHandlers{}
+		cfg = &input.ElicitationHandlers{}
 	}
-	var fn func(context.Context, *ElicitationRequest, string) (*mcp.ElicitResult, error)
-	switch mode {
-	case "form":
-		fn = cfg.Form
-	case "url":
-		fn = cfg.URL
-	default:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unsupported elicitation mode %q", mode)}
-	}
-	if fn == nil {
-		return nil, &noHandlerError{fmt.Sprintf("no %s-mode elicitation handler is configured for mcp server %q", mode, serverID)}
-	}
-	req := &ElicitationRequest{
-		ServerID:        serverID,
-		Mode:            mode,
-		Message:         p.Message,
-		URL:             p.URL,
-		ElicitationID:   p.ElicitationID,
-		RequestedSchema: schema,
-		Params:          p,
-	}
-	res, err := fn(ctx, req, serverID)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("%s-mode elicitation handler: %w", mode, err)
-	case res == nil:
-		return nil, fmt.Errorf("%s-mode elicitation handler returned no result", mode)
-	}
-	switch res.Action {
-	case "accept":
-		if mode == "url" && res.Content != nil {
-			r := *res
-			r.Content = nil // URL mode carries consent only
-			res = &r
-		}
-	case "decline", "cancel":
-		if res.Content != nil {
-			r := *res
-			r.Content = nil
-			res = &r
-		}
-	default:
-		return nil, fmt.Errorf("%s-mode elicitation handler returned action %q; want accept, decline or cancel", mode, res.Action)
-	}
-	return res, nil
-}
-
-// elicitMode is p's mode, inferred as go-sdk does when the server left it
-// out.
-func elicitMode(p *mcp.ElicitParams) string {
-	switch {
-	case p.Mode != "":
-		return p.Mode
-	case p.URL != "" || p.ElicitationID != "":
-		return "url"
-	}
-	return "form"
+	return cfg.Elicit(ctx, req)
 }
 
 // elicitationComplete receives notifications/elicitation/complete.
@@ -374,7 +192,7 @@ func (h *sessionHooks) urlElicitationMiddleware(next mcp.MethodHandler) mcp.Meth
 		}
 		res, err = next(ctx, method, req)
 		if urlElicitationRequired(err) != nil {
-			return nil, &URLElicitationRequiredError{ServerID: h.c.ID(), Elicitations: reqs, Err: err}
+			return nil, &input.URLElicitationRequiredError{ServerID: h.c.ID(), Elicitations: reqs, Err: err}
 		}
 		return res, err
 	}
@@ -391,7 +209,7 @@ func urlElicitationRequired(err error) *jsonrpc.Error {
 
 // satisfyURLElicitations runs the URL handler for the elicitations of
 // werr, then waits for their completion.
-func (h *sessionHooks) satisfyURLElicitations(ctx context.Context, werr *jsonrpc.Error, orig error) ([]*ElicitationRequest, error) {
+func (h *sessionHooks) satisfyURLElicitations(ctx context.Context, werr *jsonrpc.Error, orig error) ([]*input.ElicitationRequest, error) {
 	var data struct {
 		Elicitations []*mcp.ElicitParams `json:"elicitations"`
 	}
@@ -403,15 +221,15 @@ func (h *sessionHooks) satisfyURLElicitations(ctx context.Context, werr *jsonrpc
 	if max := h.c.m.limits().PerServer; len(data.Elicitations) > max {
 		return nil, protocolError("mcp server %q: a URL elicitation required error lists %d elicitations, more than the %d a server may have pending", h.c.ID(), len(data.Elicitations), max)
 	}
-	var reqs []*ElicitationRequest
+	var reqs []*input.ElicitationRequest
 	for _, p := range data.Elicitations {
-		if p == nil || elicitMode(p) != "url" || p.URL == "" {
+		if p == nil || input.ElicitationMode(p) != "url" || p.URL == "" {
 			return nil, protocolError("mcp server %q: a URL elicitation required error must list URL-mode elicitations with a URL", h.c.ID())
 		}
-		reqs = append(reqs, &ElicitationRequest{ServerID: h.c.ID(), Mode: "url", Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID, Params: p})
+		reqs = append(reqs, &input.ElicitationRequest{ServerID: h.c.ID(), Mode: "url", Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID, Params: p})
 	}
 	if len(reqs) == 0 {
-		return nil, &URLElicitationRequiredError{ServerID: h.c.ID(), Err: orig}
+		return nil, &input.URLElicitationRequiredError{ServerID: h.c.ID(), Err: orig}
 	}
 
 	// The handlers run within the call; they end with the Manager too.
@@ -436,7 +254,7 @@ func (h *sessionHooks) satisfyURLElicitations(ctx context.Context, werr *jsonrpc
 			return nil, fmt.Errorf("mcp server %q requires URL elicitation: %w", h.c.ID(), err)
 		}
 		if res.Action != "accept" {
-			return nil, &URLElicitationRequiredError{ServerID: h.c.ID(), Elicitations: reqs, Action: res.Action, Err: orig}
+			return nil, &input.URLElicitationRequiredError{ServerID: h.c.ID(), Elicitations: reqs, Action: res.Action, Err: orig}
 		}
 	}
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,8 +18,8 @@ func askUser(serverID, message string, schema []byte) (map[string]any, bool) { r
 func ExampleManager_ConfigureElicitationHandlers() {
 	m := mcpclient.New(nil)
 	defer m.Close(context.Background())
-	m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{
-		Form: func(ctx context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+	m.ConfigureElicitationHandlers(&input.ElicitationHandlers{
+		Form: func(ctx context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
 			answers, ok := askUser(serverID, req.Message, req.RequestedSchema)
 			if !ok {
 				return &mcp.ElicitResult{Action: "decline"}, nil
@@ -26,7 +27,7 @@ func ExampleManager_ConfigureElicitationHandlers() {
 			// Fields left out get the schema's defaults.
 			return &mcp.ElicitResult{Action: "accept", Content: answers}, nil
 		},
-		URL: func(ctx context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+		URL: func(ctx context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
 			// Show serverID and the whole URL; open it in the system
 			// browser only if the user agrees.
 			fmt.Printf("%s asks you to open %s\n", serverID, req.URL)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -296,8 +297,8 @@ func callText(t *testing.T, m *mcpclient.Manager, tool string, args map[string]a
 }
 
 // answer returns a handler that gives res and records the requests.
-func answer(res *mcp.ElicitResult, seen chan<- *mcpclient.ElicitationRequest) func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error) {
-	return func(_ context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+func answer(res *mcp.ElicitResult, seen chan<- *input.ElicitationRequest) func(context.Context, *input.ElicitationRequest, string) (*mcp.ElicitResult, error) {
+	return func(_ context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
 		if seen != nil {
 			seen <- req
 		}
@@ -324,8 +325,8 @@ func TestElicitationForm(t *testing.T) {
 			t.Run(era.name+"/"+tt.answer.Action, func(t *testing.T) {
 				t.Parallel()
 				m := newManager(t, nil)
-				seen := make(chan *mcpclient.ElicitationRequest, 1)
-				m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: answer(tt.answer, seen)})
+				seen := make(chan *input.ElicitationRequest, 1)
+				m.ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: answer(tt.answer, seen)})
 				srv := serveElicit(t, m, era.mode)
 				if info, _ := m.Server("s"); info.ProtocolVersion != era.version {
 					t.Fatalf("negotiated %s", info.ProtocolVersion)
@@ -358,7 +359,7 @@ func TestElicitationRounds(t *testing.T) {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()
 			m := newManager(t, nil)
-			m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: func(_ context.Context, req *mcpclient.ElicitationRequest, _ string) (*mcp.ElicitResult, error) {
+			m.ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: func(_ context.Context, req *input.ElicitationRequest, _ string) (*mcp.ElicitResult, error) {
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{req.Message: strings.ToUpper(req.Message)}}, nil
 			}})
 			srv := serveElicit(t, m, era.mode)
@@ -380,8 +381,8 @@ func TestElicitationURL(t *testing.T) {
 			t.Run(era.name+"/"+action, func(t *testing.T) {
 				t.Parallel()
 				m := newManager(t, nil)
-				seen := make(chan *mcpclient.ElicitationRequest, 1)
-				m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{URL: answer(&mcp.ElicitResult{Action: action}, seen)})
+				seen := make(chan *input.ElicitationRequest, 1)
+				m.ConfigureElicitationHandlers(&input.ElicitationHandlers{URL: answer(&mcp.ElicitResult{Action: action}, seen)})
 				serveElicit(t, m, era.mode)
 				if got := callText(t, m, "open-url", nil); got != "url: "+action {
 					t.Errorf("open-url = %q", got)
@@ -403,8 +404,8 @@ func TestElicitationURLRequired(t *testing.T) {
 	t.Run("completed", func(t *testing.T) {
 		t.Parallel()
 		m := newManager(t, nil)
-		handled := make(chan *mcpclient.ElicitationRequest, 1)
-		m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{URL: answer(&mcp.ElicitResult{Action: "accept"}, handled)})
+		handled := make(chan *input.ElicitationRequest, 1)
+		m.ConfigureElicitationHandlers(&input.ElicitationHandlers{URL: answer(&mcp.ElicitResult{Action: "accept"}, handled)})
 		srv := serveElicit(t, m, mcptest.Stateful)
 		done := make(chan string, 1)
 		go func() {
@@ -438,12 +439,12 @@ func TestElicitationURLRequired(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			m := newManager(t, nil)
-			m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{URL: answer(&mcp.ElicitResult{Action: tt.action}, nil),
+			m.ConfigureElicitationHandlers(&input.ElicitationHandlers{URL: answer(&mcp.ElicitResult{Action: tt.action}, nil),
 				URLCompletionWait: time.Duration(tt.wait)})
 			serveElicit(t, m, mcptest.Stateful)
 			_, err := m.CallTool(testCtx(t), "s", "needs-url", nil, nil)
-			var uerr *mcpclient.URLElicitationRequiredError
-			if !errors.As(err, &uerr) || !errors.Is(err, mcpclient.ErrURLElicitationRequired) {
+			var uerr *input.URLElicitationRequiredError
+			if !errors.As(err, &uerr) || !errors.Is(err, input.ErrURLElicitationRequired) {
 				t.Fatalf("err = %v, want a URLElicitationRequiredError", err)
 			}
 			want := tt.action
@@ -463,7 +464,7 @@ func TestElicitationURLRequired(t *testing.T) {
 // TestElicitationNoHandler: a request for a mode without a handler fails
 // with an error naming the mode; handler changes apply to the live session.
 func TestElicitationNoHandler(t *testing.T) {
-	both := &mcpclient.ElicitationHandlers{
+	both := &input.ElicitationHandlers{
 		Form: answer(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil),
 		URL:  answer(&mcp.ElicitResult{Action: "accept"}, nil),
 	}
@@ -472,9 +473,9 @@ func TestElicitationNoHandler(t *testing.T) {
 		m := newManager(t, nil)
 		m.ConfigureElicitationHandlers(both)
 		serveElicit(t, m, mcptest.Stateless)
-		m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: both.Form})
+		m.ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: both.Form})
 		_, err := m.CallTool(testCtx(t), "s", "open-url", nil, nil)
-		if !errors.Is(err, mcpclient.ErrNoHandler) || !strings.Contains(err.Error(), "url-mode") {
+		if !errors.Is(err, input.ErrNoHandler) || !strings.Contains(err.Error(), "url-mode") {
 			t.Errorf("err = %v, want ErrNoHandler naming url mode", err)
 		}
 		if got := callText(t, m, "book", nil); got != "booked for Ada, 2 nights" {
@@ -486,7 +487,7 @@ func TestElicitationNoHandler(t *testing.T) {
 		m := newManager(t, nil)
 		m.ConfigureElicitationHandlers(both)
 		serveElicit(t, m, mcptest.Stateful)
-		m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{URL: both.URL})
+		m.ConfigureElicitationHandlers(&input.ElicitationHandlers{URL: both.URL})
 		res, err := m.CallTool(testCtx(t), "s", "ask", map[string]any{"mode": "form"}, nil)
 		if err != nil || !res.IsError || !strings.Contains(textOf(t, res), "no form-mode elicitation handler") {
 			t.Errorf("ask form: %v %+v", err, res)
@@ -516,7 +517,7 @@ func TestElicitationCancel(t *testing.T) {
 			m := newManager(t, nil)
 			started, ended := make(chan struct{}), make(chan error, 1)
 			safety := testCtx(t) // a safety net only: the test fails if it ends this way
-			m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: func(ctx context.Context, _ *mcpclient.ElicitationRequest, _ string) (*mcp.ElicitResult, error) {
+			m.ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: func(ctx context.Context, _ *input.ElicitationRequest, _ string) (*mcp.ElicitResult, error) {
 				close(started)
 				select {
 				case <-ctx.Done():
@@ -562,7 +563,7 @@ func TestElicitationCancel(t *testing.T) {
 				}
 			}
 			// The session is still usable.
-			m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: answer(&mcp.ElicitResult{Action: "decline"}, nil)})
+			m.ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: answer(&mcp.ElicitResult{Action: "decline"}, nil)})
 			if got := callText(t, m, "book", nil); got != "decline" {
 				t.Errorf("book after the cancellation = %q", got)
 			}
@@ -581,18 +582,18 @@ func TestAdvertisement(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		handlers *mcpclient.ElicitationHandlers
+		handlers *input.ElicitationHandlers
 		sampling bool
 		roots    []*mcp.Root
 		want     caps
 	}{
 		{"none", nil, false, nil, caps{}},
-		{"form", &mcpclient.ElicitationHandlers{Form: form}, false, nil, caps{Elicitation: true, Form: true}},
-		{"url", &mcpclient.ElicitationHandlers{URL: url}, false, nil, caps{Elicitation: true, URL: true}},
-		{"both", &mcpclient.ElicitationHandlers{Form: form, URL: url}, false, nil, caps{Elicitation: true, Form: true, URL: true}},
+		{"form", &input.ElicitationHandlers{Form: form}, false, nil, caps{Elicitation: true, Form: true}},
+		{"url", &input.ElicitationHandlers{URL: url}, false, nil, caps{Elicitation: true, URL: true}},
+		{"both", &input.ElicitationHandlers{Form: form, URL: url}, false, nil, caps{Elicitation: true, Form: true, URL: true}},
 		{"sampling", nil, true, nil, caps{Sampling: true}},
 		{"roots", nil, false, []*mcp.Root{}, caps{Roots: true, RootsListChanged: true}},
-		{"all", &mcpclient.ElicitationHandlers{Form: form, URL: url}, true, []*mcp.Root{{URI: "file:///w"}},
+		{"all", &input.ElicitationHandlers{Form: form, URL: url}, true, []*mcp.Root{{URI: "file:///w"}},
 			caps{Elicitation: true, Form: true, URL: true, Sampling: true, Roots: true, RootsListChanged: true}},
 	}
 	for _, era := range elicitEras {
@@ -623,7 +624,7 @@ func TestAdvertisement(t *testing.T) {
 			t.Parallel()
 			m := newManager(t, nil)
 			rec := record(m)
-			m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: form, URL: url})
+			m.ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: form, URL: url})
 			serveElicit(t, m, era.mode)
 			m.ConfigureElicitationHandlers(nil)
 			rec.waitFor(t, "advertisement event", func(ev mcpclient.Event) bool {
@@ -682,7 +683,7 @@ func TestAdvertisementSeed(t *testing.T) {
 
 			// Handlers configured before the handshake win over the seed.
 			m2 := newManager(t, nil)
-			m2.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: answer(&mcp.ElicitResult{Action: "decline"}, nil)})
+			m2.ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: answer(&mcp.ElicitResult{Action: "decline"}, nil)})
 			m2.RegisterServer(ctx, "s", mcpclient.ServerOptions{URL: hs.URL, Client: mcpclient.ClientOptions{Capabilities: seed}})
 			m2.ConnectToServer(ctx, "s")
 			res, err := m2.CallTool(ctx, "s", "caps", nil, nil)
@@ -699,7 +700,7 @@ func TestAdvertisementSeed(t *testing.T) {
 func TestInputNotCached(t *testing.T) {
 	m := newManager(t, nil)
 	var asked atomic.Int64
-	m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error) {
+	m.ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: func(context.Context, *input.ElicitationRequest, string) (*mcp.ElicitResult, error) {
 		asked.Add(1)
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 	}})
@@ -754,7 +755,7 @@ func TestSamplingAndRoots(t *testing.T) {
 				t.Errorf("roots after the change = %q", got)
 			}
 			m.ConfigureSampling(nil)
-			if _, err := m.CallTool(testCtx(t), "s", "sample", nil, nil); era.mode == mcptest.Stateless && !errors.Is(err, mcpclient.ErrNoHandler) {
+			if _, err := m.CallTool(testCtx(t), "s", "sample", nil, nil); era.mode == mcptest.Stateless && !errors.Is(err, input.ErrNoHandler) {
 				t.Errorf("sample without a handler: %v", err)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,7 +37,7 @@ func ErrorSummary(err error) string {
 	var (
 		blocked  *netguard.BlockedError
 		authReq  *AuthRequiredError
-		urlElic  *URLElicitationRequiredError
+		urlElic  *input.URLElicitationRequiredError
 		interr   *InterruptedCallError
 		herr     *HTTPError
 		dnsErr   *net.DNSError
@@ -78,7 +79,7 @@ func ErrorSummary(err error) string {
 		return "the client is closed"
 	case errors.Is(err, ErrNotRegistered):
 		return "unknown server"
-	case errors.Is(err, ErrNoHandler):
+	case errors.Is(err, input.ErrNoHandler):
 		return "the server asked for something this client cannot answer"
 	case errors.As(err, &herr):
 		return httpSummary(herr)

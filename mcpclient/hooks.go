@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,8 +32,8 @@ import (
 type managerHooks struct {
 	// elicit is nil until ConfigureElicitationHandlers is first called;
 	// until then a server's elicitation seed is advertised.
-	elicit   atomic.Pointer[ElicitationHandlers]
-	sampling atomic.Pointer[SamplingHandler]
+	elicit   atomic.Pointer[input.ElicitationHandlers]
+	sampling atomic.Pointer[input.SamplingHandler]
 
 	// rootsMu guards roots. It is held while a client is built, so that a
 	// client either starts with the new roots or is synced to them.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/internal/peers"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,15 +66,15 @@ func TestEverythingClientFeatures(t *testing.T) {
 			logs := make(messages, 64)
 			m := newManager(t, &mcpclient.Options{Logger: slog.New(logs)})
 			var forms, urls atomic.Int32
-			m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{
-				Form: func(_ context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+			m.ConfigureElicitationHandlers(&input.ElicitationHandlers{
+				Form: func(_ context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
 					forms.Add(1)
 					if serverID != "ev" || req.Mode != "form" || !strings.Contains(string(req.RequestedSchema), "firstLine") {
 						t.Errorf("form request %+v from %s", req, serverID)
 					}
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada", "check": true}}, nil
 				},
-				URL: func(_ context.Context, req *mcpclient.ElicitationRequest, _ string) (*mcp.ElicitResult, error) {
+				URL: func(_ context.Context, req *input.ElicitationRequest, _ string) (*mcp.ElicitResult, error) {
 					urls.Add(1)
 					if req.Mode != "url" || req.URL == "" || req.ElicitationID == "" {
 						t.Errorf("url request %+v", req)

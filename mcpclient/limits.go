@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -137,10 +138,10 @@ func (c *server) acquireInput(kind string) (release func(), err error) {
 }
 
 // checkElicitationSize refuses an elicitation larger than
-// MaxElicitationSize. schema is its form schema as JSON.
-func (c *server) checkElicitationSize(p *mcp.ElicitParams, schema []byte) error {
+// MaxElicitationSize.
+func (c *server) checkElicitationSize(req *input.ElicitationRequest) error {
 	max := c.m.limits().MaxElicitationSize
-	if n := len(p.Message) + len(p.URL) + len(p.ElicitationID) + len(schema); n > max {
+	if n := req.Size(); n > max {
 		return refused(jsonrpc.CodeInvalidParams, "elicitation request from mcp server %q is too large (%d bytes; the limit is %d)", c.ID(), n, max)
 	}
 	return nil

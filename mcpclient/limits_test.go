@@ -13,13 +13,14 @@ import (
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // blockingForm is a form handler that reports each request on started and
 // waits until its context ends.
-func blockingForm(started chan<- string) *mcpclient.ElicitationHandlers {
-	return &mcpclient.ElicitationHandlers{Form: func(ctx context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+func blockingForm(started chan<- string) *input.ElicitationHandlers {
+	return &input.ElicitationHandlers{Form: func(ctx context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
 		started <- serverID
 		<-ctx.Done()
 		return nil, ctx.Err()

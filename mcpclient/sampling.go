@@ -2,24 +2,16 @@ package mcpclient
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// A SamplingHandler answers a server's request for an LLM completion
-// (sampling/createMessage, a feature deprecated in 2026-07-28): it should
-// let the user review the request, respect MaxTokens, and return the
-// model's message. An error fails the server's request. It may be called
-// concurrently; ctx ends like an elicitation handler's (see
-// ElicitationHandlers).
-type SamplingHandler func(ctx context.Context, req *mcp.CreateMessageParams, serverID string) (*mcp.CreateMessageResult, error)
 
 // ConfigureSampling sets the handler for sampling requests, replacing any;
 // nil clears it. Live sessions use the new handler at once (without one, a
 // request fails with an error wrapping ErrNoHandler). The sampling
 // capability is advertised by sessions that start while a handler is set.
-func (m *Manager) ConfigureSampling(h SamplingHandler) {
+func (m *Manager) ConfigureSampling(h input.SamplingHandler) {
 	if h == nil {
 		m.hooks.sampling.Store(nil)
 		return
@@ -28,25 +20,29 @@ func (m *Manager) ConfigureSampling(h SamplingHandler) {
 }
 
 // SamplingHandler returns the handler that ConfigureSampling set, or nil.
-func (m *Manager) SamplingHandler() SamplingHandler {
+func (m *Manager) SamplingHandler() input.SamplingHandler {
 	if h := m.hooks.sampling.Load(); h != nil {
 		return *h
 	}
 	return nil
 }
 
-// createMessage is the session's go-sdk sampling handler.
+// createMessage is the session's go-sdk sampling handler: it runs the
+// handler within the limits of ServerRequestLimits.
 func (h *sessionHooks) createMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	fn := h.c.m.hooks.sampling.Load()
-	if fn == nil {
-		return nil, &noHandlerError{fmt.Sprintf("no sampling handler is configured for mcp server %q", h.c.ID())}
+	var fn input.SamplingHandler
+	if p := h.c.m.hooks.sampling.Load(); p != nil {
+		fn = *p
 	}
-	ctx, done := h.requestCtx(ctx)
-	defer done()
 	params := req.Params
 	if params == nil {
 		params = &mcp.CreateMessageParams{}
 	}
+	if fn == nil {
+		return fn.Sample(ctx, h.c.ID(), params) // fails: no handler, no slot held
+	}
+	ctx, done := h.requestCtx(ctx)
+	defer done()
 	if err := h.c.checkSamplingSize(params); err != nil {
 		return nil, err
 	}
@@ -55,12 +51,5 @@ func (h *sessionHooks) createMessage(ctx context.Context, req *mcp.CreateMessage
 		return nil, err
 	}
 	defer release()
-	res, err := (*fn)(ctx, params, h.c.ID())
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("sampling handler: %w", err)
-	case res == nil:
-		return nil, fmt.Errorf("sampling handler returned no result")
-	}
-	return res, nil
+	return fn.Sample(ctx, h.c.ID(), params)
 }

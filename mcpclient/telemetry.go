@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/internal/benchknob"
 	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -698,7 +699,7 @@ func (c *server) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRe
 	if span.IsRecording() {
 		mode := "form"
 		if p != nil {
-			mode = elicitMode(p)
+			mode = input.ElicitationMode(p)
 		}
 		span.SetAttributes(AttrServerID.String(c.ID()), attrElicitMode.String(mode))
 	}

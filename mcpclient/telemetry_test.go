@@ -27,6 +27,7 @@ import (
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oteltest"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 )
 
 // otelHarness is an SDK tracer and meter provider with in-memory exporters.
@@ -499,7 +500,7 @@ func TestTelemetryServerRequest(t *testing.T) {
 	}
 	hs := mcptest.Serve(t, mcptest.Stateful, newServer)
 	m := newManager(t, o.options())
-	m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{Form: func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error) {
+	m.ConfigureElicitationHandlers(&input.ElicitationHandlers{Form: func(context.Context, *input.ElicitationRequest, string) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 	}})
 	connectReady(t, m, "srv", mcpclient.ServerOptions{URL: hs.URL})

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/netguard"
 )
 
@@ -100,7 +101,7 @@ func connect(ctx context.Context, spec *serverSpec, timeout time.Duration) (*ses
 // connectWith is connect with elicitation handlers (nil for none), which
 // must be in place before the session starts for it to advertise them,
 // and the TracerProvider of --trace (nil for the global one).
-func connectWith(ctx context.Context, spec *serverSpec, timeout time.Duration, elicit *mcpclient.ElicitationHandlers, tp trace.TracerProvider) (*session, error) {
+func connectWith(ctx context.Context, spec *serverSpec, timeout time.Duration, elicit *input.ElicitationHandlers, tp trace.TracerProvider) (*session, error) {
 	hc := newHTTPClient(timeout)
 	opts := &mcpclient.Options{
 		TracerProvider:  tp,

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 )
 
 // stdinKey is the context key of the command's standard input, which main
@@ -160,10 +161,10 @@ func (t *terminal) close() {
 }
 
 // handlers returns the elicitation handlers of the call.
-func (t *terminal) handlers() *mcpclient.ElicitationHandlers {
+func (t *terminal) handlers() *input.ElicitationHandlers {
 	// The URL handler returns once the user says the page is done: no
 	// further wait for the server's completion notice.
-	return &mcpclient.ElicitationHandlers{Form: t.form, URL: t.url, URLCompletionWait: -1}
+	return &input.ElicitationHandlers{Form: t.form, URL: t.url, URLCompletionWait: -1}
 }
 
 // needsTerminalError is the failure of a call whose server asked for input
@@ -186,7 +187,7 @@ func (e *needsTerminalError) Error() string {
 }
 
 // refuse fails the call at once: nobody can answer.
-func (t *terminal) refuse(req *mcpclient.ElicitationRequest) (*mcp.ElicitResult, error) {
+func (t *terminal) refuse(req *input.ElicitationRequest) (*mcp.ElicitResult, error) {
 	err := &needsTerminalError{tool: t.tool, mode: req.Mode, message: oneLine(req.Message)}
 	t.cancel(err)
 	return nil, err
@@ -292,7 +293,7 @@ func answerOf(err error) (*mcp.ElicitResult, error) {
 }
 
 // form answers a form-mode elicitation in the terminal.
-func (t *terminal) form(ctx context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+func (t *terminal) form(ctx context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
 	if t.in == nil {
 		return t.refuse(req)
 	}
@@ -334,7 +335,7 @@ func (t *terminal) form(ctx context.Context, req *mcpclient.ElicitationRequest, 
 
 // url answers a URL-mode elicitation: it shows the URL and waits for the
 // user to say the page is done.
-func (t *terminal) url(ctx context.Context, req *mcpclient.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
+func (t *terminal) url(ctx context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
 	if t.in == nil {
 		return t.refuse(req)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -81,8 +82,8 @@ func scenarios() map[string]scenario {
 		// defaults (SEP-1034).
 		"elicitation-sep1034-client-defaults": {
 			Configure: func(_ *env, m *mcpclient.Manager) error {
-				m.ConfigureElicitationHandlers(&mcpclient.ElicitationHandlers{
-					Form: func(context.Context, *mcpclient.ElicitationRequest, string) (*mcp.ElicitResult, error) {
+				m.ConfigureElicitationHandlers(&input.ElicitationHandlers{
+					Form: func(context.Context, *input.ElicitationRequest, string) (*mcp.ElicitResult, error) {
 						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 					},
 				})
