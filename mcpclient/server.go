@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/callstats"
 	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/mcpclient/stdio"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
@@ -70,7 +71,7 @@ type server struct {
 
 	starts stdioStarts // paces a stdio server's restarts (stdiostarts.go)
 
-	stats serverStats // its tool calls' figures (serverstats.go)
+	stats callstats.Window // its tool calls' figures (serverstats.go)
 }
 
 // bgRetry is a background retry waiting for its time.

@@ -9,92 +9,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/agentmcp/agentmcp/internal/callstats"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oteltest"
 )
-
-// TestServerStatsQuantiles: p50 and p95 of known latencies are those
-// Prometheus's histogram_quantile computes from the same buckets
-// (interpolated within the bucket, an upper bound inclusive, the bucket
-// above 300 s read as 300 s).
-func TestServerStatsQuantiles(t *testing.T) {
-	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
-	tests := []struct {
-		name     string
-		calls    map[time.Duration]int // latency -> calls
-		p50, p95 time.Duration
-	}{
-		{"none", nil, 0, 0},
-		{"one call of 3 ms", map[time.Duration]int{ms(3): 1}, ms(3.5), ms(4.85)},
-		{"sub-millisecond", map[time.Duration]int{ms(0.2): 10}, ms(0.5), ms(0.95)},
-		// 10 ms is in the bucket (5 ms, 10 ms]: upper bounds are inclusive,
-		// as the OpenTelemetry SDK places a measurement.
-		{"on a bound", map[time.Duration]int{ms(10): 4}, ms(7.5), ms(9.75)},
-		// rank 50 of 100 is the 50th of the 90 in (10 ms, 20 ms]; rank 95
-		// the 5th of the 10 in (200 ms, 500 ms].
-		{"two groups", map[time.Duration]int{ms(15): 90, ms(400): 10}, ms(10 + 10*50.0/90), ms(350)},
-		{"slow tail", map[time.Duration]int{ms(3): 95, 3 * time.Second: 5}, ms(2 + 3*50.0/95), ms(5)},
-		{"beyond the last bound", map[time.Duration]int{400 * time.Second: 3}, 300 * time.Second, 300 * time.Second},
-	}
-	now := time.Unix(1_800_000_000, 0)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var s serverStats
-			total := 0
-			for d, n := range tt.calls {
-				for range n {
-					s.record(now, d, false)
-				}
-				total += n
-			}
-			got := s.snapshot(now)
-			want := ServerStats{Calls: int64(total), TotalCalls: int64(total),
-				P50: tt.p50.Round(time.Microsecond), P95: tt.p95.Round(time.Microsecond)}
-			if got != want {
-				t.Errorf("stats = %+v; want %+v", got, want)
-			}
-		})
-	}
-}
-
-// TestServerStatsWindow: the windowed figures count the calls of the
-// current minute and the four before it; older minutes drop out (their
-// slots reused), the totals keep everything; errors are counted apart.
-func TestServerStatsWindow(t *testing.T) {
-	t0 := time.Unix(60*29_000_000, 0) // the start of a minute
-	var s serverStats
-	for i := range 3 {
-		s.record(t0.Add(10*time.Second), 3*time.Millisecond, i == 0)
-	}
-	for range 2 {
-		s.record(t0.Add(2*time.Minute+59*time.Second), 15*time.Millisecond, true)
-	}
-	check := func(at time.Duration, calls, errors, total, totalErrors int64) {
-		t.Helper()
-		got := s.snapshot(t0.Add(at))
-		if got.Calls != calls || got.Errors != errors || got.TotalCalls != total || got.TotalErrors != totalErrors {
-			t.Errorf("at t0+%v: calls %d errors %d, total %d/%d; want %d %d, %d/%d",
-				at, got.Calls, got.Errors, got.TotalCalls, got.TotalErrors, calls, errors, total, totalErrors)
-		}
-		if rate := got.ErrorRate(); calls > 0 && rate != float64(errors)/float64(calls) {
-			t.Errorf("at t0+%v: error rate %v", at, rate)
-		}
-	}
-	check(2*time.Minute+59*time.Second, 5, 3, 5, 3)
-	check(4*time.Minute+59*time.Second, 5, 3, 5, 3) // t0's minute is the oldest counted
-	check(5*time.Minute, 2, 2, 5, 3)                // t0's minute dropped out
-	check(6*time.Minute+59*time.Second, 2, 2, 5, 3)
-	check(7*time.Minute, 0, 0, 5, 3)
-	if got := s.snapshot(t0.Add(7 * time.Minute)); got.P50 != 0 || got.P95 != 0 || got.ErrorRate() != 0 {
-		t.Errorf("empty window: %+v, error rate %v", got, got.ErrorRate())
-	}
-
-	// A call at t0+5m reuses t0's slot: the old minute's counts go.
-	s.record(t0.Add(5*time.Minute), time.Millisecond, false)
-	check(5*time.Minute, 3, 2, 6, 3)
-	// A clock that went back does not count the future.
-	check(-time.Minute, 0, 0, 6, 3)
-}
 
 // TestServerStatsAgreeWithInstrument: the figures of a server's tool
 // calls are those mcp.client.operation.duration records for it: the same
@@ -188,6 +106,9 @@ func TestServerStatsAgreeWithInstrument(t *testing.T) {
 		sa.TotalCalls != want.TotalCalls || sa.TotalErrors != want.TotalErrors {
 		t.Errorf("agent a's github: %+v; want calls 12, errors 5 (3 isError, 2 JSON-RPC errors)", sa)
 	}
+	if got := sa.ErrorRate(); got != 5.0/12 {
+		t.Errorf("agent a's github: error rate %v, want 5/12", got)
+	}
 	if sb.Calls != 1 || sb.Errors != 1 {
 		t.Errorf("agent b's github: %+v; want 1 call, 1 error", sb)
 	}
@@ -204,14 +125,10 @@ func TestServerStatsAgreeWithInstrument(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.stats.mu.Lock()
-		for _, slot := range c.stats.w.slots {
-			for i, n := range slot.buckets {
-				j := max(0, i-(len(statsBounds)-len(durationBuckets)))
-				ours[j] += uint64(n)
-			}
+		for i, n := range c.stats.Buckets(m.clock.Now()) {
+			j := max(0, i-(len(callstats.Bounds)-len(durationBuckets)))
+			ours[j] += uint64(n)
 		}
-		c.stats.mu.Unlock()
 	}
 	if !slices.Equal(ours, otelBuckets) {
 		t.Errorf("buckets: stats %v; the instrument %v", ours, otelBuckets)
@@ -228,31 +145,9 @@ func TestServerStatsAgreeWithInstrument(t *testing.T) {
 // TestStatsBoundsRefineTheInstrument: the figures' bucket bounds are the
 // instrument's, with finer ones below its first.
 func TestStatsBoundsRefineTheInstrument(t *testing.T) {
-	extra := len(statsBounds) - len(durationBuckets)
-	if !slices.Equal(statsBounds[extra:], durationBuckets) || !slices.IsSorted(statsBounds[:]) || statsBounds[extra-1] >= durationBuckets[0] {
-		t.Errorf("bounds %v do not refine %v", statsBounds, durationBuckets)
+	bounds := callstats.Bounds
+	extra := len(bounds) - len(durationBuckets)
+	if !slices.Equal(bounds[extra:], durationBuckets) || !slices.IsSorted(bounds[:]) || bounds[extra-1] >= durationBuckets[0] {
+		t.Errorf("bounds %v do not refine %v", bounds, durationBuckets)
 	}
-}
-
-// BenchmarkServerStatsRecord is what a tool call pays for its server's
-// figures: one record, in a minute already started (the common case),
-// alone and from concurrent callers of one server.
-func BenchmarkServerStatsRecord(b *testing.B) {
-	now := time.Unix(1_800_000_000, 0)
-	b.Run("seq", func(b *testing.B) {
-		var s serverStats
-		b.ReportAllocs()
-		for b.Loop() {
-			s.record(now, 3*time.Millisecond, false)
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		var s serverStats
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				s.record(now, 3*time.Millisecond, false)
-			}
-		})
-	})
 }

@@ -123,7 +123,9 @@ func TestSample(t *testing.T) {
 	if _, err := none.Sample(context.Background(), "s1", &mcp.CreateMessageParams{}); !errors.Is(err, input.ErrNoHandler) || !isInvalidParams(err) {
 		t.Errorf("nil handler: %v; want ErrNoHandler with invalid params", err)
 	}
-	empty := input.SamplingHandler(func(context.Context, *mcp.CreateMessageParams, string) (*mcp.CreateMessageResult, error) { return nil, nil })
+	empty := input.SamplingHandler(func(context.Context, *mcp.CreateMessageParams, string) (*mcp.CreateMessageResult, error) {
+		return nil, nil
+	})
 	if _, err := empty.Sample(context.Background(), "s1", &mcp.CreateMessageParams{}); err == nil {
 		t.Error("a handler without a result: no error")
 	}
