@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/explain"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,7 +37,7 @@ type MCPServer struct {
 	State     string  `json:"state"`
 	// Error is the full detail of the last failure (the whole error
 	// chain, sanitised); ErrorSummary says in a few words what failed
-	// (see [mcpclient.ErrorSummary]). Both are set together.
+	// (see [explain.Summary]). Both are set together.
 	Error        *string                 `json:"error"`
 	ErrorSummary *string                 `json:"error_summary,omitempty"`
 	Instructions *string                 `json:"instructions"`
@@ -128,7 +129,7 @@ func withInfo(s MCPServer, info mcpclient.ServerInfo) MCPServer {
 	}
 	if info.Error != nil {
 		s.Error = ptr(netguard.Sanitize(info.Error.Error()))
-		s.ErrorSummary = ptr(netguard.Sanitize(mcpclient.ErrorSummary(info.Error)))
+		s.ErrorSummary = ptr(netguard.Sanitize(explain.Summary(info.Error)))
 	}
 	if info.Instructions != "" {
 		s.Instructions = ptr(netguard.Sanitize(info.Instructions))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/explain"
 )
 
 func reconnectCommand() command {
@@ -34,7 +35,7 @@ func runReconnect(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if ierr := interrupted(ctx); ierr != nil {
 				return ierr
 			}
-			return fmt.Errorf("reconnecting %s: %s (%v)", id, mcpclient.ErrorSummary(err), err)
+			return fmt.Errorf("reconnecting %s: %s (%v)", id, explain.Summary(err), err)
 		}
 		name := oneLine(strings.TrimSpace(st.Servers[id].Name))
 		if res.State == mcpclient.StateAuthenticating && res.AuthURL != "" {

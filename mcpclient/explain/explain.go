@@ -1,4 +1,9 @@
-package mcpclient
+// Package explain says in a few words what an error of mcpclient's means,
+// for a person who must act on it: "cannot connect: connection refused",
+// "the server asks for sign-in", "not an MCP endpoint (HTTP 405)". The
+// agent's server state (error_summary) and the agentmcp program show it
+// next to the full error.
+package explain
 
 import (
 	"context"
@@ -14,32 +19,34 @@ import (
 	"syscall"
 
 	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ErrorSummary says in a few words what failed, for a person who must act
-// on it: "cannot connect: connection refused", "the server asks for
-// sign-in", "not an MCP endpoint (HTTP 405)". The full chain (err.Error())
-// remains the detail for those who want it.
+// Summary says in a few words what failed, for a person who must act on
+// it: "cannot connect: connection refused", "the server asks for sign-in",
+// "not an MCP endpoint (HTTP 405)". The full chain (err.Error()) remains
+// the detail for those who want it.
 //
-// The summary is chosen from the typed errors in err's chain (this
-// package's sentinels and types, netguard's, net, TLS and x509 errors,
-// context deadlines), never from the text of messages. It carries no
+// The summary is chosen from the typed errors in err's chain (the
+// sentinels and types of mcpclient and of its packages transport and
+// input, netguard's, net, TLS and x509 errors, context deadlines), never
+// from the text of messages. It carries no
 // secret and no response body; where nothing in the chain is recognised,
 // it is the innermost error's message, shortened. It is "" for a nil err.
-func ErrorSummary(err error) string {
+func Summary(err error) string {
 	if err == nil {
 		return ""
 	}
 	var (
 		blocked  *netguard.BlockedError
-		authReq  *AuthRequiredError
+		authReq  *mcpclient.AuthRequiredError
 		urlElic  *input.URLElicitationRequiredError
-		interr   *InterruptedCallError
-		herr     *HTTPError
+		interr   *mcpclient.InterruptedCallError
+		herr     *mcpclient.HTTPError
 		dnsErr   *net.DNSError
 		unknown  x509.UnknownAuthorityError
 		hostErr  x509.HostnameError
@@ -64,7 +71,7 @@ func ErrorSummary(err error) string {
 		return "blocked URL"
 	case errors.Is(err, netguard.ErrUnsupportedScheme):
 		return "unsupported URL scheme (use http or https)"
-	case errors.As(err, &authReq), errors.Is(err, ErrUnauthorized):
+	case errors.As(err, &authReq), errors.Is(err, mcpclient.ErrUnauthorized):
 		return "the server asks for sign-in"
 	case errors.As(err, &urlElic):
 		if urlElic.Action != "" {
@@ -73,17 +80,17 @@ func ErrorSummary(err error) string {
 		return "the server needs a step in the browser"
 	case errors.As(err, &interr):
 		return "the call was interrupted; it may or may not have run"
-	case errors.Is(err, ErrSessionExpired):
+	case errors.Is(err, mcpclient.ErrSessionExpired):
 		return "session expired"
-	case errors.Is(err, ErrClosed):
+	case errors.Is(err, mcpclient.ErrClosed):
 		return "the client is closed"
-	case errors.Is(err, ErrNotRegistered):
+	case errors.Is(err, mcpclient.ErrNotRegistered):
 		return "unknown server"
 	case errors.Is(err, input.ErrNoHandler):
 		return "the server asked for something this client cannot answer"
 	case errors.As(err, &herr):
 		return httpSummary(herr)
-	case errors.Is(err, ErrProtocol):
+	case errors.Is(err, mcpclient.ErrProtocol):
 		return "protocol error: the server sent something that is not valid MCP"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return "server timed out"
@@ -131,7 +138,7 @@ func ErrorSummary(err error) string {
 		return "the server closed the connection"
 	case errors.Is(err, mcp.ErrConnectionClosed):
 		return "connection closed"
-	case errors.Is(err, ErrNotConnected):
+	case errors.Is(err, mcpclient.ErrNotConnected):
 		return "not connected"
 	case errors.As(err, &rpcErr):
 		return "the server answered with an error: " + safetext.Sanitize(rpcErr.Message, 80)
@@ -141,7 +148,7 @@ func ErrorSummary(err error) string {
 
 // httpSummary describes an HTTP status the client could not use, without
 // the body.
-func httpSummary(e *HTTPError) string {
+func httpSummary(e *mcpclient.HTTPError) string {
 	code := e.StatusCode
 	switch {
 	case e.JSONRPC == nil && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed):

@@ -1,4 +1,4 @@
-package mcpclient_test
+package explain_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/explain"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,10 +40,10 @@ func connectErr(t *testing.T, ctx context.Context, opts *mcpclient.Options, so m
 	return res.Err
 }
 
-// TestErrorSummaryRealFailures provokes each failure for real, on
+// TestSummaryRealFailures provokes each failure for real, on
 // 127.0.0.1, and checks the short message and that the detail keeps the
 // chain but no HTML.
-func TestErrorSummaryRealFailures(t *testing.T) {
+func TestSummaryRealFailures(t *testing.T) {
 	status := func(code int, contentType, body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", contentType)
@@ -55,16 +56,16 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 
 	t.Run("connection refused", func(t *testing.T) {
 		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: "http://" + testutil.RefusingAddr(t) + "/mcp"})
-		if got, want := mcpclient.ErrorSummary(err), "cannot connect: connection refused"; got != want {
-			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
+		if got, want := explain.Summary(err), "cannot connect: connection refused"; got != want {
+			t.Errorf("Summary(%v) = %q, want %q", err, got, want)
 		}
 	})
 	t.Run("HTML 405 page", func(t *testing.T) {
 		hs := httptest.NewServer(status(http.StatusMethodNotAllowed, "text/html; charset=utf-8", page))
 		t.Cleanup(hs.Close)
 		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: hs.URL, Transport: streamable})
-		if got, want := mcpclient.ErrorSummary(err), "not an MCP endpoint (HTTP 405)"; got != want {
-			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
+		if got, want := explain.Summary(err), "not an MCP endpoint (HTTP 405)"; got != want {
+			t.Errorf("Summary(%v) = %q, want %q", err, got, want)
 		}
 		if strings.Contains(err.Error(), "<") || strings.Contains(err.Error(), "Not Allowed</") {
 			t.Errorf("detail shows the HTML page: %v", err)
@@ -74,8 +75,8 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 		hs := httptest.NewServer(status(http.StatusNotFound, "", page))
 		t.Cleanup(hs.Close)
 		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: hs.URL, Transport: streamable})
-		if got, want := mcpclient.ErrorSummary(err), "not an MCP endpoint (HTTP 404)"; got != want {
-			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
+		if got, want := explain.Summary(err), "not an MCP endpoint (HTTP 404)"; got != want {
+			t.Errorf("Summary(%v) = %q, want %q", err, got, want)
 		}
 		if strings.Contains(err.Error(), "<") {
 			t.Errorf("detail shows the HTML page: %v", err)
@@ -85,8 +86,8 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 		hs := httptest.NewServer(status(http.StatusBadGateway, "text/plain", "upstream is down"))
 		t.Cleanup(hs.Close)
 		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: hs.URL, Transport: streamable})
-		if got, want := mcpclient.ErrorSummary(err), "server error (HTTP 502 Bad Gateway)"; got != want {
-			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
+		if got, want := explain.Summary(err), "server error (HTTP 502 Bad Gateway)"; got != want {
+			t.Errorf("Summary(%v) = %q, want %q", err, got, want)
 		}
 		if !strings.Contains(err.Error(), "upstream is down") {
 			t.Errorf("detail lost the body: %v", err)
@@ -97,8 +98,8 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 		hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
 		hs.SetFault(http.StatusUnauthorized)
 		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: hs.URL})
-		if got, want := mcpclient.ErrorSummary(err), "the server asks for sign-in"; got != want {
-			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
+		if got, want := explain.Summary(err), "the server asks for sign-in"; got != want {
+			t.Errorf("Summary(%v) = %q, want %q", err, got, want)
 		}
 	})
 	t.Run("TLS unknown authority", func(t *testing.T) {
@@ -107,8 +108,8 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 		hs.StartTLS()
 		t.Cleanup(hs.Close)
 		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: hs.URL, Transport: streamable})
-		if got, want := mcpclient.ErrorSummary(err), "TLS failure: certificate signed by an unknown authority"; got != want {
-			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
+		if got, want := explain.Summary(err), "TLS failure: certificate signed by an unknown authority"; got != want {
+			t.Errorf("Summary(%v) = %q, want %q", err, got, want)
 		}
 	})
 	t.Run("plain HTTP on a TLS client", func(t *testing.T) {
@@ -118,8 +119,8 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 		t.Cleanup(hs.Close)
 		url := strings.Replace(hs.URL, "http://", "https://", 1)
 		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: url, Transport: streamable})
-		if got, want := mcpclient.ErrorSummary(err), "http: server gave HTTP response to HTTPS client"; got != want {
-			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
+		if got, want := explain.Summary(err), "http: server gave HTTP response to HTTPS client"; got != want {
+			t.Errorf("Summary(%v) = %q, want %q", err, got, want)
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
@@ -134,8 +135,8 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 		t.Cleanup(func() { close(release) })
 		err := connectErr(t, testCtx(t), &mcpclient.Options{ConnectTimeout: 50 * time.Millisecond},
 			mcpclient.ServerOptions{URL: hs.URL, Transport: streamable})
-		if got, want := mcpclient.ErrorSummary(err), "server timed out"; got != want {
-			t.Errorf("ErrorSummary(%v) = %q, want %q", err, got, want)
+		if got, want := explain.Summary(err), "server timed out"; got != want {
+			t.Errorf("Summary(%v) = %q, want %q", err, got, want)
 		}
 	})
 	t.Run("blocked URL", func(t *testing.T) {
@@ -144,16 +145,16 @@ func TestErrorSummaryRealFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = connectErr(t, testCtx(t), &mcpclient.Options{Guard: guard}, mcpclient.ServerOptions{URL: "http://127.0.0.1:1/mcp"})
-		got := mcpclient.ErrorSummary(err)
+		got := explain.Summary(err)
 		if !strings.HasPrefix(got, "blocked URL: ") || !strings.Contains(got, "loopback") {
-			t.Errorf("ErrorSummary(%v) = %q, want blocked URL: ...loopback...", err, got)
+			t.Errorf("Summary(%v) = %q, want blocked URL: ...loopback...", err, got)
 		}
 	})
 }
 
-// TestErrorSummaryTypes covers errors that cannot be provoked on
+// TestSummaryTypes covers errors that cannot be provoked on
 // 127.0.0.1 alone (DNS) or that come from deeper layers.
-func TestErrorSummaryTypes(t *testing.T) {
+func TestSummaryTypes(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
@@ -184,8 +185,8 @@ func TestErrorSummaryTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := mcpclient.ErrorSummary(tt.err); got != tt.want {
-				t.Errorf("ErrorSummary(%v) = %q, want %q", tt.err, got, tt.want)
+			if got := explain.Summary(tt.err); got != tt.want {
+				t.Errorf("Summary(%v) = %q, want %q", tt.err, got, tt.want)
 			}
 		})
 	}
