@@ -139,18 +139,22 @@ func New(opts *Options) *Manager {
 // 200 servers connecting at once showed (docs/PERFORMANCE.md). Idle
 // connections still close after IdleConnTimeout.
 //
-// Each connection's read and write buffers are 1 KiB rather than 4: a
-// connected legacy session holds two connections (its GET stream, and the
-// idle one its requests go on) for as long as it lives, and those buffers
-// were 16 of its 38 KiB. Headers fit, and a read or write larger than the
-// buffer goes past it (bufio), so calls do not pay for it.
+// Each connection's write buffer is 1 KiB and its read buffer 512 bytes
+// rather than 4 KiB each: a connected session keeps the idle connection its
+// requests go on for as long as it lives (its standing stream has one of
+// its own, newStreamDialer), and those buffers were most of what it held.
+// A request's head goes out in one write (a bearer token and the MCP
+// headers fit in 1 KiB); a response's head is read in 512-byte steps (an
+// MCP server's takes one or two, a longer header line is assembled by
+// net/http), and a read of 512 bytes or more past the head goes past the
+// buffer (bufio), so calls do not pay for it.
 func defaultHTTPTransport(connectTimeout time.Duration) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
 	t.MaxIdleConnsPerHost = 16
 	t.MaxIdleConns = 0
-	t.ReadBufferSize = httpBufferSize
-	t.WriteBufferSize = httpBufferSize
+	t.ReadBufferSize = httpReadBufferSize
+	t.WriteBufferSize = httpWriteBufferSize
 	return t
 }
 
@@ -175,9 +179,12 @@ func newStreamDialer(guard *netguard.Guard, gate func() error) *transport.Stream
 	return &transport.StreamDialer{DialContext: dial}
 }
 
-// httpBufferSize is the read and the write buffer of each HTTP connection
-// of the Manager's default client.
-const httpBufferSize = 1 << 10
+// The write and the read buffer of each HTTP connection of the Manager's
+// default client.
+const (
+	httpWriteBufferSize = 1 << 10
+	httpReadBufferSize  = 512
+)
 
 // RegisterServer registers a server under id without connecting to it.
 // Registering an id that is already registered keeps the existing
