@@ -146,7 +146,7 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 				}
 			}
 			if s := state[ids["restarted"]]; s.State != "ready" || tools == 0 {
-				t.Errorf("restarted server: %s (%v), %d tools", s.State, s.Error, tools)
+				t.Errorf("restarted server: %s (%v), %d tools", s.State, *s.Error, tools)
 			}
 			want := int64(1)
 			if era.mode == mcptest.Stateless {
@@ -160,7 +160,7 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 				t.Errorf("gone server: %s, error %v; want failed, naming the reset", g.State, g.Error)
 			}
 			if got := refused.attempts(); len(got) != 2 {
-				t.Errorf("the gone server was tried %d times (%v), want the 2 of its retry policy", len(got), got)
+				t.Errorf("the gone server was tried %d times (%v), want the 2 of its retry policy; state %s %v", len(got), got, g.State, *g.Error)
 			}
 			// The background retry is started once the restore is over,
 			// and is not waited for by WaitForConnections: wait for it to

@@ -187,3 +187,53 @@ func TestCallDirectCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestCallDirectConnectionEnds: a request in flight when its connection
+// fails or closes (the Manager closes a session whose standing stream
+// learnt that the server forgot it) ends with ErrConnectionClosed and the
+// failure, as go-sdk's session ends its calls in flight, not with the
+// cancellation of its HTTP request, which reads as an unreachable server.
+func TestCallDirectConnectionEnds(t *testing.T) {
+	for _, end := range []string{"close", "fail"} {
+		t.Run(end, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			release := make(chan struct{})
+			defer close(release)
+			s := &directServer{posts: make(chan map[string]json.RawMessage, 10), answer: func(w http.ResponseWriter, r *http.Request, id json.RawMessage, method string) {
+				select { // never answers: the connection ends first
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}}
+			c := newDirectConn(t, s, ProtocolLegacy)
+			id, _ := jsonrpc.MakeID("agentmcp-1")
+			errc := make(chan error, 1)
+			go func() {
+				errc <- c.CallDirect(ctx, &jsonrpc.Request{ID: id, Method: "tools/list", Params: json.RawMessage(`{}`)}, &mcp.ListToolsResult{})
+			}()
+			select {
+			case <-s.posts:
+			case <-ctx.Done():
+				t.Fatal("the request never reached the server")
+			}
+			lost := fmt.Errorf("%w: the server forgot the session", ErrSessionExpired)
+			if end == "fail" {
+				c.fail(lost)
+			}
+			c.Close()
+			var err error
+			select {
+			case err = <-errc:
+			case <-ctx.Done():
+				t.Fatal("CallDirect did not return after the connection ended")
+			}
+			if !errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, context.Canceled) || IsUnreachable(err) {
+				t.Fatalf("CallDirect: %v; want ErrConnectionClosed, not a cancellation or an unreachable server", err)
+			}
+			if end == "fail" && !errors.Is(err, ErrSessionExpired) {
+				t.Errorf("CallDirect: %v; want the failure (ErrSessionExpired) too", err)
+			}
+		})
+	}
+}

@@ -361,10 +361,24 @@ func (c *streamableConn) CallDirect(ctx context.Context, req *jsonrpc.Request, r
 	case ctx.Err() != nil:
 		c.cancelRequest(ctx, req.ID)
 		return ctx.Err()
+	case err != nil && errors.Is(err, context.Canceled):
+		// Not the caller's context: the connection's, which its failure
+		// or Close cancelled under the request. go-sdk's session fails its
+		// calls in flight with ErrConnectionClosed then; so does this.
+		return c.closedError()
 	case err != nil:
 		return err
 	}
 	// The stream ended with the connection.
+	return c.closedError()
+}
+
+// closedError is the error of a request the connection's end cut short:
+// mcp.ErrConnectionClosed, with the failure that ended it, if any.
+func (c *streamableConn) closedError() error {
+	if err := c.failure(); err != nil {
+		return fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, err)
+	}
 	return mcp.ErrConnectionClosed
 }
 
