@@ -200,8 +200,11 @@ func (h *sessionHooks) urlElicitationMiddleware(next mcp.MethodHandler) mcp.Meth
 
 // urlElicitationRequired returns the -32042 error in err, if any.
 func urlElicitationRequired(err error) *jsonrpc.Error {
+	if err == nil {
+		return nil // werr below escapes: a call that succeeded allocates nothing
+	}
 	var werr *jsonrpc.Error
-	if err != nil && errors.As(err, &werr) && werr.Code == mcp.CodeURLElicitationRequired {
+	if errors.As(err, &werr) && werr.Code == mcp.CodeURLElicitationRequired {
 		return werr
 	}
 	return nil
