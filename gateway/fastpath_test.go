@@ -299,25 +299,7 @@ func TestFastPathDisconnect(t *testing.T) {
 			e := newEnv(t, nil)
 			ctx := testCtx(t)
 			cs := e.connect(era, nil)
-			type result struct {
-				res *mcp.CallToolResult
-				err error
-			}
-			done := make(chan result, 1)
-			go func() {
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_slow", Arguments: map[string]any{}})
-				done <- result{res, err}
-			}()
-			select {
-			case <-e.beta.SlowStarted:
-			case <-ctx.Done():
-				t.Fatal("the slow call did not start")
-			}
-			e.betaHTTP.Stop()
-			r := <-done
-			if r.err != nil || !r.res.IsError || !strings.Contains(text(r.res), `"beta"`) {
-				t.Errorf("call racing the disconnect = %+v, %v; want a tool error naming the server", r.res, r.err)
-			}
+			callRacingDisconnect(ctx, t, e, cs)
 			if got := gateway.FastCalls(e.g); got != 1 {
 				t.Errorf("the gateway answered %d calls itself; want 1", got)
 			}

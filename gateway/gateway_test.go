@@ -342,25 +342,7 @@ func TestUpstreamDown(t *testing.T) {
 	cs := e.connect(eraSessions, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	type result struct {
-		res *mcp.CallToolResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_slow", Arguments: map[string]any{}})
-		done <- result{res, err}
-	}()
-	select {
-	case <-e.beta.SlowStarted:
-	case <-ctx.Done():
-		t.Fatal("the slow call did not start")
-	}
-	e.betaHTTP.Stop()
-	r := <-done
-	if r.err != nil || !r.res.IsError || !strings.Contains(text(r.res), `"beta"`) {
-		t.Errorf("call racing the disconnect = %+v, %v; want a tool error naming the server", r.res, r.err)
-	}
+	callRacingDisconnect(ctx, t, e, cs)
 	waitTool(t, cs, changed, "tool_beta_echo", false)
 	// alpha is unaffected.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_alpha_echo", Arguments: map[string]any{"text": "up"}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,4 +157,30 @@ func text(res *mcp.CallToolResult) string {
 		return tc.Text
 	}
 	return ""
+}
+
+// callRacingDisconnect calls beta's slow tool through cs, stops beta's
+// server while the call runs, and checks that the call ends as a tool
+// error naming the server.
+func callRacingDisconnect(ctx context.Context, t *testing.T, e *env, cs *mcp.ClientSession) {
+	t.Helper()
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_slow", Arguments: map[string]any{}})
+		done <- result{res, err}
+	}()
+	select {
+	case <-e.beta.SlowStarted:
+	case <-ctx.Done():
+		t.Fatal("the slow call did not start")
+	}
+	e.betaHTTP.Stop()
+	r := <-done
+	if r.err != nil || !r.res.IsError || !strings.Contains(text(r.res), `"beta"`) {
+		t.Errorf("call racing the disconnect = %+v, %v; want a tool error naming the server", r.res, r.err)
+	}
 }

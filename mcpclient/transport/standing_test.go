@@ -55,6 +55,37 @@ func (s *streamRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // dialRecorder is a dialer that notes the local address of each connection.
+// recordedServer is an MCP server behind a streamRecorder, over plain
+// HTTP or TLS, with an HTTP client and a StreamDialer that each record the
+// connections they dial.
+type recordedServer struct {
+	srv                  *mcptest.Server
+	rec                  *streamRecorder
+	hs                   *httptest.Server
+	client               *http.Client
+	streamDialer         *transport.StreamDialer
+	viaClient, viaStream dialRecorder
+}
+
+func newRecordedServer(t *testing.T, scheme string, mode mcptest.Mode) *recordedServer {
+	t.Helper()
+	r := &recordedServer{srv: mcptest.NewServer("s")}
+	r.rec = &streamRecorder{next: mcptest.Handler(t, mode, func() *mcp.Server { return r.srv.Server }), stream: make(chan seenRequest, 1)}
+	if scheme == "https" {
+		r.hs = httptest.NewTLSServer(r.rec)
+	} else {
+		r.hs = httptest.NewServer(r.rec)
+	}
+	t.Cleanup(r.hs.Close)
+	base := r.hs.Client().Transport.(*http.Transport)
+	ht := base.Clone()
+	ht.DialContext = r.viaClient.dial
+	t.Cleanup(ht.CloseIdleConnections)
+	r.client = &http.Client{Transport: ht}
+	r.streamDialer = &transport.StreamDialer{DialContext: r.viaStream.dial, TLSClientConfig: base.TLSClientConfig}
+	return r
+}
+
 type dialRecorder struct {
 	mu    sync.Mutex
 	local map[string]bool
@@ -201,28 +232,13 @@ func TestStandingStreamOwnConnection(t *testing.T) {
 	for _, era := range standingEras {
 		for _, scheme := range []string{"http", "https"} {
 			t.Run(era.name+"/"+scheme, func(t *testing.T) {
-				srv := mcptest.NewServer("s")
-				rec := &streamRecorder{next: mcptest.Handler(t, era.mode, func() *mcp.Server { return srv.Server }), stream: make(chan seenRequest, 1)}
-				var hs *httptest.Server
-				if scheme == "https" {
-					hs = httptest.NewTLSServer(rec)
-				} else {
-					hs = httptest.NewServer(rec)
-				}
-				t.Cleanup(hs.Close)
-				base := hs.Client().Transport.(*http.Transport)
-				var viaClient, viaStream dialRecorder
-				ht := base.Clone()
-				ht.DialContext = viaClient.dial
-				t.Cleanup(ht.CloseIdleConnections)
-				sd := &transport.StreamDialer{DialContext: viaStream.dial, TLSClientConfig: base.TLSClientConfig}
-
-				_, changed := connectStanding(t, &http.Client{Transport: ht}, hs.URL, sd, era.version)
-				waitFor(t, rec.stream, "standing stream")
-				srv.AddTool("late")
+				r := newRecordedServer(t, scheme, era.mode)
+				_, changed := connectStanding(t, r.client, r.hs.URL, r.streamDialer, era.version)
+				waitFor(t, r.rec.stream, "standing stream")
+				r.srv.AddTool("late")
 				waitFor(t, changed, "tools/list_changed")
-				checkRoutes(t, rec, &viaClient, &viaStream)
-				checkHeaders(t, rec, era.version)
+				checkRoutes(t, r.rec, &r.viaClient, &r.viaStream)
+				checkHeaders(t, r.rec, era.version)
 			})
 		}
 	}
@@ -314,20 +330,8 @@ func TestStandingStreamFallsBack(t *testing.T) {
 func TestSSEStreamOwnConnection(t *testing.T) {
 	for _, scheme := range []string{"http", "https"} {
 		t.Run(scheme, func(t *testing.T) {
-			srv := mcptest.NewServer("s")
-			rec := &streamRecorder{next: mcptest.Handler(t, mcptest.SSE, func() *mcp.Server { return srv.Server }), stream: make(chan seenRequest, 1)}
-			var hs *httptest.Server
-			if scheme == "https" {
-				hs = httptest.NewTLSServer(rec)
-			} else {
-				hs = httptest.NewServer(rec)
-			}
-			t.Cleanup(hs.Close)
-			base := hs.Client().Transport.(*http.Transport)
-			var viaClient, viaStream dialRecorder
-			ht := base.Clone()
-			ht.DialContext = viaClient.dial
-			t.Cleanup(ht.CloseIdleConnections)
+			r := newRecordedServer(t, scheme, mcptest.SSE)
+			srv, rec, hs := r.srv, r.rec, r.hs
 
 			changed := make(chan struct{}, 8)
 			client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
@@ -342,8 +346,8 @@ func TestSSEStreamOwnConnection(t *testing.T) {
 			defer cancel()
 			session, err := client.Connect(ctx, &transport.SSE{
 				Endpoint:       hs.URL,
-				HTTPClient:     &http.Client{Transport: ht},
-				StreamDialer:   &transport.StreamDialer{DialContext: viaStream.dial, TLSClientConfig: base.TLSClientConfig},
+				HTTPClient:     r.client,
+				StreamDialer:   r.streamDialer,
 				Header:         http.Header{"X-Api-Key": {"KEY"}},
 				Authorize:      func(r *http.Request) error { r.Header.Set("Authorization", "Bearer TOKEN"); return nil },
 				MaxMessageSize: 1 << 20,
@@ -358,7 +362,7 @@ func TestSSEStreamOwnConnection(t *testing.T) {
 			}
 			srv.AddTool("late")
 			waitFor(t, changed, "tools/list_changed")
-			checkRoutes(t, rec, &viaClient, &viaStream)
+			checkRoutes(t, rec, &r.viaClient, &r.viaStream)
 			if stream.header.Get("X-Api-Key") != "KEY" || stream.header.Get("Authorization") != "Bearer TOKEN" {
 				t.Errorf("the event stream's headers: %v", stream.header)
 			}
