@@ -6,7 +6,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -133,6 +135,15 @@ const tlsHandshakeTimeout = 10 * time.Second
 // go past it.
 const standingBuffer = 512
 
+// maxStreamHead bounds the head (status line and headers, with any 1xx
+// answers before it) of a standing stream's response: net/http's
+// Transport default (MaxResponseHeaderBytes).
+const maxStreamHead = 10 << 20
+
+// maxInformational is how many 1xx answers may come before the response,
+// as in net/http's Transport.
+const maxInformational = 5
+
 // openOwn writes req on a connection dialled for it and reads the response
 // head. The response's body closes the connection; so does the end of
 // req's context, until then.
@@ -180,18 +191,31 @@ func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 	if err := w.Flush(); err != nil {
 		return fail(err)
 	}
-	br := bufio.NewReaderSize(conn, standingBuffer)
+	// The response's head is read through a limit, as net/http's
+	// Transport reads it (MaxResponseHeaderBytes): a server that sends an
+	// endless header line or endless headers cannot grow this process's
+	// memory. The limit is lifted for the body.
+	head := &io.LimitedReader{R: conn, N: maxStreamHead}
+	br := bufio.NewReaderSize(head, standingBuffer)
 	var resp *http.Response
-	for {
+	for n := 0; ; n++ {
 		resp, err = http.ReadResponse(br, req)
 		if err != nil {
+			if head.N <= 0 {
+				err = fmt.Errorf("the response's head is larger than %d bytes", maxStreamHead)
+			}
 			return fail(err)
 		}
-		// 1xx answers (103 Early Hints, say) come before the real one.
+		// 1xx answers (103 Early Hints, say) come before the real one;
+		// net/http takes 5 at most, and so does this.
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
 			break
 		}
+		if n == maxInformational-1 {
+			return fail(fmt.Errorf("more than %d informational (1xx) responses", maxInformational))
+		}
 	}
+	head.N = math.MaxInt64
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {
 		sc.close() // first: closing the body would read it to its end
 		sc.stop()

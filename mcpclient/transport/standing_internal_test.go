@@ -2,14 +2,17 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httputil"
 	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // chunked encodes data in chunks of the given sizes (the rest in one).
@@ -140,5 +143,82 @@ func TestReadableWait(t *testing.T) {
 	c.Close()
 	if err := <-done; err == nil {
 		t.Error("the wait on a closed connection returned nil")
+	}
+}
+
+// TestStandingStreamHostileHead: a server answering a standing stream's
+// request with an endless header line, or with informational (1xx)
+// answers one after another, gets an error once the head passes
+// maxStreamHead bytes or maxInformational answers, as from net/http's
+// Transport, instead of growing this process's memory or holding the
+// stream's goroutine for ever.
+func TestStandingStreamHostileHead(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		write func(w io.Writer) error
+		want  string
+	}{
+		{"endless header line", func(w io.Writer) error {
+			if _, err := io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Endless: "); err != nil {
+				return err
+			}
+			chunk := bytes.Repeat([]byte("a"), 64<<10)
+			for range (maxStreamHead / len(chunk)) + 2 {
+				if _, err := w.Write(chunk); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, "larger than"},
+		{"endless 1xx answers", func(w io.Writer) error {
+			for range maxInformational + 3 {
+				if _, err := io.WriteString(w, "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, "informational"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			served := make(chan struct{})
+			go func() {
+				defer close(served)
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				// Read the request's head, then answer, then hold the
+				// connection open: only the client's limit can end it.
+				buf := make([]byte, 4096)
+				if _, err := c.Read(buf); err != nil {
+					return
+				}
+				if tt.write(c) == nil {
+					io.Copy(io.Discard, c) // until the client closes
+				}
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+l.Addr().String()+"/mcp", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := &streamVia{dialer: &StreamDialer{DialContext: (&net.Dialer{}).DialContext}}
+			resp, err := v.openOwn(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("openOwn: a response (%d); want an error", resp.StatusCode)
+			}
+			if ctx.Err() != nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("openOwn: %v; want an error saying %q before the safety timeout", err, tt.want)
+			}
+			<-served // the client closed the connection
+		})
 	}
 }
