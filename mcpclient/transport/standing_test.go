@@ -127,20 +127,26 @@ var standingEras = []standingCase{
 	{"2026-07-28", mcptest.Stateless, "2026-07-28"},
 }
 
-// connectStanding connects a go-sdk client listening for tool list changes
-// to endpoint through a Streamable with sd, and returns the session and a
-// channel of its list changes.
-func connectStanding(t *testing.T, hc *http.Client, endpoint string, sd *transport.StreamDialer, version string) (*mcp.ClientSession, chan struct{}) {
-	t.Helper()
+// listChangedClient returns a go-sdk client and a channel that receives
+// when one of its sessions hears of a tool list change.
+func listChangedClient() (*mcp.Client, chan struct{}) {
 	changed := make(chan struct{}, 8)
-	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+	return mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case changed <- struct{}{}:
 			default:
 			}
 		},
-	})
+	}), changed
+}
+
+// connectStanding connects a go-sdk client listening for tool list changes
+// to endpoint through a Streamable with sd, and returns the session and a
+// channel of its list changes.
+func connectStanding(t *testing.T, hc *http.Client, endpoint string, sd *transport.StreamDialer, version string) (*mcp.ClientSession, chan struct{}) {
+	t.Helper()
+	client, changed := listChangedClient()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	session, err := client.Connect(ctx, &transport.Streamable{
@@ -333,15 +339,7 @@ func TestSSEStreamOwnConnection(t *testing.T) {
 			r := newRecordedServer(t, scheme, mcptest.SSE)
 			srv, rec, hs := r.srv, r.rec, r.hs
 
-			changed := make(chan struct{}, 8)
-			client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
-				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-					select {
-					case changed <- struct{}{}:
-					default:
-					}
-				},
-			})
+			client, changed := listChangedClient()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			session, err := client.Connect(ctx, &transport.SSE{
