@@ -228,22 +228,7 @@ func TestElicitation(t *testing.T) {
 	// Without the capability: the agent's pending elicitation, answered
 	// through the agent.
 	plain := e.connect(eraSessions, nil)
-	w := e.a.Watch(16)
-	answered := make(chan struct{})
-	go func() {
-		defer close(answered)
-		for {
-			select {
-			case up := <-w.Updates():
-				for _, el := range up.Elicitations {
-					e.a.AnswerElicitation(el.ID, &mcp.ElicitResult{Action: "decline"})
-				}
-			case <-w.Done():
-				return
-			}
-		}
-	}()
-	defer func() { w.Stop(); <-answered }()
+	defer declineAgentElicitations(e)()
 	res, err = plain.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_ask", Arguments: map[string]any{}})
 	if err != nil || text(res) != "decline:" {
 		t.Errorf("ask without the capability = %+v, %v", res, err)
@@ -411,22 +396,7 @@ func TestElicitationStateless(t *testing.T) {
 	}
 	// Without the capability: the agent's pending elicitation.
 	plain := e.connect(eraStateless, nil)
-	w := e.a.Watch(16)
-	answered := make(chan struct{})
-	go func() {
-		defer close(answered)
-		for {
-			select {
-			case up := <-w.Updates():
-				for _, el := range up.Elicitations {
-					e.a.AnswerElicitation(el.ID, &mcp.ElicitResult{Action: "decline"})
-				}
-			case <-w.Done():
-				return
-			}
-		}
-	}()
-	defer func() { w.Stop(); <-answered }()
+	defer declineAgentElicitations(e)()
 	res, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_ask", Arguments: map[string]any{}})
 	if err != nil || text(res) != "decline:" {
 		t.Errorf("ask without the capability = %+v, %v", res, err)

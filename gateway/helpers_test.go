@@ -184,3 +184,25 @@ func callRacingDisconnect(ctx context.Context, t *testing.T, e *env, cs *mcp.Cli
 		t.Errorf("call racing the disconnect = %+v, %v; want a tool error naming the server", r.res, r.err)
 	}
 }
+
+// declineAgentElicitations declines every elicitation the agent holds
+// pending, as a user of the agent's own queue would, until the function it
+// returns is called.
+func declineAgentElicitations(e *env) (stop func()) {
+	w := e.a.Watch(16)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		for {
+			select {
+			case up := <-w.Updates():
+				for _, el := range up.Elicitations {
+					e.a.AnswerElicitation(el.ID, &mcp.ElicitResult{Action: "decline"})
+				}
+			case <-w.Done():
+				return
+			}
+		}
+	}()
+	return func() { w.Stop(); <-answered }
+}

@@ -219,18 +219,8 @@ func (s *scanner) members(fn func(key []byte) error) error {
 		if err := fn(key); err != nil {
 			return err
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return errMalformed
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return errMalformed
+		if done, err := s.separator('}'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -256,20 +246,28 @@ func (s *scanner) elements(fn func() error) error {
 		if err := fn(); err != nil {
 			return err
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return errMalformed
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return nil
-		default:
-			return errMalformed
+		if done, err := s.separator(']'); done || err != nil {
+			return err
 		}
 	}
+}
+
+// separator scans what follows a member or an element: a ',' (more
+// follow) or closing (done).
+func (s *scanner) separator(closing byte) (done bool, err error) {
+	s.space()
+	if s.pos >= len(s.data) {
+		return false, errMalformed
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return false, nil
+	case closing:
+		s.pos++
+		return true, nil
+	}
+	return false, errMalformed
 }
 
 // end checks that only white space follows.
@@ -367,18 +365,8 @@ func (s *scanner) composite() error {
 		if err := s.value(); err != nil {
 			return err
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return errMalformed
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case closer:
-			s.pos++
-			return nil
-		default:
-			return errMalformed
+		if done, err := s.separator(closer); done || err != nil {
+			return err
 		}
 	}
 }
