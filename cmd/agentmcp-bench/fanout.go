@@ -71,12 +71,7 @@ func connectAll(ctx context.Context, urls []string) (time.Duration, int, error) 
 // sessions are closed before it returns.
 func connectAllRaw(ctx context.Context, urls []string) (time.Duration, error) {
 	hc := newHTTPClient()
-	noop := func(context.Context, *mcp.ToolListChangedRequest) {}
-	client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler:     noop,
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) {},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},
-	})
+	client := rawListeningClient()
 	sessions := make([]*mcp.ClientSession, len(urls))
 	defer func() {
 		for _, s := range sessions {
@@ -114,6 +109,17 @@ func connectAllRaw(ctx context.Context, urls []string) (time.Duration, error) {
 		return nil
 	})
 	return time.Since(start), err
+}
+
+// rawListeningClient is go-sdk's client listening for list changes, as
+// the Manager does (a 2026-07-28 session then holds a subscriptions/listen
+// stream open, as a legacy one holds its GET stream).
+func rawListeningClient() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) {},
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) {},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},
+	})
 }
 
 // runFanout connects and discovers c.fanout servers at once, and one alone,

@@ -209,12 +209,7 @@ func idleChild(ctx context.Context, args []string, stdout io.Writer) error {
 		// Listening for list changes, as the Manager does (a 2026-07-28
 		// session then holds a subscriptions/listen stream open, as a
 		// legacy one holds its GET stream).
-		noop := func(context.Context, *mcp.ToolListChangedRequest) {}
-		client := mcp.NewClient(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ClientOptions{
-			ToolListChangedHandler:     noop,
-			PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) {},
-			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},
-		})
+		client := rawListeningClient()
 		sessions := make([]*mcp.ClientSession, n)
 		before := take()
 		if err := parallel(n, func(i int) error {
