@@ -24,7 +24,10 @@ type streamRecorder struct {
 	next http.Handler
 	mu   sync.Mutex
 	seen []seenRequest
-	// stream receives the standing stream's request when it arrives.
+	// stream receives the standing stream's request once the server has
+	// started to answer it: go-sdk registers a subscriptions/listen
+	// stream's subscriptions before it writes their acknowledgment, and a
+	// GET stream before its head, so a change made after that reaches it.
 	stream chan seenRequest
 }
 
@@ -46,15 +49,44 @@ func (s *streamRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.seen = append(s.seen, sr)
 	s.mu.Unlock()
 	if isStanding(sr) {
-		select {
-		case s.stream <- sr:
-		default:
-		}
+		w = &answerSignal{ResponseWriter: w, answered: func() {
+			select {
+			case s.stream <- sr:
+			default:
+			}
+		}}
 	}
 	s.next.ServeHTTP(w, r)
 }
 
-// dialRecorder is a dialer that notes the local address of each connection.
+// answerSignal calls answered once, when the handler first writes its
+// response's head or body.
+type answerSignal struct {
+	http.ResponseWriter
+	answered func()
+	once     sync.Once
+}
+
+func (a *answerSignal) WriteHeader(code int) {
+	a.ResponseWriter.WriteHeader(code)
+	a.once.Do(a.answered)
+}
+
+func (a *answerSignal) Write(p []byte) (int, error) {
+	n, err := a.ResponseWriter.Write(p)
+	a.once.Do(a.answered)
+	return n, err
+}
+
+func (a *answerSignal) Flush() {
+	if f, ok := a.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+	a.once.Do(a.answered)
+}
+
+func (a *answerSignal) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
 // recordedServer is an MCP server behind a streamRecorder, over plain
 // HTTP or TLS, with an HTTP client and a StreamDialer that each record the
 // connections they dial.
@@ -86,6 +118,7 @@ func newRecordedServer(t *testing.T, scheme string, mode mcptest.Mode) *recorded
 	return r
 }
 
+// dialRecorder is a dialer that notes the local address of each connection.
 type dialRecorder struct {
 	mu    sync.Mutex
 	local map[string]bool
