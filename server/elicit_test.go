@@ -69,6 +69,22 @@ func frames(t *testing.T, ctx context.Context, url string) <-chan map[string]jso
 // nextElicitations returns the next elicitations frame.
 func nextElicitations(t *testing.T, ch <-chan map[string]json.RawMessage) []Elicitation {
 	t.Helper()
+	return nextElicitationsAfter(t, ch, nil)
+}
+
+// nextElicitationsAfter returns the next elicitations frame whose list of
+// pending ids differs from last's. A frame is the whole pending list, and
+// the agent may send the same list twice (it reports each change to the
+// pending elicitations, and two changes can leave the list as it was).
+func nextElicitationsAfter(t *testing.T, ch <-chan map[string]json.RawMessage, last []Elicitation) []Elicitation {
+	t.Helper()
+	ids := func(els []Elicitation) string {
+		var b strings.Builder
+		for _, el := range els {
+			b.WriteString(el.ID + ",")
+		}
+		return b.String()
+	}
 	deadline := time.After(30 * time.Second)
 	for {
 		select {
@@ -78,6 +94,9 @@ func nextElicitations(t *testing.T, ch <-chan map[string]json.RawMessage) []Elic
 			}
 			var out []Elicitation
 			json.Unmarshal(f["elicitations"], &out)
+			if last != nil && ids(out) == ids(last) {
+				continue
+			}
 			return out
 		case <-deadline:
 			t.Fatal("no elicitations frame")
@@ -98,6 +117,7 @@ func TestElicitation(t *testing.T) {
 	}
 	ch := frames(t, ctx, AgentURL(e.ts.URL, "test", "a"))
 
+	var left []Elicitation // what the last round left pending: nil before the first
 	for _, tt := range []struct {
 		answer string
 		want   string
@@ -114,7 +134,7 @@ func TestElicitation(t *testing.T) {
 			res, err := c.CallTool(ctx, "asker", "ask", nil)
 			called <- result{res, err}
 		}()
-		pending := nextElicitations(t, ch)
+		pending := nextElicitationsAfter(t, ch, left)
 		if len(pending) != 1 || pending[0].ServerID != "asker" || pending[0].Mode != "form" || pending[0].Message != "Who are you?" || len(pending[0].RequestedSchema) == 0 {
 			t.Fatalf("pending: %+v", pending)
 		}
@@ -138,9 +158,10 @@ func TestElicitation(t *testing.T) {
 		if r.err != nil || r.res.Content[0].(*mcp.TextContent).Text != tt.want {
 			t.Fatalf("call: %+v %v", r.res, r.err)
 		}
-		if left := nextElicitations(t, ch); len(left) != 0 {
+		if left = nextElicitationsAfter(t, ch, pending); len(left) != 0 {
 			t.Errorf("still pending: %+v", left)
 		}
+		left = []Elicitation{}
 		if status, _, _ := e.do("POST", agentPath+"/elicitations/"+id, tt.answer); status != 404 {
 			t.Errorf("second answer: %d", status)
 		}
