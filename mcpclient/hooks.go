@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -272,16 +272,12 @@ func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 	}
 }
 
-// marshalParams encodes request params as go-sdk's jsonrpc2 does: like
-// json.Marshal, without escaping HTML.
+// marshalParams encodes request params to the bytes go-sdk's jsonrpc2
+// sends (encoding/json without escaping HTML), without reflection for a
+// tools/call's or a list's params and the _meta go-sdk adds to them
+// (jsonrpcwire.AppendParams).
 func marshalParams(params mcp.Params) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(params); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsonrpcwire.AppendParams(make([]byte, 0, 256), params)
 }
 
 // mayTakeInput reports whether a 2026-07-28 server may answer method with

@@ -173,8 +173,9 @@ func decodeToolResult(data []byte, res *mcp.CallToolResult) error {
 // than _meta, structuredContent, isError and a "complete" resultType, each
 // key spelled exactly and once (go-sdk matches keys case-sensitively), in
 // valid UTF-8. It reports false for anything else (an input_required
-// result, fields a newer server adds), leaving res partly filled. Only
-// _meta and structuredContent, when not null, go through encoding/json.
+// result, fields a newer server adds), leaving res partly filled. _meta and
+// structuredContent, when not null, are decoded as encoding/json decodes
+// them, by jsonrpcwire.DecodeAny.
 func simpleResult(rest []byte, res *mcp.CallToolResult) bool {
 	if !utf8.Valid(rest) {
 		return false
@@ -194,11 +195,20 @@ func simpleResult(rest []byte, res *mcp.CallToolResult) bool {
 			}
 		case 1: // _meta
 			if !null {
-				return json.Unmarshal(v, &res.Meta)
+				m, err := jsonrpcwire.DecodeAny(v)
+				meta, ok := m.(map[string]any)
+				if err != nil || !ok {
+					return errNotSimple // go-sdk's decoding refuses it
+				}
+				res.Meta = meta
 			}
 		case 2: // structuredContent
 			if !null {
-				return json.Unmarshal(v, &res.StructuredContent)
+				sc, err := jsonrpcwire.DecodeAny(v)
+				if err != nil {
+					return err
+				}
+				res.StructuredContent = sc
 			}
 		case 3: // isError
 			switch string(v) {

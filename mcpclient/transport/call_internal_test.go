@@ -57,6 +57,11 @@ func TestDecodeResult(t *testing.T) {
 		`{"content":[{"type":"text","text":"x"}],"is\u0045rror":true}`,
 		`{"content":[{"type":"text","text":"x"}],"resultType":"other"}`,
 		`{"content":[{"type":"text","text":"x"}] , "structuredContent" : [1, {"a":null}] }`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":{"s":"\ud83d\ude00\ud800 \u00e9\n","e":[],"o":{},"n":-0,"f":1e-7,"a":1,"a":2}}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":{"big":1e400}}`, // beyond float64: an error
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":"s","_meta":{"k":[{"\u0061":true}]}}`,
+		`{"content":[{"type":"text","text":"x"}],"_meta":[1]}`, // not an object
+		`{"content":[{"type":"text","text":"x"}],"_meta":"s"}`,
 	} {
 		var want mcp.CallToolResult
 		wantErr := want.UnmarshalJSON([]byte(result))
