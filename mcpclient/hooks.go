@@ -277,7 +277,7 @@ func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 // tools/call's or a list's params and the _meta go-sdk adds to them
 // (jsonrpcwire.AppendParams).
 func marshalParams(params mcp.Params) (json.RawMessage, error) {
-	return jsonrpcwire.AppendParams(make([]byte, 0, 256), params)
+	return jsonrpcwire.MarshalParams(params)
 }
 
 // mayTakeInput reports whether a 2026-07-28 server may answer method with

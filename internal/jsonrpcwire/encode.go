@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,15 +94,35 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	return appendStd(dst, v)
 }
 
+// stdEncoder is encoding/json's Encoder, HTML not escaped, with the
+// buffer it writes to.
+type stdEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// stdEncoders keeps the encoders appendStd uses: encoding/json keeps its
+// own state pooled, so that a small value it encodes allocates nothing
+// more.
+var stdEncoders = sync.Pool{New: func() any {
+	e := new(stdEncoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
 // appendStd appends encoding/json's encoding of v, HTML not escaped.
 func appendStd(dst []byte, v any) ([]byte, error) {
-	buf := bytes.NewBuffer(dst)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return dst, err
+	e := stdEncoders.Get().(*stdEncoder)
+	e.buf.Reset()
+	err := e.enc.Encode(v)
+	if err == nil {
+		dst = append(dst, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	if e.buf.Cap() <= maxScratch {
+		stdEncoders.Put(e)
+	}
+	return dst, err
 }
 
 // appendMap writes an object with its keys sorted, as encoding/json does.
@@ -225,11 +246,11 @@ func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 	if bytes.IndexAny(raw, " \t\r\n") < 0 {
 		return append(dst, raw...), nil
 	}
-	buf := bytes.NewBuffer(dst)
-	if err := json.Compact(buf, raw); err != nil {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
 		return dst, err
 	}
-	return buf.Bytes(), nil
+	return append(dst, buf.Bytes()...), nil
 }
 
 // appendNumber writes a json.Number as is ("" as 0); an invalid number is
@@ -265,6 +286,28 @@ func appendOptString(dst []byte, key, s string) []byte {
 		return dst
 	}
 	return appendString(append(dst, key...), s)
+}
+
+// scratch holds the buffers MarshalParams encodes into; one that grew
+// beyond maxScratch is dropped rather than kept.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxScratch = 16 << 10
+
+// MarshalParams returns the JSON encoding of a request's params, as
+// AppendParams writes it, in a slice of its own size (one allocation).
+func MarshalParams(params mcp.Params) (json.RawMessage, error) {
+	p := scratch.Get().(*[]byte)
+	b, err := AppendParams((*p)[:0], params)
+	var out json.RawMessage
+	if err == nil {
+		out = bytes.Clone(b)
+	}
+	if cap(b) <= maxScratch {
+		*p = b
+		scratch.Put(p)
+	}
+	return out, err
 }
 
 // AppendParams appends the JSON encoding of a request's params, exactly
