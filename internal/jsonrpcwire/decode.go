@@ -149,6 +149,8 @@ type scanner struct {
 	data  []byte
 	pos   int
 	depth int
+	// maxDepth is the nesting limit; 0 means go-sdk's, maxJSONDepth.
+	maxDepth int
 	// keyEscaped is set, during members' call of fn, when the member's
 	// key held escapes.
 	keyEscaped bool
@@ -180,8 +182,8 @@ func (s *scanner) members(fn func(key []byte) error) error {
 		return errors.New("not a JSON object")
 	}
 	s.pos++
-	if s.depth++; s.depth > maxJSONDepth {
-		return errTooDeep
+	if err := s.deeper(); err != nil {
+		return err
 	}
 	defer func() { s.depth-- }()
 	var keyBuf []byte
@@ -232,8 +234,8 @@ func (s *scanner) elements(fn func() error) error {
 		return errors.New("not a JSON array")
 	}
 	s.pos++
-	if s.depth++; s.depth > maxJSONDepth {
-		return errTooDeep
+	if err := s.deeper(); err != nil {
+		return err
 	}
 	defer func() { s.depth-- }()
 	s.space()
@@ -250,6 +252,19 @@ func (s *scanner) elements(fn func() error) error {
 			return err
 		}
 	}
+}
+
+// deeper enters one more level of nesting, within the limit; the caller
+// leaves it (s.depth--) when done.
+func (s *scanner) deeper() error {
+	s.depth++
+	switch {
+	case s.maxDepth == 0 && s.depth > maxJSONDepth:
+		return errTooDeep
+	case s.maxDepth > 0 && s.depth > s.maxDepth:
+		return fmt.Errorf("json: exceeded maximum nesting depth of %d", s.maxDepth)
+	}
+	return nil
 }
 
 // separator scans what follows a member or an element: a ',' (more
@@ -333,8 +348,8 @@ func (s *scanner) value() error {
 func (s *scanner) composite() error {
 	open := s.data[s.pos]
 	s.pos++
-	if s.depth++; s.depth > maxJSONDepth {
-		return errTooDeep
+	if err := s.deeper(); err != nil {
+		return err
 	}
 	defer func() { s.depth-- }()
 	closer := byte(']')

@@ -1,7 +1,6 @@
 package jsonrpcwire
 
 import (
-	"errors"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -10,8 +9,6 @@ import (
 // maxAnyDepth is encoding/json's nesting limit.
 const maxAnyDepth = 10000
 
-var errAnyTooDeep = errors.New("json: exceeded max depth")
-
 // DecodeAny is json.Unmarshal of data into an any: the same
 // map[string]any, []any, float64, string, bool and nil values (invalid
 // UTF-8 and lone surrogates replaced by U+FFFD, the last of duplicate keys
@@ -19,7 +16,7 @@ var errAnyTooDeep = errors.New("json: exceeded max depth")
 // error where it fails (not with its texts). FuzzDecodeAny and
 // TestDecodeAny compare the two. Nothing decoded shares data's memory.
 func DecodeAny(data []byte) (any, error) {
-	d := anyDecoder{scanner{data: data}}
+	d := anyDecoder{scanner{data: data, maxDepth: maxAnyDepth}}
 	d.space()
 	v, err := d.value()
 	if err != nil {
@@ -58,72 +55,32 @@ func (d *anyDecoder) value() (any, error) {
 }
 
 func (d *anyDecoder) object() (any, error) {
-	d.pos++
-	if d.depth++; d.depth > maxAnyDepth {
-		return nil, errAnyTooDeep
-	}
 	m := map[string]any{}
-	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
-		d.depth--
-		return m, nil
-	}
-	for {
-		d.space()
-		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-			return nil, errMalformed
+	err := d.members(func(key []byte) error {
+		var k string
+		switch {
+		case d.keyEscaped: // unescaped by encoding/json
+			k = string(key)
+		case utf8.Valid(key):
+			k = string(key)
+		default:
+			k = unquote(key)
 		}
-		key, err := d.string()
-		if err != nil {
-			return nil, err
-		}
-		d.space()
-		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-			return nil, errMalformed
-		}
-		d.pos++
-		d.space()
 		v, err := d.value()
-		if err != nil {
-			return nil, err
-		}
-		m[key] = v
-		if done, err := d.separator('}'); err != nil {
-			return nil, err
-		} else if done {
-			d.depth--
-			return m, nil
-		}
-	}
+		m[k] = v
+		return err
+	})
+	return m, err
 }
 
 func (d *anyDecoder) array() (any, error) {
-	d.pos++
-	if d.depth++; d.depth > maxAnyDepth {
-		return nil, errAnyTooDeep
-	}
 	a := make([]any, 0)
-	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
-		d.depth--
-		return a, nil
-	}
-	for {
-		d.space()
+	err := d.elements(func() error {
 		v, err := d.value()
-		if err != nil {
-			return nil, err
-		}
 		a = append(a, v)
-		if done, err := d.separator(']'); err != nil {
-			return nil, err
-		} else if done {
-			d.depth--
-			return a, nil
-		}
-	}
+		return err
+	})
+	return a, err
 }
 
 // float decodes a number as strconv.ParseFloat does; one beyond float64's

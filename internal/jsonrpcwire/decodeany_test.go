@@ -67,21 +67,6 @@ func FuzzDecodeAny(f *testing.F) {
 
 func BenchmarkDecodeAny(b *testing.B) {
 	in := []byte(`{"echo":"hello","n":3,"tags":["a","b"],"ok":true}`)
-	b.Run("DecodeAny", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := DecodeAny(in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("encoding/json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var v any
-			if err := json.Unmarshal(in, &v); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchRun(b, "DecodeAny", func() error { _, err := DecodeAny(in); return err })
+	benchRun(b, "encoding/json", func() error { var v any; return json.Unmarshal(in, &v) })
 }

@@ -232,29 +232,20 @@ func BenchmarkMarshalParams(b *testing.B) {
 		Name:      "echo",
 		Arguments: map[string]any{"text": "hello"},
 	}
-	b.Run("MarshalParams", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := MarshalParams(p); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("encoding/json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := stdJSON(p); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchRun(b, "MarshalParams", func() error { _, err := MarshalParams(p); return err })
+	benchRun(b, "encoding/json", func() error { _, err := stdJSON(p); return err })
 	// The capabilities alone, which go-sdk builds afresh for every request
 	// and which are left to encoding/json.
-	b.Run("capabilities", func(b *testing.B) {
+	buf := make([]byte, 0, 256)
+	benchRun(b, "capabilities", func() error { _, err := AppendJSON(buf[:0], caps); return err })
+}
+
+// benchRun runs fn as a sub-benchmark that reports allocations.
+func benchRun(b *testing.B, name string, fn func() error) {
+	b.Run(name, func(b *testing.B) {
 		b.ReportAllocs()
-		buf := make([]byte, 0, 256)
 		for b.Loop() {
-			if _, err := AppendJSON(buf[:0], caps); err != nil {
+			if err := fn(); err != nil {
 				b.Fatal(err)
 			}
 		}
