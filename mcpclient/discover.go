@@ -126,12 +126,20 @@ func (c *server) discoverOnce(ctx context.Context, timeout time.Duration, reauth
 	}
 }
 
-// fetchCatalog lists every catalog the server advertises, in parallel.
-// With verify (a resumed session's first exchange), one request goes
-// alone first, so that a server that is gone is found out with one
-// request, and one that answers is known to be there: the first list, or a
-// ping when the server advertises none.
+// fetchCatalog lists every catalog the server advertises: in parallel
+// when no other handshake or discovery of the Manager is in flight, one
+// after another otherwise. Lists sent at once go out on as many HTTP
+// connections, each dialled for the purpose: they save a server connected
+// alone some round trips, but when many servers connect at once (a
+// restore, a fan-out) the client's CPU is what bounds them, and the extra
+// connections, their buffers and goroutines are most of what the lists
+// cost (docs/PERFORMANCE.md). With verify (a resumed session's first
+// exchange), one request goes alone first, so that a server that is gone
+// is found out with one request, and one that answers is known to be
+// there: the first list, or a ping when the server advertises none.
 func (c *server) fetchCatalog(ctx context.Context, s *session, verify bool) (*catalog, error) {
+	parallel := c.m.connecting.Add(1) == 1
+	defer c.m.connecting.Add(-1)
 	caps := s.cs.InitializeResult().Capabilities
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{}
@@ -170,13 +178,18 @@ func (c *server) fetchCatalog(ctx context.Context, s *session, verify bool) (*ca
 		errs []error
 	)
 	run := func(kind string, fn func() error) {
-		wg.Go(func() {
+		list := func() {
 			if err := fn(); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("listing %s: %w", kind, err))
 				mu.Unlock()
 			}
-		})
+		}
+		if parallel {
+			wg.Go(list)
+		} else {
+			list()
+		}
 	}
 	if caps.Tools != nil {
 		run("tools", func() (err error) { cat.tools, err = c.listTools(ctx, s); return })

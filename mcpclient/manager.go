@@ -43,6 +43,7 @@ type Manager struct {
 
 	events       *dispatcher
 	progressSeq  atomic.Uint64
+	connecting   atomic.Int64  // handshakes and discoveries in flight (discover.go)
 	connectSlots chan struct{} // bounds background connections
 	aiTools      *aiToolsCache // schemas and keys for AITools; safe for concurrent use
 	hooks        managerHooks  // elicitation, sampling and roots (hooks.go)

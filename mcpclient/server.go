@@ -663,6 +663,8 @@ func (c *server) info() ServerInfo {
 
 // handshake connects a new session over the server's transport.
 func (c *server) handshake(ctx context.Context) (*session, error) {
+	c.m.connecting.Add(1) // see fetchCatalog
+	defer c.m.connecting.Add(-1)
 	ctx, cancel := context.WithTimeout(ctx, c.m.opts.ConnectTimeout)
 	defer cancel()
 	defer context.AfterFunc(c.m.ctx, cancel)()
