@@ -207,9 +207,12 @@ func (c *server) fetchCatalog(ctx context.Context, s *session, verify bool) (*ca
 
 func (c *server) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error) {
 	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
-		r, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		r, direct, err := listPage(ctx, s, "tools/list", &mcp.ListToolsParams{Cursor: cursor}, s.cs.ListTools)
 		if err != nil {
 			return nil, "", err
+		}
+		if direct {
+			r.Tools = c.validTools(r.Tools) // as go-sdk's ListTools does
 		}
 		return r.Tools, r.NextCursor, nil
 	})
@@ -217,7 +220,7 @@ func (c *server) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error)
 
 func (c *server) listPrompts(ctx context.Context, s *session) ([]*mcp.Prompt, error) {
 	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
-		r, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+		r, _, err := listPage(ctx, s, "prompts/list", &mcp.ListPromptsParams{Cursor: cursor}, s.cs.ListPrompts)
 		if err != nil {
 			return nil, "", err
 		}
@@ -227,7 +230,7 @@ func (c *server) listPrompts(ctx context.Context, s *session) ([]*mcp.Prompt, er
 
 func (c *server) listResources(ctx context.Context, s *session) ([]*mcp.Resource, error) {
 	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
-		r, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		r, _, err := listPage(ctx, s, "resources/list", &mcp.ListResourcesParams{Cursor: cursor}, s.cs.ListResources)
 		if err != nil {
 			return nil, "", err
 		}
@@ -237,12 +240,60 @@ func (c *server) listResources(ctx context.Context, s *session) ([]*mcp.Resource
 
 func (c *server) listTemplates(ctx context.Context, s *session) ([]*mcp.ResourceTemplate, error) {
 	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
-		r, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+		r, _, err := listPage(ctx, s, "resources/templates/list", &mcp.ListResourceTemplatesParams{Cursor: cursor}, s.cs.ListResourceTemplates)
 		if err != nil {
 			return nil, "", err
 		}
 		return r.ResourceTemplates, r.NextCursor, nil
 	})
+}
+
+// listPage requests one page of a list. On a legacy session over one of
+// our HTTP transports, whose lists directMiddleware sends itself, the
+// request goes through the Manager's sending middleware (sessionHooks.send:
+// telemetry, the calls in flight, URL elicitations, then the transport)
+// without go-sdk's session method, and direct is true. That method adds
+// nothing to a legacy list but a check of the tools' x-mcp-header
+// annotations, which encodes and decodes every tool's input schema again
+// (the Manager checks them cheaply: validTools). A 2026-07-28 session keeps
+// go-sdk's method, which adds the request _meta of that era (and keeps
+// go-sdk's list cache, which the Manager's middleware bypasses). sdk is
+// that method.
+func listPage[P mcp.Params, R mcp.Result](ctx context.Context, s *session, method string, params P, sdk func(context.Context, P) (R, error)) (r R, direct bool, err error) {
+	if !s.listsDirect() {
+		r, err = sdk(ctx, params)
+		return r, false, err
+	}
+	res, err := s.hooks.send(ctx, method, &mcp.ClientRequest[P]{Session: s.cs, Params: params})
+	if err != nil {
+		return r, true, err
+	}
+	r, ok := res.(R)
+	if !ok {
+		return r, true, fmt.Errorf("%s: unexpected result %T", method, res)
+	}
+	return r, true, nil
+}
+
+// listsDirect reports whether listPage sends the session's lists through
+// its middleware alone: a legacy session on a connection that
+// directMiddleware sends lists on.
+func (s *session) listsDirect() bool {
+	if s.hooks == nil || s.hooks.send == nil {
+		return false
+	}
+	if init := s.cs.InitializeResult(); init == nil || init.ProtocolVersion >= protocolModern {
+		return false
+	}
+	_, ok := s.raw.(transport.DirectCaller)
+	_, ok2 := s.conn.(*sessionConn)
+	return ok && ok2
+}
+
+// notSentDirectly ends sessionHooks.send, below directMiddleware, which
+// sends every request listPage hands it.
+func notSentDirectly(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+	return nil, fmt.Errorf("%s was not sent on the transport's direct path", method)
 }
 
 // listAll follows every page of a list, up to maxPages, failing on a cursor

@@ -66,6 +66,7 @@ type sessionHooks struct {
 	seeded   bool                        // caps.Elicitation is the connection's seed
 	seedUsed atomic.Bool                 // a request of the seeded session succeeded
 	directID atomic.Int64                // the last id of a request sent by directMiddleware
+	send     mcp.MethodHandler           // the sending middleware without go-sdk's session (discover.go)
 	tel      atomic.Pointer[serverAttrs] // its telemetry attributes (telemetry.go)
 
 	// mu guards the fields below. It is never held across I/O.
@@ -120,13 +121,21 @@ func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	opts.Capabilities = caps
 	h.caps = cloneCaps(caps)
 	h.client = mcp.NewClient(m.clientInfo, opts)
-	h.client.AddSendingMiddleware(h.callMiddleware, h.urlElicitationMiddleware, h.directMiddleware)
+	sending := []mcp.Middleware{h.callMiddleware, h.urlElicitationMiddleware, h.directMiddleware}
+	h.client.AddSendingMiddleware(sending...)
 	h.client.AddReceivingMiddleware(h.requestLimitMiddleware, h.rootsMiddleware)
 	if !m.tel.off {
 		// Added last, they wrap the others: one span per request, however
 		// many rounds it takes.
 		h.client.AddSendingMiddleware(h.telemetryMiddleware)
 		h.client.AddReceivingMiddleware(h.telemetryReceiving)
+		sending = slices.Insert(sending, 0, h.telemetryMiddleware)
+	}
+	// The same middleware, in the same order, over nothing: for the
+	// requests directMiddleware always sends itself (discover.go).
+	h.send = notSentDirectly
+	for _, mw := range slices.Backward(sending) {
+		h.send = mw(h.send)
 	}
 	// Before Connect the client has no session, so this sends nothing.
 	h.roots = rootsByURI(roots)
