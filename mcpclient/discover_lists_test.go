@@ -29,6 +29,12 @@ type listGauge struct {
 	changed chan struct{} // closed and replaced when max grows
 }
 
+// httpEras are the eras of mcptest's streamable HTTP servers.
+var httpEras = []struct {
+	name string
+	mode mcptest.Mode
+}{{"2025-11-25", mcptest.Stateful}, {"2026-07-28", mcptest.Stateless}}
+
 var listMethod = regexp.MustCompile(`"method":"(tools|prompts|resources|resources/templates)/list"`)
 
 func (g *listGauge) serve(t *testing.T, mode mcptest.Mode) *mcptest.HTTPServer {
@@ -120,10 +126,7 @@ func (g *listGauge) maxInFlight() int {
 // another (on one HTTP connection rather than four) while another server's
 // handshake is in flight, as when many servers connect at once.
 func TestListsOneAfterAnother(t *testing.T) {
-	for _, era := range []struct {
-		name string
-		mode mcptest.Mode
-	}{{"2025-11-25", mcptest.Stateful}, {"2026-07-28", mcptest.Stateless}} {
+	for _, era := range httpEras {
 		t.Run(era.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			m := newManager(t, &mcpclient.Options{DiscoverTimeout: 20 * time.Second})

@@ -73,10 +73,7 @@ func TestToolHeaderFilter(t *testing.T) {
 		})
 		return srv
 	}
-	for _, era := range []struct {
-		name string
-		mode mcptest.Mode
-	}{{"2025-11-25", mcptest.Stateful}, {"2026-07-28", mcptest.Stateless}} {
+	for _, era := range httpEras {
 		t.Run(era.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			hs := mcptest.Serve(t, era.mode, newServer)
