@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/telemetry"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,12 +63,12 @@ type sessionHooks struct {
 	c        *server
 	s        *session
 	client   *mcp.Client
-	caps     *mcp.ClientCapabilities     // advertised; never mutated
-	seeded   bool                        // caps.Elicitation is the connection's seed
-	seedUsed atomic.Bool                 // a request of the seeded session succeeded
-	directID atomic.Int64                // the last id of a request sent by directMiddleware
-	send     mcp.MethodHandler           // the sending middleware without go-sdk's session (discover.go)
-	tel      atomic.Pointer[serverAttrs] // its telemetry attributes (telemetry.go)
+	caps     *mcp.ClientCapabilities // advertised; never mutated
+	seeded   bool                    // caps.Elicitation is the connection's seed
+	seedUsed atomic.Bool             // a request of the seeded session succeeded
+	directID atomic.Int64            // the last id of a request sent by directMiddleware
+	send     mcp.MethodHandler       // the sending middleware without go-sdk's session (discover.go)
+	tel      *telemetry.Session      // its telemetry attributes (telemetry.go)
 
 	// mu guards the fields below. It is never held across I/O.
 	mu          sync.Mutex
@@ -96,7 +97,7 @@ type callKey struct{}
 // client and installs the middleware. newClient (server.go) calls it.
 func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	m := c.m
-	h := &sessionHooks{c: c, s: s, calls: map[*call]struct{}{}}
+	h := &sessionHooks{c: c, s: s, calls: map[*call]struct{}{}, tel: c.telemetrySession(s)}
 	s.hooks = h
 	caps := opts.Capabilities
 	if caps == nil {
@@ -124,12 +125,14 @@ func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	sending := []mcp.Middleware{h.callMiddleware, h.urlElicitationMiddleware, h.directMiddleware}
 	h.client.AddSendingMiddleware(sending...)
 	h.client.AddReceivingMiddleware(h.requestLimitMiddleware, h.rootsMiddleware)
-	if !m.tel.off {
+	if !m.tel.Off() {
 		// Added last, they wrap the others: one span per request, however
-		// many rounds it takes.
-		h.client.AddSendingMiddleware(h.telemetryMiddleware)
-		h.client.AddReceivingMiddleware(h.telemetryReceiving)
-		sending = slices.Insert(sending, 0, h.telemetryMiddleware)
+		// many rounds it takes. The server's figures of its tool calls
+		// (serverstats.go) are recorded with the instrument's.
+		traced := m.tel.Sending(h.tel, c.recordCall)
+		h.client.AddSendingMiddleware(traced)
+		h.client.AddReceivingMiddleware(m.tel.Receiving(h.tel))
+		sending = slices.Insert(sending, 0, traced)
 	}
 	// The same middleware, in the same order, over nothing: for the
 	// requests directMiddleware always sends itself (discover.go).

@@ -47,7 +47,7 @@ type Manager struct {
 	connectSlots chan struct{} // bounds background connections
 	aiTools      *aiToolsCache // schemas and keys for AITools; safe for concurrent use
 	hooks        managerHooks  // elicitation, sampling and roots (hooks.go)
-	tel          *telemetry    // tracer, propagator and instruments (telemetry.go)
+	tel          instruments   // tracer, propagator and instruments (telemetry.go)
 
 	starter *stdio.Starter // starts the processes of stdio servers
 
@@ -599,7 +599,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		return nil
 	}
 	m.cancel()
-	m.tel.close()
+	m.tel.Close()
 	err := m.closeAll(ctx, !m.opts.EndSessionsOnClose)
 	done := make(chan struct{})
 	go func() {

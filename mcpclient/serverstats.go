@@ -12,8 +12,9 @@ import (
 // mcp.client.operation.duration has the same figures, but labelled by
 // server id only (bounded series), so it cannot tell two agents' "github"
 // servers apart; these figures belong to the registered server itself.
-// Both are recorded at one call site (telemetryMiddleware), from the same
-// duration and the same error.type, so they agree by construction.
+// Both are recorded at one call site (the telemetry middleware,
+// telemetry.Telemetry.Sending), from the same duration and the same
+// error.type, so they agree by construction.
 
 // StatsWindow is how far back ServerStats's windowed figures reach: the
 // current minute and the four before it (between four and five minutes of

@@ -12,6 +12,7 @@ import (
 	"github.com/agentmcp/agentmcp/internal/callstats"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oteltest"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/telemetry"
 )
 
 // TestServerStatsAgreeWithInstrument: the figures of a server's tool
@@ -70,6 +71,7 @@ func TestServerStatsAgreeWithInstrument(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The instrument's tools/call series of "github": both Managers'.
+	durationBuckets := telemetry.DurationBuckets()
 	var otelCount, otelErrors uint64
 	otelBuckets := make([]uint64, len(durationBuckets)+1)
 	for _, sm := range rm.ScopeMetrics {
@@ -145,7 +147,7 @@ func TestServerStatsAgreeWithInstrument(t *testing.T) {
 // TestStatsBoundsRefineTheInstrument: the figures' bucket bounds are the
 // instrument's, with finer ones below its first.
 func TestStatsBoundsRefineTheInstrument(t *testing.T) {
-	bounds := callstats.Bounds
+	bounds, durationBuckets := callstats.Bounds, telemetry.DurationBuckets()
 	extra := len(bounds) - len(durationBuckets)
 	if !slices.Equal(bounds[extra:], durationBuckets) || !slices.IsSorted(bounds[:]) || bounds[extra-1] >= durationBuckets[0] {
 		t.Errorf("bounds %v do not refine %v", bounds, durationBuckets)

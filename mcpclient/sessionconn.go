@@ -98,9 +98,7 @@ func (c *server) routeProgress(params *mcp.ProgressNotificationParams) {
 func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if cl, ok := ctx.Value(callKey{}).(*call); ok {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			if t := p.c.m.tel; !t.off && t.traced() {
-				noteRequestID(ctx, req)
-			}
+			p.c.m.tel.NoteRequestID(ctx, req)
 			if !cl.retried.Load() && isRetryRound(req.Params) {
 				cl.retried.Store(true)
 			}
@@ -120,9 +118,7 @@ func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // transport's own connection, with what Write notes of a request: its id
 // on the call's span, and the request gate's view of the session.
 func (p *sessionConn) callDirect(ctx context.Context, dc transport.DirectCaller, req *jsonrpc.Request, result any) error {
-	if t := p.c.m.tel; !t.off && t.traced() {
-		noteRequestID(ctx, req)
-	}
+	p.c.m.tel.NoteRequestID(ctx, req)
 	p.gate.written(req)
 	return dc.CallDirect(ctx, req, result)
 }

@@ -13,9 +13,10 @@ import (
 
 // telemetryNoopNs measures, in nanoseconds, what the Manager's per-request
 // telemetry middleware adds to one tool call with the default (no-op)
-// OpenTelemetry providers: mcpclient's BenchmarkTelemetryMiddleware, run
-// by go test from the module's directory, its "noop" case minus its "bare"
-// one, the median of five counts. Against a whole call's client CPU, it
+// OpenTelemetry providers: BenchmarkTelemetryMiddleware of
+// mcpclient/internal/telemetry, run by go test from the module's
+// directory, its "noop" case minus its "bare" one, the median of five
+// counts. Against a whole call's client CPU, it
 // gives the no-op ratio that the calls' own run-to-run noise on a shared
 // machine (±10 % and more) cannot show.
 func telemetryNoopNs(ctx context.Context) (float64, error) {
@@ -25,7 +26,7 @@ func telemetryNoopNs(ctx context.Context) (float64, error) {
 	}
 	dir := filepath.Dir(strings.TrimSpace(string(gomod)))
 	out, err := childOutput(ctx, "go test -bench BenchmarkTelemetryMiddleware", "go", "test", "-C", dir, "-run", "^$",
-		"-bench", "^BenchmarkTelemetryMiddleware$", "-benchtime", "500000x", "-count", "5", "./mcpclient")
+		"-bench", "^BenchmarkTelemetryMiddleware$", "-benchtime", "500000x", "-count", "5", "./mcpclient/internal/telemetry")
 	if err != nil {
 		return 0, err
 	}
