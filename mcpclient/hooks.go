@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/inbound"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/telemetry"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,10 +42,9 @@ type managerHooks struct {
 	rootsMu sync.Mutex
 	roots   []*mcp.Root // nil means not set: not advertised
 
-	// inputMu guards pendingInput and every serverHooks.pendingInput: the
-	// requests for input waiting for their answer (limits.go).
-	inputMu      sync.Mutex
-	pendingInput int
+	// inputs counts the requests for input waiting for their answer
+	// (limits.go).
+	inputs inbound.Inputs
 }
 
 // serverHooks is a registered server's part: its elicitation seed, and the newest
@@ -55,7 +55,7 @@ type serverHooks struct {
 	seedSpent bool          // a session advertised the seed successfully
 	latest    *sessionHooks // of the newest session built
 
-	pendingInput int // requests for input waiting; guarded by managerHooks.inputMu
+	inputs inbound.ServerInputs // requests for input waiting; guarded by managerHooks.inputs
 }
 
 // sessionHooks is one session's go-sdk client and what it advertised.
@@ -73,7 +73,6 @@ type sessionHooks struct {
 	// mu guards the fields below. It is never held across I/O.
 	mu          sync.Mutex
 	calls       map[*call]struct{}       // requests in flight
-	inflight    int                      // server requests being answered (requestLimitMiddleware)
 	completions map[string]chan struct{} // URL elicitations awaiting notifications/elicitation/complete
 	roots       map[string]mcp.Root      // what the client's roots hold, by URI
 	rootsIdle   chan struct{}            // non-nil while a goroutine syncs the client's roots; closed when it is done
@@ -124,7 +123,7 @@ func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	h.client = mcp.NewClient(m.clientInfo, opts)
 	sending := []mcp.Middleware{h.callMiddleware, h.urlElicitationMiddleware, h.directMiddleware}
 	h.client.AddSendingMiddleware(sending...)
-	h.client.AddReceivingMiddleware(h.requestLimitMiddleware, h.rootsMiddleware)
+	h.client.AddReceivingMiddleware(h.requestLimits(), h.rootsMiddleware)
 	if !m.tel.Off() {
 		// Added last, they wrap the others: one span per request, however
 		// many rounds it takes. The server's figures of its tool calls

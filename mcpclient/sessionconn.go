@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentmcp/agentmcp/mcpclient/internal/inbound"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,8 +21,8 @@ import (
 // in wire order, means a call's progress callbacks have all run when the
 // call returns.
 //
-// It admits the server's requests through the request gate (limits.go),
-// and notes the multi round-trip retries of calls (Write).
+// It admits the server's requests through the request gate (package
+// inbound), and notes the multi round-trip retries of calls (Write).
 //
 // It also records the connection on the session, so that closing a session
 // can close its transport first: go-sdk's ClientSession.Close waits for
@@ -39,7 +40,7 @@ func (t sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc := &sessionConn{Connection: conn, c: t.c, gate: requestGate{c: t.c}}
+	pc := &sessionConn{Connection: conn, c: t.c, gate: inbound.NewGate(t.c.m.limits(), t.c.m.logger, t.c.ID)}
 	t.s.conn, t.s.raw = pc, conn
 	return pc, nil
 }
@@ -47,7 +48,7 @@ func (t sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type sessionConn struct {
 	mcp.Connection
 	c    *server
-	gate requestGate // admits the server's requests (limits.go)
+	gate *inbound.Gate // admits the server's requests
 }
 
 func (p *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -58,7 +59,7 @@ func (p *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		req, ok := msg.(*jsonrpc.Request)
 		if ok && req.IsCall() {
-			refuse, drop := p.gate.admit(req)
+			refuse, drop := p.gate.Admit(req)
 			switch {
 			case drop:
 				continue
@@ -93,8 +94,8 @@ func (c *server) routeProgress(params *mcp.ProgressNotificationParams) {
 // inputResponses or a requestState. It records the JSON-RPC id of a call's
 // request on its span.
 //
-// It also tells the request gate (limits.go) what the client writes: the
-// handshake, and the answers to the server's requests.
+// It also tells the request gate (package inbound) what the client
+// writes: the handshake, and the answers to the server's requests.
 func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if cl, ok := ctx.Value(callKey{}).(*call); ok {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
@@ -104,12 +105,12 @@ func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 		}
 	}
-	p.gate.written(msg)
+	p.gate.Written(msg)
 	if res, ok := msg.(*jsonrpc.Response); ok {
 		// The request's handler is done: its slot is free before the
 		// answer goes out, so that a server that has read the answer
 		// never finds the slot still taken.
-		p.gate.answered(res.ID)
+		p.gate.Answered(res.ID)
 	}
 	return p.Connection.Write(ctx, msg)
 }
@@ -119,7 +120,7 @@ func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // on the call's span, and the request gate's view of the session.
 func (p *sessionConn) callDirect(ctx context.Context, dc transport.DirectCaller, req *jsonrpc.Request, result any) error {
 	p.c.m.tel.NoteRequestID(ctx, req)
-	p.gate.written(req)
+	p.gate.Written(req)
 	return dc.CallDirect(ctx, req, result)
 }
 

@@ -56,10 +56,7 @@ func (m *Manager) gauges() (map[string]int64, int64) {
 		counts[string(c.state)]++
 		c.mu.Unlock()
 	}
-	m.hooks.inputMu.Lock()
-	n := m.hooks.pendingInput
-	m.hooks.inputMu.Unlock()
-	return counts, int64(n)
+	return counts, int64(m.hooks.inputs.Pending())
 }
 
 // errorType is the error.type of the Manager's own errors: "gate_closed"
