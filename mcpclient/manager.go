@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentmcp/agentmcp/mcpclient/internal/eventq"
 	"github.com/agentmcp/agentmcp/mcpclient/stdio"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/agentmcp/agentmcp/netguard"
@@ -41,7 +42,7 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // background goroutines
 
-	events       *dispatcher
+	events       *eventq.Queue[Event] // delivers events in order (events.go)
 	progressSeq  atomic.Uint64
 	connecting   atomic.Int64  // handshakes and discoveries in flight (discover.go)
 	connectSlots chan struct{} // bounds background connections
@@ -454,7 +455,7 @@ func (m *Manager) WaitForConnections(ctx context.Context) {
 		m.mu.Lock()
 		if m.inflight == 0 {
 			m.mu.Unlock()
-			m.events.flush(ctx)
+			m.events.Flush(ctx)
 			return
 		}
 		idle := m.idle
@@ -605,7 +606,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	go func() {
 		m.wg.Wait()
 		m.starter.Close() // once every stdio server's process is reaped
-		m.events.stop()
+		m.events.Stop()
 		close(done)
 	}()
 	select {
@@ -622,15 +623,15 @@ func (m *Manager) Close(ctx context.Context) error {
 // catalog, registration, removal. Calls are made in order on a goroutine of
 // the Manager's; fn should return quickly. The result removes fn.
 func (m *Manager) OnServerStateChanged(fn func()) (dispose func()) {
-	return m.events.subscribe(func(Event) { fn() })
+	return m.events.Subscribe(func(Event) { fn() })
 }
 
 // Subscribe is OnServerStateChanged with the details of each change.
 func (m *Manager) Subscribe(fn func(Event)) (dispose func()) {
-	return m.events.subscribe(fn)
+	return m.events.Subscribe(fn)
 }
 
-func (m *Manager) publish(ev Event) { m.events.publish(ev) }
+func (m *Manager) publish(ev Event) { m.events.Publish(ev) }
 
 // lookup returns the connection registered under id.
 func (m *Manager) lookup(id string) (*server, error) {
