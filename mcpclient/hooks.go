@@ -15,7 +15,10 @@ import (
 	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/inbound"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/inflight"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/roots"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/telemetry"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/urlelicit"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,34 +72,17 @@ type sessionHooks struct {
 	directID atomic.Int64            // the last id of a request sent by directMiddleware
 	send     mcp.MethodHandler       // the sending middleware without go-sdk's session (discover.go)
 	tel      *telemetry.Session      // its telemetry attributes (telemetry.go)
+	roots    *roots.Syncer           // keeps the client's roots current (roots.go)
 
-	// mu guards the fields below. It is never held across I/O.
-	mu          sync.Mutex
-	calls       map[*call]struct{}       // requests in flight
-	completions map[string]chan struct{} // URL elicitations awaiting notifications/elicitation/complete
-	roots       map[string]mcp.Root      // what the client's roots hold, by URI
-	rootsIdle   chan struct{}            // non-nil while a goroutine syncs the client's roots; closed when it is done
-	rootsDirty  bool                     // the roots changed while it was at work
+	calls       inflight.Calls        // requests in flight
+	completions urlelicit.Completions // URL elicitations awaiting notifications/elicitation/complete
 }
-
-// call is one request in flight on a session, as sent through the
-// client's middleware.
-type call struct {
-	done      chan struct{} // closed when it returns
-	cancelled atomic.Bool   // its caller gave up; set before done is closed
-	// retried is set when a round of it carried inputResponses or a
-	// requestState: its result came through a multi round-trip retry.
-	retried atomic.Bool
-}
-
-// callKey is the context key of the *call a context belongs to.
-type callKey struct{}
 
 // buildClient finishes the client options of a new session s, builds the
 // client and installs the middleware. newClient (server.go) calls it.
 func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	m := c.m
-	h := &sessionHooks{c: c, s: s, calls: map[*call]struct{}{}, tel: c.telemetrySession(s)}
+	h := &sessionHooks{c: c, s: s, tel: c.telemetrySession(s)}
 	s.hooks = h
 	caps := opts.Capabilities
 	if caps == nil {
@@ -114,14 +100,14 @@ func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 
 	m.hooks.rootsMu.Lock()
 	defer m.hooks.rootsMu.Unlock()
-	roots := m.hooks.roots
-	if roots != nil {
+	list := m.hooks.roots
+	if list != nil {
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
 	opts.Capabilities = caps
 	h.caps = cloneCaps(caps)
 	h.client = mcp.NewClient(m.clientInfo, opts)
-	sending := []mcp.Middleware{h.callMiddleware, h.urlElicitationMiddleware, h.directMiddleware}
+	sending := []mcp.Middleware{h.callMiddleware, h.urlElicitations(), h.directMiddleware}
 	h.client.AddSendingMiddleware(sending...)
 	h.client.AddReceivingMiddleware(h.requestLimits(), h.rootsMiddleware)
 	if !m.tel.Off() {
@@ -139,11 +125,7 @@ func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	for _, mw := range slices.Backward(sending) {
 		h.send = mw(h.send)
 	}
-	// Before Connect the client has no session, so this sends nothing.
-	h.roots = rootsByURI(roots)
-	if len(roots) > 0 {
-		h.client.AddRoots(cloneRoots(roots)...)
-	}
+	h.roots = roots.NewSyncer(h.client, list, m.currentRoots, m.goBackground)
 	c.hooks.mu.Lock()
 	c.hooks.latest = h
 	c.hooks.mu.Unlock()
@@ -151,33 +133,25 @@ func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 }
 
 // callMiddleware tracks the requests in flight (for the contexts of server
-// requests, see requestCtx), spends the elicitation seed once the server
-// has accepted a request of a seeded session, and keeps lists and results
-// obtained through multi round-trip retries out of go-sdk's cache.
+// requests, see requestCtx, and their multi round-trip retries), spends
+// the elicitation seed once the server has accepted a request of a seeded
+// session, and keeps lists and results obtained through multi round-trip
+// retries out of go-sdk's cache.
 func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
-		cl := &call{done: make(chan struct{})}
-		h.mu.Lock()
-		h.calls[cl] = struct{}{}
-		h.mu.Unlock()
-		defer func() {
-			h.mu.Lock()
-			delete(h.calls, cl)
-			h.mu.Unlock()
-			cl.cancelled.Store(ctx.Err() != nil)
-			close(cl.done)
-		}()
+		callCtx, cl := h.calls.Begin(ctx)
+		defer func() { h.calls.End(cl, ctx.Err() != nil) }()
 
 		if mayTakeInput(method) && isModern(req) {
 			// Input requests for roots are answered from the client's roots.
-			if err := h.waitRoots(ctx); err != nil {
+			if err := h.roots.Wait(ctx); err != nil {
 				return nil, err
 			}
 		}
-		res, err := next(context.WithValue(ctx, callKey{}, cl), method, req)
+		res, err := next(callCtx, method, req)
 		if err == nil && h.seeded && method != "initialize" && method != "server/discover" && !h.seedUsed.Swap(true) {
 			// The server accepted a request of the seeded session (a
 			// resumed session's handshake is answered locally, so the
@@ -192,7 +166,7 @@ func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		// cache. The results are fresh, not shared yet.
 		switch r := res.(type) {
 		case *mcp.ReadResourceResult:
-			if cl.retried.Load() {
+			if cl.Retried() {
 				// It took input: the spec forbids caching it (caching.mdx).
 				r.TTLMs = 0
 			}
@@ -307,56 +281,12 @@ func isModern(req mcp.Request) bool {
 	return init != nil && init.ProtocolVersion >= protocolModern
 }
 
-// errOriginCancelled is the cause of a server request's context when the
-// call it arrived during was cancelled.
-var errOriginCancelled = errors.New("the call that led to this request was cancelled")
-
 // requestCtx returns the context for a handler of a server request
 // (elicitation, sampling), and a function to call when the handler
-// returns. The context ends with the Manager, and with the call that
-// caused the request:
-//
-//   - a request fulfilled within a call (a 2026-07-28 input request, or a
-//     -32042 URL elicitation) has that call's context already;
-//   - a legacy server request (elicitation/create, sampling/createMessage)
-//     is cancelled by the server with notifications/cancelled when it gives
-//     up, which go-sdk honours; and because a server may not (or may not be
-//     able to, once the call's response stream is closed), it is also
-//     cancelled once every call that was in flight on the session when it
-//     arrived has ended, if one of them was cancelled by its caller. With
-//     one call in flight, that is exactly its originating call.
+// returns: the context ends with the Manager, and with the call that
+// caused the request (inflight.Calls.RequestContext).
 func (h *sessionHooks) requestCtx(ctx context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(h.c.m.ctx, func() { cancel(ErrClosed) })
-	if _, inCall := ctx.Value(callKey{}).(*call); inCall {
-		return ctx, func() { stop(); cancel(nil) }
-	}
-	h.mu.Lock()
-	calls := slices.Collect(maps.Keys(h.calls))
-	h.mu.Unlock()
-	if len(calls) == 0 {
-		return ctx, func() { stop(); cancel(nil) }
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		cancelled := false
-		for _, cl := range calls {
-			select {
-			case <-cl.done:
-				cancelled = cancelled || cl.cancelled.Load()
-			case <-ctx.Done():
-				return
-			}
-		}
-		if cancelled {
-			cancel(errOriginCancelled)
-		}
-	})
-	return ctx, func() {
-		stop()
-		cancel(nil)
-		wg.Wait()
-	}
+	return h.calls.RequestContext(ctx, h.c.m.ctx, ErrClosed)
 }
 
 // clientInfoLocked fills in what ServerInfo says about the client side.

@@ -1,12 +1,12 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/agentmcp/agentmcp/mcpclient/internal/inbound"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/inflight"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,12 +97,10 @@ func (c *server) routeProgress(params *mcp.ProgressNotificationParams) {
 // It also tells the request gate (package inbound) what the client
 // writes: the handshake, and the answers to the server's requests.
 func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if cl, ok := ctx.Value(callKey{}).(*call); ok {
+	if cl, ok := inflight.FromContext(ctx); ok {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 			p.c.m.tel.NoteRequestID(ctx, req)
-			if !cl.retried.Load() && isRetryRound(req.Params) {
-				cl.retried.Store(true)
-			}
+			cl.NoteRound(req.Params)
 		}
 	}
 	p.gate.Written(msg)
@@ -122,20 +120,4 @@ func (p *sessionConn) callDirect(ctx context.Context, dc transport.DirectCaller,
 	p.c.m.tel.NoteRequestID(ctx, req)
 	p.gate.Written(req)
 	return dc.CallDirect(ctx, req, result)
-}
-
-// isRetryRound reports whether request params carry input responses or a
-// request state.
-func isRetryRound(params json.RawMessage) bool {
-	if !bytes.Contains(params, []byte(`"inputResponses"`)) && !bytes.Contains(params, []byte(`"requestState"`)) {
-		return false // most requests: no need to decode them
-	}
-	var p struct {
-		InputResponses json.RawMessage `json:"inputResponses"`
-		RequestState   *string         `json:"requestState"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return false
-	}
-	return p.RequestState != nil || (len(p.InputResponses) > 0 && string(p.InputResponses) != "null")
 }
