@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/internal/callstats"
 	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/backoff"
 	"github.com/agentmcp/agentmcp/mcpclient/stdio"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,7 +70,7 @@ type server struct {
 	bg      *bgRetry
 	bgRound int
 
-	starts stdioStarts // paces a stdio server's restarts (stdiostarts.go)
+	starts backoff.Pacer // paces a stdio server's restarts (stdiostarts.go)
 
 	stats callstats.Window // its tool calls' figures (serverstats.go)
 }
@@ -449,7 +450,7 @@ func (c *server) reconnect(ctx context.Context, epoch uint64, attempts int) erro
 			return res.Err
 		}
 		select {
-		case <-c.m.clock.After(backoff(c.retry, k)):
+		case <-c.m.clock.After(backoff.Full(c.retry.BaseDelay, k, c.retry.MaxDelay)):
 		case <-ctx.Done():
 			return errClosedMeanwhile
 		}
@@ -481,7 +482,9 @@ func (c *server) scheduleRetry(epoch uint64) {
 	bg := &bgRetry{cancel: cancel}
 	c.bg = bg
 	c.bgRound++
-	d := backgroundDelay(c.retry, c.bgRound)
+	// The backoff goes on doubling from where the MaxAttempts attempts
+	// left it, capped at BackgroundMaxDelay, with equal jitter.
+	d := backoff.Equal(c.retry.BaseDelay, c.retry.MaxAttempts+c.bgRound-1, c.retry.BackgroundMaxDelay)
 	c.mu.Unlock()
 	c.m.logger.Info("mcp server unreachable; retrying in the background", "server", c.ID(), "in", d.Round(time.Millisecond))
 	ok := c.m.goBackground(func() {
