@@ -178,7 +178,9 @@ func newStreamDialer(guard *netguard.Guard, gate func() error) *transport.Stream
 			return gatedConns(ctx, network, address)
 		}
 	}
-	return &transport.StreamDialer{DialContext: dial}
+	// Through a proxy as the default client's requests go: a stream or
+	// request a proxy is named for goes through the client.
+	return &transport.StreamDialer{DialContext: dial, Proxy: http.ProxyFromEnvironment}
 }
 
 // The write and the read buffer of each HTTP connection of the Manager's

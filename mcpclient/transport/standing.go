@@ -70,13 +70,24 @@ type streamVia struct {
 	// viaClient is set once a stream had to go through the HTTPClient
 	// (a redirect, a proxy, HTTP/2): the later ones do too.
 	viaClient atomic.Bool
+	// http1 is set once a response came over HTTP/1.x: an https
+	// connection's requests then go on connections of the pool.
+	http1 atomic.Bool
+	// noProxy is set once Proxy named no proxy for the endpoint.
+	noProxy atomic.Bool
+	pool  reqPool // the idle connections of the requests (http1.go)
 }
 
 // noteProto records the protocol a response of the connection came over:
 // with HTTP/2, the standing stream shares that connection.
 func (v *streamVia) noteProto(resp *http.Response) {
-	if resp.ProtoMajor >= 2 && v.dialer != nil && !v.viaClient.Load() {
+	if v.dialer == nil || v.viaClient.Load() {
+		return
+	}
+	if resp.ProtoMajor >= 2 {
 		v.viaClient.Store(true)
+	} else if !v.http1.Load() {
+		v.http1.Store(true)
 	}
 }
 
@@ -91,18 +102,10 @@ func (v *streamVia) openStream(client *http.Client, req *http.Request) (*http.Re
 		return client.Do(req)
 	}
 	resp, err := v.openOwn(req)
-	if !errors.Is(err, errRedirected) {
-		return resp, err
+	if errors.Is(err, errRedirected) {
+		return v.resend(client, req)
 	}
-	// Sent again through the client, whose CheckRedirect decides.
-	v.viaClient.Store(true)
-	again := req.Clone(req.Context())
-	if req.GetBody != nil {
-		if again.Body, err = req.GetBody(); err != nil {
-			return nil, err
-		}
-	}
-	return client.Do(again)
+	return resp, err
 }
 
 // own reports whether req goes on a connection of its own.
@@ -116,11 +119,12 @@ func (v *streamVia) own(req *http.Request) bool {
 	if req.URL.User != nil {
 		return false // net/http turns userinfo into Basic credentials
 	}
-	if v.dialer.Proxy != nil {
+	if v.dialer.Proxy != nil && !v.noProxy.Load() {
 		if p, err := v.dialer.Proxy(req); err != nil || p != nil {
 			v.viaClient.Store(true)
 			return false
 		}
+		v.noProxy.Store(true) // the connection's requests all go to its endpoint
 	}
 	return true
 }
@@ -149,29 +153,9 @@ const maxInformational = 5
 // req's context, until then.
 func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	addr := hostPort(req.URL)
-	conn, err := v.dialer.DialContext(ctx, "tcp", addr)
+	conn, err := v.dialer.dial(ctx, req.URL)
 	if err != nil {
 		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
-	}
-	if req.URL.Scheme == "https" {
-		cfg := &tls.Config{}
-		if v.dialer.TLSClientConfig != nil {
-			cfg = v.dialer.TLSClientConfig.Clone()
-		}
-		cfg.NextProtos = []string{"http/1.1"}
-		if cfg.ServerName == "" {
-			cfg.ServerName = req.URL.Hostname()
-		}
-		tc := tls.Client(conn, cfg)
-		hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
-		err := tc.HandshakeContext(hctx)
-		cancel()
-		if err != nil {
-			conn.Close()
-			return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
-		}
-		conn = tc
 	}
 	sc := &streamConn{Conn: conn}
 	sc.stop = context.AfterFunc(ctx, sc.close)
@@ -191,31 +175,12 @@ func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 	if err := w.Flush(); err != nil {
 		return fail(err)
 	}
-	// The response's head is read through a limit, as net/http's
-	// Transport reads it (MaxResponseHeaderBytes): a server that sends an
-	// endless header line or endless headers cannot grow this process's
-	// memory. The limit is lifted for the body.
 	head := &io.LimitedReader{R: conn, N: maxStreamHead}
 	br := bufio.NewReaderSize(head, standingBuffer)
-	var resp *http.Response
-	for n := 0; ; n++ {
-		resp, err = http.ReadResponse(br, req)
-		if err != nil {
-			if head.N <= 0 {
-				err = fmt.Errorf("the response's head is larger than %d bytes", maxStreamHead)
-			}
-			return fail(err)
-		}
-		// 1xx answers (103 Early Hints, say) come before the real one;
-		// net/http takes 5 at most, and so does this.
-		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			break
-		}
-		if n == maxInformational-1 {
-			return fail(fmt.Errorf("more than %d informational (1xx) responses", maxInformational))
-		}
+	resp, err := readResponseHead(br, head, req)
+	if err != nil {
+		return fail(err)
 	}
-	head.N = math.MaxInt64
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {
 		sc.close() // first: closing the body would read it to its end
 		sc.stop()
@@ -235,6 +200,62 @@ func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 	resp.Body = &streamBody{ReadCloser: body, conn: sc}
 	resp.Request = nil // nothing reads it; the stream would hold it
 	return resp, nil
+}
+
+// dial dials the connection of a request to u: TCP, with TLS over it for
+// https (HTTP/1.1 only).
+func (d *StreamDialer) dial(ctx context.Context, u *url.URL) (net.Conn, error) {
+	conn, err := d.DialContext(ctx, "tcp", hostPort(u))
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "https" {
+		return conn, nil
+	}
+	cfg := &tls.Config{}
+	if d.TLSClientConfig != nil {
+		cfg = d.TLSClientConfig.Clone()
+	}
+	cfg.NextProtos = []string{"http/1.1"}
+	if cfg.ServerName == "" {
+		cfg.ServerName = u.Hostname()
+	}
+	tc := tls.Client(conn, cfg)
+	hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+	err = tc.HandshakeContext(hctx)
+	cancel()
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// readResponseHead reads the head of the response to req from br, which
+// reads from head: the limit of the head's size (maxStreamHead), lifted
+// once it is read, as net/http's Transport reads it
+// (MaxResponseHeaderBytes): a server that sends an endless header line or
+// endless headers cannot grow this process's memory. Informational (1xx)
+// answers before the response are skipped, maxInformational at most.
+func readResponseHead(br *bufio.Reader, head *io.LimitedReader, req *http.Request) (*http.Response, error) {
+	for n := 0; ; n++ {
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			if head.N <= 0 {
+				err = fmt.Errorf("the response's head is larger than %d bytes", maxStreamHead)
+			}
+			return nil, err
+		}
+		// 1xx answers (103 Early Hints, say) come before the real one;
+		// net/http takes 5 at most, and so does this.
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			head.N = math.MaxInt64
+			return resp, nil
+		}
+		if n == maxInformational-1 {
+			return nil, fmt.Errorf("more than %d informational (1xx) responses", maxInformational)
+		}
+	}
 }
 
 // streamConn is a standing stream's connection.

@@ -12,7 +12,7 @@ import (
 // (or is closed), without reading them, or nil when conn's socket cannot
 // be reached (a TLS connection, say, whose own buffers may hold a record).
 func readableWait(conn net.Conn) func() error {
-	sc, ok := conn.(syscall.Conn)
+	sc, ok := netConnOf(conn).(syscall.Conn)
 	if !ok {
 		return nil
 	}
@@ -35,4 +35,35 @@ func readableWait(conn net.Conn) func() error {
 			}
 		})
 	}
+}
+
+// closedByPeer reports whether conn, an idle connection, was closed by its
+// server (or has bytes to read, which an idle HTTP/1.1 connection must
+// not): a look at its socket that does not wait. A connection whose socket
+// cannot be reached is taken to be open.
+func closedByPeer(conn net.Conn) bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	closed := false
+	var one [1]byte
+	err = raw.Read(func(fd uintptr) bool {
+		for {
+			_, _, err := syscall.Recvfrom(int(fd), one[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			switch {
+			case errors.Is(err, syscall.EINTR):
+				continue
+			case errors.Is(err, syscall.EAGAIN):
+			default:
+				closed = true // bytes, the end, or an error
+			}
+			return true
+		}
+	})
+	return closed || err != nil
 }

@@ -517,7 +517,7 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 		// A standing stream, which may have a connection of its own.
 		resp, err = c.streams.openStream(c.client, req)
 	} else {
-		resp, err = c.client.Do(req)
+		resp, err = c.streams.do(c.client, req)
 	}
 	if err != nil {
 		release()
@@ -979,7 +979,7 @@ func (c *streamableConn) get(ctx context.Context, lastID string, standing bool) 
 	if standing {
 		resp, err = c.streams.openStream(c.client, req)
 	} else {
-		resp, err = c.client.Do(req)
+		resp, err = c.streams.do(c.client, req)
 	}
 	if err != nil {
 		return nil, safetext.Err(err)
@@ -1112,7 +1112,7 @@ func (c *streamableConn) Close() error {
 			}
 			if err == nil {
 				var resp *http.Response
-				if resp, err = c.client.Do(req); err == nil {
+				if resp, err = c.streams.do(c.client, req); err == nil {
 					resp.Body.Close()
 				}
 			}
@@ -1127,6 +1127,7 @@ func (c *streamableConn) Close() error {
 		c.cancel()
 		close(c.done)
 		c.wg.Wait()
+		c.streams.pool.close()
 	})
 	return c.closeErr
 }

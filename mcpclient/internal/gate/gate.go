@@ -105,3 +105,7 @@ func (c gatedConn) Write(p []byte) (int, error) {
 	}
 	return c.Conn.Write(p)
 }
+
+// NetConn returns the connection under the gate (its socket, for the
+// transport's looks at an idle connection).
+func (c gatedConn) NetConn() net.Conn { return c.Conn }
