@@ -168,19 +168,21 @@ func defaultHTTPTransport(connectTimeout time.Duration) *http.Transport {
 // idle, rather than net/http's pooled connection (two goroutines, two
 // 1 KiB buffers, the request and its contexts): see transport.StreamDialer.
 func newStreamDialer(guard *netguard.Guard, gate func() error) *transport.StreamDialer {
-	dial := guard.DialContext
-	if gate != nil {
-		gatedConns := gatedDial(dial, gate)
-		dial = func(ctx context.Context, network, address string) (net.Conn, error) {
-			if err := gate(); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrGateClosed, err)
-			}
-			return gatedConns(ctx, network, address)
-		}
-	}
 	// Through a proxy as the default client's requests go: a stream or
 	// request a proxy is named for goes through the client.
-	return &transport.StreamDialer{DialContext: dial, Proxy: http.ProxyFromEnvironment}
+	d := &transport.StreamDialer{DialContext: guard.DialContext, Proxy: http.ProxyFromEnvironment}
+	if gate != nil {
+		// Asked before each request, as the gated client asks, and by
+		// each connection before each write (gatedDial).
+		d.Gate = func() error {
+			if err := gate(); err != nil {
+				return fmt.Errorf("%w: %w", ErrGateClosed, err)
+			}
+			return nil
+		}
+		d.DialContext = gatedDial(guard.DialContext, gate)
+	}
+	return d
 }
 
 // The write and the read buffer of each HTTP connection of the Manager's

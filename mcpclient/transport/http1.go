@@ -216,6 +216,9 @@ func (v *streamVia) ownRequest(req *http.Request) bool {
 // the response's head.
 func (v *streamVia) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	if err := v.dialer.gate(); err != nil {
+		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
+	}
 	pc := v.pool.take()
 	for {
 		if pc == nil {

@@ -62,6 +62,13 @@ type StreamDialer struct {
 	// http.Transport.Proxy is: a stream that would go through a proxy
 	// goes through the HTTPClient.
 	Proxy func(*http.Request) (*url.URL, error)
+
+	// Gate, if set, is asked before each request or stream goes on a
+	// connection of the dialer's, as a RoundTripper of the HTTPClient
+	// would be (a replica's lease check, say): an error fails that request
+	// with it, unsent. DialContext's connections may ask again before each
+	// write.
+	Gate func() error
 }
 
 // streamVia says how a connection opens its standing streams.
@@ -75,7 +82,7 @@ type streamVia struct {
 	http1 atomic.Bool
 	// noProxy is set once Proxy named no proxy for the endpoint.
 	noProxy atomic.Bool
-	pool  reqPool // the idle connections of the requests (http1.go)
+	pool    reqPool // the idle connections of the requests (http1.go)
 }
 
 // noteProto records the protocol a response of the connection came over:
@@ -153,6 +160,9 @@ const maxInformational = 5
 // req's context, until then.
 func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	if err := v.dialer.gate(); err != nil {
+		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
+	}
 	conn, err := v.dialer.dial(ctx, req.URL)
 	if err != nil {
 		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
@@ -200,6 +210,14 @@ func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 	resp.Body = &streamBody{ReadCloser: body, conn: sc}
 	resp.Request = nil // nothing reads it; the stream would hold it
 	return resp, nil
+}
+
+// gate asks the Gate, if any.
+func (d *StreamDialer) gate() error {
+	if d.Gate == nil {
+		return nil
+	}
+	return d.Gate()
 }
 
 // dial dials the connection of a request to u: TCP, with TLS over it for
