@@ -30,13 +30,13 @@ type Manager struct {
 	clientInfo *mcp.Implementation
 	guard      *netguard.Guard
 	httpClient *http.Client // guarded
-	// streamDialer opens the standing streams of the streamable HTTP
-	// transport on connections of their own, dialled as httpClient's are;
-	// nil when Options.HTTPClient is given (everything then goes through
-	// it).
-	streamDialer *transport.StreamDialer
-	logger       *slog.Logger
-	clock        Clock
+	// dialer opens the connections of the streamable HTTP transport's
+	// requests and standing streams (transport.Dialer), dialled as
+	// httpClient's are; nil when Options.HTTPClient is given (everything
+	// then goes through it).
+	dialer *transport.Dialer
+	logger *slog.Logger
+	clock  Clock
 
 	ctx    context.Context // background work; cancelled by Close
 	cancel context.CancelFunc
@@ -114,7 +114,7 @@ func New(opts *Options) *Manager {
 	base := o.HTTPClient
 	if base == nil {
 		base = &http.Client{Transport: defaultHTTPTransport(o.ConnectTimeout)}
-		m.streamDialer = newStreamDialer(m.guard, o.Gate)
+		m.dialer = newDialer(m.guard, o.Gate)
 	}
 	if o.Gate != nil {
 		base = gateClient(base, m.guard, o.Gate)
@@ -142,9 +142,11 @@ func New(opts *Options) *Manager {
 // connections still close after IdleConnTimeout.
 //
 // Each connection's write buffer is 1 KiB and its read buffer 512 bytes
-// rather than 4 KiB each: a connected session keeps the idle connection its
-// requests go on for as long as it lives (its standing stream has one of
-// its own, newStreamDialer), and those buffers were most of what it held.
+// rather than 4 KiB each: a session whose requests go through this client
+// (the first request over https, the HTTP+SSE transport's POSTs; the
+// others go on the connections of newDialer) keeps the idle connection
+// they go on for as long as it lives, and those buffers were most of what
+// it held.
 // A request's head goes out in one write (a bearer token and the MCP
 // headers fit in 1 KiB); a response's head is read in 512-byte steps (an
 // MCP server's takes one or two, a longer header line is assembled by
@@ -160,17 +162,18 @@ func defaultHTTPTransport(connectTimeout time.Duration) *http.Transport {
 	return t
 }
 
-// newStreamDialer returns the dialer of the standing streams (the legacy
-// GET stream, the 2026-07-28 subscriptions/listen stream): the guard's,
-// as the default client's connections are, and with a gate, one that asks
-// it before dialling and before each write, as the default client does.
-// Such a stream holds a connection and one goroutine, and no buffer while
-// idle, rather than net/http's pooled connection (two goroutines, two
-// 1 KiB buffers, the request and its contexts): see transport.StreamDialer.
-func newStreamDialer(guard *netguard.Guard, gate func() error) *transport.StreamDialer {
+// newDialer returns the dialer of the streamable transport's requests
+// and standing streams: the guard's, as the default client's connections
+// are, through the environment's proxy as the default client goes, and
+// with a gate, one that asks it before each request, before dialling and
+// before each write, as the default client does. A request then goes out
+// on the caller's goroutine, and an idle session holds sockets rather than
+// net/http's pooled connections (two goroutines and two buffers each):
+// see transport.Dialer.
+func newDialer(guard *netguard.Guard, gate func() error) *transport.Dialer {
 	// Through a proxy as the default client's requests go: a stream or
 	// request a proxy is named for goes through the client.
-	d := &transport.StreamDialer{DialContext: guard.DialContext, Proxy: http.ProxyFromEnvironment}
+	d := &transport.Dialer{DialContext: guard.DialContext, Proxy: http.ProxyFromEnvironment}
 	if gate != nil {
 		// Asked before each request, as the gated client asks, and by
 		// each connection before each write (gatedDial).

@@ -50,21 +50,23 @@
 //	   ▼
 //	Close ──► DELETE the session (legacy, unless kept) ──► streams stopped, readers waited for
 //
-// # Standing streams
+// # Own connections
 //
 // A connection keeps one stream open for as long as it lives: the
 // 2025-11-25 GET stream, the 2026-07-28 subscriptions/listen stream, or
-// the 2024-11-05 event stream of [SSE].
-// Through net/http, that stream holds a pooled connection with its read
-// and write loop goroutines, a buffered reader and writer, and the request
-// that opened it. With [Streamable.StreamDialer] ([SSE.StreamDialer])
-// set, the stream's request
-// is written on a connection dialled for it alone and the response read
-// from it directly; the stream's reader is its only goroutine, and while
-// the stream is idle it holds no buffer (plain TCP on unix; 512 bytes
-// otherwise). Requests still go through the HTTPClient. The
-// stream falls back to the HTTPClient when a proxy applies, when the
-// server answers over HTTP/2 (the stream then shares that connection) and
+// the 2024-11-05 event stream of [SSE]. Through net/http, that stream
+// holds a pooled connection with its read and write loop goroutines, a
+// buffered reader and writer, and the request that opened it; and each
+// request is handed to those goroutines and back. With [Streamable.Dialer]
+// set, a streamable connection's requests go on HTTP/1.1 connections of
+// its own, written and read on the caller's goroutine and kept idle with
+// no goroutine and no buffer, and its stream's request is written on a
+// connection dialled for it alone and the response read from it directly:
+// the stream's reader is its only goroutine, and while the stream is idle
+// it holds no buffer (plain TCP on unix; 512 bytes otherwise).
+// [SSE.Dialer] does the same for the event stream (its POSTs go through
+// the HTTPClient). Both fall back to the HTTPClient when a proxy applies,
+// when the server answers over HTTP/2 (one shared connection then), and
 // after a redirect. The Manager sets it for its default client, dialling
 // through its SSRF guard.
 //

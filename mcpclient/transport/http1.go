@@ -18,31 +18,11 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// A connection's requests (the POSTs, the GETs that resume a response
-// stream, the DELETE that ends a session) go, with a StreamDialer, over
-// HTTP/1.1 connections of the connection's own, written and read on the
-// caller's goroutine: net/http's Transport hands each request to a write
-// loop goroutine and its response back from a read loop goroutine, and
-// those hand-offs (waking a goroutine, often a thread) cost a sequential
-// caller more CPU than the rest of the request; an idle pooled connection
-// also holds those two goroutines and two buffers, where one of ours holds
-// its socket. Buffers are taken from pools for the length of a request.
-//
-// What net/http does that this keeps: the request's headers validated
-// and written as net/http writes them (Host, User-Agent, Content-Length,
-// Accept-Encoding: gzip, with a gzip answer decompressed), the response's
-// head read through the same limits (maxStreamHead, maxInformational), an
-// answer read to its end before its connection is reused, a connection
-// answered with "Connection: close" or a body of unknown length not
-// reused, idle connections closed after idleConnTimeout, and a request
-// that met a reused connection closed by the server before any byte of its
-// answer sent again, once, on a new connection. Like the standing streams,
-// requests go through the HTTPClient instead when the URL is not http or
-// https or has userinfo, when a proxy is named for it, when an https
-// server was not yet seen to answer over HTTP/1.1 (the first request of an
-// https connection goes through the HTTPClient: a server that speaks HTTP/2
-// keeps it, one connection for all requests), and, from then on, when the
-// server answers a request with a redirect.
+// The requests of a connection with a Dialer (the POSTs, the GETs that
+// resume a response stream, the DELETE that ends a session) go on HTTP/1.1
+// connections of a pool of its own, written and read on the caller's
+// goroutine: see [Dialer] for what this keeps of net/http and when a
+// request goes through the HTTPClient instead.
 
 // maxIdleConns is how many idle connections a connection keeps for its
 // requests: as many as the callers that came at once, up to this.

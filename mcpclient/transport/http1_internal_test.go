@@ -66,7 +66,7 @@ func (d *countingDialer) count() int {
 // ownVia returns a streamVia whose requests go on connections dialled by
 // d, closed when the test ends.
 func ownVia(t *testing.T, d *countingDialer) *streamVia {
-	v := &streamVia{dialer: &StreamDialer{DialContext: d.dial}}
+	v := &streamVia{dialer: &Dialer{DialContext: d.dial}}
 	t.Cleanup(v.pool.close)
 	return v
 }

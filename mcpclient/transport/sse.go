@@ -50,13 +50,13 @@ type SSE struct {
 	// Authorize, if set, adds credentials to each request.
 	Authorize func(*http.Request) error
 
-	// StreamDialer, if set, opens the event stream, which stays open for
+	// Dialer, if set, opens the event stream, which stays open for
 	// the life of the connection, on a connection of its own rather than
-	// through HTTPClient (see [StreamDialer]); the POSTs go through
+	// through HTTPClient (see [Dialer]); the POSTs go through
 	// HTTPClient. Unlike [Streamable]'s, the stream is the connection's
 	// first request, so an HTTP/2 server's stream gets a connection of its
 	// own too. nil means every request goes through HTTPClient.
-	StreamDialer *StreamDialer
+	Dialer *Dialer
 
 	// Counter, if set, is told the size of every message sent and
 	// received.
@@ -95,7 +95,7 @@ func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	// ctx bounds the handshake only: the stream's request uses life.
 	stop := context.AfterFunc(ctx, cancel)
-	streams := streamVia{dialer: t.StreamDialer}
+	streams := streamVia{dialer: t.Dialer}
 	resp, err := streams.openStream(client, req)
 	if err != nil {
 		stop()

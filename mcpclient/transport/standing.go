@@ -17,50 +17,65 @@ import (
 	"time"
 )
 
-// StreamDialer opens the connection of a standing stream: the 2025-11-25
-// GET stream, the 2026-07-28 subscriptions/listen stream or the 2024-11-05
-// event stream of [SSE], which stay open, mostly idle, for the life of a
-// connection.
+// Dialer opens the connections a streamable connection sends its
+// requests on and keeps its standing stream on, rather than net/http's
+// Transport behind the HTTPClient; an [SSE] connection uses it for its
+// event stream alone.
 //
-// Through net/http, such a stream holds a pooled connection of its own
-// with a read loop and a write loop goroutine, a buffered reader and a
-// buffered writer, and the request and response that started it, for as
-// long as it lives. With a StreamDialer, the stream's request is written
-// on a connection dialled for it alone, the response's head is read with
-// [http.ReadResponse] through a small buffer that goes once it is read, a
-// chunked body is read straight from the connection (its framing undone
-// in place), and the stream's reader is its only goroutine; the
-// connection closes when the stream ends. On unix, an idle stream over
-// plain TCP holds no buffer at all: its reader waits for the socket to be
-// readable before it takes one from a pool (over TLS, whose connection
-// may hold a decrypted record, it keeps a 512-byte one).
+// Requests: on HTTP/1.1 connections of the connection's own, kept idle
+// between requests (16 at most, each closed after 90 s idle), written and
+// read on the caller's goroutine. net/http hands each request to a write
+// loop goroutine and its response back from a read loop goroutine, hand-offs
+// that cost a sequential caller more CPU than the rest of the request, and
+// an idle pooled connection holds those two goroutines and two buffers,
+// where one of the Dialer's holds its socket (buffers come from pools for
+// the length of a request). What net/http does that matters here is kept:
+// validated headers, Host, User-Agent, Content-Length, Accept-Encoding:
+// gzip with a gzip answer decompressed, the response head's limits, a
+// connection reused only after an answer read to its end, and one retry on
+// a new connection of a request that met a reused connection the server
+// had closed before any byte of its answer.
 //
-// The requests carry the same headers as through net/http (custom
-// headers, credentials, session id, protocol version, Last-Event-ID),
-// with no Accept-Encoding: the stream is not compressed. A stream goes
+// Standing streams (the 2025-11-25 GET stream, the 2026-07-28
+// subscriptions/listen stream, the 2024-11-05 event stream), which stay
+// open, mostly idle, for the life of a connection: the stream's request is
+// written on a connection dialled for it alone, the response's head is
+// read with [http.ReadResponse] through a small buffer that goes once it
+// is read, a chunked body is read straight from the connection (its
+// framing undone in place), and the stream's reader is its only
+// goroutine; the connection closes when the stream ends. On unix, an idle
+// stream over plain TCP holds no buffer at all: its reader waits for the
+// socket to be readable before it takes one from a pool (over TLS, whose
+// connection may hold a decrypted record, it keeps a 512-byte one). A
+// stream's request has no Accept-Encoding: the stream is not compressed.
+//
+// Both carry the same headers as through net/http (custom headers,
+// credentials, session id, protocol version, Last-Event-ID). They go
 // through the HTTPClient instead, for the rest of the connection, when:
-// its URL is neither http nor https, or has userinfo; Proxy names a proxy
-// for it; the
-// connection's requests were answered over HTTP/2 (the stream is then one
-// more stream on that shared connection, which costs less than a
-// connection of its own); or the server answers the stream's request with
-// a redirect (the request is then sent again through the HTTPClient, which
-// follows it or refuses it as its CheckRedirect says).
-type StreamDialer struct {
+// the URL is neither http nor https, or has userinfo; Proxy names a proxy
+// for it; the connection's requests were answered over HTTP/2 (one shared
+// connection costs less); or the server answers with a redirect (the
+// request is then sent again through the HTTPClient, which follows it or
+// refuses it as its CheckRedirect says). Over https, a connection's first
+// request goes through the HTTPClient, to learn whether the server speaks
+// HTTP/2; the later ones go on the Dialer's connections once it answered
+// over HTTP/1.1.
+type Dialer struct {
 	// DialContext dials the TCP connection ("tcp", "host:port"). It is
 	// required. Give it the dialer of the HTTPClient's transport (an SSRF
-	// guard's, netguard.Guard.DialContext), so that the stream is checked
-	// as the requests are.
+	// guard's, netguard.Guard.DialContext), so that the connections are
+	// checked as the HTTPClient's are.
 	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
 
 	// TLSClientConfig configures https connections, as
 	// http.Transport.TLSClientConfig does; nil means the defaults. Its
-	// NextProtos is ignored: the stream speaks HTTP/1.1.
+	// NextProtos is ignored: the Dialer's connections speak HTTP/1.1.
 	TLSClientConfig *tls.Config
 
-	// Proxy, if set, is asked about each stream's request, as
-	// http.Transport.Proxy is: a stream that would go through a proxy
-	// goes through the HTTPClient.
+	// Proxy, if set, is asked about a connection's first request or
+	// stream, as http.Transport.Proxy is (give it the HTTPClient
+	// transport's Proxy): if it names a proxy, the connection's requests
+	// and streams go through the HTTPClient.
 	Proxy func(*http.Request) (*url.URL, error)
 
 	// Gate, if set, is asked before each request or stream goes on a
@@ -73,7 +88,7 @@ type StreamDialer struct {
 
 // streamVia says how a connection opens its standing streams.
 type streamVia struct {
-	dialer *StreamDialer
+	dialer *Dialer
 	// viaClient is set once a stream had to go through the HTTPClient
 	// (a redirect, a proxy, HTTP/2): the later ones do too.
 	viaClient atomic.Bool
@@ -102,7 +117,7 @@ func (v *streamVia) noteProto(resp *http.Response) {
 var errRedirected = errors.New("redirected")
 
 // openStream sends req and returns the response, on a connection of its
-// own when the StreamDialer allows, else through client. A response is
+// own when the Dialer allows, else through client. A response is
 // returned whatever its status; the caller checks it and closes its body.
 func (v *streamVia) openStream(client *http.Client, req *http.Request) (*http.Response, error) {
 	if !v.own(req) {
@@ -213,7 +228,7 @@ func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 }
 
 // gate asks the Gate, if any.
-func (d *StreamDialer) gate() error {
+func (d *Dialer) gate() error {
 	if d.Gate == nil {
 		return nil
 	}
@@ -222,7 +237,7 @@ func (d *StreamDialer) gate() error {
 
 // dial dials the connection of a request to u: TCP, with TLS over it for
 // https (HTTP/1.1 only).
-func (d *StreamDialer) dial(ctx context.Context, u *url.URL) (net.Conn, error) {
+func (d *Dialer) dial(ctx context.Context, u *url.URL) (net.Conn, error) {
 	conn, err := d.DialContext(ctx, "tcp", hostPort(u))
 	if err != nil {
 		return nil, err

@@ -209,7 +209,7 @@ func TestStandingStreamHostileHead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := &streamVia{dialer: &StreamDialer{DialContext: (&net.Dialer{}).DialContext}}
+			v := &streamVia{dialer: &Dialer{DialContext: (&net.Dialer{}).DialContext}}
 			resp, err := v.openOwn(req)
 			if err == nil {
 				resp.Body.Close()

@@ -88,14 +88,14 @@ func (a *answerSignal) Flush() {
 func (a *answerSignal) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // recordedServer is an MCP server behind a streamRecorder, over plain
-// HTTP or TLS, with an HTTP client and a StreamDialer that each record the
+// HTTP or TLS, with an HTTP client and a Dialer that each record the
 // connections they dial.
 type recordedServer struct {
 	srv                  *mcptest.Server
 	rec                  *streamRecorder
 	hs                   *httptest.Server
 	client               *http.Client
-	streamDialer         *transport.StreamDialer
+	dialer               *transport.Dialer
 	viaClient, viaStream dialRecorder
 }
 
@@ -114,7 +114,7 @@ func newRecordedServer(t *testing.T, scheme string, mode mcptest.Mode) *recorded
 	ht.DialContext = r.viaClient.dial
 	t.Cleanup(ht.CloseIdleConnections)
 	r.client = &http.Client{Transport: ht}
-	r.streamDialer = &transport.StreamDialer{DialContext: r.viaStream.dial, TLSClientConfig: base.TLSClientConfig}
+	r.dialer = &transport.Dialer{DialContext: r.viaStream.dial, TLSClientConfig: base.TLSClientConfig}
 	return r
 }
 
@@ -177,7 +177,7 @@ func listChangedClient() (*mcp.Client, chan struct{}) {
 // connectStanding connects a go-sdk client listening for tool list changes
 // to endpoint through a Streamable with sd, and returns the session and a
 // channel of its list changes.
-func connectStanding(t *testing.T, hc *http.Client, endpoint string, sd *transport.StreamDialer, version string) (*mcp.ClientSession, chan struct{}) {
+func connectStanding(t *testing.T, hc *http.Client, endpoint string, sd *transport.Dialer, version string) (*mcp.ClientSession, chan struct{}) {
 	t.Helper()
 	client, changed := listChangedClient()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -185,7 +185,7 @@ func connectStanding(t *testing.T, hc *http.Client, endpoint string, sd *transpo
 	session, err := client.Connect(ctx, &transport.Streamable{
 		Endpoint:       endpoint,
 		HTTPClient:     hc,
-		StreamDialer:   sd,
+		Dialer:         sd,
 		Header:         http.Header{"X-Api-Key": {"KEY"}},
 		Authorize:      func(r *http.Request) error { r.Header.Set("Authorization", "Bearer TOKEN"); return nil },
 		MaxMessageSize: 1 << 20,
@@ -210,7 +210,7 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 
 // checkRoutes checks that each request rec saw came over a connection
 // of the dialer it should. The standing stream goes on a connection of
-// the StreamDialer. So do the requests when ownRequests is set (the
+// the Dialer. So do the requests when ownRequests is set (the
 // streamable transport), but for the first of an https connection, which
 // goes through the HTTPClient (the server may speak HTTP/2); else they go
 // through the HTTPClient (the SSE transport).
@@ -229,7 +229,7 @@ func checkRoutes(t *testing.T, rec *streamRecorder, scheme string, ownRequests b
 		case viaClient && !client.dialled(r.remote):
 			t.Errorf("a %s %s came from %s, not a connection of the HTTPClient", r.method, r.header.Get("Mcp-Method"), r.remote)
 		case !viaClient && !stream.dialled(r.remote):
-			t.Errorf("a %s %s came from %s, not a connection of the StreamDialer", r.method, r.header.Get("Mcp-Method"), r.remote)
+			t.Errorf("a %s %s came from %s, not a connection of the Dialer", r.method, r.header.Get("Mcp-Method"), r.remote)
 		}
 	}
 	if streams == 0 {
@@ -266,7 +266,7 @@ func checkHeaders(t *testing.T, rec *streamRecorder, version string) {
 	}
 }
 
-// TestStandingStreamOwnConnection: with a StreamDialer, the standing stream
+// TestStandingStreamOwnConnection: with a Dialer, the standing stream
 // (the legacy GET stream, the 2026-07-28 subscriptions/listen stream) goes
 // on a connection it dialled, over plain HTTP and over TLS, with the
 // headers the other requests carry; the other requests go on connections
@@ -277,7 +277,7 @@ func TestStandingStreamOwnConnection(t *testing.T) {
 		for _, scheme := range []string{"http", "https"} {
 			t.Run(era.name+"/"+scheme, func(t *testing.T) {
 				r := newRecordedServer(t, scheme, era.mode)
-				_, changed := connectStanding(t, r.client, r.hs.URL, r.streamDialer, era.version)
+				_, changed := connectStanding(t, r.client, r.hs.URL, r.dialer, era.version)
 				waitFor(t, r.rec.stream, "standing stream")
 				r.srv.AddTool("late")
 				waitFor(t, changed, "tools/list_changed")
@@ -289,7 +289,7 @@ func TestStandingStreamOwnConnection(t *testing.T) {
 }
 
 // TestStandingStreamFallsBack: the standing stream goes through the
-// HTTPClient when the StreamDialer cannot carry it as the client would:
+// HTTPClient when the Dialer cannot carry it as the client would:
 // when its Proxy names a proxy, and when the server speaks HTTP/2 (the
 // stream is one more stream on the shared connection).
 func TestStandingStreamFallsBack(t *testing.T) {
@@ -314,7 +314,7 @@ func TestStandingStreamFallsBack(t *testing.T) {
 				ht := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
 				t.Cleanup(ht.CloseIdleConnections)
 				var viaStream dialRecorder
-				sd := &transport.StreamDialer{DialContext: viaStream.dial, Proxy: http.ProxyURL(proxyURL)}
+				sd := &transport.Dialer{DialContext: viaStream.dial, Proxy: http.ProxyURL(proxyURL)}
 
 				_, changed := connectStanding(t, &http.Client{Transport: ht}, hs.URL, sd, era.version)
 				stream := waitFor(t, rec.stream, "standing stream")
@@ -324,7 +324,7 @@ func TestStandingStreamFallsBack(t *testing.T) {
 					t.Error("the standing stream did not go through the proxy")
 				}
 				if n := viaStream.count(); n != 0 {
-					t.Errorf("the StreamDialer dialled %d connections, want none", n)
+					t.Errorf("the Dialer dialled %d connections, want none", n)
 				}
 			})
 		}
@@ -337,12 +337,12 @@ func TestStandingStreamFallsBack(t *testing.T) {
 		ht := &http.Transport{}
 		t.Cleanup(ht.CloseIdleConnections)
 		var viaStream dialRecorder
-		sd := &transport.StreamDialer{DialContext: viaStream.dial}
+		sd := &transport.Dialer{DialContext: viaStream.dial}
 		endpoint := strings.Replace(hs.URL, "http://", "http://user:pass@", 1)
 		connectStanding(t, &http.Client{Transport: ht}, endpoint, sd, "2025-11-25")
 		waitFor(t, rec.stream, "standing stream")
 		if n := viaStream.count(); n != 0 {
-			t.Errorf("the StreamDialer dialled %d connections for a URL with userinfo, want none", n)
+			t.Errorf("the Dialer dialled %d connections for a URL with userinfo, want none", n)
 		}
 	})
 	t.Run("http2", func(t *testing.T) {
@@ -355,20 +355,20 @@ func TestStandingStreamFallsBack(t *testing.T) {
 		base := hs.Client().Transport.(*http.Transport)
 		t.Cleanup(base.CloseIdleConnections)
 		var viaStream dialRecorder
-		sd := &transport.StreamDialer{DialContext: viaStream.dial, TLSClientConfig: base.TLSClientConfig}
+		sd := &transport.Dialer{DialContext: viaStream.dial, TLSClientConfig: base.TLSClientConfig}
 
 		_, changed := connectStanding(t, hs.Client(), hs.URL, sd, "2025-11-25")
 		waitFor(t, rec.stream, "standing stream")
 		srv.AddTool("late")
 		waitFor(t, changed, "tools/list_changed")
 		if n := viaStream.count(); n != 0 {
-			t.Errorf("the StreamDialer dialled %d connections to an HTTP/2 server, want none", n)
+			t.Errorf("the Dialer dialled %d connections to an HTTP/2 server, want none", n)
 		}
 	})
 }
 
 // TestSSEStreamOwnConnection: the 2024-11-05 transport's event stream goes
-// on a connection of the StreamDialer, with the custom headers and
+// on a connection of the Dialer, with the custom headers and
 // credentials, over plain HTTP and TLS; the POSTs go through the
 // HTTPClient; messages arrive on the stream.
 func TestSSEStreamOwnConnection(t *testing.T) {
@@ -383,7 +383,7 @@ func TestSSEStreamOwnConnection(t *testing.T) {
 			session, err := client.Connect(ctx, &transport.SSE{
 				Endpoint:       hs.URL,
 				HTTPClient:     r.client,
-				StreamDialer:   r.streamDialer,
+				Dialer:         r.dialer,
 				Header:         http.Header{"X-Api-Key": {"KEY"}},
 				Authorize:      func(r *http.Request) error { r.Header.Set("Authorization", "Bearer TOKEN"); return nil },
 				MaxMessageSize: 1 << 20,

@@ -103,12 +103,13 @@ type Streamable struct {
 	// session (if not, they fail with [ErrSessionExpired]).
 	Resume *Resume
 
-	// StreamDialer, if set, opens the standing stream (the 2025-11-25 GET
-	// stream, the 2026-07-28 subscriptions/listen stream) on a connection
-	// of its own rather than through HTTPClient, which costs an idle
-	// connection less memory and two goroutines (see [StreamDialer]). nil
-	// means every request goes through HTTPClient.
-	StreamDialer *StreamDialer
+	// Dialer, if set, carries the requests and the standing stream (the
+	// 2025-11-25 GET stream, the 2026-07-28 subscriptions/listen stream)
+	// on HTTP/1.1 connections of the connection's own rather than through
+	// HTTPClient's Transport: a request then costs less CPU, and an idle
+	// connection less memory and no goroutine (see [Dialer]). nil means
+	// every request goes through HTTPClient.
+	Dialer *Dialer
 
 	// Counter, if set, is told the size of every message sent and
 	// received.
@@ -153,7 +154,7 @@ func (t *Streamable) Connect(context.Context) (mcp.Connection, error) {
 	c.counter = counterOf(t.Counter)
 	c.logger = loggerOf(t.Logger)
 	c.timing = t.timing
-	c.streams.dialer = t.StreamDialer
+	c.streams.dialer = t.Dialer
 	if c.timing == (streamTiming{}) {
 		c.timing = defaultStreamTiming
 	}
@@ -959,7 +960,7 @@ func (c *streamableConn) standaloneLoop(opened func()) {
 
 // get opens a GET event stream, resuming after lastID if set. standing
 // says it is the standalone stream, which may have a connection of its own
-// (StreamDialer).
+// (Dialer).
 func (c *streamableConn) get(ctx context.Context, lastID string, standing bool) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint, nil)
 	if err != nil {
