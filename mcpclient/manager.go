@@ -621,8 +621,12 @@ func (m *Manager) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return errors.Join(err, fmt.Errorf("closing mcp client manager: %w", ctx.Err()))
 	}
-	// The guard cloned the transport, so its idle connections are ours.
+	// The guard cloned the transport, so its idle connections are ours;
+	// so are the dialer's.
 	m.httpClient.CloseIdleConnections()
+	if m.dialer != nil {
+		m.dialer.CloseIdleConnections()
+	}
 	return err
 }
 

@@ -20,12 +20,13 @@ import (
 
 // The requests of a connection with a Dialer (the POSTs, the GETs that
 // resume a response stream, the DELETE that ends a session) go on HTTP/1.1
-// connections of a pool of its own, written and read on the caller's
-// goroutine: see [Dialer] for what this keeps of net/http and when a
+// connections of the Dialer's pool for the endpoint's host, written and
+// read on the caller's goroutine: see [Dialer] for what this keeps of net/http and when a
 // request goes through the HTTPClient instead.
 
-// maxIdleConns is how many idle connections a connection keeps for its
-// requests: as many as the callers that came at once, up to this.
+// maxIdleConns is how many idle connections a pool keeps for a host: as
+// many as the callers that came at once, up to this (as the Manager's
+// net/http Transport's MaxIdleConnsPerHost).
 const maxIdleConns = 16
 
 // idleConnTimeout closes a connection idle for this long, as
@@ -51,13 +52,43 @@ const (
 // from pools.
 const requestBuffer = 4 << 10
 
-// reqPool holds the idle connections of a connection's requests.
+// reqPool holds the idle connections to one host (see Dialer.pools).
 type reqPool struct {
-	mu     sync.Mutex
-	idle   []*reqConn // the most recently used last
-	timer  *time.Timer
-	armed  bool
-	closed bool
+	mu    sync.Mutex
+	idle  []*reqConn // the most recently used last
+	timer *time.Timer
+	armed bool
+}
+
+// poolFor returns the pool of u's scheme and host.
+func (d *Dialer) poolFor(u *url.URL) *reqPool {
+	key := u.Scheme + "://" + hostPort(u)
+	if p, ok := d.pools.Load(key); ok {
+		return p.(*reqPool)
+	}
+	p, _ := d.pools.LoadOrStore(key, &reqPool{})
+	return p.(*reqPool)
+}
+
+// CloseIdleConnections closes the idle connections of the requests, as
+// http.Transport.CloseIdleConnections does; the ones in use close or go
+// idle when their request ends. The Dialer stays usable.
+func (d *Dialer) CloseIdleConnections() {
+	d.pools.Range(func(_, p any) bool {
+		p.(*reqPool).closeIdle()
+		return true
+	})
+}
+
+// pool returns the pool of the connection's endpoint (all its requests go
+// to it).
+func (v *streamVia) reqPool(u *url.URL) *reqPool {
+	if p := v.pool.Load(); p != nil {
+		return p
+	}
+	p := v.dialer.poolFor(u)
+	v.pool.Store(p)
+	return p
 }
 
 // reqConn is a connection of requests.
@@ -94,7 +125,7 @@ func (p *reqPool) take() *reqConn {
 func (p *reqPool) put(pc *reqConn) {
 	pc.idleSince = time.Now()
 	p.mu.Lock()
-	if p.closed || len(p.idle) >= maxIdleConns {
+	if len(p.idle) >= maxIdleConns {
 		p.mu.Unlock()
 		pc.Close()
 		return
@@ -127,7 +158,7 @@ func (p *reqPool) expire() {
 	}
 	clear(p.idle[len(keep):])
 	p.idle = keep
-	p.armed = len(keep) > 0 && !p.closed
+	p.armed = len(keep) > 0
 	if p.armed {
 		p.timer.Reset(idleConnTimeout - now.Sub(keep[0].idleSince))
 	}
@@ -137,12 +168,11 @@ func (p *reqPool) expire() {
 	}
 }
 
-// close closes the idle connections; the ones in use close when their
-// request ends.
-func (p *reqPool) close() {
+// closeIdle closes the idle connections.
+func (p *reqPool) closeIdle() {
 	p.mu.Lock()
 	idle := p.idle
-	p.idle, p.closed = nil, true
+	p.idle, p.armed = nil, false
 	if p.timer != nil {
 		p.timer.Stop()
 	}
@@ -199,7 +229,8 @@ func (v *streamVia) roundTrip(req *http.Request) (*http.Response, error) {
 	if err := v.dialer.gate(); err != nil {
 		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
 	}
-	pc := v.pool.take()
+	pool := v.reqPool(req.URL)
+	pc := pool.take()
 	for {
 		if pc == nil {
 			conn, err := v.dialer.dial(ctx, req.URL)
@@ -211,7 +242,7 @@ func (v *streamVia) roundTrip(req *http.Request) (*http.Response, error) {
 			}
 			pc = &reqConn{Conn: conn, raw: netConnOf(conn)}
 		}
-		resp, err := v.send(pc, req)
+		resp, err := v.send(pool, pc, req)
 		if err == nil || !pc.reused || !errors.Is(err, errNothingRead) || ctx.Err() != nil {
 			if err != nil && !errors.Is(err, errRedirected) {
 				if ctx.Err() != nil {
@@ -238,15 +269,20 @@ var errNothingRead = errors.New("the server closed the connection before answeri
 
 // send writes req on pc and reads its response's head. On an error, pc is
 // closed.
-func (v *streamVia) send(pc *reqConn, req *http.Request) (*http.Response, error) {
+func (v *streamVia) send(pool *reqPool, pc *reqConn, req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	b := &ownBody{pool: &v.pool, pc: pc}
+	b := &ownBody{pool: pool, pc: pc}
 	if ctx.Done() != nil {
 		b.stop = context.AfterFunc(ctx, func() { pc.Close() })
 	}
 	fail := func(err error) (*http.Response, error) {
 		b.release(false)
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		// As net/http: a request whose context ended is not sent (the
+		// close above may not have happened yet).
+		return fail(err)
 	}
 	w := writers.Get().(*bufio.Writer)
 	w.Reset(pc)

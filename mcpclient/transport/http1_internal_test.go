@@ -67,7 +67,7 @@ func (d *countingDialer) count() int {
 // d, closed when the test ends.
 func ownVia(t *testing.T, d *countingDialer) *streamVia {
 	v := &streamVia{dialer: &Dialer{DialContext: d.dial}}
-	t.Cleanup(v.pool.close)
+	t.Cleanup(v.dialer.CloseIdleConnections)
 	return v
 }
 
@@ -408,7 +408,7 @@ func TestOwnRequestsCancel(t *testing.T) {
 	if _, err := v.do(noClient(t), req); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	if n := len(v.pool.idle); n != 0 {
+	if n := len(v.pool.Load().idle); n != 0 {
 		t.Errorf("%d idle connections kept", n)
 	}
 }
@@ -455,7 +455,7 @@ func TestOwnRequestsIdle(t *testing.T) {
 	if _, _, err := post(t, v, noClient(t), s.url(), "x", nil); err != nil {
 		t.Fatal(err)
 	}
-	pc := v.pool.idle[0]
+	pc := v.pool.Load().idle[0]
 	// Wait for the server's close to reach the socket.
 	if err := readableWait(pc.raw)(); err != nil {
 		t.Fatal(err)
@@ -470,12 +470,62 @@ func TestOwnRequestsIdle(t *testing.T) {
 	if d.count() != 2 || len(s.seen()) != 2 || d.writeCount() != 2 {
 		t.Errorf("%d dials, %d requests, %d writes; want 2 of each (the closed connection not written to)", d.count(), len(s.seen()), d.writeCount())
 	}
-	if closedByPeer(v.pool.idle[0].raw) {
+	if closedByPeer(v.pool.Load().idle[0].raw) {
 		t.Error("closedByPeer: true for an open connection")
 	}
-	v.pool.idle[0].idleSince = time.Now().Add(-idleConnTimeout)
-	v.pool.expire()
-	if n := len(v.pool.idle); n != 0 {
+	v.pool.Load().idle[0].idleSince = time.Now().Add(-idleConnTimeout)
+	v.pool.Load().expire()
+	if n := len(v.pool.Load().idle); n != 0 {
 		t.Errorf("%d idle connections after they expired", n)
+	}
+}
+
+// TestOwnRequestsShared: the connections of one Dialer share its idle
+// connections to a host, as net/http's Transport does: a new connection
+// (an agent woken) takes up the warm one a closed one left, and
+// CloseIdleConnections closes them.
+func TestOwnRequestsShared(t *testing.T) {
+	s := newScripted(t, answerAll, answerAll)
+	d := &countingDialer{}
+	first := ownVia(t, d)
+	second := &streamVia{dialer: first.dialer}
+	for i, v := range []*streamVia{first, second} {
+		if got, _, err := post(t, v, noClient(t), s.url(), "x", nil); err != nil || got != "ok" {
+			t.Fatalf("request %d: %q, %v", i, got, err)
+		}
+	}
+	if d.count() != 1 {
+		t.Errorf("%d dials, want 1", d.count())
+	}
+	first.dialer.CloseIdleConnections()
+	if n := len(first.pool.Load().idle); n != 0 {
+		t.Errorf("%d idle connections after CloseIdleConnections", n)
+	}
+	if got, _, err := post(t, second, noClient(t), s.url(), "y", nil); err != nil || got != "ok" || d.count() != 2 {
+		t.Errorf("after CloseIdleConnections: %q, %v, %d dials (want 2)", got, err, d.count())
+	}
+}
+
+// TestOwnRequestsContextEnded: a request whose context has ended is not
+// written, on a warm connection as on a new one (go-sdk sends its fallback
+// initialize with the context of a discover that was cancelled, and
+// net/http sends nothing then: neither may this).
+func TestOwnRequestsContextEnded(t *testing.T) {
+	s := newScripted(t, answerAll)
+	d := &countingDialer{}
+	v := ownVia(t, d)
+	if _, _, err := post(t, v, noClient(t), s.url(), "warm", nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the warm connection, then a new one
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url(), strings.NewReader("late"))
+		if _, err := v.do(noClient(t), req); !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+	}
+	if n := d.writeCount(); n != 1 {
+		t.Errorf("%d writes, want 1 (the warm-up)", n)
 	}
 }

@@ -84,6 +84,13 @@ type Dialer struct {
 	// with it, unsent. DialContext's connections may ask again before each
 	// write.
 	Gate func() error
+
+	// pools holds the idle connections of the requests, by scheme and
+	// host (*reqPool by poolKey), shared by the connections that use the
+	// Dialer, as net/http's Transport shares its idle connections: a new
+	// connection to a server (an agent woken, a session renewed) takes up
+	// a warm one.
+	pools sync.Map
 }
 
 // streamVia says how a connection opens its standing streams.
@@ -97,7 +104,7 @@ type streamVia struct {
 	http1 atomic.Bool
 	// noProxy is set once Proxy named no proxy for the endpoint.
 	noProxy atomic.Bool
-	pool    reqPool // the idle connections of the requests (http1.go)
+	pool    atomic.Pointer[reqPool] // the dialer's pool of the endpoint's host, once known
 }
 
 // noteProto records the protocol a response of the connection came over:
@@ -191,6 +198,9 @@ func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
 			err = ctx.Err()
 		}
 		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err) // not sent, as net/http sends no request whose context ended
 	}
 	// The request goes out in one write: its head and body are small.
 	w := bufio.NewWriterSize(conn, 1<<10)

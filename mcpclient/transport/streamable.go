@@ -1128,7 +1128,6 @@ func (c *streamableConn) Close() error {
 		c.cancel()
 		close(c.done)
 		c.wg.Wait()
-		c.streams.pool.close()
 	})
 	return c.closeErr
 }
