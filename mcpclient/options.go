@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmcp/agentmcp/mcpclient/internal/backoff"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -295,41 +296,10 @@ type RetryOptions struct {
 	DisableBackground bool
 }
 
-// withDefaults validates r and fills in its zero fields.
+// withDefaults validates r and fills in its zero fields (backoff.Check).
 func (r *RetryOptions) withDefaults() (RetryOptions, error) {
-	out := RetryOptions{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 5 * time.Second,
-		BackgroundMaxDelay: 3 * time.Minute}
-	if r == nil {
-		return out, nil
-	}
-	switch {
-	case r.MaxAttempts < 0:
-		return out, errors.New("retry.MaxAttempts must be >= 1")
-	case r.BaseDelay < 0:
-		return out, errors.New("retry.BaseDelay must be > 0")
-	case r.MaxDelay < 0:
-		return out, errors.New("retry.MaxDelay must be > 0")
-	case r.BackgroundMaxDelay < 0:
-		return out, errors.New("retry.BackgroundMaxDelay must be > 0")
-	}
-	out.DisableBackground = r.DisableBackground
-	if r.BackgroundMaxDelay > 0 {
-		out.BackgroundMaxDelay = r.BackgroundMaxDelay
-	}
-	if r.MaxAttempts > 0 {
-		out.MaxAttempts = r.MaxAttempts
-	}
-	if r.BaseDelay > 0 {
-		out.BaseDelay = r.BaseDelay
-	}
-	if r.MaxDelay > 0 {
-		out.MaxDelay = r.MaxDelay
-	}
-	if out.BaseDelay > out.MaxDelay {
-		return out, errors.New("retry.BaseDelay must be <= retry.MaxDelay")
-	}
-	out.BackgroundMaxDelay = max(out.BackgroundMaxDelay, out.MaxDelay)
-	return out, nil
+	p, err := backoff.Check((*backoff.Policy)(r))
+	return RetryOptions(p), err
 }
 
 // transportType returns the effective transport type of o.

@@ -4,9 +4,10 @@
 //
 // # Usage
 //
-// [Full] is the wait before the next of a server's retries, [Equal] that
-// before a background retry once they are spent; a [Pacer] spaces the
-// starts of a process that keeps dying soon after it starts.
+// [Check] validates a [Policy] and fills in its defaults. [Full] is the
+// wait before the next of a server's retries, [Equal] that before a
+// background retry once they are spent; a [Pacer] spaces the starts of a
+// process that keeps dying soon after it starts.
 //
 // # Concurrency
 //
@@ -15,14 +16,63 @@
 //
 // # Errors
 //
-// None.
+// Check reports the field of a policy that is out of range.
 package backoff
 
 import (
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
 )
+
+// Policy is how a server's connection attempts are retried: the fields
+// of mcpclient.RetryOptions, which documents them, in the same order.
+type Policy struct {
+	MaxAttempts        int
+	BaseDelay          time.Duration
+	MaxDelay           time.Duration
+	BackgroundMaxDelay time.Duration
+	DisableBackground  bool
+}
+
+// Check validates p and returns it with its zero fields filled in; nil
+// means every default.
+func Check(p *Policy) (Policy, error) {
+	out := Policy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 5 * time.Second,
+		BackgroundMaxDelay: 3 * time.Minute}
+	if p == nil {
+		return out, nil
+	}
+	switch {
+	case p.MaxAttempts < 0:
+		return out, errors.New("retry.MaxAttempts must be >= 1")
+	case p.BaseDelay < 0:
+		return out, errors.New("retry.BaseDelay must be > 0")
+	case p.MaxDelay < 0:
+		return out, errors.New("retry.MaxDelay must be > 0")
+	case p.BackgroundMaxDelay < 0:
+		return out, errors.New("retry.BackgroundMaxDelay must be > 0")
+	}
+	out.DisableBackground = p.DisableBackground
+	if p.BackgroundMaxDelay > 0 {
+		out.BackgroundMaxDelay = p.BackgroundMaxDelay
+	}
+	if p.MaxAttempts > 0 {
+		out.MaxAttempts = p.MaxAttempts
+	}
+	if p.BaseDelay > 0 {
+		out.BaseDelay = p.BaseDelay
+	}
+	if p.MaxDelay > 0 {
+		out.MaxDelay = p.MaxDelay
+	}
+	if out.BaseDelay > out.MaxDelay {
+		return out, errors.New("retry.BaseDelay must be <= retry.MaxDelay")
+	}
+	out.BackgroundMaxDelay = max(out.BackgroundMaxDelay, out.MaxDelay)
+	return out, nil
+}
 
 // Doubled returns base × 2^k, or limit when that is more. It never
 // overflows: a shifted duration would wrap around to any value, a small

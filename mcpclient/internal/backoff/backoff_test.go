@@ -62,3 +62,35 @@ func TestPacer(t *testing.T) {
 		}
 	}
 }
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      *Policy
+		want    Policy
+		wantErr string
+	}{
+		{"nil", nil, Policy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 5 * time.Second, BackgroundMaxDelay: 3 * time.Minute}, ""},
+		{"zero fields", &Policy{MaxAttempts: 5, DisableBackground: true},
+			Policy{MaxAttempts: 5, BaseDelay: 500 * time.Millisecond, MaxDelay: 5 * time.Second, BackgroundMaxDelay: 3 * time.Minute, DisableBackground: true}, ""},
+		{"background at least MaxDelay", &Policy{MaxDelay: time.Hour, BackgroundMaxDelay: time.Minute},
+			Policy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: time.Hour, BackgroundMaxDelay: time.Hour}, ""},
+		{"negative attempts", &Policy{MaxAttempts: -1}, Policy{}, "retry.MaxAttempts must be >= 1"},
+		{"negative background", &Policy{BackgroundMaxDelay: -1}, Policy{}, "retry.BackgroundMaxDelay must be > 0"},
+		{"base over max", &Policy{BaseDelay: time.Minute, MaxDelay: time.Second}, Policy{}, "retry.BaseDelay must be <= retry.MaxDelay"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Check(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Errorf("Check: %v; want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("Check = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
