@@ -213,7 +213,8 @@ func TestRequestIDs(t *testing.T) {
 						Name string `json:"name"`
 					}
 					_ = json.Unmarshal(p.params, &params)
-					wantDirect := impl == mcpclient.ImplementationAgentMCP && (strings.HasSuffix(p.method, "/list") || (p.method == "tools/call" && params.Name != "progress"))
+					wantDirect := impl == mcpclient.ImplementationAgentMCP && (strings.HasSuffix(p.method, "/list") ||
+						p.method == "initialize" || p.method == "server/discover" || (p.method == "tools/call" && params.Name != "progress"))
 					if direct != wantDirect {
 						t.Errorf("%s %s has id %s; want a direct request: %v", p.method, params.Name, p.id, wantDirect)
 					}

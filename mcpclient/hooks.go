@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -233,6 +234,10 @@ func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 			res = &mcp.ListResourcesResult{}
 		case "resources/templates/list":
 			res = &mcp.ListResourceTemplatesResult{}
+		case "initialize":
+			res = &mcp.InitializeResult{}
+		case "server/discover":
+			res = &mcp.DiscoverResult{}
 		default:
 			return next(ctx, method, req)
 		}
@@ -262,7 +267,40 @@ func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 // tools/call's or a list's params and the _meta go-sdk adds to them
 // (jsonrpcwire.AppendParams).
 func marshalParams(params mcp.Params) (json.RawMessage, error) {
+	if p, ok := params.(*mcp.InitializeParams); ok {
+		return marshalInitialize(p)
+	}
 	return jsonrpcwire.MarshalParams(params)
+}
+
+// initializeParams is what go-sdk's sending handler encodes for initialize
+// params (its unexported initializeParamsV2, mcp/shared.go, a workaround
+// for go-sdk's issue 607): the capabilities with roots taken from RootsV2,
+// a pointer, so that a client without roots declares none (the struct
+// field Roots, never empty to encoding/json, would declare them always).
+type initializeParams struct {
+	*mcp.InitializeParams
+	Capabilities *initializeCapabilities `json:"capabilities"`
+}
+
+type initializeCapabilities struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+}
+
+// marshalInitialize encodes p as go-sdk sends it.
+func marshalInitialize(p *mcp.InitializeParams) (json.RawMessage, error) {
+	v := &initializeParams{InitializeParams: p}
+	if p.Capabilities != nil {
+		v.Capabilities = &initializeCapabilities{ClientCapabilities: *p.Capabilities, Roots: p.Capabilities.RootsV2}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // mayTakeInput reports whether a 2026-07-28 server may answer method with

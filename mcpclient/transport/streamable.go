@@ -307,27 +307,34 @@ func (c *streamableConn) pending() (jsonrpc.Message, bool) {
 	}
 }
 
+// noteInit notes the negotiated version when resp answers initialize, and
+// opens the GET stream.
+func (c *streamableConn) noteInit(resp *jsonrpc.Response) {
+	c.mu.Lock()
+	isInit := c.initID.IsValid() && resp.ID == c.initID
+	c.mu.Unlock()
+	if !isInit || resp.Error != nil {
+		return
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(resp.Result, &res)
+	c.mu.Lock()
+	c.protocolVersion = res.ProtocolVersion
+	c.initID = jsonrpc.ID{}
+	c.mu.Unlock()
+	// Open the GET stream before the client sends initialized: servers
+	// send their first notifications (a tools/list_changed for tools
+	// registered on initialized, say) on it.
+	c.startStandalone()
+}
+
 // deliver hands msg to the reader, noting the negotiated version when msg
 // answers initialize.
 func (c *streamableConn) deliver(msg jsonrpc.Message) {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		isInit := c.initID.IsValid() && resp.ID == c.initID
-		c.mu.Unlock()
-		if isInit && resp.Error == nil {
-			var res struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			}
-			_ = json.Unmarshal(resp.Result, &res)
-			c.mu.Lock()
-			c.protocolVersion = res.ProtocolVersion
-			c.initID = jsonrpc.ID{}
-			c.mu.Unlock()
-			// Open the GET stream before the client sends initialized:
-			// servers send their first notifications (a tools/list_changed
-			// for tools registered on initialized, say) on it.
-			c.startStandalone()
-		}
+		c.noteInit(resp)
 	}
 	select {
 	case c.incoming <- msg:
@@ -443,10 +450,8 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 		call    *jsonrpc.Request // set when msg expects a response
 		cl      = direct         // where the response goes, if not to Read as is
 	)
-	if direct == nil {
-		if handled, err := c.resumeHandshake(msg); handled {
-			return err
-		}
+	if handled, err := c.resumeHandshake(msg, direct); handled {
+		return err
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
@@ -605,6 +610,7 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 // through Read. resp is as jsonrpcwire.DecodeShared returned it.
 func (c *streamableConn) reply(cl *Call, resp *jsonrpc.Response) {
 	if cl != nil && cl.answer != nil {
+		c.noteInit(resp) // a direct initialize
 		cl.answer(resp)
 		return
 	}
@@ -615,7 +621,7 @@ func (c *streamableConn) reply(cl *Call, resp *jsonrpc.Response) {
 // initialize (legacy) or server/discover (2026-07-28) gets the saved result,
 // and the legacy initialized notification is not sent, since the server
 // already had it. Nothing else is handled.
-func (c *streamableConn) resumeHandshake(msg jsonrpc.Message) (handled bool, err error) {
+func (c *streamableConn) resumeHandshake(msg jsonrpc.Message, direct *Call) (handled bool, err error) {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
 		return false, nil
@@ -657,7 +663,7 @@ func (c *streamableConn) resumeHandshake(msg jsonrpc.Message) (handled bool, err
 		c.resume = nil
 		c.mu.Unlock()
 	}
-	c.deliver(&jsonrpc.Response{ID: req.ID, Result: data})
+	c.reply(direct, &jsonrpc.Response{ID: req.ID, Result: data})
 	return true, nil
 }
 
