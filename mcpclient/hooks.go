@@ -188,8 +188,10 @@ func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 	}
 }
 
-// directMiddleware sends tools/call and the four list requests of a
-// session on one of our own HTTP transports straight through its
+// directMiddleware sends tools/call, the four list requests and the
+// handshake (initialize, server/discover; a resumed session's is answered
+// locally by the transport) of a session on one of our own HTTP
+// transports straight through its
 // connection (transport.DirectCaller): the response comes back on the
 // caller's goroutine, its result decoded once from the bytes, without
 // go-sdk's jsonrpc2 bookkeeping, goroutine handoffs and its streaming
