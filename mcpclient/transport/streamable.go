@@ -357,6 +357,11 @@ func (c *streamableConn) CallDirect(ctx context.Context, req *jsonrpc.Request, r
 		return mcp.ErrConnectionClosed
 	default:
 	}
+	if err := ctx.Err(); err != nil {
+		// Not sent, nor answered locally (a resumed handshake): a caller
+		// that gave up gets no result, as go-sdk's Call returns none.
+		return err
+	}
 	if info := callFrom(ctx); info != nil {
 		info.needsInput.Store(nil) // what an earlier round left is stale now
 	}
