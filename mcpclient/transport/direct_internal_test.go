@@ -237,3 +237,42 @@ func TestCallDirectConnectionEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestCallDirectHandshake: a resumed connection answers its handshake to
+// a direct caller locally, with the saved result; a caller whose context
+// has ended gets its error and nothing is sent or answered.
+func TestCallDirectHandshake(t *testing.T) {
+	s := &directServer{posts: make(chan map[string]json.RawMessage, 4)}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	saved := &mcp.InitializeResult{ProtocolVersion: ProtocolLegacy, ServerInfo: &mcp.Implementation{Name: "saved", Version: "1"},
+		Capabilities: &mcp.ServerCapabilities{}}
+	conn, err := (&Streamable{Endpoint: hs.URL, HTTPClient: hs.Client(),
+		Resume: &Resume{ProtocolVersion: ProtocolLegacy, SessionID: "sid", Result: saved}}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := conn.(*streamableConn)
+	c.KeepSession()
+	defer c.Close()
+	init := func(ctx context.Context, id string) (*mcp.InitializeResult, error) {
+		params, _ := json.Marshal(&mcp.InitializeParams{ProtocolVersion: ProtocolLegacy, Capabilities: &mcp.ClientCapabilities{}})
+		var res mcp.InitializeResult
+		reqID, _ := jsonrpc.MakeID(id)
+		return &res, c.CallDirect(ctx, &jsonrpc.Request{ID: reqID, Method: "initialize", Params: params}, &res)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := init(ctx, "agentmcp-1"); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled caller: %v, want context.Canceled", err)
+	}
+	res, err := init(context.Background(), "agentmcp-2")
+	if err != nil || res.ServerInfo == nil || res.ServerInfo.Name != "saved" {
+		t.Fatalf("resumed handshake: %+v, %v", res, err)
+	}
+	select {
+	case msg := <-s.posts:
+		t.Errorf("the server got %s", msg["method"])
+	default:
+	}
+}
