@@ -186,10 +186,16 @@ func (p *reqPool) closeIdle() {
 // client. A response is returned whatever its status; the caller checks it
 // and closes its body.
 func (v *streamVia) do(client *http.Client, req *http.Request) (*http.Response, error) {
-	if !v.ownRequest(req) {
+	return v.via(client, req, v.ownRequest(req), v.roundTrip)
+}
+
+// via sends req with own's send when own is set, else through client; a
+// redirect its own connection met is sent again through client (resend).
+func (v *streamVia) via(client *http.Client, req *http.Request, own bool, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	if !own {
 		return client.Do(req)
 	}
-	resp, err := v.roundTrip(req)
+	resp, err := send(req)
 	if errors.Is(err, errRedirected) {
 		return v.resend(client, req)
 	}

@@ -91,6 +91,18 @@ func post(t *testing.T, v *streamVia, client *http.Client, url, body string, hea
 	return string(data), resp, err
 }
 
+// open sends a POST to url through v and returns the response, its body
+// unread.
+func open(t *testing.T, v *streamVia, url string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("x"))
+	resp, err := v.do(noClient(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // noClient is an HTTP client that fails the test if it is used.
 func noClient(t *testing.T) *http.Client {
 	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -326,11 +338,7 @@ func TestOwnRequestsNotReused(t *testing.T) {
 		}, answerAll)
 		d := &countingDialer{}
 		v := ownVia(t, d)
-		req, _ := http.NewRequest(http.MethodPost, s.url(), strings.NewReader("x"))
-		resp, err := v.do(noClient(t), req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := open(t, v, s.url())
 		first := make([]byte, 10)
 		io.ReadFull(resp.Body, first)
 		resp.Body.Close()
@@ -356,11 +364,7 @@ func TestOwnRequestsNotReused(t *testing.T) {
 		}, answerAll)
 		d := &countingDialer{}
 		v := ownVia(t, d)
-		req, _ := http.NewRequest(http.MethodPost, s.url(), strings.NewReader("x"))
-		resp, err := v.do(noClient(t), req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := open(t, v, s.url())
 		line, _ := bufio.NewReader(resp.Body).ReadString('\n')
 		close(read)
 		resp.Body.Close()

@@ -127,14 +127,7 @@ var errRedirected = errors.New("redirected")
 // own when the Dialer allows, else through client. A response is
 // returned whatever its status; the caller checks it and closes its body.
 func (v *streamVia) openStream(client *http.Client, req *http.Request) (*http.Response, error) {
-	if !v.own(req) {
-		return client.Do(req)
-	}
-	resp, err := v.openOwn(req)
-	if errors.Is(err, errRedirected) {
-		return v.resend(client, req)
-	}
-	return resp, err
+	return v.via(client, req, v.own(req), v.openOwn)
 }
 
 // own reports whether req goes on a connection of its own.
