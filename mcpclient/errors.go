@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/agentmcp/agentmcp/mcpclient/internal/gate"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +25,10 @@ var (
 
 	// ErrCallInterrupted is wrapped by [*InterruptedCallError].
 	ErrCallInterrupted = errors.New("mcp call interrupted; it may or may not have run")
+
+	// ErrGateClosed is wrapped by the error of a request that Options.Gate
+	// stopped before it was sent.
+	ErrGateClosed = gate.ErrClosed
 )
 
 // The errors of the HTTP transports, which mcpclient returns as they are

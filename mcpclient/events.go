@@ -1,7 +1,5 @@
 package mcpclient
 
-import "github.com/agentmcp/agentmcp/mcpclient/internal/eventq"
-
 // State is the connection state of one server, as in the seed.
 type State string
 
@@ -48,8 +46,3 @@ type Event struct {
 	// handshake or discovery).
 	Err error
 }
-
-// newDispatcher returns the Manager's event queue: events are delivered
-// in order, on a goroutine of its own, so that a slow listener never
-// blocks the Manager.
-func newDispatcher() *eventq.Queue[Event] { return eventq.New[Event]() }

@@ -12,7 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/benchknob"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/eventq"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/gate"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/telemetry"
 	"github.com/agentmcp/agentmcp/mcpclient/stdio"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/agentmcp/agentmcp/netguard"
@@ -42,13 +45,15 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // background goroutines
 
-	events       *eventq.Queue[Event] // delivers events in order (events.go)
+	// events delivers events (events.go) in order, on a goroutine of its
+	// own, so that a slow listener never blocks the Manager.
+	events       *eventq.Queue[Event]
 	progressSeq  atomic.Uint64
-	connecting   atomic.Int64  // handshakes and discoveries in flight (discover.go)
-	connectSlots chan struct{} // bounds background connections
-	aiTools      *aiToolsCache // schemas and keys for AITools; safe for concurrent use
-	hooks        managerHooks  // elicitation, sampling and roots (hooks.go)
-	tel          instruments   // tracer, propagator and instruments (telemetry.go)
+	connecting   atomic.Int64         // handshakes and discoveries in flight (discover.go)
+	connectSlots chan struct{}        // bounds background connections
+	aiTools      *aiToolsCache        // schemas and keys for AITools; safe for concurrent use
+	hooks        managerHooks         // elicitation, sampling and roots (hooks.go)
+	tel          *telemetry.Telemetry // tracer, propagator and instruments (telemetry.go)
 
 	starter *stdio.Starter // starts the processes of stdio servers
 
@@ -97,7 +102,7 @@ func New(opts *Options) *Manager {
 		httpClient:   o.HTTPClient,
 		logger:       o.Logger,
 		clock:        o.Clock,
-		events:       newDispatcher(),
+		events:       eventq.New[Event](),
 		servers:      map[string]*server{},
 		idle:         make(chan struct{}),
 		connectSlots: make(chan struct{}, o.MaxConcurrentConnects),
@@ -117,7 +122,8 @@ func New(opts *Options) *Manager {
 		m.dialer = newDialer(m.guard, o.Gate)
 	}
 	if o.Gate != nil {
-		base = gateClient(base, m.guard, o.Gate)
+		// Its requests, and its connections' writes, ask the gate first.
+		base = gate.Client(base, m.guard, o.Gate)
 	}
 	m.httpClient = m.guard.HTTPClient(base)
 	m.httpClient.CheckRedirect = transport.StripCrossOrigin(m.httpClient.CheckRedirect)
@@ -128,7 +134,16 @@ func New(opts *Options) *Manager {
 		m.clock = realClock{}
 	}
 	m.aiTools = newAIToolsCache(m)
-	m.tel = newTelemetry(m, &o)
+	m.tel = telemetry.New(&telemetry.Options{
+		TracerProvider: o.TracerProvider,
+		MeterProvider:  o.MeterProvider,
+		Propagator:     o.Propagator,
+		RecordContent:  o.RecordContent,
+		Version:        Version,
+		Off:            benchknob.NoRequestTelemetry.Load(),
+		ErrorType:      errorType,
+		Gauges:         m.gauges,
+	})
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
@@ -170,20 +185,20 @@ func defaultHTTPTransport(connectTimeout time.Duration) *http.Transport {
 // on the caller's goroutine, and an idle session holds sockets rather than
 // net/http's pooled connections (two goroutines and two buffers each):
 // see transport.Dialer.
-func newDialer(guard *netguard.Guard, gate func() error) *transport.Dialer {
+func newDialer(guard *netguard.Guard, g func() error) *transport.Dialer {
 	// Through a proxy as the default client's requests go: a stream or
 	// request a proxy is named for goes through the client.
 	d := &transport.Dialer{DialContext: guard.DialContext, Proxy: http.ProxyFromEnvironment}
-	if gate != nil {
+	if g != nil {
 		// Asked before each request, as the gated client asks, and by
-		// each connection before each write (gatedDial).
+		// each connection before each write (gate.Dial).
 		d.Gate = func() error {
-			if err := gate(); err != nil {
+			if err := g(); err != nil {
 				return fmt.Errorf("%w: %w", ErrGateClosed, err)
 			}
 			return nil
 		}
-		d.DialContext = gatedDial(guard.DialContext, gate)
+		d.DialContext = gate.Dial(guard.DialContext, g)
 	}
 	return d
 }

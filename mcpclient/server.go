@@ -732,7 +732,7 @@ func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, 
 			IdleTimeout:    c.m.opts.StreamIdleTimeout,
 			Authorize:      c.authorizeRequest(),
 			Resume:         resume,
-			Counter:        c.m.tel.ioFor(c),
+			Counter:        c.m.tel.IOCounter(c.ID()),
 			Logger:         c.m.logger.With("server", c.ID()),
 		}
 	case TransportSSE:
@@ -749,7 +749,7 @@ func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, 
 			Header:         c.opts.Transport.Headers,
 			MaxMessageSize: c.m.opts.MaxMessageSize,
 			Authorize:      c.authorizeRequest(),
-			Counter:        c.m.tel.ioFor(c),
+			Counter:        c.m.tel.IOCounter(c.ID()),
 			Logger:         c.m.logger.With("server", c.ID()),
 		}
 	case TransportStdio:
@@ -812,7 +812,7 @@ func (c *server) startStdio(ctx context.Context, version string) (*session, erro
 		Command:       cmd,
 		MaxLineLength: c.m.opts.MaxMessageSize,
 		Logger:        c.m.logger.With("server", c.ID()),
-		Counter:       c.m.tel.ioFor(c),
+		Counter:       c.m.tel.IOCounter(c.ID()),
 		Starter:       c.m.starter,
 	}
 	s := &session{transport: TransportStdio}

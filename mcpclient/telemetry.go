@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/benchknob"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,23 +24,6 @@ const InstrumentationName = telemetry.InstrumentationName
 // agentmcp's own attribute, on every span and measurement about one
 // server.
 const AttrServerID = telemetry.AttrServerID
-
-// instruments is the Manager's telemetry.
-type instruments struct{ *telemetry.Telemetry }
-
-// newTelemetry builds m's telemetry from o.
-func newTelemetry(m *Manager, o *Options) instruments {
-	return instruments{telemetry.New(&telemetry.Options{
-		TracerProvider: o.TracerProvider,
-		MeterProvider:  o.MeterProvider,
-		Propagator:     o.Propagator,
-		RecordContent:  o.RecordContent,
-		Version:        Version,
-		Off:            benchknob.NoRequestTelemetry.Load(),
-		ErrorType:      errorType,
-		Gauges:         m.gauges,
-	})}
-}
 
 // gauges counts the servers in each state and the requests for input
 // waiting, for the observable gauges.
@@ -70,10 +52,6 @@ func errorType(err error) string {
 	}
 	return ""
 }
-
-// ioFor returns the counter of c's messages. The server id is fixed when
-// the session starts.
-func (t instruments) ioFor(c *server) *telemetry.IOCounter { return t.IOCounter(c.ID()) }
 
 // telemetrySession returns the telemetry of a new session s of c.
 func (c *server) telemetrySession(s *session) *telemetry.Session {
