@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/toolfilter"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -212,7 +213,7 @@ func (c *server) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error)
 			return nil, "", err
 		}
 		if direct {
-			r.Tools = c.validTools(r.Tools) // as go-sdk's ListTools does
+			r.Tools = toolfilter.Valid(r.Tools, c.excludedTool) // as go-sdk's ListTools does
 		}
 		return r.Tools, r.NextCursor, nil
 	})
@@ -255,7 +256,7 @@ func (c *server) listTemplates(ctx context.Context, s *session) ([]*mcp.Resource
 // without go-sdk's session method, and direct is true. That method adds
 // nothing to a legacy list but a check of the tools' x-mcp-header
 // annotations, which encodes and decodes every tool's input schema again
-// (the Manager checks them cheaply: validTools). A 2026-07-28 session keeps
+// (the Manager checks them cheaply: toolfilter.Valid). A 2026-07-28 session keeps
 // go-sdk's method, which adds the request _meta of that era (and keeps
 // go-sdk's list cache, which the Manager's middleware bypasses). sdk is
 // that method.
