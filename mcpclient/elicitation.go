@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/mcpclient/input"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/inbound"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/urlelicit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -120,7 +121,7 @@ func (c *server) elicitUntraced(ctx context.Context, p *mcp.ElicitParams) (*mcp.
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkElicitationSize(req); err != nil {
+	if err := inbound.CheckElicitation(c.m.limits(), c.ID(), req); err != nil {
 		return nil, err
 	}
 	release, err := c.acquireInput("elicitation")

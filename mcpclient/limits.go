@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/inbound"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,18 +56,6 @@ var ErrServerRequestRefused = inbound.ErrRefused
 // gives them back.
 func (c *server) acquireInput(kind string) (release func(), err error) {
 	return c.m.hooks.inputs.Acquire(&c.hooks.inputs, c.m.limits(), c.ID(), kind)
-}
-
-// checkElicitationSize refuses an elicitation larger than
-// MaxElicitationSize.
-func (c *server) checkElicitationSize(req *input.ElicitationRequest) error {
-	return inbound.CheckElicitation(c.m.limits(), c.ID(), req)
-}
-
-// checkSamplingSize refuses a sampling request larger than
-// MaxSamplingSize.
-func (c *server) checkSamplingSize(p *mcp.CreateMessageParams) error {
-	return inbound.CheckSampling(c.m.limits(), c.ID(), p)
 }
 
 // requestLimits is the session's receiving middleware that applies the

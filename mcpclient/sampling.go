@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentmcp/agentmcp/mcpclient/input"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/inbound"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,7 +29,8 @@ func (m *Manager) SamplingHandler() input.SamplingHandler {
 }
 
 // createMessage is the session's go-sdk sampling handler: it runs the
-// handler within the limits of ServerRequestLimits.
+// handler within the limits of ServerRequestLimits: the request's size
+// (MaxSamplingSize), and the requests for input waiting.
 func (h *sessionHooks) createMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	var fn input.SamplingHandler
 	if p := h.c.m.hooks.sampling.Load(); p != nil {
@@ -43,7 +45,7 @@ func (h *sessionHooks) createMessage(ctx context.Context, req *mcp.CreateMessage
 	}
 	ctx, done := h.requestCtx(ctx)
 	defer done()
-	if err := h.c.checkSamplingSize(params); err != nil {
+	if err := inbound.CheckSampling(h.c.m.limits(), h.c.ID(), params); err != nil {
 		return nil, err
 	}
 	release, err := h.c.acquireInput("sampling")
