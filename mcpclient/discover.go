@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/safetext"
+	"github.com/agentmcp/agentmcp/mcpclient/internal/paging"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/toolfilter"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -207,7 +207,7 @@ func (c *server) fetchCatalog(ctx context.Context, s *session, verify bool) (*ca
 }
 
 func (c *server) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error) {
-	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
+	return paging.All(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 		r, direct, err := listPage(ctx, s, "tools/list", &mcp.ListToolsParams{Cursor: cursor}, s.cs.ListTools)
 		if err != nil {
 			return nil, "", err
@@ -220,7 +220,7 @@ func (c *server) listTools(ctx context.Context, s *session) ([]*mcp.Tool, error)
 }
 
 func (c *server) listPrompts(ctx context.Context, s *session) ([]*mcp.Prompt, error) {
-	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
+	return paging.All(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 		r, _, err := listPage(ctx, s, "prompts/list", &mcp.ListPromptsParams{Cursor: cursor}, s.cs.ListPrompts)
 		if err != nil {
 			return nil, "", err
@@ -230,7 +230,7 @@ func (c *server) listPrompts(ctx context.Context, s *session) ([]*mcp.Prompt, er
 }
 
 func (c *server) listResources(ctx context.Context, s *session) ([]*mcp.Resource, error) {
-	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
+	return paging.All(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 		r, _, err := listPage(ctx, s, "resources/list", &mcp.ListResourcesParams{Cursor: cursor}, s.cs.ListResources)
 		if err != nil {
 			return nil, "", err
@@ -240,7 +240,7 @@ func (c *server) listResources(ctx context.Context, s *session) ([]*mcp.Resource
 }
 
 func (c *server) listTemplates(ctx context.Context, s *session) ([]*mcp.ResourceTemplate, error) {
-	return listAll(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+	return paging.All(ctx, c.m.opts.MaxPages, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 		r, _, err := listPage(ctx, s, "resources/templates/list", &mcp.ListResourceTemplatesParams{Cursor: cursor}, s.cs.ListResourceTemplates)
 		if err != nil {
 			return nil, "", err
@@ -295,38 +295,6 @@ func (s *session) listsDirect() bool {
 // sends every request listPage hands it.
 func notSentDirectly(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
 	return nil, fmt.Errorf("%s was not sent on the transport's direct path", method)
-}
-
-// listAll follows every page of a list, up to maxPages, failing on a cursor
-// that repeats. A server that does not implement the method (-32601) has an
-// empty list.
-func listAll[T any](ctx context.Context, maxPages int, page func(context.Context, string) ([]T, string, error)) ([]T, error) {
-	var (
-		out    []T
-		cursor string
-		seen   = map[string]bool{}
-	)
-	for n := 0; ; n++ {
-		if n == maxPages {
-			return nil, protocolError("the list has more than %d pages", maxPages)
-		}
-		items, next, err := page(ctx, cursor)
-		if err != nil {
-			if n == 0 && isMethodNotFound(err) {
-				return nil, nil
-			}
-			return nil, err
-		}
-		out = append(out, items...)
-		if next == "" {
-			return out, nil
-		}
-		if seen[next] {
-			return nil, protocolError("the server repeated the cursor %q", safetext.Sanitize(next, 64))
-		}
-		seen[next] = true
-		cursor = next
-	}
 }
 
 // Kinds of catalog a list_changed notification refreshes.

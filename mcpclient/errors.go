@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentmcp/agentmcp/mcpclient/internal/gate"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -62,11 +61,6 @@ var (
 // (see transport.HTTPError).
 type HTTPError = transport.HTTPError
 
-// protocolError wraps err with ErrProtocol.
-func protocolError(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, args...))
-}
-
 // InterruptedCallError reports a request that was in flight, or sent, while
 // the session was lost, and that was not repeated because repeating it might
 // have an effect twice: a tool call whose tool is not annotated
@@ -114,12 +108,6 @@ func triesOtherTransport(err error) bool {
 	default:
 		return code >= 400 && code < 500
 	}
-}
-
-// isMethodNotFound reports whether err is a JSON-RPC -32601 from the peer.
-func isMethodNotFound(err error) bool {
-	var werr *jsonrpc.Error
-	return errors.As(err, &werr) && werr.Code == jsonrpc.CodeMethodNotFound
 }
 
 // isSessionLost reports whether err means the session is gone and a new
