@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -296,13 +295,7 @@ func marshalInitialize(p *mcp.InitializeParams) (json.RawMessage, error) {
 	if p.Capabilities != nil {
 		v.Capabilities = &initializeCapabilities{ClientCapabilities: *p.Capabilities, Roots: p.Capabilities.RootsV2}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsonrpcwire.AppendJSON(nil, v)
 }
 
 // mayTakeInput reports whether a 2026-07-28 server may answer method with

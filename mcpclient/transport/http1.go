@@ -96,7 +96,6 @@ type reqConn struct {
 	net.Conn
 	raw       net.Conn  // the socket under TLS or a wrapper, for liveness checks
 	idleSince time.Time // when it went idle
-	reused    bool
 }
 
 // take returns an idle connection, or nil.
@@ -114,7 +113,6 @@ func (p *reqPool) take() *reqConn {
 		p.mu.Unlock()
 		idle := time.Since(pc.idleSince)
 		if idle < idleConnTimeout && (idle < livenessAfter || !closedByPeer(pc.raw)) {
-			pc.reused = true
 			return pc
 		}
 		pc.Close()
@@ -232,45 +230,44 @@ func (v *streamVia) ownRequest(req *http.Request) bool {
 // the response's head.
 func (v *streamVia) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	resp, err := v.sendReused(req)
+	if err != nil && !errors.Is(err, errRedirected) {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		err = &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
+	}
+	return resp, err
+}
+
+// sendReused sends req on an idle connection of the pool, if any, else on
+// a new one; a request that met a reused connection the server closed
+// before it answered goes once more, on a new one.
+func (v *streamVia) sendReused(req *http.Request) (*http.Response, error) {
 	if err := v.dialer.gate(); err != nil {
-		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
+		return nil, err
 	}
 	pool := v.reqPool(req.URL)
-	pc := pool.take()
-	for {
-		if pc == nil {
-			conn, err := v.dialer.dial(ctx, req.URL)
-			if err != nil {
-				if ctx.Err() != nil {
-					err = ctx.Err()
-				}
-				return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
-			}
-			pc = &reqConn{Conn: conn, raw: netConnOf(conn)}
-		}
+	if pc := pool.take(); pc != nil {
 		resp, err := v.send(pool, pc, req)
-		if err == nil || !pc.reused || !errors.Is(err, errNothingRead) || ctx.Err() != nil {
-			if err != nil && !errors.Is(err, errRedirected) {
-				if ctx.Err() != nil {
-					err = ctx.Err()
-				}
-				err = &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
-			}
+		if !errors.Is(err, errNothingRead) || req.Context().Err() != nil {
 			return resp, err
 		}
-		// The server closed the reused connection before it answered:
-		// once more, on a new one.
 		if req.GetBody != nil {
 			if req.Body, err = req.GetBody(); err != nil {
 				return nil, err
 			}
 		}
-		pc = nil
 	}
+	conn, err := v.dialer.dial(req.Context(), req.URL)
+	if err != nil {
+		return nil, err
+	}
+	return v.send(pool, &reqConn{Conn: conn, raw: netConnOf(conn)}, req)
 }
 
-// errNothingRead is a reused connection that ended before any byte of the
-// answer came.
+// errNothingRead is a connection that ended before any byte of the
+// answer came (sendReused tries once more when it was a reused one).
 var errNothingRead = errors.New("the server closed the connection before answering")
 
 // send writes req on pc and reads its response's head. On an error, pc is

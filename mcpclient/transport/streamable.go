@@ -367,6 +367,14 @@ func (c *streamableConn) CallDirect(ctx context.Context, req *jsonrpc.Request, r
 	}
 	d := &direct{ctx: ctx, result: result}
 	d.call.answer = d.answer
+	if req.Method == "initialize" {
+		// Its answer tells the negotiated version and opens the GET
+		// stream, as deliver does for go-sdk's initialize.
+		d.call.answer = func(resp *jsonrpc.Response) {
+			c.noteInit(resp)
+			d.answer(resp)
+		}
+	}
 	err := c.write(ctx, req, &d.call)
 	switch {
 	case d.answered:
@@ -615,7 +623,6 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 // through Read. resp is as jsonrpcwire.DecodeShared returned it.
 func (c *streamableConn) reply(cl *Call, resp *jsonrpc.Response) {
 	if cl != nil && cl.answer != nil {
-		c.noteInit(resp) // a direct initialize
 		cl.answer(resp)
 		return
 	}
