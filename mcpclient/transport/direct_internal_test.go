@@ -276,3 +276,52 @@ func TestCallDirectHandshake(t *testing.T) {
 	default:
 	}
 }
+
+// TestCallStreamResumed: a 2025-11-25 server that ends a call's event
+// stream after an event with an id, before the answer, is asked again with
+// a GET naming that id, and the answer on that stream answers the call.
+// (The first wait after an event with a new id once shifted by -1 and
+// panicked.)
+func TestCallStreamResumed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resumed := make(chan string, 1)
+	var id json.RawMessage
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		switch r.Method {
+		case http.MethodPost:
+			var msg map[string]json.RawMessage
+			body, _ := io.ReadAll(r.Body)
+			if err := json.Unmarshal(body, &msg); err != nil || msg["id"] == nil {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			id = msg["id"]
+			fmt.Fprint(w, "id: e1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n")
+		case http.MethodGet:
+			resumed <- r.Header.Get("Last-Event-ID")
+			fmt.Fprintf(w, "id: e2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"late\"}]}}\n\n", id)
+		}
+	}))
+	defer hs.Close()
+	conn, err := (&Streamable{Endpoint: hs.URL, HTTPClient: hs.Client()}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := conn.(*streamableConn)
+	defer c.Close()
+	c.SetNegotiatedVersion(ProtocolLegacy)
+	c.timing = streamTiming{baseDelay: time.Millisecond, maxDelay: time.Millisecond, maxRetries: 2}
+	rid, _ := jsonrpc.MakeID("r-1")
+	var res mcp.CallToolResult
+	if err := c.CallDirect(ctx, &jsonrpc.Request{ID: rid, Method: "tools/call", Params: json.RawMessage(`{}`)}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-resumed; got != "e1" {
+		t.Errorf("the stream was resumed after %q, want e1", got)
+	}
+	if len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "late" {
+		t.Errorf("result %+v; want the answer of the resumed stream", res)
+	}
+}

@@ -1100,13 +1100,14 @@ func (c *streamableConn) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// delay is the wait before reconnect attempt n (1-based): the server's
-// retry field when given, else exponential backoff with full jitter.
+// delay is the wait before reconnect attempt n (1-based; 0, the first
+// attempt after progress, waits as 1): the server's retry field when
+// given, else exponential backoff with full jitter.
 func (s streamTiming) delay(n int, serverRetry time.Duration) time.Duration {
 	if serverRetry > 0 {
 		return serverRetry
 	}
-	d := s.baseDelay << min(n-1, 16)
+	d := s.baseDelay << min(max(n-1, 0), 16)
 	if d > s.maxDelay || d <= 0 {
 		d = s.maxDelay
 	}
