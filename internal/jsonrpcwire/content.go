@@ -23,6 +23,9 @@ var errRefused = errors.New("left to go-sdk")
 // compare the two); go-sdk's decoding of rest, with content put back, is
 // go-sdk's decoding of result.
 //
+// result must be valid JSON, as DecodeShared returned it: the texts are
+// not validated again (FuzzSplitText feeds it only valid JSON).
+//
 // content and rest share no memory with result.
 func SplitText(result []byte, minText int) (content []mcp.Content, rest []byte, ok bool) {
 	s := scanner{data: result}
@@ -105,15 +108,10 @@ func (s *scanner) textItem() (string, error) {
 			if sawText || s.pos >= len(s.data) || s.data[s.pos] != '"' {
 				return errRefused
 			}
-			if _, err := s.str(); err != nil {
-				return err
-			}
-			var ok bool
-			if text, ok = unquoteSimple(s.data[start:s.pos]); !ok {
-				return errRefused
-			}
+			var err error
+			text, err = s.textString()
 			sawText = true
-			return nil
+			return err
 		}
 		return errRefused // annotations, _meta, ...: go-sdk's job
 	})
@@ -123,31 +121,58 @@ func (s *scanner) textItem() (string, error) {
 	return text, err
 }
 
-// unquoteSimple decodes a JSON string (valid, with its quotes) that has no
-// \u escape and is valid UTF-8; it reports false for any other value.
-func unquoteSimple(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' {
-		return "", false
-	}
-	in := v[1 : len(v)-1]
-	if !utf8.Valid(in) {
-		return "", false // go-sdk replaces invalid bytes: its job
-	}
-	i := bytes.IndexByte(in, '\\')
-	if i < 0 {
-		return string(in), true
-	}
-	var out strings.Builder
-	out.Grow(len(in))
-	for {
-		out.Write(in[:i])
-		if i+1 >= len(in) {
-			return "", false
+// textString decodes the JSON string at s.pos (a quote) into a string of
+// its exact decoded length, and moves s.pos past it. The string must be
+// valid JSON already (SplitText's input is as DecodeShared validated it):
+// only its end is looked for, with bytes.IndexByte, where a scan that
+// validates would look at every byte. A \u escape or invalid UTF-8 is
+// refused: go-sdk's job, as decoders may differ there.
+func (s *scanner) textString() (string, error) {
+	d := s.data
+	start := s.pos + 1
+	end := start
+	for { // the first quote after an even run of backslashes
+		k := bytes.IndexByte(d[end:], '"')
+		if k < 0 {
+			return "", errMalformed
 		}
+		end += k
+		b := end
+		for b > start && d[b-1] == '\\' {
+			b--
+		}
+		if (end-b)%2 == 0 {
+			break
+		}
+		end++
+	}
+	in := d[start:end]
+	s.pos = end + 1
+	if !utf8.Valid(in) {
+		return "", errRefused // go-sdk replaces invalid bytes: its job
+	}
+	escapes := bytes.Count(in, []byte(`\`))
+	if escapes == 0 {
+		return string(in), nil
+	}
+	// Each escape shortens the text by one, and an escaped backslash is
+	// the one pair of backslashes a valid string holds.
+	var out strings.Builder
+	out.Grow(len(in) - escapes + bytes.Count(in, []byte(`\\`)))
+	for {
+		i := bytes.IndexByte(in, '\\')
+		if i < 0 {
+			out.Write(in)
+			return out.String(), nil
+		}
+		if i+1 >= len(in) {
+			return "", errMalformed
+		}
+		out.Write(in[:i])
 		var c byte
-		switch in[i+1] {
+		switch e := in[i+1]; e {
 		case '"', '\\', '/':
-			c = in[i+1]
+			c = e
 		case 'b':
 			c = '\b'
 		case 'f':
@@ -158,15 +183,13 @@ func unquoteSimple(v []byte) (string, bool) {
 			c = '\r'
 		case 't':
 			c = '\t'
+		case 'u':
+			return "", errRefused
 		default:
-			return "", false // \u: go-sdk's job
+			return "", errMalformed
 		}
 		out.WriteByte(c)
 		in = in[i+2:]
-		if i = bytes.IndexByte(in, '\\'); i < 0 {
-			out.Write(in)
-			return out.String(), true
-		}
 	}
 }
 

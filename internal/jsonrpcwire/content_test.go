@@ -100,7 +100,7 @@ func TestSplitText(t *testing.T) {
 // items is split, whatever else it holds, and go-sdk decodes the rest.
 func TestSplitTextSmall(t *testing.T) {
 	for i, in := range smallCorpus {
-		if got, want := checkSplit(t, []byte(in), 0), i < 9; got != want {
+		if got, want := checkSplit(t, []byte(in), 0), i < 11; got != want {
 			t.Errorf("SplitText(%q) split = %v, want %v", in, got, want)
 		}
 	}
@@ -111,6 +111,9 @@ func FuzzSplitText(f *testing.F) {
 		f.Add(in)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
+		if !json.Valid([]byte(in)) {
+			return // SplitText takes what DecodeShared validated
+		}
 		checkSplit(t, []byte(in), 0)
 	})
 }
@@ -127,6 +130,9 @@ var smallCorpus = []string{
 	`{"content":[{"type":"text","text":"hi"}],"resultType":"input_required","inputRequests":{}}`,
 	`{"content":[{"type":"text","text":"hi"}],"unknown":1}`,
 	`{"content":[{"type":"text","text":"hi"}],"_meta":{"k":"\u00e9"}}`,
+	// Backslash runs before quotes: escaped, then closing.
+	`{"content":[{"type":"text","text":"a\\\\"},{"type":"text","text":"\\\"x\\\\\\\"\\"}]}`,
+	`{"content":[{"text":"\"\"\\","type":"text"}]}`,
 	// Left to go-sdk.
 	`{"content":[{"type":"text","text":"\u0041"}]}`,
 	`{"content":[]}`,
