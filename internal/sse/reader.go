@@ -34,16 +34,26 @@ type Reader struct {
 	err        error // from r, returned once buf holds no whole line
 	empty      int   // consecutive reads that returned nothing
 	data       *bytes.Buffer
-	bufs       *pooled // where buf and data go back to, if pooled
+	// line is the event's one data line so far, in buf: an event of one
+	// line (as MCP servers send them) is handed out without a copy. It
+	// moves to data before buf is reused (spill).
+	line []byte
+	bufs *pooled // where buf and data go back to, if pooled
 	// wait, if set, blocks until r has bytes to read; the reader holds no
 	// buffer while it waits (see NewIdleReader).
 	wait func() error
 }
 
-// buffers holds the buffers of released Readers.
-var buffers = sync.Pool{New: func() any {
-	return &pooled{buf: make([]byte, readBuffer), data: new(bytes.Buffer)}
-}}
+// buffers holds the buffers of released Readers. A collection empties a
+// sync.Pool, and a reader of large events would grow its buffer again
+// (4 KiB, 8, ... up to the event) after each: kept holds a few buffers
+// of up to maxKept bytes through collections.
+var (
+	buffers = sync.Pool{New: func() any {
+		return &pooled{buf: make([]byte, readBuffer), data: new(bytes.Buffer)}
+	}}
+	kept = make(chan *pooled, 4)
+)
 
 type pooled struct {
 	buf  []byte
@@ -58,12 +68,19 @@ const (
 	longBuffer = 512
 	// MaxPooled is the largest buffer kept for reuse.
 	MaxPooled = 1 << 20
+	// maxKept is the largest buffer kept through collections.
+	maxKept = 256 << 10
 )
 
 // NewReader returns a reader of r with pooled buffers; call Release when
 // done with it. limit is the most bytes one event may take (0: no limit).
 func NewReader(r io.Reader, limit int) *Reader {
-	b := buffers.Get().(*pooled)
+	var b *pooled
+	select {
+	case b = <-kept:
+	default:
+		b = buffers.Get().(*pooled)
+	}
 	return &Reader{r: r, limit: limit, buf: b.buf[:cap(b.buf)], data: b.data, bufs: b}
 }
 
@@ -102,6 +119,13 @@ func (s *Reader) Release() {
 		b.data = new(bytes.Buffer)
 	}
 	b.data.Reset()
+	if cap(b.buf) <= maxKept && b.data.Cap() <= maxKept {
+		select {
+		case kept <- b:
+			return
+		default:
+		}
+	}
 	buffers.Put(b)
 }
 
@@ -113,6 +137,8 @@ func (s *Reader) Next() (Event, error) {
 	if s.data != nil {
 		s.data.Reset()
 	}
+	s.line = nil
+	lines := 0    // data lines of this event
 	seen := false // whether any field of this event was read
 	size := 0
 	for {
@@ -128,7 +154,10 @@ func (s *Reader) Next() (Event, error) {
 				size = 0 // between events: keep-alives do not add up
 				continue
 			}
-			if s.data != nil {
+			switch {
+			case s.line != nil:
+				ev.Data = s.line
+			case s.data != nil:
 				ev.Data = s.data.Bytes()
 			}
 			if len(ev.Data) > 0 && ev.Data[len(ev.Data)-1] == '\n' {
@@ -149,9 +178,12 @@ func (s *Reader) Next() (Event, error) {
 		case "event":
 			ev.Name = string(value)
 		case "data":
-			if s.data == nil {
-				s.data = new(bytes.Buffer)
+			if lines++; lines == 1 {
+				// Not nil even for an empty value: the line counts.
+				s.line = line[len(line)-len(value):]
+				break
 			}
+			s.spill()
 			s.data.Write(value)
 			s.data.WriteByte('\n')
 		case "id":
@@ -181,6 +213,19 @@ func (s *Reader) idle() error {
 	err := s.wait()
 	s.buf = *idleBuffers.Get().(*[]byte)
 	return err
+}
+
+// spill moves the event's data line from buf to data.
+func (s *Reader) spill() {
+	if s.line == nil {
+		return
+	}
+	if s.data == nil {
+		s.data = new(bytes.Buffer)
+	}
+	s.data.Write(s.line)
+	s.data.WriteByte('\n')
+	s.line = nil
 }
 
 // readLine reads one line without its terminator (LF or CRLF; no MCP server
@@ -216,6 +261,7 @@ func (s *Reader) readLine(size *int) ([]byte, error) {
 		}
 		// Make room: move the partial line to the front, or grow.
 		if s.start > 0 {
+			s.spill() // the event's data line may be in front of it
 			copy(s.buf, s.buf[s.start:s.end])
 			s.start, s.end = 0, scanned
 		}

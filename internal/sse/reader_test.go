@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -147,6 +148,10 @@ var sseCorpus = []string{
 	"id: a\x00b\ndata: x\n\n",
 	"\n\n\ndata: after blanks\n\nevent: other\ndata: y\n\n",
 	"field without colon\ndata: z\n\n",
+	// One data line is handed out in place; more are joined.
+	"data\ndata: x\n\ndata\n\ndata:\n\n",
+	"data: a\nid: 1\nevent: e\ndata: b\n\n",
+	"data: " + strings.Repeat("y", 700) + "\nevent: late\nid: 2\n\ndata: next\n\n",
 }
 
 func checkSSE(t *testing.T, in string, limit int) {
@@ -241,5 +246,40 @@ func TestSSEKeepAlives(t *testing.T) {
 	_, err = NewLongReader(strings.NewReader(": "+strings.Repeat("x", 2000)+"\n\ndata: x\n\n"), 1024).Next()
 	if !errors.Is(err, ErrEventTooLarge) {
 		t.Errorf("a 2000-byte comment: %v, want ErrEventTooLarge", err)
+	}
+}
+
+// TestBuffersKept: the buffers of a released reader that grew for a large
+// event outlast collections, up to maxKept; larger ones are not kept.
+func TestBuffersKept(t *testing.T) {
+	drain := func() (caps []int) {
+		for {
+			select {
+			case b := <-kept:
+				caps = append(caps, cap(b.buf))
+			default:
+				return caps
+			}
+		}
+	}
+	drain()
+	runtime.GC()
+	runtime.GC() // a sync.Pool is empty after two
+	read := func(size int) {
+		sr := NewReader(strings.NewReader("data: "+strings.Repeat("x", size)+"\n\n"), 0)
+		if ev, err := sr.Next(); err != nil || len(ev.Data) != size {
+			t.Fatalf("Next: %d bytes, %v", len(ev.Data), err)
+		}
+		sr.Release()
+	}
+	read(100 << 10)
+	runtime.GC()
+	runtime.GC()
+	if caps := drain(); len(caps) != 1 || caps[0] < 100<<10 {
+		t.Errorf("kept buffers %v after two collections; want one of at least 100 KiB", caps)
+	}
+	read(300 << 10)
+	if caps := drain(); len(caps) != 0 {
+		t.Errorf("kept buffers %v; want none above %d bytes", caps, maxKept)
 	}
 }
