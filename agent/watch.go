@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -179,8 +180,11 @@ func (u *updates) run() {
 			u.mu.Unlock()
 			return
 		}
-		changed, elicitChanged, joining := u.changed, u.elicitChanged, u.joining
-		u.changed, u.elicitChanged, u.joining = false, false, nil
+		// The joining watchers stay in u.joining until they had their
+		// first update: counted by watching() all along, so that their
+		// agent is busy (and cannot be hibernated) in between.
+		changed, elicitChanged, joining := u.changed, u.elicitChanged, slices.Clone(u.joining)
+		u.changed, u.elicitChanged = false, false
 		fns := make([]func(MCPServersState), 0, len(u.listeners))
 		for _, fn := range u.listeners {
 			fns = append(fns, fn)
@@ -220,6 +224,7 @@ func (u *updates) run() {
 				u.deliverLocked(w, up)
 			}
 		}
+		u.joining = slices.DeleteFunc(u.joining, func(w *Watcher) bool { return slices.Contains(joining, w) })
 		for _, w := range joining {
 			select {
 			case <-w.done:

@@ -85,3 +85,25 @@ func TestWatch(t *testing.T) {
 		t.Errorf("a watch of a closed agent: %v", late.Err())
 	}
 }
+
+// TestWatchBusyWhileJoining: a watch keeps its agent busy from Watch on,
+// also while its first update is being computed (the watcher has left the
+// joining ones and is not yet among those with a first update).
+func TestWatchBusyWhileJoining(t *testing.T) {
+	a := openAgent(t, openSQLite(t, ""), "joining", nil)
+	for i := range 2000 {
+		w := a.Watch(1)
+		for first := false; !first; {
+			select {
+			case <-w.Updates():
+				first = true
+			default:
+			}
+			if !a.Busy() {
+				w.Stop()
+				t.Fatalf("watch %d: a watched agent is not busy before its first update", i)
+			}
+		}
+		w.Stop()
+	}
+}
