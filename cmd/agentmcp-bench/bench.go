@@ -79,7 +79,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.reps, "reps", 5, "repetitions of each measurement (the median is printed)")
 	fs.IntVar(&c.seqCalls, "seq-calls", 600, "sequential echo calls per block")
 	fs.IntVar(&c.concCalls, "conc-calls", 800, "echo calls per block, over 8 callers")
-	fs.IntVar(&c.bigCalls, "big-calls", 120, "sequential 64 KiB calls per block")
+	fs.IntVar(&c.bigCalls, "big-calls", 600, "sequential 64 KiB calls per block")
 	fs.IntVar(&c.tsCalls, "ts-calls", 600, "sequential calls per block of the TypeScript client")
 	fs.IntVar(&c.fanout, "fanout", 200, "servers connected at once")
 	fs.IntVar(&c.restore, "restore", 1000, "stored servers restored")
