@@ -308,7 +308,19 @@ func TestStandingStreamFallsBack(t *testing.T) {
 					},
 					FlushInterval: -1,
 				}
-				proxy := httptest.NewServer(fwd)
+				// Full duplex: otherwise, when the proxy writes the head of
+				// the answer, net/http's server drains and closes what it
+				// takes for the rest of the request's body, while the
+				// proxy's transport may still be reading it for its end;
+				// that read fails, and the transport closes the connection
+				// to the server, ending the subscriptions/listen stream
+				// just after its acknowledgment.
+				proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+						t.Error(err)
+					}
+					fwd.ServeHTTP(w, r)
+				}))
 				t.Cleanup(proxy.Close)
 				proxyURL, _ := url.Parse(proxy.URL)
 				ht := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
