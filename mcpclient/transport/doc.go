@@ -64,8 +64,8 @@
 // connection dialled for it alone and the response read from it directly:
 // the stream's reader is its only goroutine, and while the stream is idle
 // it holds no buffer (plain TCP on unix; 512 bytes otherwise).
-// [SSE.Dialer] does the same for the event stream (its POSTs go through
-// the HTTPClient). Both fall back to the HTTPClient when a proxy applies,
+// [SSE.Dialer] does the same for the event stream and the POSTs. Both
+// fall back to the HTTPClient when a proxy applies,
 // when the server answers over HTTP/2 (one shared connection then), and
 // after a redirect. The Manager sets it for its default client, dialling
 // through its SSRF guard.

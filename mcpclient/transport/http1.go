@@ -19,7 +19,8 @@ import (
 )
 
 // The requests of a connection with a Dialer (the POSTs, the GETs that
-// resume a response stream, the DELETE that ends a session) go on HTTP/1.1
+// resume a response stream, the DELETE that ends a session; the POSTs of
+// an HTTP+SSE connection) go on HTTP/1.1
 // connections of the Dialer's pool for the endpoint's host, written and
 // read on the caller's goroutine: see [Dialer] for what this keeps of net/http and when a
 // request goes through the HTTPClient instead.

@@ -52,10 +52,11 @@ type SSE struct {
 
 	// Dialer, if set, opens the event stream, which stays open for
 	// the life of the connection, on a connection of its own rather than
-	// through HTTPClient (see [Dialer]); the POSTs go through
-	// HTTPClient. Unlike [Streamable]'s, the stream is the connection's
-	// first request, so an HTTP/2 server's stream gets a connection of its
-	// own too. nil means every request goes through HTTPClient.
+	// through HTTPClient, and sends the POSTs on HTTP/1.1 connections of
+	// its pool (see [Dialer]). Unlike [Streamable]'s, the stream is the
+	// connection's first request, so an HTTP/2 server's stream gets a
+	// connection of its own too. nil means every request goes through
+	// HTTPClient.
 	Dialer *Dialer
 
 	// Counter, if set, is told the size of every message sent and
@@ -95,7 +96,7 @@ func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	// ctx bounds the handshake only: the stream's request uses life.
 	stop := context.AfterFunc(ctx, cancel)
-	streams := streamVia{dialer: t.Dialer}
+	streams := &streamVia{dialer: t.Dialer}
 	resp, err := streams.openStream(client, req)
 	if err != nil {
 		stop()
@@ -158,6 +159,7 @@ func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
 			logger:         loggerOf(t.Logger),
 		},
 		post:     post.String(),
+		streams:  streams,
 		ctx:      life,
 		cancel:   cancel,
 		incoming: make(chan jsonrpc.Message, 16),
@@ -170,7 +172,8 @@ func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
 
 type sseConn struct {
 	connConfig
-	post     string // where messages go; carries the session in its query
+	post     string     // where messages go; carries the session in its query
+	streams  *streamVia // how the stream was opened, and the POSTs go
 	ctx      context.Context
 	cancel   context.CancelFunc
 	incoming chan jsonrpc.Message
@@ -282,7 +285,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			return rejected(err)
 		}
 	}
-	resp, err := c.client.Do(req)
+	resp, err := c.streams.do(c.client, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -290,6 +293,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return rejected(safetext.Err(err))
 	}
 	defer resp.Body.Close()
+	c.streams.noteProto(resp)
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		herr := newHTTPError(req, resp)
 		if resp.StatusCode == http.StatusNotFound {
