@@ -319,7 +319,7 @@ func (c *streamableConn) noteInit(resp *jsonrpc.Response) {
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	_ = json.Unmarshal(resp.Result, &res)
+	_ = jsonrpcwire.UnmarshalResult(resp.Result, &res) // as go-sdk reads it
 	c.mu.Lock()
 	c.protocolVersion = res.ProtocolVersion
 	c.initID = jsonrpc.ID{}
