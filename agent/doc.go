@@ -48,7 +48,9 @@
 // stored with the header values (encrypted with the store's key) and never
 // shown: MCPServer carries the command line and the env names only. The
 // process is started on connect and on every restore (a stdio server has
-// no session to resume: each wake is a process start and a handshake),
+// no session to resume: each wake is a process start and a handshake; the
+// legacy era a server spoke is stored, so that its handshake skips the
+// 2026-07-28 probe, which some legacy servers exit on),
 // stopped with its process group on RemoveMCPServer and Close (so on
 // hibernation), killed with the program on Linux (with all it started:
 // see SupervisorEnv in package mcpclient/stdio), and started again with

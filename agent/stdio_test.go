@@ -33,7 +33,14 @@ func stdioServer() int {
 			pf.Close()
 		}
 	}
-	if err := mcptest.NewServer("stdio").Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	var err error
+	if os.Getenv("AGENTMCP_TEST_STDIO_SERVER") == "legacy-strict" {
+		// A legacy server that exits on the 2026-07-28 probe.
+		err = mcptest.ServeStrictLegacy(os.Stdin, os.Stdout)
+	} else {
+		err = mcptest.NewServer("stdio").Run(context.Background(), &mcp.StdioTransport{})
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -173,5 +180,54 @@ func TestStdioServer(t *testing.T) {
 	}
 	if !gone(got[1]) {
 		t.Errorf("process %d still runs after the server was removed", got[1])
+	}
+}
+
+// TestStdioLegacyWake: an agent that wakes starts a legacy-only stdio
+// server once, even one that exits on the 2026-07-28 probe: the era its
+// process spoke is stored with the server (as its session to resume), so
+// the wake goes straight to the legacy handshake. Only the first connect
+// ever probes, and restarts such a server for the legacy handshake.
+func TestStdioLegacyWake(t *testing.T) {
+	dir := t.TempDir()
+	dbPath, pidFile := filepath.Join(dir, "agent.db"), filepath.Join(dir, "pids")
+	ctx := testCtx(t)
+	st := openSQLite(t, dbPath)
+	a, err := agent.Open(ctx, st, "TestAgent", "legacy", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := &agent.Command{Path: os.Args[0], Args: []string{"-test.run=^$"},
+		Env: map[string]string{"AGENTMCP_TEST_STDIO_SERVER": "legacy-strict", "AGENTMCP_TEST_PID_FILE": pidFile}}
+	res, err := a.AddMCPServer(ctx, "legacy", "", &agent.AddOptions{Command: cmd})
+	if err != nil || res.State != mcpclient.StateReady {
+		t.Fatalf("AddMCPServer = %+v, %v", res, err)
+	}
+	if got := pids(t, pidFile); len(got) != 2 {
+		t.Errorf("first connect ever: processes started %v; want two (the probe, then the legacy handshake)", got)
+	}
+	if err := a.Close(ctx); err != nil { // as hibernation does
+		t.Fatal(err)
+	}
+	for range 2 {
+		before := len(pids(t, pidFile))
+		b, err := agent.Open(ctx, st, "TestAgent", "legacy", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WaitForConnections(ctx)
+		r, err := b.CallTool(ctx, res.ID, "echo", map[string]any{"text": "hi"}, nil)
+		if err != nil || r.IsError {
+			t.Fatalf("echo over stdio: %+v, %v", r, err)
+		}
+		if srv, _ := b.Server(res.ID); srv.ProtocolVersion != "2025-11-25" {
+			t.Errorf("protocol %q; want 2025-11-25", srv.ProtocolVersion)
+		}
+		if err := b.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := pids(t, pidFile)[before:]; len(got) != 1 {
+			t.Errorf("wake: processes started %v; want one", got)
+		}
 	}
 }

@@ -61,7 +61,8 @@
 // supervisor, the program itself (see stdio.SupervisorEnv), that kills
 // every process the server started when the server ends and when the
 // program dies, even by SIGKILL. A server that exits soon after each start
-// is started again after a doubling delay.
+// is started again after a doubling delay. One that spoke a legacy version
+// is started in that era (kept across restarts by ServerInfo.Resume).
 //
 // # Staying connected
 //

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,7 +20,9 @@ import (
 
 func TestMain(m *testing.M) {
 	// The test binary doubles as a stdio MCP server for the stdio tests.
-	if mode := os.Getenv("AGENTMCP_TEST_STDIO_SERVER"); mode != "" {
+	if mode := os.Getenv("AGENTMCP_TEST_STDIO_SERVER"); strings.HasPrefix(mode, "legacy") || mode == "modern" {
+		os.Exit(eraServer(mode))
+	} else if mode != "" {
 		os.Exit(stdioServer(mode))
 	}
 	if mode := os.Getenv("AGENTMCP_TEST_STDIO_PARENT"); mode != "" {

@@ -708,7 +708,9 @@ type ServerInfo struct {
 
 	// Resume is what it takes to resume the current session after a
 	// restart (ServerOptions.Resume), or nil when it cannot be resumed
-	// (stdio, in-process and SSE sessions end with the process or stream).
+	// (in-process and SSE sessions end with the stream). A stdio server's
+	// holds only the legacy version it spoke, if it did: its next process
+	// is spoken to in that era at once.
 	Resume *Resume
 
 	// Advertised are the client capabilities the current session

@@ -207,7 +207,9 @@ type ServerOptions struct {
 	// Resume, if set, resumes a streamable HTTP session saved earlier (see
 	// ServerInfo.Resume) instead of starting one: the first connection skips
 	// the handshake. If the server no longer knows the session, the Manager
-	// starts a fresh one. It is used once.
+	// starts a fresh one. It is used once. A stdio server's (a legacy
+	// version, no session) makes its process start with the legacy
+	// handshake, not the 2026-07-28 probe (which some servers exit on).
 	Resume *Resume
 }
 

@@ -135,7 +135,9 @@ func newServer(m *Manager, id string, opts ServerOptions) *server {
 	if opts.PendingAuthURL != "" {
 		c.state, c.authURL = StateAuthenticating, opts.PendingAuthURL
 	}
-	if r := opts.Resume; r.Valid() {
+	if r := opts.Resume; r != nil && opts.Command != nil {
+		c.last = sessionInfo{transport: TransportStdio, protocolVersion: r.ProtocolVersion} // the era it last spoke
+	} else if r.Valid() {
 		// The era is known from the saved session, even if the session
 		// itself turns out to be gone.
 		c.last = sessionInfo{transport: TransportStreamableHTTP, protocolVersion: r.ProtocolVersion}
@@ -656,7 +658,7 @@ func (c *server) info() ServerInfo {
 		si.Capabilities = init.Capabilities
 		si.Instructions = init.Instructions
 		if r := (&Resume{ProtocolVersion: init.ProtocolVersion, SessionID: c.last.sessionID, Result: init}); c.last.transport == TransportStreamableHTTP &&
-			c.opts.Transport.Implementation != ImplementationGoSDK && r.Valid() {
+			c.opts.Transport.Implementation != ImplementationGoSDK && r.Valid() || c.last.transport == TransportStdio && r.ProtocolVersion < protocolModern {
 			si.Resume = r
 		}
 	}
@@ -787,20 +789,24 @@ func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, 
 	return s, nil
 }
 
-// handshakeStdio starts the command and connects. When the 2026-07-28
-// probe kills the server (some legacy servers exit on any first message but
-// initialize), it starts it again and goes straight to the legacy
-// handshake.
+// handshakeStdio starts the command and connects. A server that fails the
+// 2026-07-28 probe is restarted for the legacy handshake (some legacy
+// servers exit on any first message but initialize); one that fails the
+// legacy handshake its era remembered (unpinned) is restarted for the probe.
 func (c *server) handshakeStdio(ctx context.Context, version string) (*session, error) {
 	if err := c.paceStdio(ctx); err != nil {
 		return nil, err
 	}
 	s, err := c.startStdio(ctx, version)
-	if err == nil || version != "" || ctx.Err() != nil {
+	if err == nil || c.opts.Client.ProtocolVersion != "" || ctx.Err() != nil {
 		return s, err
 	}
-	c.m.logger.Info("mcp stdio server failed the 2026-07-28 probe; restarting it for the legacy handshake", "server", c.ID(), "error", err)
-	return c.startStdio(ctx, protocolLegacy)
+	next, tried := protocolLegacy, protocolModern // the probe failed
+	if version != "" {
+		next, tried = "", version // the era remembered failed: probe
+	}
+	c.m.logger.Info("mcp stdio server failed the handshake; restarting it to try the other protocol era", "server", c.ID(), "tried", tried, "error", err)
+	return c.startStdio(ctx, next)
 }
 
 func (c *server) startStdio(ctx context.Context, version string) (*session, error) {
