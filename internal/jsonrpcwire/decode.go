@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // maxJSONDepth is the nesting limit of go-sdk's decoder, kept here.
@@ -46,17 +45,6 @@ func Own(msg jsonrpc.Message) {
 			m.Result = bytes.Clone(m.Result)
 		}
 	}
-}
-
-// UnmarshalResult decodes result, the raw result of a response as
-// DecodeShared returned it, into v as go-sdk's session decodes a result:
-// with the decoder go-sdk uses (github.com/segmentio/encoding/json), whose
-// object keys match struct fields exactly, never by case as
-// encoding/json's do (`{"Tools":[...]}` is not a list of tools). Nothing
-// decoded shares result's bytes.
-func UnmarshalResult(result []byte, v any) error {
-	_, err := segjson.Parse(result, v, segjson.DontMatchCaseInsensitiveStructFields)
-	return err
 }
 
 // DecodeShared is Decode, but the raw params or result of the message it

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // wireCorpus are JSON-RPC messages, good and bad, for the differential
@@ -128,38 +127,4 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 		t.Errorf("Decode(%q) = %s; jsonrpc.DecodeMessage: %s", in, got, want)
 	})
-}
-
-// TestUnmarshalResult: keys match fields exactly, as in go-sdk's decoding
-// (CallToolResult.UnmarshalJSON is go-sdk's own, the oracle), where
-// encoding/json folds case.
-func TestUnmarshalResult(t *testing.T) {
-	var tools mcp.ListToolsResult
-	if err := UnmarshalResult([]byte(`{"Tools":[{"name":"a","inputSchema":{"type":"object"}}]}`), &tools); err != nil || len(tools.Tools) != 0 {
-		t.Errorf(`{"Tools":[...]}: %d tools, %v; want none`, len(tools.Tools), err)
-	}
-	if err := UnmarshalResult([]byte(`{"tools":[{"name":"y","Name":"x","inputSchema":{"type":"object"}}]}`), &tools); err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "y" {
-		t.Errorf("a tool named twice, by case: %+v, %v; want the one named exactly", tools.Tools, err)
-	}
-	in := []byte(`{"content":[],"IsError":true,"isError":false,"ISERROR":true}`)
-	var sdk mcp.CallToolResult
-	if err := sdk.UnmarshalJSON(in); err != nil {
-		t.Fatal(err)
-	}
-	var ours struct {
-		IsError bool `json:"isError"`
-	}
-	if err := UnmarshalResult(in, &ours); err != nil || ours.IsError != sdk.IsError {
-		t.Errorf("isError = %v, %v; go-sdk reads %v", ours.IsError, err, sdk.IsError)
-	}
-	var std struct {
-		IsError bool `json:"isError"`
-	}
-	_ = json.Unmarshal(in, &std)
-	if std.IsError == sdk.IsError {
-		t.Errorf("encoding/json reads isError %v as go-sdk does: the input does not tell the decoders apart", std.IsError)
-	}
-	if err := UnmarshalResult([]byte(`{"tools":[}`), &tools); err == nil {
-		t.Error("malformed input decoded")
-	}
 }

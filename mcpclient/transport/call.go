@@ -140,7 +140,7 @@ func decodeResult(resp *jsonrpc.Response, result any) error {
 	if res, ok := result.(*mcp.CallToolResult); ok {
 		return decodeToolResult(resp.Result, res)
 	}
-	return jsonrpcwire.UnmarshalResult(resp.Result, result)
+	return json.Unmarshal(resp.Result, result)
 }
 
 // decodeToolResult decodes a tools/call result into res: its plain text

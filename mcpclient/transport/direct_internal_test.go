@@ -325,21 +325,3 @@ func TestCallStreamResumed(t *testing.T) {
 		t.Errorf("result %+v; want the answer of the resumed stream", res)
 	}
 }
-
-// TestCallDirectKeysExact: a result's keys are matched as go-sdk's session
-// matches them, exactly: a list under "Tools" is no list of tools, and
-// the last of two spellings is not the one read.
-func TestCallDirectKeysExact(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s := &directServer{posts: make(chan map[string]json.RawMessage, 10), answer: func(w http.ResponseWriter, r *http.Request, id json.RawMessage, method string) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[],"Tools":[{"name":"t","inputSchema":{"type":"object"}}]}}`, id)
-	}}
-	c := newDirectConn(t, s, ProtocolLegacy)
-	rid, _ := jsonrpc.MakeID("k-1")
-	var tools mcp.ListToolsResult
-	if err := c.CallDirect(ctx, &jsonrpc.Request{ID: rid, Method: "tools/list", Params: json.RawMessage(`{}`)}, &tools); err != nil || len(tools.Tools) != 0 {
-		t.Errorf("tools/list: %d tools, %v; want none (the list is under \"Tools\")", len(tools.Tools), err)
-	}
-}

@@ -319,7 +319,7 @@ func (c *streamableConn) noteInit(resp *jsonrpc.Response) {
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	_ = jsonrpcwire.UnmarshalResult(resp.Result, &res) // as go-sdk reads it
+	_ = json.Unmarshal(resp.Result, &res)
 	c.mu.Lock()
 	c.protocolVersion = res.ProtocolVersion
 	c.initID = jsonrpc.ID{}
