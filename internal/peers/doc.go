@@ -34,7 +34,14 @@
 //	as := peers.StartOAuthExample(t) // as.MCPURL needs a bearer token from as.AuthURL
 //
 // The process is killed (SIGKILL to its process group) and waited for when the test
-// ends; its stdout and stderr go to t.Log until then.
+// ends; its stdout and stderr go to t.Log until then, with its pid and port once it
+// listens, and a line saying how it ended (exit status or signal) if it ends before
+// the test stops it: a process killed by a signal says nothing itself.
+//
+// Processes are started from one OS thread, locked, that lives as long as one of them
+// does: they get SIGKILL if the test binary dies (Pdeathsig), which the kernel sends
+// when the thread that started them ends, and Go ends the thread of a goroutine locked
+// to it that returns (mcpclient/stdio's Starter, when its Manager closes).
 //
 // When the npm packages are not installed, [Require] and every function that needs them
 // skip the test with a message saying to run scripts/install-test-deps. With

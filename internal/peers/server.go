@@ -11,11 +11,16 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -297,6 +302,9 @@ func isAddrInUse(err error) bool {
 // process is one running server, the leader of its own process group.
 type process struct {
 	cmd      *exec.Cmd
+	out      io.Writer        // the process's output goes there
+	killing  atomic.Bool      // set when kill begins
+	pidfd    int              // the child's, or -1
 	report   *os.File         // read end of the listen report pipe
 	events   chan listenEvent // closed by read at EOF
 	stopped  chan struct{}    // closed by kill, releases read
@@ -319,18 +327,27 @@ func startProcess(l launch, out io.Writer) (*process, []listenEvent, error) {
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid: true, // a group that Stop kills as one
-		// Do not outlive a test binary that dies before its cleanups run.
+		// Do not outlive a test binary that dies before its cleanups run:
+		// sent when the forking thread ends (see fork).
 		Pdeathsig: syscall.SIGKILL,
 	}
 	cmd.WaitDelay = waitDelay
-	err = cmd.Start()
+	err = fork(cmd)
 	w.Close() // the child has its copy; EOF on r now means the child is gone
 	if err != nil {
 		r.Close()
 		return nil, nil, err
 	}
+	// A pidfd names this child even once it is reaped (its pid might then
+	// name another); -1 if the kernel has none.
+	pidfd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
+	if err != nil {
+		pidfd = -1
+	}
 	p := &process{
 		cmd:      cmd,
+		pidfd:    pidfd,
+		out:      out,
 		report:   r,
 		events:   make(chan listenEvent),
 		stopped:  make(chan struct{}),
@@ -357,6 +374,7 @@ func startProcess(l launch, out io.Writer) (*process, []listenEvent, error) {
 					return nil, nil, fmt.Errorf("%s listens on %q, not on loopback", l.name, ev.Address)
 				}
 				evs = append(evs, ev)
+				fmt.Fprintf(out, "peers: pid %d listening on %s port %d\n", cmd.Process.Pid, ev.Address, ev.Port)
 			}
 		case <-timer.C:
 			p.kill()
@@ -366,7 +384,9 @@ func startProcess(l launch, out io.Writer) (*process, []listenEvent, error) {
 	return p, evs, nil
 }
 
-// read forwards the reports until EOF or kill.
+// read forwards the reports until EOF or kill. EOF before kill means the
+// process ended by itself (or closed the report pipe): that is logged,
+// with how it ended, since a process killed by a signal logs nothing.
 func (p *process) read() {
 	defer close(p.readDone)
 	defer close(p.events)
@@ -382,18 +402,109 @@ func (p *process) read() {
 			return
 		}
 	}
+	if status := exitStatus(p.pidfd); !p.killing.Load() {
+		fmt.Fprintf(p.out, "peers: pid %d ended before the test stopped it: %s\n", p.cmd.Process.Pid, status)
+	}
 }
 
 // kill kills the process group and waits for the process and its output; once.
 func (p *process) kill() {
 	p.killOnce.Do(func() {
+		p.killing.Store(true)
 		// The leader is not reaped before Wait below, so its pid still names our group.
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		_ = p.cmd.Wait() // after SIGKILL the exit status says nothing
+		forkDone()
 		close(p.stopped)
 		p.report.Close()
 		<-p.readDone
+		if p.pidfd >= 0 {
+			unix.Close(p.pidfd)
+		}
 	})
+}
+
+// exitStatus waits for the child of pidfd to end, without reaping it (kill
+// does, and its pid must name its group until then), and says how it
+// ended.
+func exitStatus(pidfd int) string {
+	if pidfd < 0 {
+		return "unknown (no pidfd)"
+	}
+	const cldExited = 1 // CLD_EXITED, asm-generic/siginfo.h
+	// siginfo_t of SIGCHLD (64-bit Linux).
+	var info struct {
+		signo, errno, code, _ int32
+		pid                   int32
+		uid                   uint32
+		status                int32
+		_                     [100]byte
+	}
+	for {
+		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, unix.P_PIDFD, uintptr(pidfd), uintptr(unsafe.Pointer(&info)),
+			syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e != 0:
+			return "unknown (waitid: " + e.Error() + ")"
+		case info.code == cldExited:
+			return "exit status " + strconv.Itoa(int(info.status))
+		default:
+			return "signal " + syscall.Signal(info.status).String()
+		}
+	}
+}
+
+// The server processes are forked from one OS thread, locked to forkLoop's
+// goroutine, that lives as long as one of them does. Pdeathsig is sent
+// when the thread that forked a child ends, not its process, and Go ends a
+// thread when a goroutine locked to it returns (mcpclient/stdio's Starter
+// does, when its Manager closes): a server forked from whatever thread
+// the test's goroutine ran on could be killed, silently, when another
+// test's Manager closed.
+var forker struct {
+	mu   sync.Mutex
+	live int         // processes forked and not yet reaped, and forks under way
+	reqs chan func() // to forkLoop; nil when it is not running
+}
+
+// fork starts cmd from the forking thread. Unless it fails, forkDone must
+// be called once the process is reaped.
+func fork(cmd *exec.Cmd) error {
+	forker.mu.Lock()
+	if forker.live == 0 {
+		forker.reqs = make(chan func())
+		go forkLoop(forker.reqs)
+	}
+	forker.live++
+	reqs := forker.reqs
+	forker.mu.Unlock()
+	errc := make(chan error, 1)
+	reqs <- func() { errc <- cmd.Start() }
+	err := <-errc
+	if err != nil {
+		forkDone()
+	}
+	return err
+}
+
+// forkDone notes that a process forked by fork was reaped; the forking
+// thread ends with the last one.
+func forkDone() {
+	forker.mu.Lock()
+	defer forker.mu.Unlock()
+	if forker.live--; forker.live == 0 {
+		close(forker.reqs)
+		forker.reqs = nil
+	}
+}
+
+func forkLoop(reqs <-chan func()) {
+	runtime.LockOSThread() // never unlocked: the thread ends with the loop, when no child of it is left
+	for start := range reqs {
+		start()
+	}
 }
 
 // logWriter sends a child's output to t.Log line by line, until close.
