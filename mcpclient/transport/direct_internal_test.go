@@ -325,3 +325,57 @@ func TestCallStreamResumed(t *testing.T) {
 		t.Errorf("result %+v; want the answer of the resumed stream", res)
 	}
 }
+
+// TestListenReissued: a subscriptions/listen whose stream ends with
+// nothing read is issued again, each time announcing the lists it
+// listens for, until MaxStreamRetries in a row read nothing: the
+// connection then fails. One the server cancels (notifications/cancelled
+// naming it) is not issued again.
+func TestListenReissued(t *testing.T) {
+	for _, cancel := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cancelled=%v", cancel), func(t *testing.T) {
+			ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+			defer stop()
+			s := &directServer{posts: make(chan map[string]json.RawMessage, 10), answer: func(w http.ResponseWriter, r *http.Request, id json.RawMessage, method string) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				if cancel {
+					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":%s}}\n\n", id)
+				}
+			}}
+			c := newDirectConn(t, s, ProtocolModern)
+			c.timing = streamTiming{baseDelay: time.Millisecond, maxDelay: time.Millisecond, maxRetries: MaxStreamRetries}
+			rid, _ := jsonrpc.MakeID(float64(9))
+			listen := &jsonrpc.Request{ID: rid, Method: "subscriptions/listen", Params: json.RawMessage(`{"notifications":{"toolsListChanged":true}}`)}
+			if err := c.Write(ctx, listen); err != nil {
+				t.Fatal(err)
+			}
+			var announced, cancels int
+			for {
+				msg, err := c.Read(ctx)
+				if err != nil {
+					break
+				}
+				switch msg.(*jsonrpc.Request).Method {
+				case "notifications/tools/list_changed":
+					announced++
+				case "notifications/cancelled":
+					cancels++
+				}
+				if cancel && cancels == 1 {
+					break
+				}
+			}
+			if cancel {
+				if len(s.posts) != 1 || c.failure() != nil {
+					t.Errorf("a cancelled listen: %d posts, failure %v; want 1 and none", len(s.posts), c.failure())
+				}
+				return
+			}
+			// The last announcement races with the failure that the
+			// stream it follows ends in.
+			if len(s.posts) != 1+MaxStreamRetries || announced < MaxStreamRetries-1 || c.failure() == nil {
+				t.Errorf("%d posts, %d announcements, failure %v; want %d, %d or more, a failure", len(s.posts), announced, c.failure(), 1+MaxStreamRetries, MaxStreamRetries-1)
+			}
+		})
+	}
+}

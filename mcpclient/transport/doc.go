@@ -46,7 +46,11 @@
 //	   │                                                            │
 //	   │          legacy era: GET stream (server requests,  ◄───────┘ the response is read;
 //	   │          notifications), reopened with backoff and           a stream cut before it
-//	   │          Last-Event-ID; 2026-07-28: none                     is resumed (legacy)
+//	   │          Last-Event-ID; 2026-07-28: none                     is resumed (legacy); a
+//	   │                                                              subscriptions/listen cut
+//	   │                                                              so is issued again, and
+//	   │                                                              its lists announced as
+//	   │                                                              changed (2026-07-28)
 //	   ▼
 //	Close ──► DELETE the session (legacy, unless kept) ──► streams stopped, readers waited for
 //

@@ -421,3 +421,92 @@ func TestSSEStreamOwnConnection(t *testing.T) {
 		})
 	}
 }
+
+// listenBreaker passes requests on to next. It drops the connection of
+// the first subscriptions/listen stream once the server's acknowledgment
+// is out, as a proxy's timeout would: no response ends it. It holds the
+// second until hold is closed, and signals when that one is acknowledged.
+type listenBreaker struct {
+	next          http.Handler
+	mu            sync.Mutex
+	listens       int
+	second, acked chan struct{}
+	hold          chan struct{}
+}
+
+func (b *listenBreaker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Method") != "subscriptions/listen" {
+		b.next.ServeHTTP(w, r)
+		return
+	}
+	b.mu.Lock()
+	b.listens++
+	n := b.listens
+	b.mu.Unlock()
+	switch n {
+	case 1:
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		b.next.ServeHTTP(&cutOnFlush{ResponseWriter: w, cut: cancel}, r.WithContext(ctx))
+	case 2:
+		b.second <- struct{}{}
+		<-b.hold
+		b.next.ServeHTTP(&answerSignal{ResponseWriter: w, answered: func() { close(b.acked) }}, r)
+	default:
+		b.next.ServeHTTP(w, r)
+	}
+}
+
+// cutOnFlush drops the connection, as a proxy would, once the handler
+// flushed what it wrote, and then ends the handler's context with cut.
+type cutOnFlush struct {
+	http.ResponseWriter
+	cut         func()
+	wrote, done bool
+}
+
+func (c *cutOnFlush) Write(p []byte) (int, error) {
+	if c.done {
+		return 0, http.ErrHijacked
+	}
+	c.wrote = true
+	return c.ResponseWriter.Write(p)
+}
+
+func (c *cutOnFlush) Flush() {
+	if c.done {
+		return
+	}
+	c.ResponseWriter.(http.Flusher).Flush()
+	if c.wrote {
+		c.done = true
+		if conn, _, err := http.NewResponseController(c.ResponseWriter).Hijack(); err == nil {
+			conn.Close()
+		}
+		c.cut()
+	}
+}
+
+// TestListenStreamReopened: a 2026-07-28 subscriptions/listen stream that
+// ends without its response is issued again; a change the server made
+// while no stream was open is announced once it is (the server told
+// nobody), and later changes come on the new stream.
+func TestListenStreamReopened(t *testing.T) {
+	srv := mcptest.NewServer("s")
+	b := &listenBreaker{
+		next:   mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server }),
+		second: make(chan struct{}, 1), acked: make(chan struct{}), hold: make(chan struct{}),
+	}
+	hs := httptest.NewServer(b)
+	t.Cleanup(hs.Close)
+	var viaStream dialRecorder
+	_, changed := connectStanding(t, hs.Client(), hs.URL, &transport.Dialer{DialContext: viaStream.dial}, "2026-07-28")
+
+	waitFor(t, b.second, "second subscriptions/listen")
+	srv.AddTool("gap") // heard by no stream
+	close(b.hold)
+	waitFor(t, changed, "tools/list_changed for the change made between the streams")
+	waitFor(t, b.acked, "acknowledgment of the second listen")
+	srv.AddTool("late")
+	waitFor(t, changed, "tools/list_changed on the new stream")
+}

@@ -207,6 +207,9 @@ type streamableConn struct {
 	resume *Resume
 	// keep leaves the server's session alive on Close (no DELETE).
 	keep bool
+	// listenFailures counts the subscriptions/listen streams in a row
+	// that ended without reading anything, or could not be opened again.
+	listenFailures int
 	// closing is set when Close begins: no stream reader starts after it,
 	// so that its wait for them is final.
 	closing bool
@@ -599,12 +602,12 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 	case "text/event-stream":
 		if direct != nil {
 			defer release()
-			c.readCallStream(reqCtx, resp, call, cl)
+			c.readCallStream(reqCtx, ctx, resp, call, cl)
 			return nil
 		}
 		if !c.goStream(func() {
 			defer release()
-			c.readCallStream(reqCtx, resp, call, cl)
+			c.readCallStream(reqCtx, ctx, resp, call, cl)
 		}) {
 			resp.Body.Close()
 			release()
@@ -793,8 +796,11 @@ func newHTTPError(req *http.Request, resp *http.Response) *HTTPError {
 
 // readCallStream reads the SSE response stream of call, resuming it with a
 // GET and Last-Event-ID (legacy era only) when the server ends it before the
-// response, as the 2025-11-25 spec allows.
-func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response, call *jsonrpc.Request, cl *Call) {
+// response, as the 2025-11-25 spec allows; a 2026-07-28
+// subscriptions/listen ended so is issued again (listen.go). writeCtx is
+// the context call was written with; ctx is the request's own, which ends
+// with this stream.
+func (c *streamableConn) readCallStream(ctx, writeCtx context.Context, resp *http.Response, call *jsonrpc.Request, cl *Call) {
 	lastID := ""
 	retries := 0
 	for {
@@ -808,6 +814,9 @@ func (c *streamableConn) readCallStream(ctx context.Context, resp *http.Response
 			return
 		case r.err != nil && !isStreamBreak(r.err):
 			c.reply(cl, &jsonrpc.Response{ID: call.ID, Error: r.err})
+			return
+		case call.Method == "subscriptions/listen" && !r.cancelled: // 2026-07-28 only
+			c.relisten(writeCtx, call, r.events > 0) // listen.go
 			return
 		}
 		if r.lastID != "" && r.lastID != lastID {
@@ -1017,11 +1026,12 @@ func (c *streamableConn) get(ctx context.Context, lastID string, standing bool) 
 
 // streamResult is what processStream saw.
 type streamResult struct {
-	answered bool          // the response to the call arrived
-	events   int           // events read
-	lastID   string        // last event id seen
-	retry    time.Duration // server-requested reconnection delay
-	err      error         // why the stream ended (nil: clean EOF)
+	answered  bool          // the response to the call arrived
+	cancelled bool          // the server cancelled the call (notifications/cancelled)
+	events    int           // events read
+	lastID    string        // last event id seen
+	retry     time.Duration // server-requested reconnection delay
+	err       error         // why the stream ended (nil: clean EOF)
 }
 
 // processStream delivers the messages of one event stream until it ends or
@@ -1075,6 +1085,9 @@ func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call
 			return r
 		}
 		jsonrpcwire.Own(msg) // ev.Data is reused for the next event
+		if cancels(msg, call) {
+			r.cancelled = true
+		}
 		c.deliver(msg)
 		if ctx.Err() != nil {
 			return r
