@@ -657,8 +657,10 @@ func (c *server) info() ServerInfo {
 		si.ServerInfo = init.ServerInfo
 		si.Capabilities = init.Capabilities
 		si.Instructions = init.Instructions
-		if r := (&Resume{ProtocolVersion: init.ProtocolVersion, SessionID: c.last.sessionID, Result: init}); c.last.transport == TransportStreamableHTTP &&
-			c.opts.Transport.Implementation != ImplementationGoSDK && r.Valid() || c.last.transport == TransportStdio && r.ProtocolVersion < protocolModern {
+		r := &Resume{ProtocolVersion: init.ProtocolVersion, SessionID: c.last.sessionID, Result: init}
+		resumable := c.last.transport == TransportStreamableHTTP && c.opts.Transport.Implementation != ImplementationGoSDK && r.Valid()
+		legacyStdio := c.last.transport == TransportStdio && r.ProtocolVersion < protocolModern // the era a restart starts in
+		if resumable || legacyStdio {
 			si.Resume = r
 		}
 	}

@@ -26,12 +26,13 @@ import (
 // without its response; heard says the stream read at least one event
 // (the server's acknowledgment). ctx is the listen's own context.
 func (c *streamableConn) relisten(ctx context.Context, call *jsonrpc.Request, heard bool) {
+	if heard {
+		c.mu.Lock()
+		c.listenFailures = 0
+		c.mu.Unlock()
+	}
 	for {
 		c.mu.Lock()
-		if heard {
-			c.listenFailures = 0
-			heard = false
-		}
 		c.listenFailures++
 		n := c.listenFailures
 		c.mu.Unlock()
@@ -83,9 +84,7 @@ func cancels(msg jsonrpc.Message, call jsonrpc.ID) bool {
 	if !ok || req.Method != "notifications/cancelled" || !call.IsValid() {
 		return false
 	}
-	var p struct {
-		RequestID any `json:"requestId"`
-	}
+	var p mcp.CancelledParams
 	if json.Unmarshal(req.Params, &p) != nil {
 		return false
 	}
