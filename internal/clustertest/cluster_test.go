@@ -210,7 +210,10 @@ func (rec *recorder) wrap(key string, next http.Handler) http.Handler {
 		stop := context.AfterFunc(r.Context(), func() { end(true) })
 		defer stop()
 		next.ServeHTTP(w, r)
-		end(false)
+		// A handler that returned because the client hung up (a standing
+		// stream closed by its owner) may get here before the AfterFunc
+		// above runs: that end is a hang-up all the same.
+		end(r.Context().Err() != nil)
 	})
 }
 
