@@ -3,6 +3,7 @@ package jsonrpcwire
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,57 @@ func BenchmarkSplitTextBig(b *testing.B) {
 		if _, _, ok := SplitText(res, 1); !ok {
 			b.Fatal("not split")
 		}
+	}
+}
+
+// TestTextSizedExactly: a decoded text is allocated at its exact length
+// (65,536 bytes: eight pages; one byte more takes nine), both without an
+// escaped backslash and with some, where textString sizes it again at the
+// first one.
+func TestTextSizedExactly(t *testing.T) {
+	const size = 64 << 10
+	for _, tc := range []struct {
+		name  string
+		piece string // repeated: its decoded length divides size
+	}{
+		{"newlines", "abcdefghijklmn\n"},
+		{"backslashes", "abcdefghijkl\\\n\""},
+		{"backslash at the end", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var text string
+			if tc.piece == "" {
+				text = strings.Repeat("a", size-2) + "\n\\"
+			} else {
+				text = strings.Repeat(tc.piece, size/len(tc.piece)+1)[:size]
+			}
+			enc, err := json.Marshal(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const runs = 20
+			var got string
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range runs {
+				s := scanner{data: enc}
+				if got, err = s.textString(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			if got != text {
+				t.Fatalf("decoded %d bytes, want the %d encoded", len(got), len(text))
+			}
+			// Without a backslash, one allocation of the text; with some,
+			// a first one short of it and the text.
+			want := int64(size)
+			if strings.Contains(text, `\`) {
+				want = 2 * size
+			}
+			if b := int64(after.TotalAlloc-before.TotalAlloc) / runs; b < want || b > want+256 {
+				t.Errorf("%d bytes allocated per text, want %d (plus a few for the builder)", b, want)
+			}
+		})
 	}
 }

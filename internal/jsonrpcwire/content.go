@@ -156,9 +156,12 @@ func (s *scanner) textString() (string, error) {
 		return string(in), nil
 	}
 	// Each escape shortens the text by one, and an escaped backslash is
-	// the one pair of backslashes a valid string holds.
-	var out strings.Builder
-	out.Grow(len(in) - escapes + bytes.Count(in, []byte(`\\`)))
+	// the one pair of backslashes a valid string holds: out is sized for
+	// none, and sized again, exactly, at the first one (as rare in text
+	// as it is costly to count).
+	out := new(strings.Builder)
+	out.Grow(len(in) - escapes)
+	exact := false
 	for {
 		i := bytes.IndexByte(in, '\\')
 		if i < 0 {
@@ -171,7 +174,17 @@ func (s *scanner) textString() (string, error) {
 		out.Write(in[:i])
 		var c byte
 		switch e := in[i+1]; e {
-		case '"', '\\', '/':
+		case '\\':
+			if !exact {
+				exact = true
+				rest := in[i:]
+				again := new(strings.Builder)
+				again.Grow(out.Len() + len(rest) - bytes.Count(rest, []byte(`\`)) + bytes.Count(rest, []byte(`\\`)))
+				again.WriteString(out.String())
+				out = again
+			}
+			c = e
+		case '"', '/':
 			c = e
 		case 'b':
 			c = '\b'
