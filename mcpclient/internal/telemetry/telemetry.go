@@ -42,6 +42,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -756,24 +757,31 @@ func jsonString(v any) string {
 // framing around them. It is a transport.Counter; a nil IOCounter counts
 // nothing.
 type IOCounter struct {
-	c      metric.Int64Counter
-	tx, rx []metric.AddOption
+	c        metric.Int64Counter
+	serverID string
+	once     sync.Once // makes tx and rx, when a message is first counted
+	tx, rx   []metric.AddOption
 }
 
 var _ transport.Counter = (*IOCounter)(nil)
 
 // IOCounter returns the counter of the messages of the server serverID.
+// Its attribute sets are made when it first counts: with the metrics off
+// (no-op providers, the default), never.
 func (t *Telemetry) IOCounter(serverID string) *IOCounter {
-	id := AttrServerID.String(serverID)
-	return &IOCounter{c: t.io,
-		tx: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(id, attrIODirection.String("transmit")))},
-		rx: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(id, attrIODirection.String("receive")))},
-	}
+	return &IOCounter{c: t.io, serverID: serverID}
+}
+
+func (io *IOCounter) attributes() {
+	id := AttrServerID.String(io.serverID)
+	io.tx = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(id, attrIODirection.String("transmit")))}
+	io.rx = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(id, attrIODirection.String("receive")))}
 }
 
 // Sent counts n bytes sent.
 func (io *IOCounter) Sent(n int) {
 	if io != nil && io.c.Enabled(context.Background()) {
+		io.once.Do(io.attributes)
 		io.c.Add(context.Background(), int64(n), io.tx...)
 	}
 }
@@ -781,6 +789,7 @@ func (io *IOCounter) Sent(n int) {
 // Received counts n bytes received.
 func (io *IOCounter) Received(n int) {
 	if io != nil && io.c.Enabled(context.Background()) {
+		io.once.Do(io.attributes)
 		io.c.Add(context.Background(), int64(n), io.rx...)
 	}
 }
