@@ -1,9 +1,14 @@
 package mcpclient_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +16,7 @@ import (
 	"github.com/agentmcp/agentmcp/internal/peers"
 	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -226,5 +232,63 @@ func TestCallReconnectsProcess(t *testing.T) {
 	}
 	if info, _ := m.Server("ev"); info.State != mcpclient.StateReady {
 		t.Errorf("after the call: %s (%v)", info.State, info.Error)
+	}
+}
+
+// TestListenGivesUp: a 2026-07-28 server ends every subscriptions/listen
+// stream at once, without a word. The connection issues the listen again
+// until it gives up (transport.MaxStreamRetries in a row), then fails; the
+// Manager reconnects, and list changes are heard on the new connection.
+func TestListenGivesUp(t *testing.T) {
+	srv := mcptest.NewServer("s")
+	next := mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server })
+	var listens, discovers atomic.Int32
+	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct{ Method string }
+			json.Unmarshal(body, &msg)
+			switch msg.Method {
+			case "server/discover":
+				discovers.Add(1)
+			case "subscriptions/listen":
+				// The first connection's listen and each of its
+				// re-issues end at once; the next connection's stays.
+				if listens.Add(1) <= 1+transport.MaxStreamRetries {
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.WriteHeader(http.StatusOK)
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	}))
+	clock := testutil.NewClock()
+	m := newManager(t, &mcpclient.Options{Clock: clock})
+	rec := record(m)
+	connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
+	if info, _ := m.Server("s1"); info.ProtocolVersion != "2026-07-28" {
+		t.Fatalf("negotiated %s", info.ProtocolVersion)
+	}
+	first := discovers.Load()
+
+	rec.waitFor(t, "a new connection", stateIs("s1", mcpclient.StateConnecting))
+	rec.waitFor(t, "ready again", func(ev mcpclient.Event) bool {
+		return stateIs("s1", mcpclient.StateReady)(ev) && discovers.Load() > first
+	})
+	if n := listens.Load(); n < 1+transport.MaxStreamRetries {
+		t.Errorf("%d listens before the connection gave up, want %d", n, 1+transport.MaxStreamRetries)
+	}
+	srv.AddTool("late")
+	rec.waitFor(t, "tools/list_changed on the new connection", func(ev mcpclient.Event) bool {
+		return ev.Kind == mcpclient.EventToolsChanged && ev.ServerID == "s1" &&
+			slices.Contains(toolNames(m.ListTools(mcpclient.Filter{})), "s1/late")
+	})
+	if n := listens.Load(); n != 2+transport.MaxStreamRetries {
+		t.Errorf("%d listens in all, want %d", n, 2+transport.MaxStreamRetries)
 	}
 }
