@@ -92,8 +92,10 @@ func TestTextSizedExactly(t *testing.T) {
 			if strings.Contains(text, `\`) {
 				want = 2 * size
 			}
-			if b := int64(after.TotalAlloc-before.TotalAlloc) / runs; b < want || b > want+256 {
-				t.Errorf("%d bytes allocated per text, want %d (plus a few for the builder)", b, want)
+			// A byte too many costs a page (8 KiB); the builders and, with
+			// -race, the detector's own allocations take a few hundred.
+			if b := int64(after.TotalAlloc-before.TotalAlloc) / runs; b < want || b >= want+4096 {
+				t.Errorf("%d bytes allocated per text, want %d (plus a few for the builders)", b, want)
 			}
 		})
 	}
