@@ -31,7 +31,11 @@ func intercept(t *testing.T, hook func(w http.ResponseWriter, method, name strin
 
 // interceptMode is intercept with a server of the given mode.
 func interceptMode(t *testing.T, mode mcptest.Mode, hook func(w http.ResponseWriter, method, name string, id json.RawMessage) bool) *mcptest.HTTPServer {
-	srv := mcptest.NewServer("s")
+	return interceptServer(t, mcptest.NewServer("s"), mode, hook)
+}
+
+// interceptServer is interceptMode in front of srv.
+func interceptServer(t *testing.T, srv *mcptest.Server, mode mcptest.Mode, hook func(w http.ResponseWriter, method, name string, id json.RawMessage) bool) *mcptest.HTTPServer {
 	real := mcptest.Handler(t, mode, func() *mcp.Server { return srv.Server })
 	return mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

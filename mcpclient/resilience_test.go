@@ -1,11 +1,9 @@
 package mcpclient_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sync/atomic"
@@ -241,32 +239,22 @@ func TestCallReconnectsProcess(t *testing.T) {
 // Manager reconnects, and list changes are heard on the new connection.
 func TestListenGivesUp(t *testing.T) {
 	srv := mcptest.NewServer("s")
-	next := mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server })
 	var listens, discovers atomic.Int32
-	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var msg struct{ Method string }
-			json.Unmarshal(body, &msg)
-			switch msg.Method {
-			case "server/discover":
-				discovers.Add(1)
-			case "subscriptions/listen":
-				// The first connection's listen and each of its
-				// re-issues end at once; the next connection's stays.
-				if listens.Add(1) <= 1+transport.MaxStreamRetries {
-					w.Header().Set("Content-Type", "text/event-stream")
-					w.WriteHeader(http.StatusOK)
-					return
-				}
+	hs := interceptServer(t, srv, mcptest.Stateless, func(w http.ResponseWriter, method, _ string, _ json.RawMessage) bool {
+		switch method {
+		case "server/discover":
+			discovers.Add(1)
+		case "subscriptions/listen":
+			// The first connection's listen and each of its re-issues
+			// end at once; the next connection's stays.
+			if listens.Add(1) <= 1+transport.MaxStreamRetries {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				return true
 			}
 		}
-		next.ServeHTTP(w, r)
-	}))
+		return false
+	})
 	clock := testutil.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
