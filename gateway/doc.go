@@ -47,8 +47,11 @@
 // the answer resumes the call, which runs on meanwhile (for at most 10
 // minutes without the retry). A 2026-07-28 server's request names its
 // call; a 2025-11-25 server's does not, and goes to a client only when
-// all the calls in flight to that server are that client's (else to the
-// agent's handlers: the request may be another client's). Sampling is
+// every request in flight on that server's session is that client's call
+// (mcpclient.RequestOrigins). A request made during a call of the agent's
+// own (its API, the dashboard), or while one is in flight, goes to the
+// agent's handlers, as does one no client's call explains: the request
+// may be someone else's. Sampling is
 // offered to the upstream servers from their first session after New (an
 // agent without a sampling handler of its own did not offer it before).
 //

@@ -101,9 +101,8 @@ type Gateway struct {
 
 	// mu guards the fields below.
 	mu       sync.Mutex
-	calls    map[string][]*downstreamCall // tool calls in flight, by server id
-	sessions map[string]*liveSession      // live 2025-11-25 sessions by id
-	pending  map[string]*pendingCall      // 2026-07-28 calls waiting for the client's input, by state
+	sessions map[string]*liveSession // live 2025-11-25 sessions by id
+	pending  map[string]*pendingCall // 2026-07-28 calls waiting for the client's input, by state
 	closed   bool
 }
 
@@ -134,7 +133,6 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 		logger:   logger.With("agent", a.Namespace()),
 		kick:     make(chan struct{}, 1),
 		quit:     make(chan struct{}),
-		calls:    map[string][]*downstreamCall{},
 		sessions: map[string]*liveSession{},
 		pending:  map[string]*pendingCall{},
 	}

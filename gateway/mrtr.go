@@ -109,7 +109,6 @@ func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsR
 			return toolError("the MCP gateway is closing"), nil
 		}
 		g.wg.Go(func() {
-			defer g.begin(serverID, c)()
 			stop := context.AfterFunc(g.ctx, cancel)
 			defer stop()
 			res, err := g.a.CallTool(callCtx, serverID, name, args, nil)
