@@ -60,9 +60,23 @@
 // ServeHTTP speaks both eras of go-sdk's server: requests whose
 // MCP-Protocol-Version header is 2026-07-28 or later are served without a
 // session (server/discover, subscriptions/listen for list_changed), all
-// others in 2025-11-25 (or older) sessions. A session keeps the agent
-// awake (Agent.Hold) until it ends: the client's DELETE, Options.
-// SessionTimeout without a request, or Close.
+// others in 2025-11-25 (or older) sessions.
+//
+// # Sessions
+//
+// A session lives until the client's DELETE, Options.SessionTimeout
+// without a request (DefaultSessionTimeout), the caps, its agent's end or
+// Close. It does not keep the agent awake (the caller holds the agent for
+// each request it serves): an agent hibernated while its client is idle
+// ends the session, and the client, told 404, starts another. Options.
+// MaxSessions caps a gateway's sessions (DefaultMaxSessions) and a
+// SessionCap those of several gateways together: a new session past a cap
+// ends the one idle the longest (no request in flight), and with every
+// session busy the new client's initialize is refused (503). A session is
+// bound to the user that opened it, the UserID of the request's
+// auth.TokenInfo (go-sdk's auth.RequireBearerToken puts it there): a
+// request of another user (or of none) for it gets 404, as an unknown
+// session does. Logs name a session by a hash of its id.
 //
 // # The common call, answered below go-sdk's server
 //

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/sqlite"
@@ -90,6 +91,17 @@ Flags:
                     that must hear its servers' notifications and requests
                     (as are agents with a server added with --keep-awake).
                     Repeatable.
+  --mcp-sessions N  at most N MCP sessions (2025-11-25 clients of
+                    /agents/{class}/{name}/mcp) per agent (default 32; 0: no
+                    cap): a new one past it ends the session idle the longest
+                    (its client starts another); with every session busy, the
+                    new client gets 503.
+  --mcp-sessions-total N
+                    the same cap for all agents together (default 1000)
+  --mcp-session-timeout D
+                    end an MCP session that has seen no request for D
+                    (default 10m; 0: never). A session does not keep its
+                    agent awake: an agent's hibernation ends its sessions.
   --drain-timeout D on SIGTERM, how long to wait for busy agents before
                     closing them (default 30s): /readyz turns 503 at once,
                     streams end, idle agents are hibernated.
@@ -195,6 +207,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&idleTimeout, "idle-timeout", agent.DefaultIdleTimeout, "")
 	fs.IntVar(&maxAwake, "max-awake", agent.DefaultMaxAwake, "")
 	fs.Var(&keepAwake, "keep-awake", "")
+	mcpSessions, mcpSessionsTotal, mcpSessionTimeout := gateway.DefaultMaxSessions, server.DefaultMCPSessions, gateway.DefaultSessionTimeout
+	fs.IntVar(&mcpSessions, "mcp-sessions", mcpSessions, "")
+	fs.IntVar(&mcpSessionsTotal, "mcp-sessions-total", mcpSessionsTotal, "")
+	fs.DurationVar(&mcpSessionTimeout, "mcp-session-timeout", mcpSessionTimeout, "")
 	var oauthIssuer, oauthAudience string
 	fs.StringVar(&oauthIssuer, "oauth-issuer", "", "")
 	fs.StringVar(&oauthAudience, "oauth-audience", "", "")
@@ -260,6 +276,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErrorf("--max-awake %d: want 0 (no cap) or more", maxAwake)
 	case maxAwake == 0:
 		maxAwake = -1 // no cap
+	}
+	for _, n := range []*int{&mcpSessions, &mcpSessionsTotal} {
+		switch {
+		case *n < 0:
+			return usageErrorf("--mcp-sessions %d: want 0 (no cap) or more", *n)
+		case *n == 0:
+			*n = -1 // no cap
+		}
+	}
+	switch {
+	case mcpSessionTimeout < 0:
+		return usageErrorf("--mcp-session-timeout %v: want a duration of 0 (never) or more", mcpSessionTimeout)
+	case mcpSessionTimeout == 0:
+		mcpSessionTimeout = -1 // never
 	}
 	var allowedHosts []string
 	if publicURL != "" {
@@ -345,7 +375,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		AgentIdleTimeout:  idleTimeout,
 		MaxAwake:          maxAwake,
 		KeepAwake:         keepAwake,
-		Logger:            logger,
+		Gateway: func(*agent.Agent) *gateway.Options {
+			return &gateway.Options{MaxSessions: mcpSessions, SessionTimeout: mcpSessionTimeout}
+		},
+		MCPSessions: mcpSessionsTotal,
+		Logger:      logger,
 	})
 	if err != nil {
 		return err
