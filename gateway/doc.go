@@ -31,11 +31,17 @@
 //
 // A call is forwarded through the agent (Agent.CallTool, GetPrompt,
 // ReadResource) to the server the name belongs to. The client's progress
-// token gets the server's progress notifications; cancelling the call (a
+// token gets the server's progress notifications (a 2026-07-28 client
+// whose call may need its input: on the request of the call, or of its
+// retry, that waits on it); cancelling the call (a
 // notifications/cancelled, or the end of a 2026-07-28 request) cancels it
 // on the server. A call that does not complete (the server went away
 // during it, or asks for authorisation) is a tool result with IsError and
-// the reason, which a model can read, rather than a protocol error.
+// the reason, which a model can read, rather than a protocol error. A
+// result reaches each era's client in that era's shape, whatever the
+// upstream server's era: "resultType" and the gateway's own server info
+// in _meta for 2026-07-28, neither in a session; an upstream server's
+// info is never passed on.
 //
 // A request for input that an upstream server makes during a call
 // (elicitation, sampling) goes to the client that made the call when it

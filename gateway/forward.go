@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -153,13 +154,41 @@ func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessE
 	res, err := g.a.CallTool(ctx, serverID, name, args, opts)
 	switch {
 	case err == nil:
-		return res, nil
+		return ownResult(res), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	}
 	// The call did not complete (the server went away during it, or
 	// asks for authorisation): a result the model can read.
 	return toolError(fmt.Sprintf("calling tool %q on MCP server %q failed: %v", name, serverID, err)), nil
+}
+
+// ownResult is an upstream server's tool result made the gateway's own:
+// its exported fields only, since the result type a 2026-07-28 server's
+// result was decoded with is the downstream era's to set (none in a
+// session), and without the upstream server's info in _meta, where the
+// gateway's goes for a 2026-07-28 client.
+func ownResult(res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res == nil {
+		return nil
+	}
+	r := &mcp.CallToolResult{
+		Meta:              res.Meta,
+		Content:           res.Content,
+		StructuredContent: res.StructuredContent,
+		IsError:           res.IsError,
+		InputRequests:     res.InputRequests,
+		RequestState:      res.RequestState,
+	}
+	if _, ok := r.Meta[mcp.MetaKeyServerInfo]; ok {
+		meta := maps.Clone(r.Meta)
+		delete(meta, mcp.MetaKeyServerInfo)
+		if len(meta) == 0 {
+			meta = nil
+		}
+		r.Meta = meta
+	}
+	return r
 }
 
 func toolError(msg string) *mcp.CallToolResult {

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
 // A 2026-07-28 client has no session for the gateway to send requests
@@ -28,6 +31,29 @@ type pendingCall struct {
 	cancel context.CancelFunc // cancels the upstream call
 	asked  *inputAsk          // the request the client was sent, awaiting its answer
 	timer  *time.Timer        // cancels a call the client abandoned
+
+	// sinkMu guards sink: where the call's progress goes, the client's
+	// request waiting on the call now (the first, or a retry) if it
+	// asked for progress.
+	sinkMu sync.Mutex
+	sink   *progress
+}
+
+// progress passes the upstream call's progress to the client's request
+// waiting on it, if any.
+func (p *pendingCall) progress(n *mcp.ProgressNotificationParams) {
+	p.sinkMu.Lock()
+	sink := p.sink
+	p.sinkMu.Unlock()
+	if sink != nil {
+		sink.send(n)
+	}
+}
+
+func (p *pendingCall) setSink(sink *progress) {
+	p.sinkMu.Lock()
+	p.sink = sink
+	p.sinkMu.Unlock()
 }
 
 type callOutcome struct {
@@ -81,7 +107,21 @@ func (p *pendingCall) ask(ctx context.Context, req mcp.InputRequest) (mcp.InputR
 // a first call starts the upstream call, a retry (with a request state)
 // brings the answer to the request it was sent.
 func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsRaw, c *downstreamCall, serverID, name string, args any) (*mcp.CallToolResult, error) {
+	// This request's progress token gets the call's progress while the
+	// request waits on it (set before the call starts or resumes).
+	var pr *progress
+	if token := params.GetProgressToken(); token != nil && c.session != nil {
+		pr = newProgress(ctx, c.session, token)
+	}
 	var p *pendingCall
+	defer func() {
+		if pr != nil {
+			if p != nil {
+				p.setSink(nil)
+			}
+			pr.stop()
+		}
+	}()
 	if state := params.RequestState; state != "" {
 		p = g.takePending(state)
 		if p == nil {
@@ -95,11 +135,14 @@ func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsR
 			p.cancel()
 			return toolError("the retry carries no answer to the request for input"), nil
 		}
+		if pr != nil {
+			p.setSink(pr)
+		}
 		p.asked.reply <- answer
 		p.asked = nil
 	} else {
 		callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		p = &pendingCall{asks: make(chan *inputAsk), done: make(chan callOutcome, 1), cancel: cancel}
+		p = &pendingCall{asks: make(chan *inputAsk), done: make(chan callOutcome, 1), cancel: cancel, sink: pr}
 		c.pending = p
 		callCtx = context.WithValue(callCtx, downstreamKey{}, c)
 		g.mu.Lock()
@@ -111,7 +154,7 @@ func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsR
 		g.wg.Go(func() {
 			stop := context.AfterFunc(g.ctx, cancel)
 			defer stop()
-			res, err := g.a.CallTool(callCtx, serverID, name, args, nil)
+			res, err := g.a.CallTool(callCtx, serverID, name, args, &mcpclient.CallOptions{Progress: p.progress})
 			p.done <- callOutcome{res, err}
 		})
 		g.mu.Unlock()
@@ -122,7 +165,7 @@ func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsR
 		if o.err != nil {
 			return toolError(fmt.Sprintf("calling tool %q on MCP server %q failed: %v", name, serverID, o.err)), nil
 		}
-		return o.res, nil
+		return ownResult(o.res), nil
 	case a := <-p.asks:
 		p.asked = a
 		state, err := g.putPending(p)
