@@ -50,8 +50,10 @@
 // for its dashboard and API). A session's client (2025-11-25) is asked on
 // its session. A 2026-07-28 client, which has none, gets an
 // input-required result with the request and a state, and its retry with
-// the answer resumes the call, which runs on meanwhile (for at most 10
-// minutes without the retry). A 2026-07-28 server's request names its
+// the answer resumes the call, which runs on meanwhile (for at most
+// Options.InputTimeout, 2 minutes by default, without the retry: a
+// question the client abandons is then cancelled upstream, and no longer
+// keeps the agent busy). A 2026-07-28 server's request names its
 // call; a 2025-11-25 server's does not, and goes to a client only when
 // every request in flight on that server's session is that client's call
 // (mcpclient.RequestOrigins). A request made during a call of the agent's

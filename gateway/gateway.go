@@ -46,6 +46,13 @@ type Options struct {
 	// DefaultSessionTimeout; negative means never.
 	SessionTimeout time.Duration
 
+	// InputTimeout bounds how long a 2026-07-28 client's call that asked
+	// for its input (an input-required result) waits for the client's
+	// retry with the answer: past it the upstream call is cancelled, as
+	// abandoned, and the agent is free to hibernate. Zero means
+	// DefaultInputTimeout.
+	InputTimeout time.Duration
+
 	// MaxSessions caps the gateway's 2025-11-25 sessions. A client's new
 	// session past the cap ends the session idle the longest (none of its
 	// requests in flight; its client gets a 404 on its next request and
@@ -142,6 +149,9 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 	}
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.InputTimeout <= 0 {
+		o.InputTimeout = DefaultInputTimeout
 	}
 	if o.MaxSessions == 0 {
 		o.MaxSessions = DefaultMaxSessions

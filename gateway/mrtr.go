@@ -20,9 +20,8 @@ import (
 // with its answers (SEP-2322, multi-round-trip). The upstream call goes on
 // meanwhile, detached from the client's HTTP requests, as a pendingCall.
 
-// inputTimeout bounds how long a pending call waits for the client to
-// come back with its answers.
-const inputTimeout = 10 * time.Minute
+// DefaultInputTimeout is Options.InputTimeout's default.
+const DefaultInputTimeout = 2 * time.Minute
 
 // pendingCall is a 2026-07-28 client's call in flight upstream.
 type pendingCall struct {
@@ -180,8 +179,17 @@ func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsR
 	}
 }
 
+// PendingInputs reports how many 2026-07-28 calls wait for their client
+// to come back with its input (each keeps its upstream call, and so the
+// agent, busy until then, at most Options.InputTimeout).
+func (g *Gateway) PendingInputs() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pending)
+}
+
 // putPending keeps p until the client comes back with state, at most
-// inputTimeout.
+// Options.InputTimeout.
 func (g *Gateway) putPending(p *pendingCall) (string, error) {
 	state := rand.Text()
 	g.mu.Lock()
@@ -190,7 +198,7 @@ func (g *Gateway) putPending(p *pendingCall) (string, error) {
 		return "", errors.New("the MCP gateway is closing")
 	}
 	g.pending[state] = p
-	p.timer = time.AfterFunc(inputTimeout, func() {
+	p.timer = time.AfterFunc(g.opts.InputTimeout, func() {
 		if g.takePending(state) != nil {
 			p.cancel()
 		}

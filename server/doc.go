@@ -13,7 +13,8 @@
 //	                                                        those with stored servers, then the other awake ones; at most 1000, "more" set when some were left out
 //	PUT    /agents/{class}/{name}                           create the agent -> 201, or 200 when it exists
 //	POST   /agents/{class}/{name}/hibernate                 hibernate it now, as its idle timeout would -> 204 (also when asleep already);
-//	                                                        409 agent_busy while something keeps it awake; never wakes an agent
+//	                                                        409 agent_busy while something keeps it awake, its message naming what (agent.Busyness: requests and calls in flight,
+//	                                                        streams, pending elicitations, an OAuth sign-in, MCP clients' unanswered questions); never wakes an agent
 //	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
 //	GET    /agents/{class}/{name}/events                    the state as server-sent events
 //	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)

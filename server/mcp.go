@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -180,4 +181,28 @@ func (s *Server) closeGateways(ctx context.Context) {
 	for _, g := range all {
 		g.Close(ctx)
 	}
+}
+
+// busyReasons says what keeps the awake agent class/name from
+// hibernating (agent.Busyness), with its MCP clients' questions waiting
+// for an answer, or that it is kept awake.
+func (s *Server) busyReasons(class, name string) string {
+	b := s.host.Busy()[class+"/"+name]
+	why := b.String()
+	if why == "idle" {
+		why = "kept awake (a keep-awake server, or --keep-awake)"
+	}
+	var waiting int
+	gws := &s.gateways
+	gws.mu.Lock()
+	for a, g := range gws.m {
+		if a.Namespace() == class+"/"+name {
+			waiting += g.PendingInputs()
+		}
+	}
+	gws.mu.Unlock()
+	if waiting > 0 {
+		why += fmt.Sprintf(" (%d of them MCP client questions waiting for the client's answer, each cancelled if not answered in time)", waiting)
+	}
+	return why
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oauthtest"
 )
@@ -185,4 +187,45 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestAbandonedQuestion: a 2026-07-28 MCP client that leaves a question
+// of its call unanswered keeps the agent busy only until the gateway's
+// InputTimeout, which cancels the call; meanwhile POST .../hibernate's 409
+// says what keeps the agent awake.
+func TestAbandonedQuestion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &Options{Token: "secret", Gateway: func(*agent.Agent) *gateway.Options {
+		return &gateway.Options{InputTimeout: time.Second}
+	}})
+	ctx := testCtx(t)
+	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "asker", URL: askServer(t), ID: "asker"}); err != nil {
+		t.Fatal(err)
+	}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool_asker_ask","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"editor","version":"1"}}}}`
+	status, _, b := e.do("POST", agentPath+"/mcp", call, "Authorization: Bearer secret", "Mcp-Protocol-Version: 2026-07-28",
+		"Mcp-Method: tools/call", "Mcp-Name: tool_asker_ask", "Accept: application/json, text/event-stream")
+	if status != http.StatusOK || !strings.Contains(string(b), "input_required") {
+		t.Fatalf("the call = %d %s; want an input-required result", status, b)
+	}
+	// The client never comes back.
+	status, _, b = e.do("POST", agentPath+"/hibernate", "", "Authorization: Bearer secret")
+	if status != http.StatusConflict || !strings.Contains(string(b), "in flight") || !strings.Contains(string(b), "MCP client question") {
+		t.Errorf("hibernate with the question pending = %d %s; want 409 naming the call and the question", status, b)
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		status, _, b = e.do("POST", agentPath+"/hibernate", "", "Authorization: Bearer secret")
+		if status == http.StatusNoContent {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("the abandoned question keeps the agent busy: %d %s", status, b)
+		}
+	}
 }
