@@ -46,7 +46,7 @@ type Calls struct {
 type Call struct {
 	ctx       context.Context // the context it was sent in, for its values (Origins)
 	done      chan struct{}   // closed when it returns
-	cancelled atomic.Bool   // its caller gave up; set before done is closed
+	cancelled atomic.Bool     // its caller gave up; set before done is closed
 	// retried is set when a round of it carried inputResponses or a
 	// requestState: its result came through a multi round-trip retry.
 	retried atomic.Bool
