@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,4 +155,83 @@ func (el *elicitations) answer(id string, res *mcp.ElicitResult) bool {
 	p.answer <- res
 	el.changed()
 	return true
+}
+
+// Busyness is what keeps an awake agent from hibernating (Agent.Busy,
+// and the uses a Host counts): for an operator asking why.
+type Busyness struct {
+	// InUse counts the uses of a Host not released yet: requests to the
+	// agent in flight (agentmcp serve: an API call, an MCP request).
+	InUse int `json:"inUse,omitempty"`
+	// Work counts calls, adds and reconnections in flight, and Holds.
+	Work int `json:"work,omitempty"`
+	// Watchers counts the open watches (Watch: a WebSocket or SSE stream).
+	Watchers int `json:"watchers,omitempty"`
+	// Elicitations counts the pending elicitations (Elicitations).
+	Elicitations int `json:"elicitations,omitempty"`
+	// Authorizing is set while an OAuth flow may still complete.
+	Authorizing bool `json:"authorizing,omitempty"`
+}
+
+// Busyness reports what keeps the agent busy now (InUse is the Host's:
+// zero here).
+func (a *Agent) Busyness() Busyness {
+	return Busyness{
+		Work:         int(a.busyN.Load()),
+		Watchers:     a.updates.watching(),
+		Elicitations: a.pending.count(),
+		Authorizing:  a.authorizing(),
+	}
+}
+
+// Idle reports whether nothing in b keeps the agent awake.
+func (b Busyness) Idle() bool { return b == Busyness{} }
+
+// String says what b holds, for a person: "1 request in flight, 2 calls
+// in flight", or "idle".
+func (b Busyness) String() string {
+	var parts []string
+	count := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, strconv.Itoa(n)+" "+many)
+		}
+	}
+	count(b.InUse, "request in flight", "requests in flight")
+	count(b.Work, "call (or add, reconnection) in flight", "calls (or adds, reconnections) in flight")
+	count(b.Watchers, "open stream", "open streams")
+	count(b.Elicitations, "pending elicitation", "pending elicitations")
+	if b.Authorizing {
+		parts = append(parts, "an OAuth sign-in in progress")
+	}
+	if len(parts) == 0 {
+		return "idle"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Busy returns what keeps each awake agent that is not idle awake, by
+// "class/name" (agents being opened are left out).
+func (h *Host) Busy() map[string]Busyness {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]Busyness{}
+	for key, e := range h.awake {
+		select {
+		case <-e.ready:
+		default:
+			continue
+		}
+		if e.err != nil || e.a == nil {
+			continue
+		}
+		b := e.a.Busyness()
+		b.InUse = e.refs
+		if !b.Idle() {
+			out[key] = b
+		}
+	}
+	return out
 }

@@ -31,11 +31,17 @@
 //
 // A call is forwarded through the agent (Agent.CallTool, GetPrompt,
 // ReadResource) to the server the name belongs to. The client's progress
-// token gets the server's progress notifications; cancelling the call (a
+// token gets the server's progress notifications (a 2026-07-28 client
+// whose call may need its input: on the request of the call, or of its
+// retry, that waits on it); cancelling the call (a
 // notifications/cancelled, or the end of a 2026-07-28 request) cancels it
 // on the server. A call that does not complete (the server went away
 // during it, or asks for authorisation) is a tool result with IsError and
-// the reason, which a model can read, rather than a protocol error.
+// the reason, which a model can read, rather than a protocol error. A
+// result reaches each era's client in that era's shape, whatever the
+// upstream server's era: "resultType" and the gateway's own server info
+// in _meta for 2026-07-28, neither in a session; an upstream server's
+// info is never passed on.
 //
 // A request for input that an upstream server makes during a call
 // (elicitation, sampling) goes to the client that made the call when it
@@ -44,11 +50,16 @@
 // for its dashboard and API). A session's client (2025-11-25) is asked on
 // its session. A 2026-07-28 client, which has none, gets an
 // input-required result with the request and a state, and its retry with
-// the answer resumes the call, which runs on meanwhile (for at most 10
-// minutes without the retry). A 2026-07-28 server's request names its
+// the answer resumes the call, which runs on meanwhile (for at most
+// Options.InputTimeout, 2 minutes by default, without the retry: a
+// question the client abandons is then cancelled upstream, and no longer
+// keeps the agent busy). A 2026-07-28 server's request names its
 // call; a 2025-11-25 server's does not, and goes to a client only when
-// all the calls in flight to that server are that client's (else to the
-// agent's handlers: the request may be another client's). Sampling is
+// every request in flight on that server's session is that client's call
+// (mcpclient.RequestOrigins). A request made during a call of the agent's
+// own (its API, the dashboard), or while one is in flight, goes to the
+// agent's handlers, as does one no client's call explains: the request
+// may be someone else's. Sampling is
 // offered to the upstream servers from their first session after New (an
 // agent without a sampling handler of its own did not offer it before).
 //
@@ -57,9 +68,23 @@
 // ServeHTTP speaks both eras of go-sdk's server: requests whose
 // MCP-Protocol-Version header is 2026-07-28 or later are served without a
 // session (server/discover, subscriptions/listen for list_changed), all
-// others in 2025-11-25 (or older) sessions. A session keeps the agent
-// awake (Agent.Hold) until it ends: the client's DELETE, Options.
-// SessionTimeout without a request, or Close.
+// others in 2025-11-25 (or older) sessions.
+//
+// # Sessions
+//
+// A session lives until the client's DELETE, Options.SessionTimeout
+// without a request (DefaultSessionTimeout), the caps, its agent's end or
+// Close. It does not keep the agent awake (the caller holds the agent for
+// each request it serves): an agent hibernated while its client is idle
+// ends the session, and the client, told 404, starts another. Options.
+// MaxSessions caps a gateway's sessions (DefaultMaxSessions) and a
+// SessionCap those of several gateways together: a new session past a cap
+// ends the one idle the longest (no request in flight), and with every
+// session busy the new client's initialize is refused (503). A session is
+// bound to the user that opened it, the UserID of the request's
+// auth.TokenInfo (go-sdk's auth.RequireBearerToken puts it there): a
+// request of another user (or of none) for it gets 404, as an unknown
+// session does. Logs name a session by a hash of its id.
 //
 // # The common call, answered below go-sdk's server
 //

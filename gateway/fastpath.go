@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,8 +39,8 @@ import (
 // go-sdk's): batches, other methods, malformed JSON, unknown or expired
 // session ids, a progress token, a 2026-07-28 retry carrying input
 // responses, a log level, a tool whose input schema binds headers
-// (x-mcp-header), a session's request with OAuth token info in its
-// context (go-sdk binds a session to its user).
+// (x-mcp-header). A session's requests reach it only from the session's
+// own user (ServeHTTP checks it first, as go-sdk would).
 //
 // 2025-11-25 sessions: only a session go-sdk made and the gateway holds
 // (liveSession), and only when its client declared neither elicitation nor
@@ -278,7 +277,7 @@ func (g *Gateway) fastTool(key string) (toolEntry, bool) {
 // tools/call the fast path takes, or a notifications/cancelled of a call
 // it runs; it reports whether it did. body is the request's body.
 func (g *Gateway) serveSessionFast(w http.ResponseWriter, r *http.Request, ls *liveSession, body []byte) bool {
-	if g.noFast.Load() || !g.httpChecked(r) || auth.TokenInfoFromContext(r.Context()) != nil {
+	if g.noFast.Load() || !g.httpChecked(r) {
 		return false
 	}
 	if v := r.Header.Get(protocolVersionHeader); !slices.Contains(sessionVersions, v) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"maps"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,57 +78,35 @@ func stateless(ss *mcp.ServerSession) bool {
 	return p == nil || p.ProtocolVersion >= firstStateless
 }
 
-// begin registers a call to serverID in flight; end unregisters it.
-func (g *Gateway) begin(serverID string, c *downstreamCall) (end func()) {
-	g.mu.Lock()
-	g.calls[serverID] = append(g.calls[serverID], c)
-	g.mu.Unlock()
-	return func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		calls := slices.DeleteFunc(g.calls[serverID], func(x *downstreamCall) bool { return x == c })
-		if len(calls) == 0 {
-			delete(g.calls, serverID)
-		} else {
-			g.calls[serverID] = calls
-		}
-	}
-}
-
-// callerOf returns the downstream call a request for input from serverID
-// belongs to, or nil: the call it was made in (2026-07-28 upstream
-// servers ask within the call), else, since a 2025-11-25 server's request
-// does not say which call it is for, the latest call in flight to that
-// server when every call in flight to it comes from one client, which
-// takes the request. When calls of several clients are in flight, nobody
-// can tell whose the request is: it goes to the agent's handlers rather
+// callerOf returns the downstream call a request for input belongs to, or
+// nil. The request's context names the calls it may belong to
+// (mcpclient.RequestOrigins): the call it was made in (2026-07-28 upstream
+// servers ask within the call), else every call in flight on the server's
+// session when it came (a 2025-11-25 server's request does not say which
+// call it is for). It goes to a downstream client only when all of them
+// are that client's and the client takes it (takes); a call of anyone
+// else in flight (the agent's API or dashboard, the agent's own work,
+// another client) or none at all leaves it to the agent's handlers rather
 // than to a client that may not be the one asked.
-func (g *Gateway) callerOf(ctx context.Context, serverID string, takes func(*downstreamCall) bool) *downstreamCall {
-	if c, ok := ctx.Value(downstreamKey{}).(*downstreamCall); ok {
-		if takes(c) && !g.isClosed() {
-			return c
-		}
-		return nil
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return nil
-	}
-	calls := g.calls[serverID]
-	if len(calls) == 0 {
-		return nil
-	}
-	last := calls[len(calls)-1]
-	for _, c := range calls {
-		if c.session != last.session {
+func (g *Gateway) callerOf(ctx context.Context, takes func(*downstreamCall) bool) *downstreamCall {
+	var caller *downstreamCall
+	for _, o := range mcpclient.RequestOrigins(ctx) {
+		c, ok := o.Value(downstreamKey{}).(*downstreamCall)
+		if !ok {
 			return nil
 		}
+		switch {
+		case caller == nil:
+			caller = c
+		case c == caller:
+		case c.pending != nil || caller.pending != nil || c.session == nil || c.session != caller.session:
+			return nil // two clients' calls
+		}
 	}
-	if !takes(last) {
+	if caller == nil || !takes(caller) || g.isClosed() {
 		return nil
 	}
-	return last
+	return caller
 }
 
 // callTool returns the handler of a tool: the call forwarded to the
@@ -166,7 +144,6 @@ func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessE
 			return g.callStateless(ctx, p, c, serverID, name, args)
 		}
 	}
-	defer g.begin(serverID, c)()
 	ctx = context.WithValue(ctx, downstreamKey{}, c)
 	var opts *mcpclient.CallOptions
 	if token := p.GetProgressToken(); token != nil && ss != nil {
@@ -177,13 +154,41 @@ func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessE
 	res, err := g.a.CallTool(ctx, serverID, name, args, opts)
 	switch {
 	case err == nil:
-		return res, nil
+		return ownResult(res), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	}
 	// The call did not complete (the server went away during it, or
 	// asks for authorisation): a result the model can read.
 	return toolError(fmt.Sprintf("calling tool %q on MCP server %q failed: %v", name, serverID, err)), nil
+}
+
+// ownResult is an upstream server's tool result made the gateway's own:
+// its exported fields only, since the result type a 2026-07-28 server's
+// result was decoded with is the downstream era's to set (none in a
+// session), and without the upstream server's info in _meta, where the
+// gateway's goes for a 2026-07-28 client.
+func ownResult(res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res == nil {
+		return nil
+	}
+	r := &mcp.CallToolResult{
+		Meta:              res.Meta,
+		Content:           res.Content,
+		StructuredContent: res.StructuredContent,
+		IsError:           res.IsError,
+		InputRequests:     res.InputRequests,
+		RequestState:      res.RequestState,
+	}
+	if _, ok := r.Meta[mcp.MetaKeyServerInfo]; ok {
+		meta := maps.Clone(r.Meta)
+		delete(meta, mcp.MetaKeyServerInfo)
+		if len(meta) == 0 {
+			meta = nil
+		}
+		r.Meta = meta
+	}
+	return r
 }
 
 func toolError(msg string) *mcp.CallToolResult {
@@ -294,7 +299,7 @@ var errNoClient = errors.New("no client that takes this request is connected to 
 
 func (g *Gateway) elicit(mode string, fallback func(context.Context, *input.ElicitationRequest, string) (*mcp.ElicitResult, error)) func(context.Context, *input.ElicitationRequest, string) (*mcp.ElicitResult, error) {
 	return func(ctx context.Context, req *input.ElicitationRequest, serverID string) (*mcp.ElicitResult, error) {
-		if c := g.callerOf(ctx, serverID, func(c *downstreamCall) bool { return c.canElicit(mode) }); c != nil {
+		if c := g.callerOf(ctx, func(c *downstreamCall) bool { return c.canElicit(mode) }); c != nil {
 			params := *req.Params
 			params.Mode = mode
 			params.Meta = nil
@@ -323,7 +328,7 @@ func (g *Gateway) elicit(mode string, fallback func(context.Context, *input.Elic
 }
 
 func (g *Gateway) sample(ctx context.Context, req *mcp.CreateMessageParams, serverID string) (*mcp.CreateMessageResult, error) {
-	if c := g.callerOf(ctx, serverID, (*downstreamCall).canSample); c != nil {
+	if c := g.callerOf(ctx, (*downstreamCall).canSample); c != nil {
 		params := *req
 		params.Meta = nil
 		if c.pending != nil {

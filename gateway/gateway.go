@@ -46,6 +46,27 @@ type Options struct {
 	// DefaultSessionTimeout; negative means never.
 	SessionTimeout time.Duration
 
+	// InputTimeout bounds how long a 2026-07-28 client's call that asked
+	// for its input (an input-required result) waits for the client's
+	// retry with the answer: past it the upstream call is cancelled, as
+	// abandoned, and the agent is free to hibernate. Zero means
+	// DefaultInputTimeout.
+	InputTimeout time.Duration
+
+	// MaxSessions caps the gateway's 2025-11-25 sessions. A client's new
+	// session past the cap ends the session idle the longest (none of its
+	// requests in flight; its client gets a 404 on its next request and
+	// starts another, as the protocol asks); when every session has a
+	// request in flight, the new client's initialize is refused (503).
+	// Zero means DefaultMaxSessions; negative means no cap.
+	MaxSessions int
+
+	// Sessions, if set, is a cap shared with other Gateways (a program that
+	// fronts many agents makes one and gives it to each): the sessions of
+	// all of them together are capped likewise, the one idle the longest
+	// among them ending first. Nil means no shared cap.
+	Sessions *SessionCap
+
 	// AnyHost turns off go-sdk's DNS-rebinding protection, which refuses a
 	// request that arrives on a loopback address with a Host header that
 	// is not a loopback name (403). Set it when something in front checks
@@ -58,7 +79,10 @@ type Options struct {
 }
 
 // DefaultSessionTimeout is Options.SessionTimeout's default.
-const DefaultSessionTimeout = 30 * time.Minute
+const DefaultSessionTimeout = 10 * time.Minute
+
+// DefaultMaxSessions is Options.MaxSessions's default.
+const DefaultMaxSessions = 32
 
 // Gateway is an MCP server (streamable HTTP) that fronts the MCP servers of
 // one agent. It is an http.Handler; see the package documentation.
@@ -93,6 +117,9 @@ type Gateway struct {
 	syncMu sync.Mutex
 	cat    catalog
 
+	// seq orders the uses of the sessions (a SessionCap's when shared).
+	seq atomic.Int64
+
 	// fastCalls counts the calls answered below go-sdk's server
 	// (fastpath.go); noFast turns that path off (the tests compare the
 	// two).
@@ -101,9 +128,8 @@ type Gateway struct {
 
 	// mu guards the fields below.
 	mu       sync.Mutex
-	calls    map[string][]*downstreamCall // tool calls in flight, by server id
-	sessions map[string]*liveSession      // live 2025-11-25 sessions by id
-	pending  map[string]*pendingCall      // 2026-07-28 calls waiting for the client's input, by state
+	sessions map[string]*liveSession // live 2025-11-25 sessions by id
+	pending  map[string]*pendingCall // 2026-07-28 calls waiting for the client's input, by state
 	closed   bool
 }
 
@@ -124,17 +150,25 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
+	if o.InputTimeout <= 0 {
+		o.InputTimeout = DefaultInputTimeout
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// go-sdk logs session ids (at info); a session id is a credential of
+	// sorts (whoever holds it uses the session): the logs get its hash.
+	logger = slog.New(hashSessionIDs{logger.Handler()})
 	g := &Gateway{
 		a:        a,
 		opts:     o,
 		logger:   logger.With("agent", a.Namespace()),
 		kick:     make(chan struct{}, 1),
 		quit:     make(chan struct{}),
-		calls:    map[string][]*downstreamCall{},
 		sessions: map[string]*liveSession{},
 		pending:  map[string]*pendingCall{},
 	}
@@ -203,7 +237,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.serveStateless(w, r)
 		return
 	}
-	ls := g.session(r.Header.Get(sessionIDHeader))
+	id := r.Header.Get(sessionIDHeader)
+	ls := g.session(id)
+	if ls != nil && ls.subject != subjectOf(r.Context()) {
+		// Another user's session: as if there were none.
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	if id == "" && r.Method == http.MethodPost && !g.admit(r) {
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "too many MCP sessions are open, each with a request in flight; retry later", http.StatusServiceUnavailable)
+		return
+	}
 	if ls != nil && r.Method == http.MethodPost {
 		ls.startPOST()
 		defer ls.endPOST()
@@ -312,45 +357,60 @@ func (g *Gateway) shutdown() {
 // agent was closed.
 func (g *Gateway) Done() <-chan struct{} { return g.quit }
 
-// holdSessions holds the agent awake while a session lives: a 2025-11-25
-// session from its handshake to its end (the client's DELETE, the session
-// timeout, Close).
+// holdSessions follows a 2025-11-25 session from its handshake to its end
+// (the client's DELETE, the session timeout, the caps, Close). A session
+// does not keep the agent awake: only its requests in flight do (as any
+// request to the agent does), so that an idle session leaves its agent to
+// hibernate, which ends the session.
 func (g *Gateway) holdSessions(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if method == "initialize" && err == nil {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
-				g.holdSession(ss)
+				var subject string
+				if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+					subject = extra.TokenInfo.UserID
+				}
+				if ls := g.holdSession(ss, subject); ls != nil {
+					// Concurrent handshakes may have passed admit together.
+					g.trim(ls)
+				}
 			}
 		}
 		return res, err
 	}
 }
 
-func (g *Gateway) holdSession(ss *mcp.ServerSession) {
+func (g *Gateway) holdSession(ss *mcp.ServerSession, subject string) *liveSession {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
-		return
+		return nil
 	}
 	if _, ok := g.sessions[ss.ID()]; ok {
-		return
+		return nil
 	}
-	ls := &liveSession{ss: ss, released: make(chan struct{})}
+	ls := &liveSession{ss: ss, subject: subject, released: make(chan struct{}), seq: g.useSeq()}
+	ls.lastUse = ls.seq.Add(1)
 	ls.ctx, ls.cancel = context.WithCancel(context.Background())
 	if t := g.opts.SessionTimeout; t > 0 {
 		ls.timeout = t
 		ls.timer = time.AfterFunc(t, func() { ss.Close() })
 	}
 	g.sessions[ss.ID()] = ls
-	release := g.a.Hold()
+	if c := g.opts.Sessions; c != nil {
+		c.add(ls)
+	}
+	g.logger.Debug("MCP session opened", "session", hashID(ss.ID()))
 	g.wg.Go(func() {
 		defer func() {
 			g.mu.Lock()
 			delete(g.sessions, ss.ID())
 			g.mu.Unlock()
+			if c := g.opts.Sessions; c != nil {
+				c.remove(ls)
+			}
 			ls.end()
-			release()
 			close(ls.released)
 		}()
 		done := make(chan struct{})
@@ -362,6 +422,7 @@ func (g *Gateway) holdSession(ss *mcp.ServerSession) {
 			<-done
 		}
 	})
+	return ls
 }
 
 // session returns the live session of id, or nil.
@@ -377,36 +438,68 @@ func (g *Gateway) session(id string) *liveSession {
 // liveSession is a 2025-11-25 session from its handshake to its end.
 type liveSession struct {
 	ss       *mcp.ServerSession
-	released chan struct{}      // closed once the session no longer holds the agent
+	subject  string             // the user who opened it (auth.TokenInfo's UserID); "" for none
+	released chan struct{}      // closed once the session has ended here
 	ctx      context.Context    // ends with the session: the calls the gateway answers in it
 	cancel   context.CancelFunc // cancels ctx
 	timeout  time.Duration      // Options.SessionTimeout; zero for none
+	seq      *atomic.Int64      // orders uses: the gateway's, or its SessionCap's
 
 	// mu guards the fields below.
-	mu    sync.Mutex
-	posts int                           // POSTs in flight
-	timer *time.Timer                   // closes the session after timeout without a POST; nil once ended
-	calls map[string]context.CancelFunc // calls the gateway answers itself, by JSON-RPC id (fastpath.go)
+	mu      sync.Mutex
+	posts   int                           // POSTs in flight
+	lastUse int64                         // seq when a POST last started or ended
+	ending  bool                          // closed to make room; no longer counted
+	timer   *time.Timer                   // closes the session after timeout without a POST; nil once ended
+	calls   map[string]context.CancelFunc // calls the gateway answers itself, by JSON-RPC id (fastpath.go)
 }
 
 // startPOST pauses the idle timeout while a POST of the session runs;
 // endPOST restarts it after the last (as go-sdk's handler does).
 func (ls *liveSession) startPOST() {
+	use := ls.seq.Add(1)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.posts == 0 && ls.timer != nil {
 		ls.timer.Stop()
 	}
 	ls.posts++
+	ls.lastUse = use
 }
 
 func (ls *liveSession) endPOST() {
+	use := ls.seq.Add(1)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	ls.posts--
+	ls.lastUse = use
 	if ls.posts == 0 && ls.timer != nil {
 		ls.timer.Reset(ls.timeout)
 	}
+}
+
+// idleSince reports whether the session may be ended to make room (no
+// POST in flight, not ending already), and its last use.
+func (ls *liveSession) idleSince() (int64, bool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.lastUse, ls.posts == 0 && !ls.ending
+}
+
+// counts reports whether the session counts against the caps.
+func (ls *liveSession) counts() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return !ls.ending
+}
+
+// evict ends the session to make room for another.
+func (ls *liveSession) evict(logger *slog.Logger, why string) {
+	ls.mu.Lock()
+	ls.ending = true
+	ls.mu.Unlock()
+	logger.Info("MCP session ended to make room for a new one", "session", hashID(ls.ss.ID()), "cap", why)
+	ls.ss.Close()
 }
 
 // end stops the timeout and the session's calls.

@@ -258,6 +258,79 @@ func TestElicitation(t *testing.T) {
 	}
 }
 
+// TestElicitationOfAgentCall: a request for input that an upstream server
+// makes during a call of the agent's own (its API, its dashboard) goes to
+// the agent's pending elicitations, never to a gateway client that has a
+// call of its own in flight to the same server, in either era of the
+// upstream server; a gateway client's own question still reaches it.
+func TestElicitationOfAgentCall(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	var asked atomic.Int32
+	cs := e.connect(eraSessions, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	var queued atomic.Int32
+	w := e.a.Watch(16)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		for {
+			select {
+			case up := <-w.Updates():
+				for _, el := range up.Elicitations {
+					if e.a.AnswerElicitation(el.ID, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Owner"}}) {
+						queued.Add(1)
+					}
+				}
+			case <-w.Done():
+				return
+			}
+		}
+	}()
+	defer func() { w.Stop(); <-answered }()
+
+	for _, up := range []struct {
+		id  string
+		srv *mcptest.Server
+	}{{"beta", e.beta}, {"alpha", e.alpha}} {
+		slow := make(chan error, 1)
+		go func() {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_" + up.id + "_slow", Arguments: map[string]any{}})
+			slow <- err
+		}()
+		select {
+		case <-up.srv.SlowStarted:
+		case <-ctx.Done():
+			t.Fatalf("%s: the slow call did not start", up.id)
+		}
+		before := queued.Load()
+		res, err := e.a.CallTool(ctx, up.id, "ask", nil, nil)
+		if err != nil || text(res) != "accept:Owner" {
+			t.Errorf("%s: the agent's call = %+v, %v; want the agent's queue to answer", up.id, res, err)
+		}
+		if n := asked.Load(); n != 0 {
+			t.Errorf("%s: the gateway client was asked %d times for the agent's call", up.id, n)
+		}
+		if queued.Load() != before+1 {
+			t.Errorf("%s: the agent's queue had %d elicitations; want 1", up.id, queued.Load()-before)
+		}
+		up.srv.ReleaseSlow()
+		if err := <-slow; err != nil {
+			t.Errorf("%s: slow call: %v", up.id, err)
+		}
+	}
+
+	// The client's own call is still its own.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_beta_ask", Arguments: map[string]any{}})
+	if err != nil || text(res) != "accept:Ada" || asked.Load() != 1 {
+		t.Errorf("the client's own ask = %+v, %v (asked %d times)", res, err, asked.Load())
+	}
+}
+
 // TestExpose: a tool the hook denies is neither listed nor callable, and
 // a server it denies shows nothing.
 func TestExpose(t *testing.T) {

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
 // A 2026-07-28 client has no session for the gateway to send requests
@@ -17,9 +20,8 @@ import (
 // with its answers (SEP-2322, multi-round-trip). The upstream call goes on
 // meanwhile, detached from the client's HTTP requests, as a pendingCall.
 
-// inputTimeout bounds how long a pending call waits for the client to
-// come back with its answers.
-const inputTimeout = 10 * time.Minute
+// DefaultInputTimeout is Options.InputTimeout's default.
+const DefaultInputTimeout = 2 * time.Minute
 
 // pendingCall is a 2026-07-28 client's call in flight upstream.
 type pendingCall struct {
@@ -28,6 +30,29 @@ type pendingCall struct {
 	cancel context.CancelFunc // cancels the upstream call
 	asked  *inputAsk          // the request the client was sent, awaiting its answer
 	timer  *time.Timer        // cancels a call the client abandoned
+
+	// sinkMu guards sink: where the call's progress goes, the client's
+	// request waiting on the call now (the first, or a retry) if it
+	// asked for progress.
+	sinkMu sync.Mutex
+	sink   *progress
+}
+
+// progress passes the upstream call's progress to the client's request
+// waiting on it, if any.
+func (p *pendingCall) progress(n *mcp.ProgressNotificationParams) {
+	p.sinkMu.Lock()
+	sink := p.sink
+	p.sinkMu.Unlock()
+	if sink != nil {
+		sink.send(n)
+	}
+}
+
+func (p *pendingCall) setSink(sink *progress) {
+	p.sinkMu.Lock()
+	p.sink = sink
+	p.sinkMu.Unlock()
 }
 
 type callOutcome struct {
@@ -81,7 +106,21 @@ func (p *pendingCall) ask(ctx context.Context, req mcp.InputRequest) (mcp.InputR
 // a first call starts the upstream call, a retry (with a request state)
 // brings the answer to the request it was sent.
 func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsRaw, c *downstreamCall, serverID, name string, args any) (*mcp.CallToolResult, error) {
+	// This request's progress token gets the call's progress while the
+	// request waits on it (set before the call starts or resumes).
+	var pr *progress
+	if token := params.GetProgressToken(); token != nil && c.session != nil {
+		pr = newProgress(ctx, c.session, token)
+	}
 	var p *pendingCall
+	defer func() {
+		if pr != nil {
+			if p != nil {
+				p.setSink(nil)
+			}
+			pr.stop()
+		}
+	}()
 	if state := params.RequestState; state != "" {
 		p = g.takePending(state)
 		if p == nil {
@@ -95,11 +134,14 @@ func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsR
 			p.cancel()
 			return toolError("the retry carries no answer to the request for input"), nil
 		}
+		if pr != nil {
+			p.setSink(pr)
+		}
 		p.asked.reply <- answer
 		p.asked = nil
 	} else {
 		callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		p = &pendingCall{asks: make(chan *inputAsk), done: make(chan callOutcome, 1), cancel: cancel}
+		p = &pendingCall{asks: make(chan *inputAsk), done: make(chan callOutcome, 1), cancel: cancel, sink: pr}
 		c.pending = p
 		callCtx = context.WithValue(callCtx, downstreamKey{}, c)
 		g.mu.Lock()
@@ -109,10 +151,9 @@ func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsR
 			return toolError("the MCP gateway is closing"), nil
 		}
 		g.wg.Go(func() {
-			defer g.begin(serverID, c)()
 			stop := context.AfterFunc(g.ctx, cancel)
 			defer stop()
-			res, err := g.a.CallTool(callCtx, serverID, name, args, nil)
+			res, err := g.a.CallTool(callCtx, serverID, name, args, &mcpclient.CallOptions{Progress: p.progress})
 			p.done <- callOutcome{res, err}
 		})
 		g.mu.Unlock()
@@ -123,7 +164,7 @@ func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsR
 		if o.err != nil {
 			return toolError(fmt.Sprintf("calling tool %q on MCP server %q failed: %v", name, serverID, o.err)), nil
 		}
-		return o.res, nil
+		return ownResult(o.res), nil
 	case a := <-p.asks:
 		p.asked = a
 		state, err := g.putPending(p)
@@ -138,8 +179,17 @@ func (g *Gateway) callStateless(ctx context.Context, params *mcp.CallToolParamsR
 	}
 }
 
+// PendingInputs reports how many 2026-07-28 calls wait for their client
+// to come back with its input (each keeps its upstream call, and so the
+// agent, busy until then, at most Options.InputTimeout).
+func (g *Gateway) PendingInputs() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pending)
+}
+
 // putPending keeps p until the client comes back with state, at most
-// inputTimeout.
+// Options.InputTimeout.
 func (g *Gateway) putPending(p *pendingCall) (string, error) {
 	state := rand.Text()
 	g.mu.Lock()
@@ -148,7 +198,7 @@ func (g *Gateway) putPending(p *pendingCall) (string, error) {
 		return "", errors.New("the MCP gateway is closing")
 	}
 	g.pending[state] = p
-	p.timer = time.AfterFunc(inputTimeout, func() {
+	p.timer = time.AfterFunc(g.opts.InputTimeout, func() {
 		if g.takePending(state) != nil {
 			p.cancel()
 		}

@@ -322,6 +322,18 @@ func (h *sessionHooks) requestCtx(ctx context.Context) (context.Context, func())
 	return h.calls.RequestContext(ctx, h.c.m.ctx, ErrClosed)
 }
 
+// RequestOrigins returns, in a handler of a server's request for input
+// (elicitation or sampling, in the context the Manager gives it), the
+// contexts of the calls the request may belong to, for their values (a
+// caller's own marks): the call it arrived within (a 2026-07-28 input
+// request, a URL elicitation a call's error asked for), else every request
+// that was in flight on the server's session when it arrived (a legacy
+// server request does not name its call: exactly one means that one), and
+// none when nothing was in flight. A layer that serves several callers
+// (package gateway) routes the request to the caller of the call when all
+// of them are that caller's, and to its own handlers otherwise.
+func RequestOrigins(ctx context.Context) []context.Context { return inflight.Origins(ctx) }
+
 // clientInfoLocked fills in what ServerInfo says about the client side.
 // The caller holds c.mu.
 func (c *server) clientInfoLocked(si *ServerInfo) {

@@ -181,8 +181,9 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 // hibernate is POST /agents/{class}/{name}/hibernate: it hibernates the
 // agent now (agent.Host.Hibernate), as its idle timeout would. 204 when it
 // was hibernated or was asleep already; 409 agent_busy when something keeps
-// it awake (a stream, a call, a pending elicitation, an OAuth flow, a
-// keep-awake server). It never wakes an agent.
+// it awake (a stream, a call, a pending elicitation, an OAuth flow, an MCP
+// client's unanswered question, a keep-awake server), its message naming
+// what. It never wakes an agent.
 func (s *Server) hibernate(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -195,7 +196,7 @@ func (s *Server) hibernate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.host.IsAwake(class, name) && !s.host.Hibernate(r.Context(), class, name) {
-		writeError(w, apiErrorf(http.StatusConflict, CodeAgentBusy, "agent %s/%s is in use or kept awake (a stream, a call, a pending elicitation, an OAuth flow, or a keep-awake server)", class, name))
+		writeError(w, apiErrorf(http.StatusConflict, CodeAgentBusy, "agent %s/%s is busy: %s", class, name, s.busyReasons(class, name)))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -13,7 +13,8 @@
 //	                                                        those with stored servers, then the other awake ones; at most 1000, "more" set when some were left out
 //	PUT    /agents/{class}/{name}                           create the agent -> 201, or 200 when it exists
 //	POST   /agents/{class}/{name}/hibernate                 hibernate it now, as its idle timeout would -> 204 (also when asleep already);
-//	                                                        409 agent_busy while something keeps it awake; never wakes an agent
+//	                                                        409 agent_busy while something keeps it awake, its message naming what (agent.Busyness: requests and calls in flight,
+//	                                                        streams, pending elicitations, an OAuth sign-in, MCP clients' unanswered questions); never wakes an agent
 //	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
 //	GET    /agents/{class}/{name}/events                    the state as server-sent events
 //	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)
@@ -34,7 +35,10 @@
 //	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
 //	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
 //	GET/POST/DELETE /agents/{class}/{name}/mcp              the agent as an MCP server (package gateway): streamable HTTP, 2026-07-28 without
-//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with Options.OAuth, or an access token of that authorization server); its exposure rules (below) choose what it exposes
+//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with Options.OAuth, or an access token of that authorization server); its exposure rules (below) choose what it exposes.
+//	                                                        Sessions: at most gateway.DefaultMaxSessions per agent and Options.MCPSessions in all (the idle one used the longest ago
+//	                                                        ends; 503 when all are busy); an idle session (its GET stream open or not) does not keep the agent awake, and
+//	                                                        the agent's hibernation ends it (404); with Options.OAuth a session is bound to its token's subject (404 for another)
 //	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
 //	PUT    /agents/{class}/{name}/exposure                  replace them (ExposureRequest) -> the rules now in force; 400 invalid_request names a bad pattern
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
@@ -99,7 +103,7 @@
 // awake agents (1,000) the least recently used idle one is hibernated
 // instead of a request being refused. A WebSocket or SSE stream, a call in
 // flight, a pending elicitation or an OAuth flow in progress keeps an
-// agent awake, as does Options.KeepAwake or a server added with
+// agent awake (an MCP client's idle session does not), as does Options.KeepAwake or a server added with
 // "keepAwake" (those agents are woken by Open). Open reads nothing else
 // from the store: it takes the same time with 10 or 100,000 stored
 // agents.

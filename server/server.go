@@ -157,6 +157,13 @@ type Options struct {
 	// exposure rules (agent.Agent.Exposes; PUT .../exposure sets them).
 	Gateway func(a *agent.Agent) *gateway.Options
 
+	// MCPSessions caps the MCP sessions (2025-11-25) of all the agents'
+	// endpoints together, past each endpoint's own cap
+	// (gateway.Options.MaxSessions): a new session past it ends the one
+	// idle the longest. Zero means DefaultMCPSessions; negative means no
+	// cap.
+	MCPSessions int
+
 	// OAuth, if set, also lets the agents' MCP endpoints be used with an
 	// external authorization server's access tokens (see OAuthOptions):
 	// they then always need a token, this one (Token) or the

@@ -6,15 +6,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
+	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/sqlite"
@@ -42,7 +46,8 @@ kept, nothing left in memory). A stream (WebSocket, SSE), a call, a pending
 elicitation or an OAuth flow in progress keeps an agent awake. Start-up
 takes the same time with 10 or 100,000 stored agents. Ctrl-C (or SIGTERM)
 stops it cleanly: streams closed, requests finished, sessions kept for the
-next start.
+next start; it logs the busy agents it waits for and why (up to
+--drain-timeout), and a second Ctrl-C stops it at once.
 
 Every agent is also an MCP server (streamable HTTP) at
 /agents/{class}/{name}/mcp: its servers' tools, prompts and resources behind
@@ -90,7 +95,18 @@ Flags:
                     that must hear its servers' notifications and requests
                     (as are agents with a server added with --keep-awake).
                     Repeatable.
-  --drain-timeout D on SIGTERM, how long to wait for busy agents before
+  --mcp-sessions N  at most N MCP sessions (2025-11-25 clients of
+                    /agents/{class}/{name}/mcp) per agent (default 32; 0: no
+                    cap): a new one past it ends the session idle the longest
+                    (its client starts another); with every session busy, the
+                    new client gets 503.
+  --mcp-sessions-total N
+                    the same cap for all agents together (default 1000)
+  --mcp-session-timeout D
+                    end an MCP session that has seen no request for D
+                    (default 10m; 0: never). A session does not keep its
+                    agent awake: an agent's hibernation ends its sessions.
+  --drain-timeout D on SIGTERM or Ctrl-C, how long to wait for busy agents before
                     closing them (default 30s): /readyz turns 503 at once,
                     streams end, idle agents are hibernated.
   --allow-stdio-servers
@@ -195,6 +211,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&idleTimeout, "idle-timeout", agent.DefaultIdleTimeout, "")
 	fs.IntVar(&maxAwake, "max-awake", agent.DefaultMaxAwake, "")
 	fs.Var(&keepAwake, "keep-awake", "")
+	mcpSessions, mcpSessionsTotal, mcpSessionTimeout := gateway.DefaultMaxSessions, server.DefaultMCPSessions, gateway.DefaultSessionTimeout
+	fs.IntVar(&mcpSessions, "mcp-sessions", mcpSessions, "")
+	fs.IntVar(&mcpSessionsTotal, "mcp-sessions-total", mcpSessionsTotal, "")
+	fs.DurationVar(&mcpSessionTimeout, "mcp-session-timeout", mcpSessionTimeout, "")
 	var oauthIssuer, oauthAudience string
 	fs.StringVar(&oauthIssuer, "oauth-issuer", "", "")
 	fs.StringVar(&oauthAudience, "oauth-audience", "", "")
@@ -260,6 +280,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErrorf("--max-awake %d: want 0 (no cap) or more", maxAwake)
 	case maxAwake == 0:
 		maxAwake = -1 // no cap
+	}
+	for _, n := range []*int{&mcpSessions, &mcpSessionsTotal} {
+		switch {
+		case *n < 0:
+			return usageErrorf("--mcp-sessions %d: want 0 (no cap) or more", *n)
+		case *n == 0:
+			*n = -1 // no cap
+		}
+	}
+	switch {
+	case mcpSessionTimeout < 0:
+		return usageErrorf("--mcp-session-timeout %v: want a duration of 0 (never) or more", mcpSessionTimeout)
+	case mcpSessionTimeout == 0:
+		mcpSessionTimeout = -1 // never
 	}
 	var allowedHosts []string
 	if publicURL != "" {
@@ -345,14 +379,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		AgentIdleTimeout:  idleTimeout,
 		MaxAwake:          maxAwake,
 		KeepAwake:         keepAwake,
-		Logger:            logger,
+		Gateway: func(*agent.Agent) *gateway.Options {
+			return &gateway.Options{MaxSessions: mcpSessions, SessionTimeout: mcpSessionTimeout}
+		},
+		MCPSessions: mcpSessionsTotal,
+		Logger:      logger,
 	})
 	if err != nil {
 		return err
 	}
 	opened.Store(srv)
+	// hurry ends with a second Ctrl-C (below): a shutdown then stops
+	// waiting.
+	hurry, stopNow := context.WithCancel(context.Background())
+	defer stopNow()
+	interrupts := make(chan os.Signal, 4)
+	signal.Notify(interrupts, os.Interrupt)
+	defer signal.Stop(interrupts)
 	closeServer := func() {
-		cctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		cctx, cancel := context.WithTimeout(hurry, shutdownTimeout)
 		defer cancel()
 		if err := srv.Close(cctx); err != nil {
 			logger.Warn("closing agents", "error", err)
@@ -402,15 +447,41 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case <-ctx.Done():
 	case serveErr = <-served:
 	}
+	// A Ctrl-C after the signal that stopped serve stops it at once: the
+	// drain and the shutdown stop waiting (SIGTERM, as from a service
+	// manager, does not).
+	go func() {
+		seen := 0
+		if c := context.Cause(ctx); c != nil && strings.HasPrefix(c.Error(), os.Interrupt.String()) {
+			seen = -1 // the Ctrl-C that stopped serve comes here too
+		}
+		for {
+			select {
+			case <-interrupts:
+				if seen++; seen > 0 {
+					logger.Warn("stopping now: a second Ctrl-C; busy agents are closed without waiting")
+					stopNow()
+					return
+				}
+			case <-hurry.Done():
+				return
+			}
+		}
+	}()
 	// Drain first: /readyz says so, streams end, idle agents are
 	// hibernated (and, in a cluster, released for the other replicas)
 	// while the requests in flight finish.
-	dctx, dcancel := context.WithTimeout(context.Background(), cf.drainTimeout)
+	if busy := srv.Host().Busy(); len(busy) > 0 {
+		logger.Info("stopping: waiting for busy agents (Ctrl-C again to stop now)", "timeout", cf.drainTimeout.String(), "agents", busyList(busy))
+	} else {
+		logger.Info("stopping")
+	}
+	dctx, dcancel := context.WithTimeout(hurry, cf.drainTimeout)
 	if err := srv.Drain(dctx); err != nil {
-		logger.Warn("draining: agents still busy at the drain timeout are closed", "error", err)
+		logger.Warn("draining: agents still busy are closed", "error", err, "agents", busyList(srv.Host().Busy()))
 	}
 	dcancel()
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	sctx, cancel := context.WithTimeout(hurry, shutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		logger.Warn("shutting down the HTTP server", "error", err)
@@ -431,6 +502,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintln(stdout, "agentmcp serve: stopped")
 	return nil
+}
+
+// busyList names the busy agents and what keeps each awake, for a log:
+// "team/bob: 1 call in flight; team/ann: 1 open stream".
+func busyList(busy map[string]agent.Busyness) string {
+	keys := slices.Sorted(maps.Keys(busy))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + busy[k].String()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // parsePublicURL checks a --public-url value: an http(s) URL with a host.

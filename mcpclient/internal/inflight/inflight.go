@@ -10,7 +10,8 @@
 // [Calls.Begin] and [Call.End]; the context Begin returns carries the
 // [Call] down to the connection ([FromContext]), which notes its retry
 // rounds ([Call.NoteRound]). A handler of a server request runs in the context
-// [Calls.RequestContext] gives it.
+// [Calls.RequestContext] gives it, in which [Origins] names the calls the
+// request may belong to.
 //
 // # Concurrency
 //
@@ -43,8 +44,9 @@ type Calls struct {
 
 // Call is one request in flight on a session.
 type Call struct {
-	done      chan struct{} // closed when it returns
-	cancelled atomic.Bool   // its caller gave up; set before done is closed
+	ctx       context.Context // the context it was sent in, for its values (Origins)
+	done      chan struct{}   // closed when it returns
+	cancelled atomic.Bool     // its caller gave up; set before done is closed
 	// retried is set when a round of it carried inputResponses or a
 	// requestState: its result came through a multi round-trip retry.
 	retried atomic.Bool
@@ -56,7 +58,7 @@ type callKey struct{}
 // Begin registers a request sent in ctx, and returns the context to send
 // it in, which carries the Call. End must be called when it returns.
 func (cs *Calls) Begin(ctx context.Context) (context.Context, *Call) {
-	cl := &Call{done: make(chan struct{})}
+	cl := &Call{ctx: ctx, done: make(chan struct{})}
 	cs.mu.Lock()
 	if cs.calls == nil {
 		cs.calls = map[*Call]struct{}{}
@@ -128,14 +130,15 @@ var ErrOriginCancelled = errors.New("the call that led to this request was cance
 //     arrived has ended, if one of them was cancelled by its caller. With
 //     one call in flight, that is exactly its originating call.
 func (cs *Calls) RequestContext(ctx, life context.Context, closed error) (context.Context, func()) {
+	var calls []*Call
+	if _, inCall := FromContext(ctx); !inCall {
+		cs.mu.Lock()
+		calls = slices.Collect(maps.Keys(cs.calls))
+		cs.mu.Unlock()
+		ctx = context.WithValue(ctx, originsKey{}, calls)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(life, func() { cancel(closed) })
-	if _, inCall := FromContext(ctx); inCall {
-		return ctx, func() { stop(); cancel(nil) }
-	}
-	cs.mu.Lock()
-	calls := slices.Collect(maps.Keys(cs.calls))
-	cs.mu.Unlock()
 	if len(calls) == 0 {
 		return ctx, func() { stop(); cancel(nil) }
 	}
@@ -159,4 +162,28 @@ func (cs *Calls) RequestContext(ctx, life context.Context, closed error) (contex
 		cancel(nil)
 		wg.Wait()
 	}
+}
+
+// originsKey is the context key of the calls in flight when a server
+// request that arrived outside any call came (RequestContext).
+type originsKey struct{}
+
+// Origins returns the contexts of the calls that a server request whose
+// handler runs in ctx (RequestContext) may belong to, for their values:
+// the call it was fulfilled within (a 2026-07-28 input request, a -32042
+// URL elicitation), else every call that was in flight on the session
+// when it arrived (a legacy server request does not name its call), and
+// none when no call was.
+func Origins(ctx context.Context) []context.Context {
+	if calls, ok := ctx.Value(originsKey{}).([]*Call); ok {
+		out := make([]context.Context, len(calls))
+		for i, cl := range calls {
+			out[i] = cl.ctx
+		}
+		return out
+	}
+	if cl, ok := FromContext(ctx); ok {
+		return []context.Context{cl.ctx}
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package inflight
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -106,4 +108,55 @@ func TestRetryRounds(t *testing.T) {
 	if _, ok := FromContext(context.Background()); ok {
 		t.Error("a call in a context without one")
 	}
+}
+
+// TestOrigins: a server request's handler context names the call it was
+// fulfilled within, else the calls in flight when it arrived (their
+// values), else none.
+func TestOrigins(t *testing.T) {
+	type key struct{}
+	life := context.Background()
+	var cs Calls
+	ctxA, a := cs.Begin(context.WithValue(context.Background(), key{}, "a"))
+	defer cs.End(a, false)
+
+	within, done := cs.RequestContext(ctxA, life, errClosed)
+	if got := values(Origins(within), key{}); !slices.Equal(got, []any{"a"}) {
+		t.Errorf("within a call: origins %v; want [a]", got)
+	}
+	done()
+
+	alone, done := cs.RequestContext(context.Background(), life, errClosed)
+	if got := values(Origins(alone), key{}); !slices.Equal(got, []any{"a"}) {
+		t.Errorf("one call in flight: origins %v; want [a]", got)
+	}
+	done()
+
+	_, b := cs.Begin(context.WithValue(context.Background(), key{}, "b"))
+	both, done := cs.RequestContext(context.Background(), life, errClosed)
+	got := values(Origins(both), key{})
+	slices.SortFunc(got, func(x, y any) int { return strings.Compare(x.(string), y.(string)) })
+	if !slices.Equal(got, []any{"a", "b"}) {
+		t.Errorf("two calls in flight: origins %v; want [a b]", got)
+	}
+	done()
+	cs.End(b, false)
+
+	var none Calls
+	ctx, done := none.RequestContext(context.Background(), life, errClosed)
+	if o := Origins(ctx); len(o) != 0 {
+		t.Errorf("no call in flight: origins %v", o)
+	}
+	done()
+	if o := Origins(context.Background()); o != nil {
+		t.Errorf("a context of no request: origins %v", o)
+	}
+}
+
+func values(ctxs []context.Context, key any) []any {
+	var out []any
+	for _, c := range ctxs {
+		out = append(out, c.Value(key))
+	}
+	return out
 }
