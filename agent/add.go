@@ -102,9 +102,24 @@ func (t target) same(row store.Server) bool {
 // its command without its environment.
 func describe(row store.Server) string {
 	if c := row.Options.Command; c != nil {
-		return "command " + strings.Join(append([]string{c.Path}, c.Args...), " ")
+		return "command " + commandLine(append([]string{c.Path}, c.Args...))
 	}
 	return redact(row.URL)
+}
+
+// commandLine shows a command and its arguments as a shell would take
+// them: an argument that is empty or holds spaces, quotes or other
+// characters the shell reads is single-quoted.
+func commandLine(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsFunc(a, func(r rune) bool { return strings.ContainsRune(" \t\n'\"\\$`&|;<>()*?[]{}~#!", r) }) {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }
 
 // AddResult is the outcome of AddMCPServer.
@@ -407,7 +422,7 @@ func (a *Agent) redeemable(ctx context.Context, id, authURL string) bool {
 
 // connect makes the first connection of an added server and discovers it.
 // display names the server in messages (describe).
-func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, error) {
+func (a *Agent) connect(ctx context.Context, id, display string) (AddResult, error) {
 	a.woken(id)
 	res, err := a.m.ConnectToServer(ctx, id)
 	if err != nil {
@@ -416,7 +431,7 @@ func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, 
 	switch res.State {
 	case mcpclient.StateAuthenticating:
 		if res.AuthURL == "" {
-			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", redact(displayURL), res.Err)
+			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", display, res.Err)
 		}
 		a.saveAuthURL(ctx, id)
 		return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: res.AuthURL}, nil
@@ -430,7 +445,7 @@ func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, 
 		}
 		return AddResult{ID: id, State: mcpclient.StateReady}, nil
 	default:
-		return AddResult{}, fmt.Errorf("failed to connect to MCP server at %s: %w", redact(displayURL), res.Err)
+		return AddResult{}, fmt.Errorf("failed to connect to MCP server at %s: %w", display, res.Err)
 	}
 }
 
