@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -119,7 +118,7 @@ func printServers(w io.Writer, st agent.MCPServersState) error {
 		}
 		target := s.ServerURL
 		if len(s.Command) > 0 {
-			target = "$ " + strings.Join(s.Command, " ") // a stdio server
+			target = "$ " + commandLine(s.Command) // a stdio server
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(id), cell(s.Name), s.State, transport, toolCount(s, tools[id]), cell(target), note)
 	}
