@@ -182,6 +182,7 @@ func TestDashboard(t *testing.T) {
 
 	do("removing the server",
 		chromedp.Click(css(row+` button.remove`)),
+		chromedp.Click(css(row+` button.remove-confirm`)), // Remove asks first
 		chromedp.WaitVisible(css(`#no-servers`)),
 		chromedp.WaitNotPresent(css(tool("echo"))),
 	)

@@ -183,6 +183,7 @@ func TestDashboardStdioServer(t *testing.T) {
 	pid := readPid(t, pidFile)
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(row+` button.remove`)),
+		chromedp.Click(chromedp.CSS(row+` button.remove-confirm`)), // Remove asks first
 		chromedp.WaitVisible(chromedp.CSS(`#no-servers`)),
 	); err != nil {
 		t.Fatalf("removing: %v (problems: %v)", err, problems())
@@ -258,6 +259,7 @@ func TestDashboardAddStdioServer(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(row+` button.remove`)),
+		chromedp.Click(chromedp.CSS(row+` button.remove-confirm`)), // Remove asks first
 		chromedp.WaitVisible(chromedp.CSS(`#no-servers`)),
 	); err != nil {
 		t.Fatalf("removing: %v (problems: %v)", err, problems())
