@@ -173,7 +173,7 @@ func TestDashboardStdioServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "$ " + os.Args[0] + " -test.run=^$"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
+	if want := "$ " + os.Args[0] + " '-test.run=^$'"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
 		t.Errorf("command cell %q, want %q... with the env names", cell, want)
 	}
 	html, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
@@ -243,7 +243,7 @@ func TestDashboardAddStdioServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "$ " + os.Args[0] + " -test.run=^$ -test.count=1"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
+	if want := "$ " + os.Args[0] + " '-test.run=^$' -test.count=1"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
 		t.Errorf("command cell %q, want %q... with the env names", cell, want)
 	}
 	// The server runs in the working directory given.
