@@ -102,9 +102,24 @@ func (t target) same(row store.Server) bool {
 // its command without its environment.
 func describe(row store.Server) string {
 	if c := row.Options.Command; c != nil {
-		return "command " + strings.Join(append([]string{c.Path}, c.Args...), " ")
+		return "command " + commandLine(append([]string{c.Path}, c.Args...))
 	}
 	return redact(row.URL)
+}
+
+// commandLine shows a command and its arguments as a shell would take
+// them: an argument that is empty or holds spaces, quotes or other
+// characters the shell reads is single-quoted.
+func commandLine(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsFunc(a, func(r rune) bool { return strings.ContainsRune(" \t\n'\"\\$`&|;<>()*?[]{}~#!", r) }) {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }
 
 // AddResult is the outcome of AddMCPServer.
@@ -141,7 +156,7 @@ var ErrIDInUse = errors.New("mcp server id is already in use")
 // by another server. A server that cannot be reached or discovered stays
 // stored and is retried in the background (mcpclient.RetryOptions); adding
 // it again while it is failed, or Reconnect, retries it at once, as does
-// a restart.
+// a restart; its error is then a *ConnectError.
 func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *AddOptions) (AddResult, error) {
 	defer a.hold()()
 	var o AddOptions
@@ -353,8 +368,8 @@ func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddRe
 // for its background retry. Its OAuth tokens and registration are kept. The
 // result is ready, or authenticating with the AuthURL the user must visit;
 // a server that is still unreachable (or whose discovery failed) returns an
-// error, and is retried in the background. An unknown id is an error that
-// wraps mcpclient.ErrNotRegistered.
+// error (a *ConnectError), and is retried in the background. An unknown id
+// is an error that wraps mcpclient.ErrNotRegistered.
 func (a *Agent) Reconnect(ctx context.Context, id string) (AddResult, error) {
 	defer a.hold()()
 	a.woken(id)
@@ -374,18 +389,18 @@ func (a *Agent) Reconnect(ctx context.Context, id string) (AddResult, error) {
 		return AddResult{ID: id, State: mcpclient.StateReady}, nil
 	case mcpclient.StateAuthenticating:
 		if res.AuthURL == "" {
-			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", describe(row), res.Err)
+			return AddResult{}, a.connectError(id, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", describe(row), res.Err))
 		}
 		a.saveAuthURL(ctx, id)
 		return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: res.AuthURL}, nil
 	case mcpclient.StateConnected:
 		a.saveAuthURL(ctx, id)
-		return AddResult{}, fmt.Errorf("failed to discover MCP server capabilities: %w", res.Err)
+		return AddResult{}, a.connectError(id, fmt.Errorf("failed to discover MCP server capabilities: %w", res.Err))
 	default:
 		if res.Err == nil {
-			return AddResult{}, fmt.Errorf("MCP server %q is %s", row.Name, res.State)
+			return AddResult{}, a.connectError(id, fmt.Errorf("MCP server %q is %s", row.Name, res.State))
 		}
-		return AddResult{}, fmt.Errorf("failed to connect to MCP server at %s: %w", describe(row), res.Err)
+		return AddResult{}, a.connectError(id, fmt.Errorf("failed to connect to MCP server at %s: %w", describe(row), res.Err))
 	}
 }
 
@@ -407,7 +422,7 @@ func (a *Agent) redeemable(ctx context.Context, id, authURL string) bool {
 
 // connect makes the first connection of an added server and discovers it.
 // display names the server in messages (describe).
-func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, error) {
+func (a *Agent) connect(ctx context.Context, id, display string) (AddResult, error) {
 	a.woken(id)
 	res, err := a.m.ConnectToServer(ctx, id)
 	if err != nil {
@@ -416,7 +431,7 @@ func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, 
 	switch res.State {
 	case mcpclient.StateAuthenticating:
 		if res.AuthURL == "" {
-			return AddResult{}, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", redact(displayURL), res.Err)
+			return AddResult{}, a.connectError(id, fmt.Errorf("MCP server at %s requires authorization, and no OAuth flow could start: %w", display, res.Err))
 		}
 		a.saveAuthURL(ctx, id)
 		return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: res.AuthURL}, nil
@@ -426,11 +441,11 @@ func (a *Agent) connect(ctx context.Context, id, displayURL string) (AddResult, 
 			return AddResult{}, err
 		}
 		if !d.Success {
-			return AddResult{}, fmt.Errorf("failed to discover MCP server capabilities: %w", d.Err)
+			return AddResult{}, a.connectError(id, fmt.Errorf("failed to discover MCP server capabilities: %w", d.Err))
 		}
 		return AddResult{ID: id, State: mcpclient.StateReady}, nil
 	default:
-		return AddResult{}, fmt.Errorf("failed to connect to MCP server at %s: %w", redact(displayURL), res.Err)
+		return AddResult{}, a.connectError(id, fmt.Errorf("failed to connect to MCP server at %s: %w", display, res.Err))
 	}
 }
 

@@ -184,7 +184,8 @@
 // AddMCPServer fails with nothing stored for an invalid or blocked URL
 // (wrapping netguard.ErrBlockedURL) or an id that another server has
 // (ErrIDInUse); a server that cannot be reached is stored and retried in
-// the background. Reconnect of an unknown id wraps
+// the background, and the error is a *ConnectError (as is Reconnect's for
+// a server still unreachable). Reconnect of an unknown id wraps
 // mcpclient.ErrNotRegistered. ErrClosed is returned by a closed agent and
 // ends its watches; ErrHostClosed by Host.Use after Close. A tool that
 // fails is a result with IsError, for the model; an error means the call

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/testutil"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -116,5 +118,70 @@ func TestReconnectKeepsOAuth(t *testing.T) {
 	}
 	if _, err := e.a.Manager().CallTool(ctx, r.ID, "echo", map[string]any{"text": "still authorised"}, nil); err != nil {
 		t.Errorf("call: %v", err)
+	}
+}
+
+// TestNextRetryShown: a failed server waiting for its background retry
+// says when it is due, in MCPServers, in Server, to watchers and in the
+// state's JSON ("nextRetryAt"); the server's session and implementation
+// are there once it is back.
+func TestNextRetryShown(t *testing.T) {
+	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server })
+	hs.Stop()
+	clock := testutil.NewClock()
+	a := openAgent(t, openSQLite(t, ""), "retry", &agent.Options{Manager: &mcpclient.Options{Clock: clock}})
+	ctx := testCtx(t)
+	w := a.Watch(64)
+	defer w.Stop()
+	retry := &mcpclient.RetryOptions{MaxAttempts: 1, BaseDelay: time.Second, BackgroundMaxDelay: 30 * time.Second}
+	res, err := a.AddMCPServer(ctx, "S", hs.URL, &agent.AddOptions{ID: "s", Retry: retry})
+	if err == nil {
+		t.Fatalf("AddMCPServer with the server down = %+v", res)
+	}
+	<-clock.Waiting() // the background retry
+	want := clock.Now().UTC()
+	next := func() agent.Update {
+		t.Helper()
+		select {
+		case u := <-w.Updates():
+			return u
+		case <-w.Done():
+			t.Fatalf("the watch ended: %v", w.Err())
+		case <-ctx.Done():
+			t.Fatal("no update")
+		}
+		return agent.Update{}
+	}
+	for {
+		u := next()
+		if u.State == nil {
+			continue
+		}
+		if s := u.State.Servers["s"]; s.NextRetryAt != nil {
+			if s.State != "failed" || s.NextRetryAt.Before(want.Add(time.Second)) || s.NextRetryAt.After(want.Add(2*time.Second)) {
+				t.Fatalf("watched: %s, next retry at %v; want failed, due in 1-2 s from %v", s.State, s.NextRetryAt, want)
+			}
+			break
+		}
+	}
+	s, _ := a.Server("s")
+	if s.NextRetryAt == nil {
+		t.Fatal("Server: no next retry")
+	}
+	b, _ := json.Marshal(a.MCPServers().Servers["s"])
+	var raw map[string]any
+	json.Unmarshal(b, &raw)
+	if got, _ := raw["nextRetryAt"].(string); got != s.NextRetryAt.Format(time.RFC3339Nano) {
+		t.Errorf("JSON nextRetryAt = %v, want %s", raw["nextRetryAt"], s.NextRetryAt.Format(time.RFC3339Nano))
+	}
+
+	hs.Restart()
+	clock.Fire()
+	a.WaitForConnections(ctx)
+	for s, _ = a.Server("s"); s.State != "ready"; s, _ = a.Server("s") {
+		next()
+	}
+	if s.NextRetryAt != nil || s.SessionID == "" || s.ServerInfo == nil || s.ServerInfo.Name != "s" {
+		t.Errorf("back: next retry %v, session %q, server info %+v; want none, a session, the server's name", s.NextRetryAt, s.SessionID, s.ServerInfo)
 	}
 }

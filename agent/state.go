@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/explain"
@@ -45,6 +46,14 @@ type MCPServer struct {
 	// Transport and ProtocolVersion say how the agent reaches the server.
 	Transport       string `json:"transport,omitempty"`
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// SessionID is the current (or last) streamable HTTP session's id
+	// (2025-11-25 and older; 2026-07-28 has no sessions), and ServerInfo
+	// the implementation the server named in its handshake.
+	SessionID  string              `json:"sessionId,omitempty"`
+	ServerInfo *mcp.Implementation `json:"serverInfo,omitempty"`
+	// NextRetryAt is when the next connection attempt of a failed server
+	// is due (mcpclient.ServerInfo.NextRetryAt); nil when none waits.
+	NextRetryAt *time.Time `json:"nextRetryAt,omitempty"`
 	// KeepAwake is set for a server added with AddOptions.KeepAwake: its
 	// agent is never hibernated.
 	KeepAwake bool `json:"keepAwake,omitempty"`
@@ -135,6 +144,14 @@ func withInfo(s MCPServer, info mcpclient.ServerInfo) MCPServer {
 		s.Instructions = ptr(netguard.Sanitize(info.Instructions))
 	}
 	s.Capabilities = info.Capabilities
+	s.SessionID = netguard.Sanitize(info.SessionID)
+	if si := info.ServerInfo; si != nil {
+		s.ServerInfo = &mcp.Implementation{Name: netguard.Sanitize(si.Name), Title: netguard.Sanitize(si.Title), Version: netguard.Sanitize(si.Version)}
+	}
+	if !info.NextRetryAt.IsZero() {
+		t := info.NextRetryAt.UTC()
+		s.NextRetryAt = &t
+	}
 	return s
 }
 

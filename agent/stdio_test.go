@@ -231,3 +231,18 @@ func TestStdioLegacyWake(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioFailureShowsCommand: a stdio server that fails its handshake
+// is named by its command line as a shell would take it, never escaped as
+// a URL.
+func TestStdioFailureShowsCommand(t *testing.T) {
+	a := openAgent(t, openSQLite(t, ""), "stdio-failure", nil)
+	cmd := &agent.Command{Path: "/bin/false", Args: []string{"--flag", "a b", `c"d`, ""}}
+	_, err := a.AddMCPServer(testCtx(t), "broken", "", &agent.AddOptions{Command: cmd, Retry: &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}})
+	if err == nil {
+		t.Fatal("adding /bin/false succeeded")
+	}
+	if want := `command /bin/false --flag 'a b' 'c"d' ''`; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "%20") {
+		t.Errorf("error %q; want it to name %s", err, want)
+	}
+}

@@ -83,7 +83,9 @@
 // never gives up for good: it keeps retrying in the background, one attempt
 // at a time, the backoff doubling up to RetryOptions.BackgroundMaxDelay (3
 // minutes by default, with jitter; DisableBackground turns it off). This
-// retry is not counted by WaitForConnections. A call, a resource read, a
+// retry is not counted by WaitForConnections. While a failed server waits
+// for its next attempt, ServerInfo.NextRetryAt says when it is due (each
+// wait is announced by an EventRetryScheduled). A call, a resource read, a
 // prompt or a discovery on a failed server makes one attempt at once
 // first, bounded by the connect and discovery timeouts, and
 // [Manager.Reconnect] makes one whatever the state. Nothing of this drops

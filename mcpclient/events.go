@@ -34,6 +34,9 @@ const (
 	EventPromptsChanged   EventKind = "prompts"
 	EventResourcesChanged EventKind = "resources"
 	EventRemoved          EventKind = "removed"
+	// EventRetryScheduled: a failed server waits for its next connection
+	// attempt, due at ServerInfo.NextRetryAt; its state is unchanged.
+	EventRetryScheduled EventKind = "retry"
 )
 
 // An Event reports a change to one server.

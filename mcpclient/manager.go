@@ -701,6 +701,13 @@ type ServerInfo struct {
 	SessionID string
 	// AuthURL is the pending authorisation URL, in state authenticating.
 	AuthURL string
+	// NextRetryAt is when the next connection attempt of a failed server
+	// is due (by Options.Clock): a retry waiting for its backoff, after a
+	// drop, on a restore or in the background (RetryOptions). It is zero
+	// when no attempt waits (a server that is not failed, or whose retries
+	// are spent and DisableBackground set). Each new wait is reported by
+	// an EventRetryScheduled.
+	NextRetryAt time.Time
 	// ServerInfo, Capabilities and Instructions come from the handshake.
 	ServerInfo   *mcp.Implementation
 	Capabilities *mcp.ServerCapabilities

@@ -291,3 +291,58 @@ func TestBackgroundRetryAfterConnect(t *testing.T) {
 	clock.Fire()
 	rec.waitFor(t, "ready, by itself", stateIs("s1", mcpclient.StateReady))
 }
+
+// TestNextRetryAt: a failed server waiting for its next attempt says when
+// it is due (ServerInfo.NextRetryAt, by the Manager's clock), announced by
+// an EventRetryScheduled, for the retries after a failed connect and for
+// the background retry; the time is cleared once the attempt starts and
+// after the server is back.
+func TestNextRetryAt(t *testing.T) {
+	hs := statefulServer(t)
+	hs.Stop()
+	clock := testutil.NewClock()
+	m := newManager(t, &mcpclient.Options{Clock: clock})
+	rec := record(m)
+	ctx := testCtx(t)
+	retry := &mcpclient.RetryOptions{MaxAttempts: 2, BaseDelay: time.Second, MaxDelay: 4 * time.Second, BackgroundMaxDelay: time.Minute}
+	if _, err := m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: hs.URL, Retry: retry}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EstablishConnection("s1"); err != nil {
+		t.Fatal(err)
+	}
+	retried := func(ev mcpclient.Event) bool {
+		return ev.ServerID == "s1" && ev.Kind == mcpclient.EventRetryScheduled && ev.State == mcpclient.StateFailed && ev.Err != nil
+	}
+	now := clock.Now()
+	check := func(what string, lo, hi time.Duration) {
+		t.Helper()
+		info, _ := m.Server("s1")
+		if info.State != mcpclient.StateFailed || info.NextRetryAt.Before(now.Add(lo)) || info.NextRetryAt.After(now.Add(hi)) {
+			t.Fatalf("%s: %s, next retry at %v; want failed, due between %v and %v from now", what, info.State, info.NextRetryAt, lo, hi)
+		}
+	}
+
+	// The first attempt failed: the second waits its backoff (full jitter
+	// of twice BaseDelay).
+	rec.waitFor(t, "the first retry scheduled", retried)
+	<-clock.Waiting()
+	check("waiting for the second attempt", 0, 2*time.Second)
+	clock.Fire()
+	rec.waitFor(t, "the second attempt starting", stateIs("s1", mcpclient.StateConnecting))
+	// Between the events the attempt is under way: nothing is due.
+	rec.waitFor(t, "the second attempt failing", stateIs("s1", mcpclient.StateFailed))
+
+	// The attempts are spent: the background retry waits (equal jitter of
+	// 4 s: doubled on from where the attempts left it).
+	rec.waitFor(t, "the background retry scheduled", retried)
+	<-clock.Waiting()
+	check("waiting for the background retry", 2*time.Second, 4*time.Second)
+
+	hs.Restart()
+	clock.Fire()
+	rec.waitFor(t, "ready, by itself", stateIs("s1", mcpclient.StateReady))
+	if info, _ := m.Server("s1"); !info.NextRetryAt.IsZero() {
+		t.Errorf("ready, yet a retry is due at %v", info.NextRetryAt)
+	}
+}

@@ -69,6 +69,10 @@ type server struct {
 	// background attempts since the server was last connected.
 	bg      *bgRetry
 	bgRound int
+	// retryAt is when the next attempt of a failed server is due (a retry
+	// waiting for its backoff, in the foreground or the background), zero
+	// when none waits. Every state change clears it.
+	retryAt time.Time
 
 	starts backoff.Pacer // paces a stdio server's restarts (stdiostarts.go)
 
@@ -157,7 +161,7 @@ func (c *server) setState(state State, err error) {
 		c.mu.Unlock()
 		return
 	}
-	c.state, c.err = state, err
+	c.state, c.err, c.retryAt = state, err, time.Time{}
 	c.mu.Unlock()
 	c.m.publish(Event{Kind: EventStateChanged, ServerID: c.ID(), State: state, Err: err})
 }
@@ -170,10 +174,25 @@ func (c *server) setStateAt(epoch uint64, state State, err error) bool {
 		c.mu.Unlock()
 		return false
 	}
-	c.state, c.err = state, err
+	c.state, c.err, c.retryAt = state, err, time.Time{}
 	c.mu.Unlock()
 	c.m.publish(Event{Kind: EventStateChanged, ServerID: c.ID(), State: state, Err: err})
 	return true
+}
+
+// retryDue notes that the next attempt of a failed server of epoch is due
+// in d, and publishes an EventRetryScheduled; it does nothing once the
+// connection was closed or the state changed since.
+func (c *server) retryDue(epoch uint64, d time.Duration) {
+	c.mu.Lock()
+	if c.removed || c.epoch != epoch || c.state != StateFailed {
+		c.mu.Unlock()
+		return
+	}
+	c.retryAt = c.m.clock.Now().Add(d)
+	err := c.err
+	c.mu.Unlock()
+	c.m.publish(Event{Kind: EventRetryScheduled, ServerID: c.ID(), State: StateFailed, Err: err})
 }
 
 // current returns the epoch and its context.
@@ -451,8 +470,10 @@ func (c *server) reconnect(ctx context.Context, epoch uint64, attempts int) erro
 		if res.State == StateAuthenticating || k >= attempts {
 			return res.Err
 		}
+		wait := backoff.Full(c.retry.BaseDelay, k, c.retry.MaxDelay)
+		c.retryDue(epoch, wait)
 		select {
-		case <-c.m.clock.After(backoff.Full(c.retry.BaseDelay, k, c.retry.MaxDelay)):
+		case <-c.m.clock.After(wait):
 		case <-ctx.Done():
 			return errClosedMeanwhile
 		}
@@ -489,6 +510,7 @@ func (c *server) scheduleRetry(epoch uint64) {
 	d := backoff.Equal(c.retry.BaseDelay, c.retry.MaxAttempts+c.bgRound-1, c.retry.BackgroundMaxDelay)
 	c.mu.Unlock()
 	c.m.logger.Info("mcp server unreachable; retrying in the background", "server", c.ID(), "in", d.Round(time.Millisecond))
+	c.retryDue(epoch, d)
 	ok := c.m.goBackground(func() {
 		defer cancel()
 		var fire bool
@@ -501,6 +523,7 @@ func (c *server) scheduleRetry(epoch uint64) {
 		mine := c.bg == bg
 		if mine {
 			c.bg = nil
+			c.retryAt = time.Time{}
 		}
 		fire = fire && mine && c.epoch == epoch && !c.removed && c.renewing == nil && c.state == StateFailed && c.sess == nil
 		c.mu.Unlock()
@@ -586,7 +609,7 @@ func (c *server) close(ctx context.Context, state State, keep bool) error {
 	c.lifeCancel()
 	c.life, c.lifeCancel = context.WithCancel(c.m.ctx)
 	c.epoch++
-	c.bg, c.bgRound = nil, 0
+	c.bg, c.bgRound, c.retryAt = nil, 0, time.Time{}
 	c.renewing = nil // the one in flight ends at once, changing nothing
 	if state == "" {
 		c.removed = true
@@ -652,6 +675,9 @@ func (c *server) info() ServerInfo {
 		ProtocolVersion: c.last.protocolVersion,
 		SessionID:       c.last.sessionID,
 		AuthURL:         c.authURL,
+	}
+	if c.state == StateFailed {
+		si.NextRetryAt = c.retryAt
 	}
 	if init := c.last.init; init != nil && c.sess != nil {
 		si.ServerInfo = init.ServerInfo

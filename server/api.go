@@ -463,9 +463,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		// The checks passed, so the server was stored: the connection
 		// failed. It stays stored and is retried on restart.
 		if id, ok := storedID(a, &req); ok {
-			aerr := apiErrorf(http.StatusBadGateway, CodeConnectFailed, "%v (the server is saved as %q and retried in the background; POST .../servers/{id}/reconnect retries it now)", err, id)
-			aerr.ServerID = id
-			writeError(w, aerr)
+			writeError(w, connectFailed(a, id, err, "it is saved and retried in the background"))
 			return
 		}
 		writeError(w, s.unavailableOr(r.Context(), addError(err)))
@@ -557,11 +555,11 @@ func (s *Server) reconnectServer(w http.ResponseWriter, r *http.Request, a *agen
 		var aerr *APIError
 		switch {
 		case context.Cause(ctx) == errCallTimeout:
-			aerr = apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "reconnecting MCP server %q took longer than %v; it keeps being retried in the background", id, limit)
+			aerr = apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "reconnecting MCP server %s took longer than %v; it keeps being retried in the background", serverLabel(a, id), limit)
 		case errors.Is(err, mcpclient.ErrClosed):
 			aerr = apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the agent is closing")
 		default:
-			aerr = apiErrorf(http.StatusBadGateway, CodeConnectFailed, "reconnecting MCP server %q: %v (it keeps being retried in the background)", id, err)
+			aerr = connectFailed(a, id, err, "it keeps being retried in the background")
 		}
 		aerr.ServerID = id
 		writeError(w, aerr)

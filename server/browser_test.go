@@ -182,6 +182,7 @@ func TestDashboard(t *testing.T) {
 
 	do("removing the server",
 		chromedp.Click(css(row+` button.remove`)),
+		chromedp.Click(css(row+` button.remove-confirm`)), // Remove asks first
 		chromedp.WaitVisible(css(`#no-servers`)),
 		chromedp.WaitNotPresent(css(tool("echo"))),
 	)
@@ -195,7 +196,8 @@ func TestDashboard(t *testing.T) {
 }
 
 // TestREADMEScreenshot takes the README's screenshot, docs/dashboard.png,
-// when AGENTMCP_UPDATE_SCREENSHOT=1: two servers, one tool called.
+// when AGENTMCP_UPDATE_SCREENSHOT=1: two servers, one with its Details
+// open, one tool called; the whole page.
 func TestREADMEScreenshot(t *testing.T) {
 	if os.Getenv("AGENTMCP_UPDATE_SCREENSHOT") != "1" {
 		t.Skip("set AGENTMCP_UPDATE_SCREENSHOT=1 to update docs/dashboard.png")
@@ -220,11 +222,16 @@ func TestREADMEScreenshot(t *testing.T) {
 		chromedp.SendKeys(css(echo+` form input[name="text"]`), "hello, agents"),
 		chromedp.Click(css(echo+` form button[type="submit"]`)),
 		chromedp.WaitVisible(css(echo+` .result[data-outcome="ok"]`)),
+		chromedp.Click(css(`#servers tr[data-server-id="docs"] button.details`)),
+		chromedp.WaitVisible(css(`#servers tr.server-panel[data-server-id="docs"]`)),
 	)
 	if err != nil {
 		t.Fatalf("%v (problems: %v)", err, problems())
 	}
-	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`window.scrollTo(0, 0)`)); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}

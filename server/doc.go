@@ -196,6 +196,11 @@
 // Every error response is JSON, {"error": {"code": "...", "message":
 // "...", "serverId": "..."}}, with a stable code (the Code constants) and
 // a message safe to show: no tokens, header values or URL queries. Bad
-// input is refused before anything is stored. Client methods return such
-// errors as *APIError.
+// input is refused before anything is stored. A connect_failed error (an
+// add or reconnect whose server could not be reached) names the server by
+// its name and also has "serverName", "summary" (what failed in a few
+// words, as the server's state's error_summary says it) and "detail" (the
+// whole error), for a client to say the next step its own way; the
+// server's state then has "nextRetryAt", when it is next tried. Client
+// methods return such errors as *APIError.
 package server

@@ -67,6 +67,13 @@ type APIError struct {
 	// ServerID names the MCP server concerned, when there is one (for
 	// connect_failed, the id under which the server was stored).
 	ServerID string `json:"serverId,omitempty"`
+	// ServerName, Summary and Detail come with connect_failed: the
+	// server's name, what failed in a few words (what agentmcp ls and the
+	// dashboard show for the server: explain.Summary) and the whole error,
+	// so that a client can say what to do next in its own terms.
+	ServerName string `json:"serverName,omitempty"`
+	Summary    string `json:"summary,omitempty"`
+	Detail     string `json:"detail,omitempty"`
 	// Agents lists the agents that exist ("class/name"), with
 	// unknown_agent.
 	Agents []string `json:"agents,omitempty"`
@@ -88,6 +95,7 @@ func writeError(w http.ResponseWriter, e *APIError) {
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
 	e.Message = netguard.Sanitize(e.Message)
+	e.ServerName, e.Summary, e.Detail = netguard.Sanitize(e.ServerName), netguard.Sanitize(e.Summary), netguard.Sanitize(e.Detail)
 	writeJSON(w, e.Status, errorBody{Error: *e})
 }
 

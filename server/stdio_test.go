@@ -173,7 +173,7 @@ func TestDashboardStdioServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "$ " + os.Args[0] + " -test.run=^$"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
+	if want := "$ " + os.Args[0] + " '-test.run=^$'"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
 		t.Errorf("command cell %q, want %q... with the env names", cell, want)
 	}
 	html, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
@@ -183,6 +183,7 @@ func TestDashboardStdioServer(t *testing.T) {
 	pid := readPid(t, pidFile)
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(row+` button.remove`)),
+		chromedp.Click(chromedp.CSS(row+` button.remove-confirm`)), // Remove asks first
 		chromedp.WaitVisible(chromedp.CSS(`#no-servers`)),
 	); err != nil {
 		t.Fatalf("removing: %v (problems: %v)", err, problems())
@@ -242,7 +243,7 @@ func TestDashboardAddStdioServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "$ " + os.Args[0] + " -test.run=^$ -test.count=1"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
+	if want := "$ " + os.Args[0] + " '-test.run=^$' -test.count=1"; !strings.HasPrefix(cell, want) || !strings.Contains(cell, "API_TOKEN") {
 		t.Errorf("command cell %q, want %q... with the env names", cell, want)
 	}
 	// The server runs in the working directory given.
@@ -258,6 +259,7 @@ func TestDashboardAddStdioServer(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(row+` button.remove`)),
+		chromedp.Click(chromedp.CSS(row+` button.remove-confirm`)), // Remove asks first
 		chromedp.WaitVisible(chromedp.CSS(`#no-servers`)),
 	); err != nil {
 		t.Fatalf("removing: %v (problems: %v)", err, problems())

@@ -130,7 +130,7 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if ierr := interrupted(ctx); ierr != nil {
 			return ierr
 		}
-		return spec.redact(err)
+		return spec.redact(connectFailed("adding", name, b, err))
 	}
 	return printAdded(stdout, name, res.ID, string(res.State), res.AuthURL)
 }
@@ -192,7 +192,7 @@ func addCommandServer(ctx context.Context, tf targetFlags, positional, command [
 		if ierr := interrupted(ctx); ierr != nil {
 			return ierr
 		}
-		return spec.redact(err)
+		return spec.redact(connectFailed("adding", req.Name, b, err))
 	}
 	return printAdded(stdout, req.Name, res.ID, string(res.State), res.AuthURL)
 }

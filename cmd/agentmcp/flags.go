@@ -215,13 +215,13 @@ func parseURL(raw string) (*url.URL, error) {
 		if errors.As(err, &uerr) {
 			err = uerr.Err // without the URL
 		}
-		return nil, usageErrorf("invalid server URL: %v", err)
+		return nil, usageErrorf("invalid server URL: %v%s", err, didYouMean(raw))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		if u.Scheme == "" {
-			return nil, usageErrorf("invalid server URL: no scheme; want http:// or https://")
+			return nil, usageErrorf("invalid server URL: no scheme; want http:// or https://%s", didYouMean(raw))
 		}
-		return nil, usageErrorf("invalid server URL: scheme %q; want http or https", u.Scheme)
+		return nil, usageErrorf("invalid server URL: scheme %q; want http or https%s", u.Scheme, didYouMean(raw))
 	}
 	if u.Host == "" {
 		return nil, usageErrorf("invalid server URL: no host")

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
@@ -23,8 +23,9 @@ Prints a table of the agent's servers, by name then id (the order of the
 API and the dashboard too): id, name, state, transport, number of tools
 ("-" while not known: the server is not connected), URL and a note: what
 failed, in short, for a failed server (--json has the full detail as
-"error", the short form as "error_summary"), and the URL to open for one
-that needs sign-in (authenticating).
+"error", the short form as "error_summary"), with when it is tried again
+("retrying, next try in 13 s"; --json: "nextRetryAt"), and the URL to open
+for one that needs sign-in (authenticating).
 
 With --db or --postgres, ls reads the stored servers without connecting to
 them (nothing is sent to them): each is not-connected, or authenticating
@@ -69,6 +70,13 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer b.close()
+	if _, ok := b.(*direct); ok {
+		// Retries made by this process end with it: none is due.
+		for id, s := range st.Servers {
+			s.NextRetryAt = nil
+			st.Servers[id] = s
+		}
+	}
 	if asJSON {
 		return writeJSON(stdout, st)
 	}
@@ -93,6 +101,7 @@ func printServers(w io.Writer, st agent.MCPServersState) error {
 	for _, t := range st.Tools {
 		tools[t.ServerID]++
 	}
+	now := time.Now()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tTRANSPORT\tTOOLS\tURL\tNOTE")
 	for _, id := range sortedIDs(st) {
@@ -103,13 +112,13 @@ func printServers(w io.Writer, st agent.MCPServersState) error {
 		}
 		// The note is the last column and is never cut: its end is what
 		// says what to do.
-		note := oneLine(serverNote(s))
+		note := oneLine(serverNote(s, now))
 		if note == "" {
 			note = "-"
 		}
 		target := s.ServerURL
 		if len(s.Command) > 0 {
-			target = "$ " + strings.Join(s.Command, " ") // a stdio server
+			target = "$ " + commandLine(s.Command) // a stdio server
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(id), cell(s.Name), s.State, transport, toolCount(s, tools[id]), cell(target), note)
 	}
@@ -126,10 +135,38 @@ func toolCount(s agent.MCPServer, n int) string {
 	return strconv.Itoa(n)
 }
 
-// serverNote is what ls says about a server beyond its state: what to do
-// for one that waits for sign-in, the short form of an error
-// (ls --json carries the full detail).
-func serverNote(s agent.MCPServer) string {
+// serverNote is what ls says about a server beyond its state at now: what
+// to do for one that waits for sign-in, the short form of an error
+// (ls --json carries the full detail) and when a failed server is tried
+// again.
+func serverNote(s agent.MCPServer, now time.Time) string {
+	note := errorNote(s)
+	if s.State == string(mcpclient.StateFailed) && s.NextRetryAt != nil {
+		if note != "" {
+			note += "; "
+		}
+		note += retryNote(*s.NextRetryAt, now)
+	}
+	return note
+}
+
+// retryNote says when a retry due at is made, seen at now: "retrying,
+// next try in 13 s".
+func retryNote(at, now time.Time) string {
+	d := at.Sub(now).Round(time.Second)
+	switch {
+	case d <= 0:
+		return "retrying now"
+	case d < time.Minute:
+		return fmt.Sprintf("retrying, next try in %d s", d/time.Second)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("retrying, next try in %d min", d/time.Minute)
+	}
+	return fmt.Sprintf("retrying, next try in %d min %d s", d/time.Minute, d%time.Minute/time.Second)
+}
+
+// errorNote is serverNote without the retry.
+func errorNote(s agent.MCPServer) string {
 	if s.State == string(mcpclient.StateAuthenticating) {
 		if s.AuthURL != nil && *s.AuthURL != "" {
 			return "sign-in needed: open " + *s.AuthURL

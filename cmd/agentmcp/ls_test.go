@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -216,5 +217,65 @@ func TestLsDormant(t *testing.T) {
 	r = runCmd(t, "ls", "--connect")
 	if line := r.errorLine(t, exitUsage); !strings.Contains(line, "--connect is for --db and --postgres") {
 		t.Errorf("ls --connect without a database: %s", line)
+	}
+}
+
+// TestRetryNote: how ls says when a failed server is tried again.
+func TestRetryNote(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		in   time.Duration
+		want string
+	}{
+		{-3 * time.Second, "retrying now"},
+		{200 * time.Millisecond, "retrying now"},
+		{13*time.Second + 300*time.Millisecond, "retrying, next try in 13 s"},
+		{2 * time.Minute, "retrying, next try in 2 min"},
+		{4*time.Minute + 5*time.Second, "retrying, next try in 4 min 5 s"},
+	} {
+		if got := retryNote(now.Add(tt.in), now); got != tt.want {
+			t.Errorf("retryNote(now+%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestLsRetrying: through a running serve, a failed server that is being
+// retried says so, with when the next try is (ls), and ls --json has the
+// time as nextRetryAt.
+func TestLsRetrying(t *testing.T) {
+	t.Setenv(envServer, "")
+	t.Setenv(envToken, "")
+	db := filepath.Join(t.TempDir(), "agentmcp.db")
+	_, hs := serve(t, mcptest.Stateful)
+	runCmd(t, "add", "--db", db, "--id", "down", "down", hs.URL, "--transport", "streamable-http").mustSucceed(t)
+	hs.Stop()
+	s := startServe(t, "--db", db)
+
+	re := regexp.MustCompile(`(?m)^down +down +failed .* (connection refused|the server closed the connection); retrying, next try in \d+ s$`)
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for {
+		r := runCmd(t, "ls", "--server", s.base)
+		r.mustSucceed(t)
+		if re.MatchString(r.stdout) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ls never showed the retry:\n%s", r.stdout)
+		}
+	}
+	for {
+		r := runCmd(t, "ls", "--server", s.base, "--json")
+		r.mustSucceed(t)
+		var st agent.MCPServersState
+		decode(t, r.stdout, &st)
+		if d := st.Servers["down"]; d.State == "failed" && d.NextRetryAt != nil {
+			if !strings.Contains(r.stdout, `"nextRetryAt": "`) {
+				t.Errorf("ls --json:\n%s", r.stdout)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ls --json never had nextRetryAt:\n%s", r.stdout)
+		}
 	}
 }

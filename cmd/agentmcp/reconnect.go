@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -34,6 +35,9 @@ func runReconnect(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			if ierr := interrupted(ctx); ierr != nil {
 				return ierr
+			}
+			if msg, ok := failureText("reconnecting", st.Servers[id].Name, b, err); ok {
+				return errors.New(msg)
 			}
 			return fmt.Errorf("reconnecting %s: %s (%v)", id, explain.Summary(err), err)
 		}

@@ -28,6 +28,9 @@ const (
 	envToken  = "AGENTMCP_TOKEN"  // default of --token
 )
 
+// postgresDisplay names a --postgres database in messages.
+const postgresDisplay = "the PostgreSQL database"
+
 // defaultServer is where agentmcp serve listens by default.
 const defaultServer = "http://127.0.0.1:8787"
 
@@ -187,7 +190,7 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 	}
 	display := f.db
 	if f.postgres != "" {
-		display = "the PostgreSQL database"
+		display = postgresDisplay
 	}
 	if f.mustExist {
 		if err := checkAgent(ctx, st, f.agent, display); err != nil {
@@ -283,6 +286,9 @@ func (r *remote) explain(err error) error {
 		}
 		if aerr.Code == server.CodeUnknownAgent {
 			return unknownAgentError(r.agent, "agentmcp serve at "+r.base, aerr.Agents)
+		}
+		if aerr.Code == server.CodeConnectFailed {
+			return &remoteFailure{aerr} // for connectFailed
 		}
 		return errors.New(aerr.Message)
 	}

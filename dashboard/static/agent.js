@@ -50,14 +50,47 @@ export function errorText(error) {
 }
 
 // AgentError is a JSON API error: code is the stable error code
-// ("blocked_url", "unknown_server", ...), status the HTTP status.
+// ("blocked_url", "unknown_server", ...), status the HTTP status. A
+// connect_failed error also has serverName, summary (what failed, in a
+// few words) and detail (the whole error).
 export class AgentError extends Error {
-  constructor(status, code, message, serverId) {
+  constructor(status, code, message, serverId, extra = {}) {
     super(message);
     this.name = "AgentError";
     this.status = status;
     this.code = code;
     this.serverId = serverId;
+    this.serverName = typeof extra.serverName === "string" ? extra.serverName : "";
+    this.summary = typeof extra.summary === "string" ? extra.summary : "";
+    this.detail = typeof extra.detail === "string" ? extra.detail : "";
+  }
+}
+
+// apiError is the AgentError of an error body's error object e.
+const apiError = (status, e) =>
+  new AgentError(status, (e && e.code) || "http_" + status, (e && e.message) || String(status), e && e.serverId, e || {});
+
+// readEvents reads a stream of server-sent events (a fetch Response's
+// body) and calls onEvent(name, data) for each.
+async function readEvents(res, onEvent) {
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value.replaceAll("\r\n", "\n");
+    let end;
+    while ((end = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length) onEvent(name, data.join("\n"));
+    }
   }
 }
 
@@ -171,9 +204,46 @@ export function connectAgent(options = {}) {
     } catch {}
     if (!res.ok) {
       const e = (data && data.error) || {};
-      throw new AgentError(res.status, e.code || "http_" + res.status, e.message || res.statusText, e.serverId);
+      throw apiError(res.status, { ...e, message: e.message || res.statusText });
     }
     return data;
+  };
+  // callStreamed makes a tool call that asks for its events (Accept:
+  // text/event-stream), calling onProgress({progress, total, message})
+  // for each progress notification; a server that answers with JSON
+  // alone (no events) is read as api() does.
+  const callStreamed = async (sub, body, signal, onProgress) => {
+    const res = await fetch(httpBase + sub, {
+      method: "POST",
+      credentials: "include",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream, application/json" },
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!(res.headers.get("Content-Type") || "").startsWith("text/event-stream")) {
+      let data = null;
+      try {
+        data = await res.json();
+      } catch {}
+      if (!res.ok) throw apiError(res.status, { ...((data && data.error) || {}), message: (data && data.error && data.error.message) || res.statusText });
+      return data;
+    }
+    let outcome = null;
+    await readEvents(res, (name, text) => {
+      let ev;
+      try {
+        ev = JSON.parse(text);
+      } catch {
+        return;
+      }
+      if (!ev || typeof ev !== "object") return;
+      if (name === "progress") onProgress(ev);
+      else if (name === "result") outcome = { result: ev.result };
+      else if (name === "error") outcome = { error: apiError(ev.status || 502, ev.error) };
+    });
+    if (!outcome) throw new AgentError(502, "network", "the call's stream ended without its result");
+    if (outcome.error) throw outcome.error;
+    return outcome.result;
   };
   const query = (filter = {}) => {
     const q = new URLSearchParams();
@@ -218,9 +288,13 @@ export function connectAgent(options = {}) {
     // callTool resolves to the CallToolResult (a tool failure has isError).
     // Options: signal (an AbortSignal: aborting it cancels the call on the
     // MCP server), timeoutMs (the server's limit for this call; default
-    // the server's, 2 minutes unless configured).
-    callTool: (serverId, toolName, args = {}, { signal, timeoutMs } = {}) =>
-      api("POST", `/servers/${seg(serverId)}/tools/call`, { name: toolName, arguments: args, timeoutMs }, signal),
+    // the server's, 2 minutes unless configured), onProgress (called with
+    // each of the server's progress notifications, {progress, total?,
+    // message?}: the call then asks for its events).
+    callTool: (serverId, toolName, args = {}, { signal, timeoutMs, onProgress } = {}) =>
+      onProgress
+        ? callStreamed(`/servers/${seg(serverId)}/tools/call`, { name: toolName, arguments: args, timeoutMs }, signal, onProgress)
+        : api("POST", `/servers/${seg(serverId)}/tools/call`, { name: toolName, arguments: args, timeoutMs }, signal),
     readResource: (serverId, uri, { signal, timeoutMs } = {}) =>
       api("POST", `/servers/${seg(serverId)}/resources/read`, { uri, timeoutMs }, signal),
     getPrompt: (serverId, promptName, args = {}, { signal, timeoutMs } = {}) =>

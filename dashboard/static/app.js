@@ -94,21 +94,46 @@ function unknownAgentNotice() {
 }
 
 // The agent picker lists the server's agents; choosing one opens its
-// dashboard. "Other agent…" takes a class/name.
+// dashboard. "Other agent…" takes a class/name. The search box beside it
+// narrows the list to the agents whose class/name holds what is typed
+// (any case); Enter opens the first of them.
+let knownAgents = [];
+
 async function refreshAgents() {
-  let agents = [];
   try {
-    agents = (await conn.listAgents()).map((a) => `${a.class}/${a.name}`);
+    knownAgents = (await conn.listAgents()).map((a) => `${a.class}/${a.name}`);
   } catch {
     return;
   }
-  const picker = $("agent-picker");
-  const refs = agents.includes(currentAgent) ? agents : [currentAgent, ...agents];
-  picker.replaceChildren(
-    ...refs.map((r) => el("option", { value: r, selected: r === currentAgent }, agents.includes(r) ? r : `${r} (does not exist)`)),
-    el("option", { value: "" }, "Other agent…"),
-  );
+  $("agent-search").placeholder = `find an agent (${knownAgents.length})`;
+  renderPicker();
 }
+
+// matchingAgents are the known agents that hold the search box's text.
+function matchingAgents() {
+  const q = $("agent-search").value.trim().toLowerCase();
+  return q ? knownAgents.filter((r) => r.toLowerCase().includes(q)) : knownAgents;
+}
+
+function renderPicker() {
+  const agents = matchingAgents();
+  const picker = $("agent-picker");
+  const refs = agents.includes(currentAgent) || $("agent-search").value.trim() ? agents : [currentAgent, ...agents];
+  const q = $("agent-search").value.trim();
+  picker.replaceChildren(
+    ...(q && !refs.includes(currentAgent) ? [el("option", { value: currentAgent, selected: true, hidden: true }, currentAgent)] : []),
+    ...refs.map((r) => el("option", { value: r, selected: r === currentAgent }, knownAgents.includes(r) ? r : `${r} (does not exist)`)),
+    el("option", { value: "" }, q && agents.length === 0 ? `no agent holds “${q}”; other agent…` : "Other agent…"),
+  );
+  $("agent-search").dataset.matches = String(agents.length);
+}
+$("agent-search").addEventListener("input", renderPicker);
+$("agent-search").addEventListener("keydown", (ev) => {
+  if (ev.key !== "Enter") return;
+  ev.preventDefault();
+  const first = matchingAgents()[0];
+  if (first) location.search = "?agent=" + encodeURIComponent(first);
+});
 $("agent-picker").addEventListener("change", (ev) => {
   const v = ev.target.value;
   if (v) {
@@ -161,6 +186,35 @@ function renderBanner() {
 
 const STATE_TEXT = { authenticating: "sign-in needed", "not-connected": "not connected" };
 
+// retryText says when a failed server's next try is, at now (ms): as
+// agentmcp ls says it.
+function retryText(at, now) {
+  const d = Math.round((at - now) / 1000);
+  if (!(d > 0)) return "retrying now";
+  if (d < 60) return `retrying, next try in ${d} s`;
+  const m = Math.floor(d / 60);
+  return d % 60 ? `retrying, next try in ${m} min ${d % 60} s` : `retrying, next try in ${m} min`;
+}
+
+// retryNode counts down to a failed server's next try (tickRetries
+// updates it every second).
+function retryNode(s) {
+  const at = Date.parse(str(s.nextRetryAt));
+  if (s.state !== "failed" || !Number.isFinite(at)) return null;
+  return el("small", { class: "retry muted", dataset: { at: String(at) } }, retryText(at, Date.now()));
+}
+
+function tickRetries() {
+  const now = Date.now();
+  for (const n of document.querySelectorAll(".retry[data-at]")) n.textContent = retryText(Number(n.dataset.at), now);
+}
+setInterval(tickRetries, 1000);
+
+// The ids of the servers whose panel is open, and of those whose Remove
+// waits for its confirmation: kept across renders.
+const openPanels = new Set();
+const confirming = new Set();
+
 function renderServers(mcp) {
   const stale = !live();
   const since = conn.downSince ? conn.downSince.toLocaleTimeString() : "";
@@ -173,19 +227,31 @@ function renderServers(mcp) {
           el("small", { class: "muted" }, ` (was ${STATE_TEXT[s.state] || str(s.state)}; disconnected from serve since ${since})`),
         )
       : el("span", { class: "state", dataset: { state: str(s.state) } }, STATE_TEXT[s.state] || str(s.state));
-    return el(
+    const open = openPanels.has(id);
+    const row = el(
       "tr",
       { dataset: { serverId: id }, class: stale ? "stale" : null },
       el("td", {}, str(s.name)),
       el("td", { class: "mono" }, id),
-      el("td", {}, state),
+      el("td", {}, state, stale ? null : retryNode(s)),
       el("td", {}, str(s.transport)),
       el("td", { class: "mono url" }, serverTarget(s)),
       el("td", { class: "error" }, errorNode(s)),
-      el("td", { class: "actions" }, ...(stale ? [removeButton(id, s, true)] : [authorizeButton(id, s), reconnectButton(id, s), removeButton(id, s)])),
+      el(
+        "td",
+        { class: "actions" },
+        ...(stale
+          ? [detailsButton(id, s, open), removeButton(id, s, true)]
+          : confirming.has(id)
+            ? removeConfirmation(id, s)
+            : [authorizeButton(id, s), reconnectButton(id, s), detailsButton(id, s, open), removeButton(id, s)]),
+      ),
     );
+    return open ? [row, serverPanel(id, s)] : [row];
   });
-  $("servers").tBodies[0].replaceChildren(...rows);
+  for (const id of [...openPanels]) if (!Object.hasOwn(mcp.servers || {}, id)) openPanels.delete(id);
+  for (const id of [...confirming]) if (!Object.hasOwn(mcp.servers || {}, id)) confirming.delete(id);
+  $("servers").tBodies[0].replaceChildren(...rows.flat());
   const none = $("no-servers");
   none.hidden = rows.length > 0;
   none.textContent =
@@ -199,10 +265,66 @@ function renderServers(mcp) {
 // values are never sent to the page).
 function serverTarget(s) {
   if (!Array.isArray(s.command)) return str(s.server_url);
-  let text = "$ " + s.command.map(str).join(" ");
+  let text = "$ " + s.command.map(str).map(shellWord).join(" ");
   if (s.cwd) text += ` (in ${str(s.cwd)})`;
   if (Array.isArray(s.env_names) && s.env_names.length) text += ` [env: ${s.env_names.map(str).join(", ")}]`;
   return text;
+}
+
+// shellWord quotes a command's word as a shell takes it (as agentmcp ls
+// shows it).
+function shellWord(w) {
+  if (w !== "" && /^[A-Za-z0-9_\-.\/:@=,+]+$/.test(w)) return w;
+  return "'" + w.replaceAll("'", "'\\''") + "'";
+}
+
+// detailsButton opens or closes the server's panel.
+function detailsButton(id, s, open) {
+  return el(
+    "button",
+    {
+      type: "button",
+      class: "details",
+      "aria-expanded": open ? "true" : "false",
+      title: `What ${str(s.name)} said of itself when it connected`,
+      onclick: () => {
+        if (openPanels.has(id)) openPanels.delete(id);
+        else openPanels.add(id);
+        render();
+      },
+    },
+    open ? "Hide" : "Details",
+  );
+}
+
+// serverPanel is a row under a server's with what it said of itself when
+// it connected: its implementation, protocol version, session,
+// capabilities and instructions.
+function serverPanel(id, s) {
+  const item = (label, value, cls) => [el("dt", {}, label), el("dd", { class: cls || null }, value || el("span", { class: "muted" }, "—"))];
+  const info = isObject(s.serverInfo) ? [str(s.serverInfo.title) || str(s.serverInfo.name), str(s.serverInfo.version)].filter(Boolean).join(" ") : "";
+  const caps = isObject(s.capabilities) ? Object.keys(s.capabilities).sort() : [];
+  const connected = ["ready", "connected", "discovering"].includes(s.state);
+  return el(
+    "tr",
+    { class: "server-panel", dataset: { serverId: id } },
+    el(
+      "td",
+      { colspan: 7 },
+      connected ? null : el("p", { class: "muted" }, "Not connected: what the server said of itself the last time, where known."),
+      el(
+        "dl",
+        {},
+        ...item("Server", info),
+        ...item("Transport", str(s.transport)),
+        ...item("Protocol version", str(s.protocolVersion), "mono protocol-version"),
+        ...item("Session", str(s.sessionId) || (s.protocolVersion >= "2026-07-28" ? "none (this version has no sessions)" : ""), "mono session"),
+        ...item("Capabilities", caps.length ? caps.join(", ") : "", "capabilities"),
+        ...item("Instructions", str(s.instructions) ? el("pre", { class: "instructions" }, str(s.instructions)) : ""),
+      ),
+      isObject(s.capabilities) ? rawJSON(s.capabilities, "capabilities as sent") : null,
+    ),
+  );
 }
 
 // errorNode shows a server's error: its short summary, with the whole
@@ -251,8 +373,9 @@ function reconnectButton(id, s) {
         ev.target.textContent = "Reconnecting…";
         try {
           await conn.reconnectMcpServer(id);
+          $("notice").hidden = true;
         } catch (e) {
-          showNotice(`Reconnecting ${id} failed: ${e.message}`);
+          showNotice(...failureNodes(`Reconnecting ${e.serverName || str(s.name) || id} failed`, e, "It keeps being retried in the background: its row shows when it is next tried."));
         } finally {
           ev.target.disabled = false;
           ev.target.textContent = "Reconnect";
@@ -263,8 +386,8 @@ function reconnectButton(id, s) {
   );
 }
 
-// removeButton removes the server; it is disabled (stale) while the page
-// is not live.
+// removeButton asks to confirm the server's removal; it is disabled
+// (stale) while the page is not live.
 function removeButton(id, s, stale = false) {
   return el(
     "button",
@@ -273,23 +396,62 @@ function removeButton(id, s, stale = false) {
       class: "remove",
       disabled: stale,
       title: stale ? "Not connected to serve" : `Remove ${str(s.name)} (${id})`,
-      onclick: async (ev) => {
-        ev.target.disabled = true;
-        try {
-          await conn.removeMcpServer(id);
-        } catch (e) {
-          ev.target.disabled = false;
-          showNotice(`Removing ${id} failed: ${e.message}`);
-        }
+      onclick: () => {
+        confirming.add(id);
+        render();
+        document.querySelector(`#servers tr[data-server-id="${CSS.escape(id)}"] button.remove-confirm`)?.focus();
       },
     },
     "Remove",
   );
 }
 
-function showNotice(text) {
+// removeConfirmation asks whether to remove the server: Remove removes
+// it (its OAuth grant and stored session with it), Keep keeps it.
+function removeConfirmation(id, s) {
+  const keep = () => {
+    confirming.delete(id);
+    render();
+  };
+  return [
+    el("span", { class: "confirm-text" }, `Remove ${str(s.name) || id}? `),
+    el(
+      "button",
+      {
+        type: "button",
+        class: "remove remove-confirm",
+        disabled: !live(),
+        onclick: async (ev) => {
+          ev.target.disabled = true;
+          try {
+            await conn.removeMcpServer(id);
+          } catch (e) {
+            showNotice(`Removing ${str(s.name) || id} failed: ${e.message}`);
+          }
+          confirming.delete(id);
+          render();
+        },
+      },
+      "Remove",
+    ),
+    el("button", { type: "button", class: "keep", onclick: keep, onkeydown: (ev) => ev.key === "Escape" && keep() }, "Keep"),
+  ];
+}
+
+// failureNodes say that something failed (head), in short (a
+// connect_failed error's summary, else its message), what happens next,
+// and the whole error behind a disclosure.
+function failureNodes(head, e, next) {
+  const summary = e.summary || e.message;
+  const nodes = [el("span", { class: "failure-summary" }, `${head}: ${summary}.`)];
+  if (e.code === "connect_failed" && next) nodes.push(" ", next);
+  if (e.detail && e.detail !== summary) nodes.push(el("details", { class: "error-details" }, el("summary", {}, "Detail"), el("pre", { class: "mono" }, e.detail)));
+  return nodes;
+}
+
+function showNotice(...nodes) {
   const n = $("notice");
-  n.textContent = text;
+  n.replaceChildren(...nodes);
   n.hidden = false;
 }
 
@@ -429,8 +591,12 @@ function runner(form, label, run, show) {
     result.dataset.outcome = "pending";
     const started = new Date();
     result.replaceChildren(el("p", { class: "muted" }, `running since ${started.toLocaleTimeString()}…`));
+    const mine = ctrl;
+    const onProgress = (p) => {
+      if (ctrl === mine) showProgress(result, started, p);
+    };
     try {
-      const res = await call(ctrl.signal);
+      const res = await call(ctrl.signal, onProgress);
       result.dataset.outcome = res && res.isError ? "error" : "ok";
       result.replaceChildren(...show(res));
     } catch (e) {
@@ -451,6 +617,25 @@ function runner(form, label, run, show) {
   return form;
 }
 
+// showProgress shows a call's progress in its result box: a bar (one
+// that moves to and fro when the server gives no total), where the call
+// is, and the server's message.
+function showProgress(result, started, p) {
+  const progress = typeof p.progress === "number" && Number.isFinite(p.progress) ? p.progress : null;
+  const total = typeof p.total === "number" && Number.isFinite(p.total) && p.total > 0 ? p.total : null;
+  const bar = el("progress", { class: "call-progress", max: total ?? null, value: total !== null && progress !== null ? Math.min(progress, total) : null });
+  const where = total !== null ? `${progress ?? 0} of ${total}` : progress !== null ? `${progress}` : "";
+  result.replaceChildren(
+    el(
+      "div",
+      { class: "progress-line" },
+      bar,
+      el("span", { class: "progress-text" }, [where, str(p.message)].filter(Boolean).join(": ")),
+    ),
+    el("p", { class: "muted" }, `running since ${started.toLocaleTimeString()}…`),
+  );
+}
+
 function toolNode(serverId, tool) {
   const { nodes: fields, collect } = schemaForm(tool.inputSchema || {});
   const form = el("form", { class: "call-form" }, ...fields);
@@ -460,7 +645,7 @@ function toolNode(serverId, tool) {
     "Call " + str(tool.name),
     () => {
       const args = collect();
-      return (signal) => conn.callTool(serverId, tool.name, args, { signal });
+      return (signal, onProgress) => conn.callTool(serverId, tool.name, args, { signal, onProgress });
     },
     (res) => toolResult(res, reader(serverId)),
   );
@@ -679,7 +864,13 @@ async function submitAdd(form, name, url, options) {
     if (stdioAdds) setAddKind("url");
   } catch (e) {
     out.dataset.outcome = "error";
-    out.textContent = `${e.message}`;
+    if (e.code === "connect_failed") {
+      out.replaceChildren(...failureNodes(e.serverName || name, e, "It is saved and retried in the background: press Reconnect in its row to try it now."));
+      form.reset();
+      if (stdioAdds) setAddKind("url");
+    } else {
+      out.textContent = `${e.message}`;
+    }
   } finally {
     button.disabled = false;
     if (conn.status === "unknown_agent") conn.reconnectNow();
