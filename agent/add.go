@@ -485,14 +485,31 @@ func (a *Agent) migrate(ctx context.Context, oldID, newID string) error {
 	return nil
 }
 
-// RemoveMCPServer closes the server's connection and deletes it with all
-// its OAuth data. An unknown id is not an error.
+// RemoveMCPServer deletes the server with all its OAuth data from the
+// store, then closes its connection, ending its session; a stored session
+// the connection does not hold (the agent just woke, or was opened
+// dormant) is ended too, with a DELETE to the server and no handshake. An
+// unknown id is not an error.
+//
+// When the store refuses the delete, nothing changes: the server stays
+// stored, registered and connected, and the error wraps ErrStorage and
+// the store's error (store.ErrUnavailable when the store could not serve:
+// retry later). A delete whose answer did not arrive in time may still
+// have been made (store/postgres documents when): the server then stays
+// until the remove is retried, which finds nothing to delete and
+// completes, or until the agent is opened again.
 func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
 	a.add.Lock()
 	defer a.add.Unlock()
-	err := a.m.RemoveServer(ctx, id)
-	if derr := a.st.DeleteServer(ctx, a.ns, id); derr != nil {
-		return errors.Join(err, fmt.Errorf("remove mcp server %q: %w: %w", id, ErrStorage, derr))
+	a.mu.Lock()
+	row, stored := a.rows[id]
+	a.mu.Unlock()
+	var sess *storedSession
+	if stored {
+		sess = a.sessionToEnd(ctx, row)
+	}
+	if err := a.st.DeleteServer(ctx, a.ns, id); err != nil {
+		return fmt.Errorf("remove mcp server %q: %w: %w (it was not removed, and works as before)", id, ErrStorage, err)
 	}
 	a.mu.Lock()
 	if _, ok := a.rows[id]; ok {
@@ -505,6 +522,10 @@ func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
 		}
 	}
 	a.mu.Unlock()
+	err := a.m.RemoveServer(ctx, id)
+	if sess != nil {
+		a.endSession(ctx, id, sess)
+	}
 	a.forgetProvider(id)
 	a.auths.Delete(id)
 	a.updates.stateChanged()

@@ -433,6 +433,8 @@ func (a *Agent) updateRow(ctx context.Context, id string, fn func(*store.Server)
 	})
 	switch {
 	case errors.Is(err, errUnchanged):
+	case errors.Is(err, store.ErrNotFound):
+		// Removed meanwhile: nothing to save.
 	case err != nil:
 		a.logger.Warn("cannot save mcp server state", "server", id, "error", err)
 	default:

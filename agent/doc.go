@@ -30,7 +30,9 @@
 // as SameServerURL does, is the same server, and concurrent adds share one
 // connection attempt), and a stable id (AddOptions.ID, NormalizeServerID)
 // makes a server's id predictable. RemoveMCPServer forgets a server with
-// its OAuth data; Reconnect connects one again at once. CheckAdd makes
+// its OAuth data and ends its session on the server, a stored one the
+// agent holds no connection for included (a DELETE with its session id, no
+// handshake); Reconnect connects one again at once. CheckAdd makes
 // AddMCPServer's checks without storing anything, for an API that refuses
 // bad input first.
 //
@@ -185,7 +187,11 @@
 // (wrapping netguard.ErrBlockedURL) or an id that another server has
 // (ErrIDInUse); a server that cannot be reached is stored and retried in
 // the background, and the error is a *ConnectError (as is Reconnect's for
-// a server still unreachable). Reconnect of an unknown id wraps
+// a server still unreachable). When the store fails, AddMCPServer and
+// RemoveMCPServer wrap ErrStorage and the store's error
+// (store.ErrUnavailable when it could not serve: retry) and change nothing:
+// a remove refused so leaves the server stored and connected. Reconnect of
+// an unknown id wraps
 // mcpclient.ErrNotRegistered. ErrClosed is returned by a closed agent and
 // ends its watches; ErrHostClosed by Host.Use after Close. A tool that
 // fails is a result with IsError, for the model; an error means the call

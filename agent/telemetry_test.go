@@ -2,6 +2,10 @@ package agent_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -11,6 +15,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oteltest"
+	"github.com/agentmcp/agentmcp/store"
 )
 
 // TestTelemetryOptions: the agent's TracerProvider and MeterProvider reach
@@ -101,5 +106,82 @@ func TestHostMetrics(t *testing.T) {
 	h.Close(context.Background())
 	if got := values(); len(got) != 0 {
 		t.Errorf("after Close, still reported: %v", got)
+	}
+}
+
+// TestHostMetricsStoreWrites: with a store that counts its refused writes,
+// the host reports them (agentmcp.store.write_failures) and whether the
+// store refuses writes now (agentmcp.store.refusing_writes): an add on a
+// SQLite database whose file system (a small tmpfs) is full is one, and
+// refusing turns 0 once an add goes through with room again.
+func TestHostMetricsStoreWrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "disk")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4194304"); err != nil {
+		t.Skipf("cannot mount a tmpfs for a full file system: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	st := openSQLite(t, filepath.Join(dir, "agent.db"))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	h, _ := newHost(t, st, &agent.HostOptions{Agent: &agent.Options{MeterProvider: mp}})
+	a, release := use(t, h, "one")
+	defer release()
+	up := serve(t, mcptest.Stateless)
+	values := func() map[string]int64 {
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				switch d := m.Data.(type) {
+				case metricdata.Gauge[int64]:
+					for _, dp := range d.DataPoints {
+						out[m.Name] += dp.Value
+					}
+				case metricdata.Sum[int64]:
+					for _, dp := range d.DataPoints {
+						out[m.Name] += dp.Value
+					}
+				}
+			}
+		}
+		return out
+	}
+	if got := values(); got["agentmcp.store.write_failures"] != 0 || got["agentmcp.store.refusing_writes"] != 0 {
+		t.Errorf("before any refused write: %v", got)
+	}
+
+	filler := filepath.Join(dir, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for buf := make([]byte, 4096); ; {
+		if _, err := f.Write(buf); err != nil {
+			break
+		}
+	}
+	f.Close()
+	_, err = a.AddMCPServer(testCtx(t), "up", up.URL, nil)
+	if !errors.Is(err, store.ErrUnavailable) || !errors.Is(err, agent.ErrStorage) {
+		t.Fatalf("add on a full disk: %v; want ErrStorage and store.ErrUnavailable", err)
+	}
+	if got := values(); got["agentmcp.store.write_failures"] != 1 || got["agentmcp.store.refusing_writes"] != 1 {
+		t.Errorf("after a refused add: %v; want 1 failure, refusing", got)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AddMCPServer(testCtx(t), "up", up.URL, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := values(); got["agentmcp.store.write_failures"] != 1 || got["agentmcp.store.refusing_writes"] != 0 {
+		t.Errorf("after an add went through: %v; want 1 failure, not refusing", got)
 	}
 }

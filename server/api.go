@@ -108,6 +108,8 @@ func (s *Server) openError(err error) *APIError {
 	switch {
 	case errors.As(err, &aerr):
 		return aerr
+	case errors.Is(err, store.ErrUnavailable):
+		return storeUnavailable(err)
 	case errors.Is(err, errClosed):
 		return apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
 	}
@@ -142,7 +144,11 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
 		return
 	}
-	agents, more := s.knownAgents(r.Context(), maxAgentsListed)
+	agents, more, err := s.knownAgents(r.Context(), maxAgentsListed)
+	if aerr := storeUnavailable(err); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Agents []AgentInfo `json:"agents"`
 		// More is set when agents were left out of the list.
@@ -518,8 +524,10 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.A
 	}
 	err := a.RemoveMCPServer(r.Context(), id)
 	if _, still := a.Server(id); still {
-		if errors.Is(err, store.ErrFenced) {
-			writeError(w, addError(err)) // owner_moved
+		// The store refused the delete: the server is as it was (stored,
+		// connected), as the message says.
+		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrUnavailable) {
+			writeError(w, addError(err)) // owner_moved, unavailable
 			return
 		}
 		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, CodeInternal, "removing MCP server %q: %v", id, err)))

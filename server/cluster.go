@@ -503,6 +503,9 @@ func (s *Server) notReady(ctx context.Context) string {
 		}
 	}
 	if err := s.probe.check(ctx, s.st); err != nil {
+		if errors.As(err, new(writesRefused)) {
+			return err.Error()
+		}
 		return "the store does not answer: " + err.Error()
 	}
 	return ""

@@ -49,11 +49,20 @@
 //	GET    /.well-known/oauth-protected-resource/agents/{class}/{name}/mcp
 //	                                                        with Options.OAuth: the MCP endpoint's protected resource metadata (RFC 9728); no token
 //	GET    /healthz                                         200 while the process runs; no token
-//	GET    /readyz                                          200 when the store answers (asked at most once a second) and the server is neither draining, closed nor (a replica) unsure
-//	                                                        of its ownership, else 503 with the reason; no token
+//	GET    /readyz                                          200 when the store answers (asked at most once a second) and accepts writes, and the server is neither draining,
+//	                                                        closed nor (a replica) unsure of its ownership, else 503 with the reason; no token
 //
-// A store that does not answer makes a request 503 unavailable (with
-// Retry-After), not 500.
+// Every store operation has a deadline (the backends' Options.Timeout,
+// store.DefaultTimeout unless set; serve --store-timeout). A request that
+// needs the store and that the store cannot serve (no answer by the
+// deadline, no connection, writes refused: store.ErrUnavailable) is 503
+// unavailable with Retry-After, not 500, whatever the route (add, remove,
+// the wake of a sleeping agent, GET /agents, calls), and from the first
+// failed query (the readiness probe's cached answer does not matter);
+// nothing it began stays half-done. A remove the store refuses leaves the
+// server as it was: stored, listed, connected. While the store refuses
+// writes (from a refused write until one goes through: the probe then tries
+// one of its own), /readyz is 503 "the store refuses writes".
 //
 // # Replicas
 //

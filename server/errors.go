@@ -46,7 +46,7 @@ const (
 	CodeShuttingDown         = "shutting_down"          // 503
 	CodeOAuthUnavailable     = "oauth_unavailable"      // 404: this build's agents cannot complete OAuth callbacks
 	CodeInternal             = "internal"               // 500
-	CodeUnavailable          = "unavailable"            // 503: the store does not answer (or, for a replica, its ownership is in doubt); retry
+	CodeUnavailable          = "unavailable"            // 503: the store does not answer within its deadline, cannot be reached or refuses writes (or, for a replica, its ownership is in doubt); nothing was changed; retry
 )
 
 // errorBody is the JSON of every error response:
@@ -113,12 +113,30 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
+// storeRetryAfter is the Retry-After, in seconds, of a request the store
+// could not serve.
+const storeRetryAfter = 2
+
+// storeUnavailable returns the 503 of err when the store could not serve
+// it (store.ErrUnavailable: no answer within its deadline, no connection,
+// writes refused), nil otherwise. Whatever the route, such an error is
+// 503 with Retry-After: nothing was changed, and the client may retry.
+func storeUnavailable(err error) *APIError {
+	if !errors.Is(err, store.ErrUnavailable) {
+		return nil
+	}
+	e := apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "the store cannot serve this request now; nothing was changed; retry (%v)", err)
+	e.retryAfter = storeRetryAfter
+	return e
+}
+
 // callError maps the error of a call on a server (tool call, resource
 // read, prompt) to an API error.
 func callError(serverID string, err error) *APIError {
-	var e *APIError
+	e := storeUnavailable(err)
 	var ierr *mcpclient.InterruptedCallError
 	switch {
+	case e != nil:
 	case errors.Is(err, context.DeadlineExceeded):
 		e = apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
 	case errors.Is(err, mcpclient.ErrClosed):
@@ -144,6 +162,9 @@ func callError(serverID string, err error) *APIError {
 
 // addError maps an AddMCPServer or CheckAdd error to an API error.
 func addError(err error) *APIError {
+	if e := storeUnavailable(err); e != nil {
+		return e
+	}
 	switch {
 	case errors.Is(err, netguard.ErrBlockedURL):
 		return apiErrorf(http.StatusBadRequest, CodeBlockedURL, "%v", err)

@@ -47,7 +47,34 @@ func (p *storeProbe) check(ctx context.Context, st store.Store) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
 	defer cancel()
 	_, p.err = st.ListServers(ctx, "agentmcp/readyz")
+	if p.err == nil {
+		p.err = checkWrites(ctx, st)
+	}
 	p.at = now()
 	p.n++
 	return p.err
 }
+
+// checkWrites returns why the store refuses writes, or nil: while its last
+// write was refused (store.WriteHealth), a write of its own (a key that
+// expires at once) tells whether it still does. A store that accepts
+// writes costs nothing more.
+func checkWrites(ctx context.Context, st store.Store) error {
+	wh, ok := st.(store.WriteHealth)
+	if !ok {
+		return nil
+	}
+	if _, refusing := wh.WriteHealth(); refusing == nil {
+		return nil
+	}
+	if err := st.KVPut(ctx, "agentmcp/readyz", "probe", "write", []byte{1}, time.Now()); err != nil {
+		return writesRefused{err}
+	}
+	return nil
+}
+
+// writesRefused is checkWrites' error: the store answers reads.
+type writesRefused struct{ err error }
+
+func (e writesRefused) Error() string { return "the store refuses writes: " + e.err.Error() }
+func (e writesRefused) Unwrap() error { return e.err }

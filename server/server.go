@@ -464,7 +464,7 @@ func (s *Server) useKnown(ctx context.Context, class, name string, callback bool
 // unknownAgent is the error for a request to an agent that does not exist.
 func (s *Server) unknownAgent(ctx context.Context, key string) *APIError {
 	var known []string
-	agents, _ := s.knownAgents(ctx, maxAgentsShown)
+	agents, _, _ := s.knownAgents(ctx, maxAgentsShown)
 	for _, a := range agents {
 		known = append(known, a.Class+"/"+a.Name)
 	}
@@ -499,8 +499,9 @@ func (s *Server) defaults() []AgentInfo {
 // knownAgents returns up to limit agents that exist: the default agents
 // first, then those with servers in the store in the order they were
 // first stored, then the other awake ones; more reports whether some were
-// left out.
-func (s *Server) knownAgents(ctx context.Context, limit int) (out []AgentInfo, more bool) {
+// left out. err is the store's, when it could not list the stored agents
+// (the list then lacks them).
+func (s *Server) knownAgents(ctx context.Context, limit int) (out []AgentInfo, more bool, err error) {
 	out = s.defaults()
 	seen := map[string]bool{}
 	for _, a := range out {
@@ -508,7 +509,8 @@ func (s *Server) knownAgents(ctx context.Context, limit int) (out []AgentInfo, m
 	}
 	var keys []string
 	if lister, ok := s.st.(NamespaceLister); ok {
-		namespaces, err := lister.ListNamespaces(ctx)
+		var namespaces []string
+		namespaces, err = lister.ListNamespaces(ctx)
 		if err != nil {
 			s.logger.Warn("cannot list the stored agents", "error", err)
 		}
@@ -522,11 +524,11 @@ func (s *Server) knownAgents(ctx context.Context, limit int) (out []AgentInfo, m
 		}
 		seen[key] = true
 		if len(out) >= limit {
-			return out, true
+			return out, true, err
 		}
 		out = append(out, AgentInfo{Class: class, Name: name})
 	}
-	return out, false
+	return out, false, err
 }
 
 // AgentInfo names one agent.

@@ -81,6 +81,21 @@
 // with ErrDecrypt, and the server must be added again. There is no key
 // rotation yet.
 //
+// # Deadlines and outages
+//
+// Every operation of the backends has a deadline (their Options.Timeout,
+// DefaultTimeout unless set) besides the caller's ctx: a database that
+// hangs (its processes stopped, a network that drops packets) makes the
+// operation fail with ErrUnavailable when it passes, rather than wait for
+// the database. So do a lost connection, a database shutting down or
+// starting, a full disk and a read-only file system. A write that fails so
+// changed nothing (store/postgres names the one exception: a COMMIT whose
+// answer was lost). Backends that count the writes they had refused
+// implement WriteHealth (both do): the count, and the reason while the
+// database refuses writes, for metrics and a readiness check; they log
+// refused writes to their Options.Logger, at most one line every 10
+// seconds with the count of the others.
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use by many goroutines, and its
@@ -96,6 +111,7 @@
 // Errors wrap sentinels for errors.Is: ErrNotFound (missing or expired),
 // ErrConflict (RenameServer onto an id in use), ErrDecrypt (encrypted value
 // without the right key), ErrFenced (a write under a stale Fence; nothing
-// was written). Messages name the operation, the server id and
+// was written), ErrUnavailable (the database did not answer by the
+// deadline, cannot be reached, or refuses writes; retry later). Messages name the operation, the server id and
 // the namespace, never a key (keys carry OAuth nonces) or a value.
 package store

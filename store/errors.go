@@ -23,3 +23,12 @@ var ErrDecrypt = errors.New("store: cannot decrypt stored value (wrong or missin
 // released, or the replica holding it has expired. Nothing was written. The
 // caller has lost the agent and must stop acting for it.
 var ErrFenced = errors.New("store: write fenced: this replica no longer owns the agent")
+
+// ErrUnavailable is wrapped by the error of an operation the database could
+// not serve now: it did not answer within the Store's deadline (the
+// backends' Options.Timeout, DefaultTimeout unless set), the connection to
+// it failed, it is shutting down or starting, or it refuses writes (disk
+// full, read-only file system). The operation may be retried later. A write
+// that fails this way wrote nothing, but for one case a backend documents
+// (store/postgres: a commit whose answer did not arrive in time).
+var ErrUnavailable = errors.New("store: the database is unavailable")

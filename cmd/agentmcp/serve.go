@@ -21,6 +21,7 @@ import (
 	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/postgres"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
@@ -62,6 +63,10 @@ Flags:
   --db PATH         the SQLite database (default ./agentmcp.db; created if
                     missing)
   --postgres DSN    a PostgreSQL database instead
+  --store-timeout D bound each database operation to D (default 5s): a
+                    request waiting on a database that hangs is answered
+                    503 unavailable, with Retry-After, when D passes, and
+                    nothing it began stays half-done
   --token T         an access token, required by the API and the streams as
                     "Authorization: Bearer T" or through the dashboard link
                     /?token=T (default $AGENTMCP_TOKEN)
@@ -150,9 +155,14 @@ awake on one replica at a time, and any replica answers any request):
                     its agents to the others after about that long
 
 /healthz answers 200 while the process runs; /readyz 200 when the database
-answers (asked at most once a second, 2s timeout) and the server is not
-draining or shutting down (nor, for a replica, unsure of its ownership), else
-503 with the reason. Neither needs the token.
+answers (asked at most once a second, 2s timeout) and accepts writes, and the
+server is not draining or shutting down (nor, for a replica, unsure of its
+ownership), else 503 with the reason. Neither needs the token. A write the
+database refuses (disk full, read-only, down or hung) is logged (at most a
+line every 10s, with the count of the others), counted in /metrics
+(agentmcp_store_write_failures_total), and turns /readyz 503 until a write
+goes through again. Any request the database cannot serve is answered 503
+unavailable with Retry-After.
 
 Telemetry (OpenTelemetry, by the semantic conventions for MCP; every name in
 docs/OBSERVABILITY.md): GET /metrics answers the metrics in Prometheus text
@@ -186,6 +196,19 @@ Examples:
   AGENTMCP_TOKEN=$(openssl rand -hex 16) agentmcp serve --addr 0.0.0.0:8787
 `
 
+// openServeStore opens serve's database as openStore does, with each
+// operation bounded by timeout and the refused writes logged to logger.
+func openServeStore(ctx context.Context, path, dsn string, timeout time.Duration, logger *slog.Logger) (store.Store, error) {
+	cipher, err := store.CipherFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if dsn != "" {
+		return postgres.Open(ctx, dsn, &postgres.Options{Cipher: cipher, Timeout: timeout, Logger: logger})
+	}
+	return sqlite.Open(ctx, path, &sqlite.Options{Cipher: cipher, Timeout: timeout, Logger: logger})
+}
+
 // shutdownTimeout bounds a clean shutdown.
 const shutdownTimeout = 10 * time.Second
 
@@ -193,7 +216,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("serve")
 	var addr, db, dsn, token, agentRef, publicURL string
 	var origins, keepAwake rawHeaders // repeatable string flags
-	var idleTimeout time.Duration
+	var idleTimeout, storeTimeout time.Duration
 	var maxAwake int
 	var allowStdio bool
 	var cf clusterFlags
@@ -204,6 +227,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "")
 	fs.StringVar(&db, "db", "", "")
 	fs.StringVar(&dsn, "postgres", "", "")
+	fs.DurationVar(&storeTimeout, "store-timeout", store.DefaultTimeout, "")
 	fs.StringVar(&token, "token", "", "")
 	fs.StringVar(&agentRef, "agent", server.DefaultAgent, "")
 	fs.StringVar(&publicURL, "public-url", "", "")
@@ -275,6 +299,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case idleTimeout == 0:
 		idleTimeout = -1 // never
 	}
+	if storeTimeout <= 0 {
+		return usageErrorf("--store-timeout %v: want a duration above 0", storeTimeout)
+	}
 	switch {
 	case maxAwake < 0:
 		return usageErrorf("--max-awake %d: want 0 (no cap) or more", maxAwake)
@@ -339,7 +366,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			logger.Warn("--public-url without an access token: requests for " + h + " are served without one; set --token or " + envToken + " if others can reach that address")
 		}
 	}
-	st, err := openStore(ctx, db, dsn)
+	st, err := openServeStore(ctx, db, dsn, storeTimeout, logger)
 	if err != nil {
 		return err
 	}

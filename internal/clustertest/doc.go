@@ -50,6 +50,17 @@
 // the faults, every replica wakes every agent once, so that what a first
 // wake fills for good does not count as growth.
 //
+// # Sessions under churn
+//
+// TestChurnSessions runs one agentmcp serve --db (SQLite) with many agents
+// whose servers (go-sdk's stateful streamable HTTP: legacy sessions) are
+// added and removed while the agents hibernate every fraction of a second,
+// kills serve with SIGKILL and restarts it, then removes every server and
+// checks that no session whose handshake completed stays open on the
+// upstream, but those the killed process had not stored. It prints
+// churn_sessions=N figures, runs in the same profiles (fast: seconds) and
+// skips likewise.
+//
 // # Profiles
 //
 // The fast profile (lease 3 s, about a minute and a half) runs with

@@ -36,7 +36,9 @@
 //
 // Halt stops the server's process and keeps its data; Resume starts it
 // again on the same port: a database outage for tests of what clients do
-// meanwhile.
+// meanwhile. Freeze stops every process of the server with SIGSTOP (a
+// database that hangs: connections open, no answer) until the thaw it
+// returns, or the test's end, sends SIGCONT.
 //
 // If the test binary dies without calling Stop (a panic, a timeout, a
 // SIGKILL), a watchdog process started with the server notices that the

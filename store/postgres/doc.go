@@ -110,8 +110,24 @@
 //
 // # Errors
 //
-// Errors wrap store.ErrNotFound, store.ErrConflict, store.ErrDecrypt and
-// store.ErrFenced as described by package store, and name the operation, the server id and
-// the namespace. Connection errors are pgx's; the DSN's password never
-// appears in them.
+// Errors wrap store.ErrNotFound, store.ErrConflict, store.ErrDecrypt,
+// store.ErrFenced and store.ErrUnavailable as described by package store,
+// and name the operation, the server id and the namespace. Connection
+// errors are pgx's; the DSN's password never appears in them.
+//
+// ErrUnavailable marks an operation that did not finish within
+// Options.Timeout (from taking a connection to the answer; its connection
+// is then closed) and the errors of a database that cannot serve: a
+// connection refused, reset or lost, SQLSTATE classes 08 (connection), 53
+// (resources: disk full, too many connections) and 57P (shutting down,
+// starting), a read-only standby. Every write runs in a transaction, even
+// a single statement, because a statement a stopped server had received
+// would still be run when it resumes, after its caller was told it
+// failed; in a transaction, nothing is committed but by a COMMIT, so the
+// one write that may still land after its deadline is one whose COMMIT was
+// sent before it passed (its answer lost). A retry of it is safe: every
+// write is idempotent but KVTake, whose value is then gone. WithLock's
+// deadline bounds its connection and BEGIN, not the wait for the lock;
+// PutServers, one transaction of any size, is bounded by the caller's ctx
+// only.
 package postgres

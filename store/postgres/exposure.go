@@ -16,6 +16,8 @@ var _ store.ExposureStore = (*Store)(nil)
 
 // GetExposure implements store.ExposureStore.
 func (s *Store) GetExposure(ctx context.Context, ns string) (store.Exposure, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	var e store.Exposure
 	err := codec.CheckNamespace(ns)
 	if err == nil {
@@ -29,7 +31,7 @@ func (s *Store) GetExposure(ctx context.Context, ns string) (store.Exposure, err
 		}
 	}
 	if err != nil {
-		return store.Exposure{}, fmt.Errorf("postgres: get exposure of %q: %w", ns, err)
+		return store.Exposure{}, fmt.Errorf("postgres: get exposure of %q: %w", ns, s.g.Err(ctx, err))
 	}
 	return e, nil
 }
@@ -37,6 +39,8 @@ func (s *Store) GetExposure(ctx context.Context, ns string) (store.Exposure, err
 // PutExposure implements store.ExposureStore, in one statement (in a
 // transaction after the fence check when fenced).
 func (s *Store) PutExposure(ctx context.Context, ns string, e store.Exposure) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckExposure(ns, e)
 	if err == nil {
 		err = s.fenced(ctx, ns, func(db execer) error {
@@ -56,7 +60,8 @@ func (s *Store) PutExposure(ctx context.Context, ns string, e store.Exposure) er
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: put exposure of %q: %w", ns, err)
+		return s.g.Failed(fmt.Errorf("postgres: put exposure of %q: %w", ns, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }

@@ -48,13 +48,11 @@ type execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-// fenced runs the single-statement write fn of namespace ns: on the pool
-// when ctx carries no fence of ns, and otherwise in a transaction that
-// checks the fence first (and writes nothing if it fails).
+// fenced runs the single-statement write fn of namespace ns in a
+// transaction that, when ctx carries a fence of ns, checks the fence first
+// (and writes nothing if it fails). The transaction is there even without a
+// fence, for the reason Store.write gives.
 func (s *Store) fenced(ctx context.Context, ns string, fn func(db execer) error) error {
-	if f, ok := store.FenceFrom(ctx); !ok || f.Namespace != ns {
-		return fn(s.pool)
-	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := checkFenceFor(ctx, tx, ns); err != nil {
 			return err

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,12 +19,14 @@ import (
 
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/internal/codec"
+	"github.com/agentmcp/agentmcp/store/internal/guard"
 )
 
 var (
 	_ store.Store           = (*Store)(nil)
 	_ store.KeepAwakeLister = (*Store)(nil)
 	_ store.BatchPutter     = (*Store)(nil)
+	_ store.WriteHealth     = (*Store)(nil)
 )
 
 // DefaultLockConns is the default of Options.LockConns.
@@ -41,6 +47,17 @@ type Options struct {
 	// to be free. They come from a pool of their own, so holders can
 	// always use the Store inside fn. Zero means DefaultLockConns.
 	LockConns int32
+	// Timeout bounds each operation, from taking a connection to the
+	// answer: one that has not finished by then (the server hangs, or the
+	// network to it) fails with store.ErrUnavailable. For WithLock it
+	// bounds the connection and the transaction's start, not the wait for
+	// the lock nor fn. Zero means store.DefaultTimeout; negative means no
+	// bound but the caller's ctx.
+	Timeout time.Duration
+	// Logger receives the writes the database refuses or does not answer,
+	// at most one line every 10 seconds, and the first write that goes
+	// through after them. Nil discards them.
+	Logger *slog.Logger
 }
 
 // Store is a store.Store in a PostgreSQL database. See the package
@@ -48,6 +65,7 @@ type Options struct {
 type Store struct {
 	cipher *store.Cipher
 	now    codec.Clock
+	g      *guard.Guard // deadlines, ErrUnavailable, refused writes
 
 	pool  *pgxpool.Pool // every operation but WithLock
 	locks *pgxpool.Pool // WithLock's transactions
@@ -75,7 +93,8 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	lockCfg.MaxConns = o.LockConns
 	lockCfg.MinConns = 0
 
-	s := &Store{cipher: o.Cipher, now: codec.NewClock(o.Now)}
+	s := &Store{cipher: o.Cipher, now: codec.NewClock(o.Now),
+		g: guard.New(guard.Options{Timeout: o.Timeout, Logger: o.Logger, Unavailable: unavailable})}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
@@ -137,9 +156,11 @@ func (s *Store) scanServer(ns string, row pgx.Row) (store.Server, error) {
 
 // ListServers implements store.Servers.
 func (s *Store) ListServers(ctx context.Context, ns string) ([]store.Server, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	out, err := s.listServers(ctx, ns)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list servers of %q: %w", ns, err)
+		return nil, fmt.Errorf("postgres: list servers of %q: %w", ns, s.g.Err(ctx, err))
 	}
 	return out, nil
 }
@@ -166,22 +187,27 @@ func (s *Store) listServers(ctx context.Context, ns string) ([]store.Server, err
 
 // GetServer implements store.Servers.
 func (s *Store) GetServer(ctx context.Context, ns, id string) (store.Server, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckScope(ns, id)
 	var srv store.Server
 	if err == nil {
 		srv, err = s.scanServer(ns, s.pool.QueryRow(ctx, `SELECT `+serverColumns+` FROM agentmcp_servers WHERE namespace = $1 AND id = $2`, ns, id))
 	}
 	if err != nil {
-		return store.Server{}, fmt.Errorf("postgres: get server %q of %q: %w", id, ns, mapErr(err))
+		return store.Server{}, fmt.Errorf("postgres: get server %q of %q: %w", id, ns, s.g.Err(ctx, mapErr(err)))
 	}
 	return srv, nil
 }
 
 // PutServer implements store.Servers.
 func (s *Store) PutServer(ctx context.Context, srv store.Server) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	if err := s.putServer(ctx, srv); err != nil {
-		return fmt.Errorf("postgres: put server %q of %q: %w", srv.ID, srv.Namespace, mapErr(err))
+		return s.g.Failed(fmt.Errorf("postgres: put server %q of %q: %w", srv.ID, srv.Namespace, s.g.Err(ctx, mapErr(err))))
 	}
+	s.g.Wrote()
 	return nil
 }
 
@@ -227,9 +253,11 @@ const analyzeRows = 10_000
 // times slower until autovacuum analyses the table); an ANALYZE that fails
 // (the role does not own the table) is ignored.
 func (s *Store) PutServers(ctx context.Context, servers []store.Server) error {
+	// One transaction of any size: bounded by the caller's ctx only.
 	if err := s.putServers(ctx, servers); err != nil {
-		return fmt.Errorf("postgres: put servers: %w", mapErr(err))
+		return s.g.Failed(fmt.Errorf("postgres: put servers: %w", s.g.Err(ctx, mapErr(err))))
 	}
+	s.g.Wrote()
 	if len(servers) >= analyzeRows {
 		s.pool.Exec(ctx, `ANALYZE agentmcp_servers`)
 	}
@@ -282,6 +310,8 @@ func (s *Store) putServers(ctx context.Context, servers []store.Server) error {
 // share-locked) before the row is read, and fn is not called if the check
 // fails.
 func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.Server) error) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckScope(ns, id)
 	if err == nil {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -310,14 +340,17 @@ func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: update server %q of %q: %w", id, ns, mapErr(err))
+		return s.g.Failed(fmt.Errorf("postgres: update server %q of %q: %w", id, ns, s.g.Err(ctx, mapErr(err))))
 	}
+	s.g.Wrote()
 	return nil
 }
 
 // DeleteServer implements store.Servers in one statement (in a transaction
 // after the fence check when fenced).
 func (s *Store) DeleteServer(ctx context.Context, ns, id string) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckScope(ns, id)
 	if err == nil {
 		err = s.fenced(ctx, ns, func(db execer) error {
@@ -328,13 +361,16 @@ func (s *Store) DeleteServer(ctx context.Context, ns, id string) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: delete server %q of %q: %w", id, ns, err)
+		return s.g.Failed(fmt.Errorf("postgres: delete server %q of %q: %w", id, ns, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }
 
 // RenameServer implements store.Servers.
 func (s *Store) RenameServer(ctx context.Context, ns, oldID, newID string) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := errors.Join(codec.CheckScope(ns, oldID), codec.CheckScope(ns, newID))
 	if err == nil {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -370,13 +406,16 @@ func (s *Store) RenameServer(ctx context.Context, ns, oldID, newID string) error
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: rename server %q of %q to %q: %w", oldID, ns, newID, mapErr(err))
+		return s.g.Failed(fmt.Errorf("postgres: rename server %q of %q to %q: %w", oldID, ns, newID, s.g.Err(ctx, mapErr(err))))
 	}
+	s.g.Wrote()
 	return nil
 }
 
 // KVGet implements store.KV.
 func (s *Store) KVGet(ctx context.Context, ns, serverID, key string) ([]byte, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckKey(ns, serverID, key, false)
 	var stored []byte
 	if err == nil {
@@ -390,7 +429,7 @@ func (s *Store) KVGet(ctx context.Context, ns, serverID, key string) ([]byte, er
 		v, err = codec.OpenValue(s.cipher, ns, key, stored)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("postgres: get key of server %q of %q: %w", serverID, ns, mapErr(err))
+		return nil, fmt.Errorf("postgres: get key of server %q of %q: %w", serverID, ns, s.g.Err(ctx, mapErr(err)))
 	}
 	return v, nil
 }
@@ -398,6 +437,8 @@ func (s *Store) KVGet(ctx context.Context, ns, serverID, key string) ([]byte, er
 // KVPut implements store.KV. The same statement deletes the server's other
 // expired entries.
 func (s *Store) KVPut(ctx context.Context, ns, serverID, key string, value []byte, expiresAt time.Time) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckKey(ns, serverID, key, false)
 	if err == nil {
 		var exp *time.Time
@@ -405,7 +446,7 @@ func (s *Store) KVPut(ctx context.Context, ns, serverID, key string, value []byt
 			e := codec.Expiry(expiresAt)
 			exp = &e
 		}
-		_, err = s.pool.Exec(ctx, `
+		err = s.write(ctx, `
 			WITH sweep AS (
 				DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2 AND key <> $3 AND expires_at <= $6
 			)
@@ -414,20 +455,24 @@ func (s *Store) KVPut(ctx context.Context, ns, serverID, key string, value []byt
 			ns, serverID, key, codec.SealValue(s.cipher, ns, key, value), exp, s.now())
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: put key of server %q of %q: %w", serverID, ns, err)
+		return s.g.Failed(fmt.Errorf("postgres: put key of server %q of %q: %w", serverID, ns, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }
 
 // KVDelete implements store.KV.
 func (s *Store) KVDelete(ctx context.Context, ns, serverID, key string) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckKey(ns, serverID, key, false)
 	if err == nil {
-		_, err = s.pool.Exec(ctx, `DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2 AND key = $3`, ns, serverID, key)
+		err = s.write(ctx, `DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2 AND key = $3`, ns, serverID, key)
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: delete key of server %q of %q: %w", serverID, ns, err)
+		return s.g.Failed(fmt.Errorf("postgres: delete key of server %q of %q: %w", serverID, ns, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }
 
@@ -435,16 +480,24 @@ func (s *Store) KVDelete(ctx context.Context, ns, serverID, key string) error {
 // concurrent deleters of a row, the first one to lock it deletes it and
 // the others find no row.
 func (s *Store) KVTake(ctx context.Context, ns, serverID, key string) ([]byte, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckKey(ns, serverID, key, false)
 	var stored []byte
 	var exp *time.Time
 	if err == nil {
-		err = s.pool.QueryRow(ctx, `DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2 AND key = $3 RETURNING value, expires_at`,
-			ns, serverID, key).Scan(&stored, &exp)
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { // see write
+			return tx.QueryRow(ctx, `DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2 AND key = $3 RETURNING value, expires_at`,
+				ns, serverID, key).Scan(&stored, &exp)
+		})
 	}
 	if err == nil && exp != nil && !exp.After(s.now()) {
 		err = store.ErrNotFound // it had expired: deleted, but not taken
 	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, s.g.Failed(fmt.Errorf("postgres: take key of server %q of %q: %w", serverID, ns, s.g.Err(ctx, err)))
+	}
+	s.g.Wrote()
 	var v []byte
 	if err == nil {
 		v, err = codec.OpenValue(s.cipher, ns, key, stored)
@@ -457,9 +510,11 @@ func (s *Store) KVTake(ctx context.Context, ns, serverID, key string) ([]byte, e
 
 // KVList implements store.KV.
 func (s *Store) KVList(ctx context.Context, ns, serverID, prefix string) (map[string][]byte, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	out, err := s.kvList(ctx, ns, serverID, prefix)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list keys of server %q of %q: %w", serverID, ns, err)
+		return nil, fmt.Errorf("postgres: list keys of server %q of %q: %w", serverID, ns, s.g.Err(ctx, err))
 	}
 	return out, nil
 }
@@ -503,7 +558,13 @@ func (s *Store) WithLock(ctx context.Context, ns, serverID, name string, fn func
 	if s.closed.Load() {
 		return fmt.Errorf("postgres: lock %q of server %q of %q: store is closed", name, serverID, ns)
 	}
-	tx, err := s.locks.Begin(ctx)
+	// The deadline bounds taking a connection and starting the
+	// transaction; the wait for the lock is the caller's (another holder
+	// may rightly hold it for longer).
+	bctx, cancel := s.g.Bound(ctx)
+	tx, err := s.locks.Begin(bctx)
+	err = s.g.Err(bctx, err)
+	cancel()
 	if err == nil {
 		_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, codec.LockID(ns, serverID, name))
 		if err != nil {
@@ -513,6 +574,8 @@ func (s *Store) WithLock(ctx context.Context, ns, serverID, name string, fn func
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err() // a cancelled wait; pgx reports it less plainly
+		} else {
+			err = s.g.Err(ctx, err)
 		}
 		return fmt.Errorf("postgres: lock %q of server %q of %q: %w", name, serverID, ns, err)
 	}
@@ -521,6 +584,43 @@ func (s *Store) WithLock(ctx context.Context, ns, serverID, name string, fn func
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	return fn(ctx)
 }
+
+// write runs the one statement sql in a transaction, as every write does
+// (fenced, UpdateServer, ...): a statement sent on its own is committed
+// when the server gets to it, even after the operation's deadline passed
+// and its connection was closed (a server stopped, then resumed, runs what
+// it had received), so a write the caller was told failed would happen
+// later. In a transaction, only a COMMIT already sent can still land after
+// the deadline. It costs two round trips more than the statement alone.
+func (s *Store) write(ctx context.Context, sql string, args ...any) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, sql, args...)
+		return err
+	})
+}
+
+// unavailable reports whether err means the database cannot serve now:
+// no connection (refused, reset, lost), the server shutting down, starting
+// or out of resources (connections, disk), or in read-only mode.
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		c := pe.Code
+		return strings.HasPrefix(c, "08") || // connection exception
+			strings.HasPrefix(c, "53") || // insufficient resources: disk full, too many connections
+			strings.HasPrefix(c, "57P") || // admin or crash shutdown, cannot connect now
+			c == "57014" || // query cancelled
+			c == "25006" || // read-only transaction (a standby)
+			c == "58030" // I/O error
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		pgconn.Timeout(err) || pgconn.SafeToRetry(err)
+}
+
+// WriteHealth implements store.WriteHealth.
+func (s *Store) WriteHealth() (failed uint64, refusing error) { return s.g.WriteHealth() }
 
 // mapErr turns pgx.ErrNoRows into store.ErrNotFound and a unique violation
 // into store.ErrConflict.

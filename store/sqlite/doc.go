@@ -64,7 +64,12 @@
 //
 // # Errors
 //
-// Errors wrap store.ErrNotFound, store.ErrConflict and store.ErrDecrypt
-// as described by package store, and name the operation, the server id and
-// the namespace.
+// Errors wrap store.ErrNotFound, store.ErrConflict, store.ErrDecrypt and
+// store.ErrUnavailable as described by package store, and name the
+// operation, the server id and the namespace. ErrUnavailable marks an
+// operation that did not finish within Options.Timeout (a write waiting
+// for another process's lock longer than that included) and SQLite's
+// busy, locked, full, read-only, I/O and cannot-open errors; the write
+// transaction is then rolled back. PutServers, one transaction of any
+// size, is bounded by the caller's ctx only.
 package sqlite

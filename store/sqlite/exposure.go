@@ -15,6 +15,8 @@ var _ store.ExposureStore = (*Store)(nil)
 
 // GetExposure implements store.ExposureStore.
 func (s *Store) GetExposure(ctx context.Context, ns string) (store.Exposure, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	var e store.Exposure
 	err := codec.CheckNamespace(ns)
 	if err == nil {
@@ -28,13 +30,15 @@ func (s *Store) GetExposure(ctx context.Context, ns string) (store.Exposure, err
 		}
 	}
 	if err != nil {
-		return store.Exposure{}, fmt.Errorf("sqlite: get exposure of %q: %w", ns, err)
+		return store.Exposure{}, fmt.Errorf("sqlite: get exposure of %q: %w", ns, s.g.Err(ctx, err))
 	}
 	return e, nil
 }
 
 // PutExposure implements store.ExposureStore.
 func (s *Store) PutExposure(ctx context.Context, ns string, e store.Exposure) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckExposure(ns, e)
 	if err == nil {
 		if e.IsZero() {
@@ -50,7 +54,8 @@ func (s *Store) PutExposure(ctx context.Context, ns string, e store.Exposure) er
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: put exposure of %q: %w", ns, err)
+		return s.g.Failed(fmt.Errorf("sqlite: put exposure of %q: %w", ns, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }

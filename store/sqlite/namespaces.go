@@ -17,9 +17,11 @@ const (
 // least one server, in the order their first server was written. A program
 // hosting many agents uses it to restore them all on start.
 func (s *Store) ListNamespaces(ctx context.Context) ([]string, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	out, err := s.namespaces(ctx, listNamespaces)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list namespaces: %w", err)
+		return nil, fmt.Errorf("sqlite: list namespaces: %w", s.g.Err(ctx, err))
 	}
 	return out, nil
 }
@@ -29,9 +31,11 @@ func (s *Store) ListNamespaces(ctx context.Context) ([]string, error) {
 // namespace's first row, so its cost grows with the keep-awake agents, not
 // with all of them.
 func (s *Store) ListKeepAwake(ctx context.Context) ([]string, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	out, err := s.namespaces(ctx, listKeepAwake)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list keep-awake namespaces: %w", err)
+		return nil, fmt.Errorf("sqlite: list keep-awake namespaces: %w", s.g.Err(ctx, err))
 	}
 	return out, nil
 }

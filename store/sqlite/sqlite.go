@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,12 +22,14 @@ import (
 
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/internal/codec"
+	"github.com/agentmcp/agentmcp/store/internal/guard"
 )
 
 var (
 	_ store.Store           = (*Store)(nil)
 	_ store.KeepAwakeLister = (*Store)(nil)
 	_ store.BatchPutter     = (*Store)(nil)
+	_ store.WriteHealth     = (*Store)(nil)
 )
 
 // Memory is the path that opens a private in-memory database.
@@ -54,6 +57,15 @@ type Options struct {
 	// parallel with the single write connection. Zero means
 	// DefaultMaxReaders.
 	MaxReaders int
+	// Timeout bounds each operation, the wait for the write lock
+	// (BusyTimeout) included: one that has not finished by then fails
+	// with store.ErrUnavailable and changes nothing. Zero means
+	// store.DefaultTimeout; negative means no bound but the caller's ctx.
+	Timeout time.Duration
+	// Logger receives the writes the database refuses (disk full,
+	// read-only file system), at most one line every 10 seconds, and the
+	// first write that goes through after them. Nil discards them.
+	Logger *slog.Logger
 }
 
 // Store is a store.Store in one SQLite database. See the package
@@ -61,6 +73,7 @@ type Options struct {
 type Store struct {
 	cipher *store.Cipher
 	now    codec.Clock
+	g      *guard.Guard // deadlines, ErrUnavailable, refused writes
 
 	w *sql.DB // the one write connection; every transaction runs here
 	r *sql.DB // read connections (query_only); w itself for Memory
@@ -88,7 +101,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if o.MaxReaders <= 0 {
 		o.MaxReaders = DefaultMaxReaders
 	}
-	s := &Store{cipher: o.Cipher, now: codec.NewClock(o.Now)}
+	s := &Store{cipher: o.Cipher, now: codec.NewClock(o.Now),
+		g: guard.New(guard.Options{Timeout: o.Timeout, Logger: o.Logger, Unavailable: unavailable})}
 	s.locks.init()
 
 	memory := path == Memory
@@ -257,26 +271,33 @@ func (s *Store) scanServer(ns string, row scanner) (store.Server, error) {
 
 // ListServers implements store.Servers.
 func (s *Store) ListServers(ctx context.Context, ns string) ([]store.Server, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
+	out, err := s.listServers(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list servers of %q: %w", ns, s.g.Err(ctx, err))
+	}
+	return out, nil
+}
+
+func (s *Store) listServers(ctx context.Context, ns string) ([]store.Server, error) {
 	if err := codec.CheckNamespace(ns); err != nil {
-		return nil, fmt.Errorf("sqlite: list servers of %q: %w", ns, err)
+		return nil, err
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT `+serverColumns+` FROM servers WHERE namespace = ? ORDER BY seq`, ns)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list servers of %q: %w", ns, err)
+		return nil, err
 	}
 	defer rows.Close()
 	out := []store.Server{}
 	for rows.Next() {
 		srv, err := s.scanServer(ns, rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list servers of %q: %w", ns, err)
+			return nil, err
 		}
 		out = append(out, srv)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list servers of %q: %w", ns, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // GetServer implements store.Servers.
@@ -284,19 +305,24 @@ func (s *Store) GetServer(ctx context.Context, ns, id string) (store.Server, err
 	if err := codec.CheckScope(ns, id); err != nil {
 		return store.Server{}, fmt.Errorf("sqlite: get server %q of %q: %w", id, ns, err)
 	}
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	row := s.r.QueryRowContext(ctx, `SELECT `+serverColumns+` FROM servers WHERE namespace = ? AND id = ?`, ns, id)
 	srv, err := s.scanServer(ns, row)
 	if err != nil {
-		return store.Server{}, fmt.Errorf("sqlite: get server %q of %q: %w", id, ns, notFound(err))
+		return store.Server{}, fmt.Errorf("sqlite: get server %q of %q: %w", id, ns, s.g.Err(ctx, notFound(err)))
 	}
 	return srv, nil
 }
 
 // PutServer implements store.Servers.
 func (s *Store) PutServer(ctx context.Context, srv store.Server) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	if err := s.putServer(ctx, srv); err != nil {
-		return fmt.Errorf("sqlite: put server %q of %q: %w", srv.ID, srv.Namespace, err)
+		return s.g.Failed(fmt.Errorf("sqlite: put server %q of %q: %w", srv.ID, srv.Namespace, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }
 
@@ -331,9 +357,11 @@ const batchRows = 500
 // PutServers implements store.BatchPutter: the rows are sealed first, then
 // written in one write transaction by multi-row INSERT statements.
 func (s *Store) PutServers(ctx context.Context, servers []store.Server) error {
+	// One transaction of any size: bounded by the caller's ctx only.
 	if err := s.putServers(ctx, servers); err != nil {
-		return fmt.Errorf("sqlite: put servers: %w", err)
+		return s.g.Failed(fmt.Errorf("sqlite: put servers: %w", s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }
 
@@ -394,6 +422,8 @@ func batchInsert(n int, now int64) string {
 
 // UpdateServer implements store.Servers.
 func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.Server) error) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckScope(ns, id)
 	if err == nil {
 		err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -420,13 +450,16 @@ func (s *Store) UpdateServer(ctx context.Context, ns, id string, fn func(*store.
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: update server %q of %q: %w", id, ns, err)
+		return s.g.Failed(fmt.Errorf("sqlite: update server %q of %q: %w", id, ns, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }
 
 // DeleteServer implements store.Servers.
 func (s *Store) DeleteServer(ctx context.Context, ns, id string) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckScope(ns, id)
 	if err == nil {
 		err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -438,13 +471,16 @@ func (s *Store) DeleteServer(ctx context.Context, ns, id string) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: delete server %q of %q: %w", id, ns, err)
+		return s.g.Failed(fmt.Errorf("sqlite: delete server %q of %q: %w", id, ns, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }
 
 // RenameServer implements store.Servers.
 func (s *Store) RenameServer(ctx context.Context, ns, oldID, newID string) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := errors.Join(codec.CheckScope(ns, oldID), codec.CheckScope(ns, newID))
 	if err == nil {
 		err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -474,8 +510,9 @@ func (s *Store) RenameServer(ctx context.Context, ns, oldID, newID string) error
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: rename server %q of %q to %q: %w", oldID, ns, newID, notFound(err))
+		return s.g.Failed(fmt.Errorf("sqlite: rename server %q of %q to %q: %w", oldID, ns, newID, s.g.Err(ctx, notFound(err))))
 	}
+	s.g.Wrote()
 	return nil
 }
 
@@ -484,12 +521,14 @@ func (s *Store) KVGet(ctx context.Context, ns, serverID, key string) ([]byte, er
 	if err := codec.CheckKey(ns, serverID, key, false); err != nil {
 		return nil, fmt.Errorf("sqlite: get key of server %q of %q: %w", serverID, ns, err)
 	}
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	var stored []byte
 	err := s.r.QueryRowContext(ctx, `
 		SELECT value FROM kv WHERE namespace = ? AND server_id = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`,
 		ns, serverID, key, s.now().UnixMicro()).Scan(&stored)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: get key of server %q of %q: %w", serverID, ns, notFound(err))
+		return nil, fmt.Errorf("sqlite: get key of server %q of %q: %w", serverID, ns, s.g.Err(ctx, notFound(err)))
 	}
 	v, err := codec.OpenValue(s.cipher, ns, key, stored)
 	if err != nil {
@@ -500,6 +539,8 @@ func (s *Store) KVGet(ctx context.Context, ns, serverID, key string) ([]byte, er
 
 // KVPut implements store.KV. It also deletes the server's expired entries.
 func (s *Store) KVPut(ctx context.Context, ns, serverID, key string, value []byte, expiresAt time.Time) error {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	err := codec.CheckKey(ns, serverID, key, false)
 	if err == nil {
 		err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -520,8 +561,9 @@ func (s *Store) KVPut(ctx context.Context, ns, serverID, key string, value []byt
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: put key of server %q of %q: %w", serverID, ns, err)
+		return s.g.Failed(fmt.Errorf("sqlite: put key of server %q of %q: %w", serverID, ns, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }
 
@@ -530,9 +572,12 @@ func (s *Store) KVDelete(ctx context.Context, ns, serverID, key string) error {
 	if err := codec.CheckKey(ns, serverID, key, false); err != nil {
 		return fmt.Errorf("sqlite: delete key of server %q of %q: %w", serverID, ns, err)
 	}
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM kv WHERE namespace = ? AND server_id = ? AND key = ?`, ns, serverID, key); err != nil {
-		return fmt.Errorf("sqlite: delete key of server %q of %q: %w", serverID, ns, err)
+		return s.g.Failed(fmt.Errorf("sqlite: delete key of server %q of %q: %w", serverID, ns, s.g.Err(ctx, err)))
 	}
+	s.g.Wrote()
 	return nil
 }
 
@@ -541,6 +586,8 @@ func (s *Store) KVTake(ctx context.Context, ns, serverID, key string) ([]byte, e
 	if err := codec.CheckKey(ns, serverID, key, false); err != nil {
 		return nil, fmt.Errorf("sqlite: take key of server %q of %q: %w", serverID, ns, err)
 	}
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	var stored []byte
 	var exp sql.NullInt64
 	err := s.w.QueryRowContext(ctx, `DELETE FROM kv WHERE namespace = ? AND server_id = ? AND key = ? RETURNING value, expires_at`,
@@ -548,6 +595,10 @@ func (s *Store) KVTake(ctx context.Context, ns, serverID, key string) ([]byte, e
 	if err == nil && exp.Valid && exp.Int64 <= s.now().UnixMicro() {
 		err = store.ErrNotFound // it had expired: deleted, but not taken
 	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, sql.ErrNoRows) {
+		return nil, s.g.Failed(fmt.Errorf("sqlite: take key of server %q of %q: %w", serverID, ns, s.g.Err(ctx, err)))
+	}
+	s.g.Wrote()
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: take key of server %q of %q: %w", serverID, ns, notFound(err))
 	}
@@ -563,12 +614,14 @@ func (s *Store) KVList(ctx context.Context, ns, serverID, prefix string) (map[st
 	if err := codec.CheckKey(ns, serverID, prefix, true); err != nil {
 		return nil, fmt.Errorf("sqlite: list keys of server %q of %q: %w", serverID, ns, err)
 	}
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
 	rows, err := s.r.QueryContext(ctx, `
 		SELECT key, value FROM kv
 		WHERE namespace = ?1 AND server_id = ?2 AND substr(key, 1, length(?3)) = ?3 AND (expires_at IS NULL OR expires_at > ?4)`,
 		ns, serverID, prefix, s.now().UnixMicro())
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list keys of server %q of %q: %w", serverID, ns, err)
+		return nil, fmt.Errorf("sqlite: list keys of server %q of %q: %w", serverID, ns, s.g.Err(ctx, err))
 	}
 	defer rows.Close()
 	out := map[string][]byte{}
@@ -585,7 +638,7 @@ func (s *Store) KVList(ctx context.Context, ns, serverID, prefix string) (map[st
 		out[key] = v
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list keys of server %q of %q: %w", serverID, ns, err)
+		return nil, fmt.Errorf("sqlite: list keys of server %q of %q: %w", serverID, ns, s.g.Err(ctx, err))
 	}
 	return out, nil
 }
@@ -631,6 +684,24 @@ func notFound(err error) error {
 	}
 	return err
 }
+
+// unavailable reports whether err means the database cannot serve now:
+// busy or locked past the busy timeout, full, read-only, or failing I/O.
+func unavailable(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY,
+		sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_NOMEM:
+		return true
+	}
+	return false
+}
+
+// WriteHealth implements store.WriteHealth.
+func (s *Store) WriteHealth() (failed uint64, refusing error) { return s.g.WriteHealth() }
 
 // lockTable holds the named locks of WithLock.
 type lockTable struct {
