@@ -191,8 +191,7 @@
 // RemoveMCPServer wrap ErrStorage and the store's error
 // (store.ErrUnavailable when it could not serve: retry) and change nothing:
 // a remove refused so leaves the server stored and connected. Reconnect of
-// an unknown id wraps
-// mcpclient.ErrNotRegistered. ErrClosed is returned by a closed agent and
+// an unknown id wraps mcpclient.ErrNotRegistered. ErrClosed is returned by a closed agent and
 // ends its watches; ErrHostClosed by Host.Use after Close. A tool that
 // fails is a result with IsError, for the model; an error means the call
 // did not complete (mcpclient's errors). Errors and states never carry
