@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -814,7 +813,7 @@ func (c *server) handshakeStdio(ctx context.Context, version string) (*session, 
 func (c *server) startStdio(ctx context.Context, version string) (*session, error) {
 	co := c.opts.Command
 	cmd := exec.Command(co.Path, co.Args...)
-	cmd.Env = append(os.Environ(), co.Env...)
+	cmd.Env = stdio.Environ(co.Env)
 	cmd.Dir = co.Dir
 	t := &stdio.Transport{
 		Command:       cmd,

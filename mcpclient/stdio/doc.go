@@ -28,6 +28,12 @@
 //     and SIGKILL, TerminateDuration apart, if it does not exit, to its
 //     process group: whatever it started (npx's node, a shell's children)
 //     stops with it.
+//   - [Environ] builds a server's environment without the program's
+//     secrets: what the server's entry names, plus a documented few of
+//     the program's variables (PATH, HOME, the locale, npm's and uv's
+//     settings). The Manager of mcpclient starts every server with it; a
+//     Transport used alone starts its Command with the Command's Env as
+//     exec.Cmd does (nil: the program's whole environment).
 //   - On Linux the server runs under a supervisor, the program itself (see
 //     [SupervisorEnv]), that kills every process the server started when
 //     the server ends and when the program dies, even by SIGKILL. A
