@@ -70,6 +70,9 @@ type server struct {
 	bgRound int
 
 	starts backoff.Pacer // paces a stdio server's restarts (stdiostarts.go)
+	// stderr bounds the logging of a stdio server's stderr across its
+	// restarts (stdiostarts.go); made at the first start.
+	stderr atomic.Pointer[stdio.LineLimiter]
 
 	stats callstats.Window // its tool calls' figures (serverstats.go)
 }
@@ -821,6 +824,7 @@ func (c *server) startStdio(ctx context.Context, version string) (*session, erro
 		Logger:        c.m.logger.With("server", c.ID()),
 		Counter:       c.m.tel.IOCounter(c.ID()),
 		Starter:       c.m.starter,
+		StderrLimit:   c.stderrLimit(),
 	}
 	s := &session{transport: TransportStdio}
 	cs, err := c.newClient(s).Connect(ctx, sessionTransport{t, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})

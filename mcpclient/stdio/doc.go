@@ -21,7 +21,9 @@
 //     than failing the connection: the first 10 are logged, sanitised, the
 //     rest counted. A line over MaxLineLength fails the connection,
 //     quoting its start.
-//   - The server's stderr is logged line by line, and [Transport.Output]
+//   - The server's stderr is logged line by line, within a bound (a
+//     [LineLimiter]: a burst of 200 lines, then 20 a second; the lines
+//     past it are counted and the count logged), and [Transport.Output]
 //     quotes the last lines of it, with the last stdout line that was not
 //     a message, to explain a server that failed to start.
 //   - Closing the connection closes the server's stdin, then sends SIGTERM

@@ -74,6 +74,11 @@ type Transport struct {
 	// transport's own, whose thread lives as long as the process.
 	Starter *Starter
 
+	// StderrLimit bounds how many of the server's stderr lines are logged
+	// (when Command.Stderr was nil). Nil means a LineLimiter of the
+	// transport's own, with the default bounds.
+	StderrLimit *LineLimiter
+
 	// Set by Connect:
 	noise *stdoutNoise
 	tail  *stderrTail // nil when Command.Stderr was set
@@ -91,7 +96,11 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd := t.Command
 	t.noise = &stdoutNoise{logger: logger}
 	if cmd.Stderr == nil {
-		t.tail = &stderrTail{logger: logger}
+		limit := t.StderrLimit
+		if limit == nil {
+			limit = NewLineLimiter()
+		}
+		t.tail = &stderrTail{logger: logger, limit: limit}
 		cmd.Stderr = t.tail
 	}
 	stdout, err := cmd.StdoutPipe()
@@ -121,6 +130,9 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.MaxLineLength, noise: t.noise}
 	input := &processInput{stdin: stdin, cmd: cmd, supervised: supervised, terminate: terminate, exited: starter.exited}
+	if t.tail != nil {
+		input.ended = t.tail.flush
+	}
 	var r io.Reader = lines
 	var w io.WriteCloser = input
 	if t.Counter != nil {
@@ -329,6 +341,7 @@ type processInput struct {
 	supervised bool
 	terminate  time.Duration
 	exited     func() // tells the Starter the process is reaped
+	ended      func() // if not nil, called once the process is reaped
 
 	once sync.Once
 	err  error
@@ -349,6 +362,9 @@ func (w *processInput) Close() error {
 			// supervisor has killed them before it exited: no signal
 			// goes to a group id that may have been reused since.)
 			signalGroup(w.cmd, syscall.SIGKILL)
+		}
+		if w.ended != nil {
+			w.ended()
 		}
 		w.exited()
 	})
