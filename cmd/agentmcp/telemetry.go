@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -59,6 +60,11 @@ func newServeTelemetry(ctx context.Context) (*serveTelemetry, error) {
 	}
 	t := &serveTelemetry{}
 	reg := prometheus.NewRegistry()
+	// The Go runtime's figures (go_goroutines, go_memstats_*, the GC's)
+	// and the process's (process_resident_memory_bytes, CPU, open files),
+	// from client_golang's own collectors: they are the process's, not
+	// instruments of the library's.
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	prom, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus exporter: %w", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -168,6 +169,28 @@ func TestServeLogFlags(t *testing.T) {
 		r := runCmd(t, append([]string{"serve", "--db", filepath.Join(t.TempDir(), "a.db")}, args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, args[0]) {
 			t.Errorf("serve %v: code %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+}
+
+// TestMetricsRuntime: /metrics has the Go runtime's figures (goroutines,
+// memory, the GC) and the process's (resident memory, CPU), in every mode.
+func TestMetricsRuntime(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "")
+	ctx := context.Background()
+	tel, err := newServeTelemetry(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.shutdown(ctx)
+	rr := httptest.NewRecorder()
+	tel.metrics.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rr.Body.String()
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_gc_duration_seconds", "process_resident_memory_bytes", "process_cpu_seconds_total"} {
+		if !regexp.MustCompile(`(?m)^` + name + `[ {]`).MatchString(body) {
+			t.Errorf("/metrics has no %s", name)
 		}
 	}
 }
