@@ -75,6 +75,19 @@ package stdio
 // child: without the supervisor, `npx`'s node or a shell's children
 // outlive a killed program.
 //
+// The supervisor reports to the client on a pipe of its own (its fd 3,
+// which the server does not inherit): the processes under it with their
+// start times, soon after the server starts and again at doubling
+// intervals (50 ms to 30 s) and after an exit under it; and "exit" once it
+// has killed them all. Should the supervisor die without saying "exit"
+// (SIGKILL, the OOM killer), the client notices at once (the pipe ends),
+// kills what it supervised (the supervisor's process group, and each
+// reported process that still is the one reported: same pid, same start
+// time) and ends the connection with an error that says so, so that its
+// owner (mcpclient's Manager) starts the server anew. Without this, a
+// wrapper's real server (`sh -c`, `npx`, `uvx`) would run on, re-parented
+// to init, unsupervised, with the client still speaking to it.
+//
 // Programs built as c-shared or c-archive libraries, whose /proc/self/exe
 // is another program, start servers directly, with only the parent-death
 // signal; other systems start them directly too, and ignore SupervisorEnv.

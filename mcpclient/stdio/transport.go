@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -118,18 +119,26 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		starter = NewStarter()
 		defer starter.stop()
 	}
-	supervised := supervise(cmd)
-	if err := starter.start(cmd); err != nil {
-		stdout.Close()
-		stdin.Close()
-		return nil, err
-	}
 	terminate := t.TerminateDuration
 	if terminate <= 0 {
 		terminate = 2 * time.Second
 	}
-	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.MaxLineLength, noise: t.noise}
-	input := &processInput{stdin: stdin, cmd: cmd, supervised: supervised, terminate: terminate, exited: starter.exited}
+	if cmd.WaitDelay == 0 {
+		// A process that escaped every kill and holds the server's stderr
+		// does not hold up Close for ever.
+		cmd.WaitDelay = terminate
+	}
+	watch := supervise(cmd)
+	out := &stdoutReader{f: stdout}
+	err = starter.start(cmd)
+	watch.started(err, logger, out.died)
+	if err != nil {
+		stdout.Close()
+		stdin.Close()
+		return nil, err
+	}
+	lines := &jsonLines{r: bufio.NewReaderSize(out, 64<<10), max: t.MaxLineLength, noise: t.noise}
+	input := &processInput{stdin: stdin, cmd: cmd, watch: watch, terminate: terminate, exited: starter.exited}
 	if t.tail != nil {
 		input.ended = t.tail.flush
 	}
@@ -171,6 +180,29 @@ func (t *Transport) Output() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// stdoutReader is a server's stdout. Should its supervisor die (see
+// supervisorWatch), died ends it at once with the reason, even while a
+// process that escaped the kill still holds its other end.
+type stdoutReader struct {
+	f     io.ReadCloser
+	cause atomic.Pointer[error]
+}
+
+func (r *stdoutReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	if err != nil {
+		if cause := r.cause.Load(); cause != nil {
+			err = *cause
+		}
+	}
+	return n, err
+}
+
+func (r *stdoutReader) died(err error) {
+	r.cause.Store(&err)
+	r.f.Close()
 }
 
 type nopCloser struct{ io.Reader }
@@ -336,10 +368,10 @@ func isMessageLine(line []byte) bool {
 // behind, in its group or not, and is asked to instead of the final
 // SIGKILL to the group.
 type processInput struct {
-	stdin      io.WriteCloser
-	cmd        *exec.Cmd
-	supervised bool
-	terminate  time.Duration
+	stdin     io.WriteCloser
+	cmd       *exec.Cmd
+	watch     *supervisorWatch // nil when not supervised
+	terminate time.Duration
 	exited     func() // tells the Starter the process is reaped
 	ended      func() // if not nil, called once the process is reaped
 
@@ -356,7 +388,10 @@ func (w *processInput) Write(p []byte) (int, error) { return w.stdin.Write(p) }
 func (w *processInput) Close() error {
 	w.once.Do(func() {
 		w.err = w.stop()
-		if !w.supervised {
+		// A supervisor that died rather than exited leaves its tree to its
+		// watch, which kills it: wait for that too.
+		w.watch.wait()
+		if w.watch == nil {
 			// Leftovers of the group: the group id is not reused while
 			// any of them lives, so this reaches them only. (The
 			// supervisor has killed them before it exited: no signal
@@ -378,7 +413,12 @@ func (w *processInput) stop() error {
 		return fmt.Errorf("closing stdin: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- w.cmd.Wait() }()
+	go func() {
+		// Reaped only once its watch is over: the supervisor's pid, which
+		// is its group's id, stays its own until then.
+		w.watch.wait()
+		done <- w.cmd.Wait()
+	}()
 	wait := func() (error, bool) {
 		t := time.NewTimer(w.terminate)
 		defer t.Stop()
@@ -400,7 +440,7 @@ func (w *processInput) stop() error {
 			return endedBy(err, syscall.SIGTERM)
 		}
 	}
-	if w.supervised {
+	if w.watch != nil {
 		// The supervisor kills the server and all it started, and exits
 		// as killed by SIGKILL.
 		if err := killTree(w.cmd); err == nil {
