@@ -372,8 +372,8 @@ type processInput struct {
 	cmd       *exec.Cmd
 	watch     *supervisorWatch // nil when not supervised
 	terminate time.Duration
-	exited     func() // tells the Starter the process is reaped
-	ended      func() // if not nil, called once the process is reaped
+	exited    func() // tells the Starter the process is reaped
+	ended     func() // if not nil, called once the process is reaped
 
 	once sync.Once
 	err  error
