@@ -364,7 +364,7 @@ func isMessageLine(line []byte) bool {
 // SIGTERM, then SIGKILL, each after terminate. The signals go to the
 // server's process group, and once the server has exited, what is left of
 // its group (processes it started and left behind) is killed. Under the
-// supervisor (supervised), the supervisor kills all the server left
+// supervisor (watch not nil), the supervisor kills all the server left
 // behind, in its group or not, and is asked to instead of the final
 // SIGKILL to the group.
 type processInput struct {
