@@ -112,6 +112,7 @@ type sessionInfo struct {
 
 // catalog is what a discovery found.
 type catalog struct {
+	known     bool // a discovery found it (not the empty one of a server never discovered)
 	tools     []*mcp.Tool
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
