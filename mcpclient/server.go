@@ -75,6 +75,7 @@ type server struct {
 	stderr atomic.Pointer[stdio.LineLimiter]
 
 	stats callstats.Window // its tool calls' figures (serverstats.go)
+	logs  serverLogs       // the last log messages it sent (serverlogs.go)
 }
 
 // bgRetry is a background retry waiting for its time.
@@ -881,8 +882,8 @@ func (c *server) newClient(s *session) *mcp.Client {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.routeProgress(req.Params)
 		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.m.logger.Debug("mcp server log", "server", c.ID(), "level", req.Params.Level, "logger", req.Params.Logger)
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			c.serverLog(ctx, req.Params)
 		},
 	})
 }

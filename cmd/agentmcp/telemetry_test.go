@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -192,5 +193,40 @@ func TestMetricsRuntime(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^` + name + `[ {]`).MatchString(body) {
 			t.Errorf("/metrics has no %s", name)
 		}
+	}
+}
+
+// TestJSONLogEscapes: --log-format json escapes what a server may put in
+// a log line (bidi controls, other characters that are not printable) as
+// the text format does: the JSON log holds none of them raw, and its
+// values read as the text log's.
+func TestJSONLogEscapes(t *testing.T) {
+	const hostile = "evil\u202egnp.exe \u2066x\u2069 \u200b"
+	var jsonOut, textOut strings.Builder
+	for _, c := range []struct {
+		format string
+		w      *strings.Builder
+	}{{"json", &jsonOut}, {"text", &textOut}} {
+		logger, err := newLogger(c.w, c.format, "info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		logger.Info("server said "+hostile, "line", hostile, "error", errors.New("failed: "+hostile))
+	}
+	for _, r := range []rune{'\u202e', '\u2066', '\u2069', '\u200b'} {
+		if strings.ContainsRune(jsonOut.String(), r) {
+			t.Errorf("the JSON log holds %U raw: %q", r, jsonOut.String())
+		}
+	}
+	var rec map[string]string
+	if err := json.Unmarshal([]byte(jsonOut.String()), &rec); err != nil {
+		t.Fatal(err)
+	}
+	const escaped = `evil\u202egnp.exe \u2066x\u2069 \u200b`
+	if rec["line"] != escaped || rec["msg"] != "server said "+escaped || rec["error"] != "failed: "+escaped {
+		t.Errorf("JSON record %v; want the values escaped as %q", rec, escaped)
+	}
+	if !strings.Contains(textOut.String(), `line="`+escaped+`"`) {
+		t.Errorf("the text log is %q; want line=%q (the JSON log's escapes are the text log's)", textOut.String(), escaped)
 	}
 }
