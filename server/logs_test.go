@@ -10,18 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 )
 
-// TestServerLogsRoute: GET .../servers/{id}/logs answers the log messages
-// the server sent (notifications/message), and serve's log tells of the
-// add and the remove, naming the agent and the server.
-func TestServerLogsRoute(t *testing.T) {
-	t.Parallel()
-	var out lockedBuffer
-	e := newEnv(t, &Options{Logger: slog.New(slog.NewJSONHandler(&out, nil))})
+// loggingServer hosts mcptest's server with a tool "log" that sends its
+// text as a log message (notifications/message, level warning, logger
+// "db"), and returns its URL.
+func loggingServer(t *testing.T) string {
 	srv := mcptest.NewServer("logs")
 	// A server that logs from the start (go-sdk's servers wait for the
 	// client to set a level; TypeScript servers do not).
@@ -40,6 +38,17 @@ func TestServerLogsRoute(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, err
 		})
 	_, url := mcpServerOf(t, srv.Server)
+	return url
+}
+
+// TestServerLogsRoute: GET .../servers/{id}/logs answers the log messages
+// the server sent (notifications/message), and serve's log tells of the
+// add and the remove, naming the agent and the server.
+func TestServerLogsRoute(t *testing.T) {
+	t.Parallel()
+	var out lockedBuffer
+	e := newEnv(t, &Options{Logger: slog.New(slog.NewJSONHandler(&out, nil))})
+	url := loggingServer(t)
 	if status, _, b := e.do("POST", agentPath+"/servers", fmt.Sprintf(`{"name":"Docs","url":%q,"id":"docs"}`, url)); status != http.StatusCreated {
 		t.Fatalf("add: %d %s", status, b)
 	}
@@ -71,4 +80,36 @@ func TestServerLogsRoute(t *testing.T) {
 			t.Errorf("serve's log has no %s:\n%s", want, log)
 		}
 	}
+}
+
+// TestDashboardServerLogs: the dashboard shows the servers' log messages,
+// as text.
+func TestDashboardServerLogs(t *testing.T) {
+	p := newPage(t)
+	e := newEnv(t, &Options{DefaultAgent: "test/a"})
+	c := e.client("test", "a")
+	ctx := testCtx(t)
+	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "Docs", URL: loggingServer(t), ID: "docs"}); err != nil {
+		t.Fatal(err)
+	}
+	const hostile = `<img src=x onerror="document.title='owned'"> disk full`
+	if _, err := c.CallTool(ctx, "docs", "log", map[string]any{"text": hostile}); err != nil {
+		t.Fatal(err)
+	}
+	row := `#server-logs tr[data-server-id="docs"][data-level="warning"]`
+	p.do("opening the dashboard",
+		chromedp.Navigate(e.ts.URL+"/"),
+		chromedp.WaitVisible(css(`#status[data-status="open"]`)),
+		chromedp.WaitVisible(css(row)),
+	)
+	if got := p.text(row); !strings.Contains(got, "Docs") || !strings.Contains(got, "db: "+hostile) {
+		t.Errorf("the log row reads %q", got)
+	}
+	if n := eval[int](p, `document.querySelectorAll("#server-logs img").length`); n != 0 {
+		t.Errorf("the message became markup: %d img", n)
+	}
+	if eval[bool](p, `!document.getElementById("no-logs").hidden`) {
+		t.Error("'No log messages' is shown beside one")
+	}
+	p.noProblems()
 }
