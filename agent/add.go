@@ -76,7 +76,10 @@ type Command struct {
 	Path string
 	// Args are its arguments, without the program name.
 	Args []string
-	// Env is added to the environment of the process that runs the agent.
+	// Env is the server's environment, besides the few variables of the
+	// process that runs the agent that every server gets (PATH, HOME, the
+	// locale, npm's and uv's settings: see mcpclient/stdio.Environ); the
+	// rest of that process's environment is not passed on.
 	Env map[string]string
 	// Dir is its working directory; "" means the working directory of the
 	// process that runs the agent.

@@ -98,6 +98,7 @@ type Agent struct {
 	// mu guards the fields below.
 	mu       sync.Mutex
 	rows     map[string]store.Server // the stored rows, by id
+	states   stateLog                // when each server's state last changed (story.go)
 	order    []string                // ids in storage order
 	inflight map[string]*addOp       // first connections of added servers
 	closed   bool
@@ -213,6 +214,7 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	a.m.Subscribe(a.persist)
 	a.m.Subscribe(a.stampElicitation)
 	a.m.Subscribe(a.settled)
+	a.m.Subscribe(a.tell) // story.go
 	for _, row := range rows {
 		a.restore(ctx, row)
 	}

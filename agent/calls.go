@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/oauth"
 )
@@ -22,19 +23,28 @@ import (
 // after a restart or a wake, is waited for; the others are not.
 func (a *Agent) CallTool(ctx context.Context, serverID, name string, args any, opts *mcpclient.CallOptions) (*mcp.CallToolResult, error) {
 	defer a.hold()()
-	return a.m.CallTool(ctx, serverID, name, args, opts)
+	start := time.Now()
+	res, err := a.m.CallTool(ctx, serverID, name, args, opts)
+	a.callFailed(ctx, serverID, "tools/call", name, start, err)
+	return res, err
 }
 
 // ReadResource reads a resource from one of the agent's servers.
 func (a *Agent) ReadResource(ctx context.Context, serverID, uri string) (*mcp.ReadResourceResult, error) {
 	defer a.hold()()
-	return a.m.ReadResource(ctx, serverID, uri)
+	start := time.Now()
+	res, err := a.m.ReadResource(ctx, serverID, uri)
+	a.callFailed(ctx, serverID, "resources/read", safetext.RawURL(uri), start, err)
+	return res, err
 }
 
 // GetPrompt gets a prompt from one of the agent's servers.
 func (a *Agent) GetPrompt(ctx context.Context, serverID, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	defer a.hold()()
-	return a.m.GetPrompt(ctx, serverID, name, args)
+	start := time.Now()
+	res, err := a.m.GetPrompt(ctx, serverID, name, args)
+	a.callFailed(ctx, serverID, "prompts/get", name, start, err)
+	return res, err
 }
 
 // ListTools returns the tools of the agent's stored servers that f

@@ -270,6 +270,7 @@ func (h *Host) await(ctx context.Context, e *hostEntry) (*Agent, func(), error) 
 // open opens the agent of e. The caller's ctx bounds only the storage
 // reads: the agent outlives the request that woke it.
 func (h *Host) open(ctx context.Context, e *hostEntry) {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	o := h.agentO
@@ -322,6 +323,7 @@ func (h *Host) open(ctx context.Context, e *hostEntry) {
 	h.mu.Lock()
 	e.a = a
 	h.mu.Unlock()
+	h.logger.Info("agent woke", "agent", e.key, "servers", a.storedCount(), "ms", time.Since(start).Milliseconds())
 	close(e.ready)
 }
 
@@ -424,9 +426,12 @@ func (h *Host) hibernateAll(entries []*hostEntry) {
 
 // hibernate closes the agent of e (already moved to sleeping).
 func (h *Host) hibernate(e *hostEntry) {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := e.a.Close(ctx); err != nil {
+	if err := e.a.Close(ctx); err == nil {
+		h.logger.Info("agent hibernated", "agent", e.key, "ms", time.Since(start).Milliseconds())
+	} else {
 		h.logger.Warn("hibernating agent", "agent", e.key, "error", err)
 		if ctx.Err() != nil {
 			// Not closed in time: its connections may still be up, so the

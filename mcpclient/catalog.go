@@ -114,6 +114,26 @@ func (c *server) tool(name string) *mcp.Tool {
 	return nil
 }
 
+// listed reports whether the server's catalog has the tool (method
+// "tools/call") or the prompt ("prompts/get") name; for a server never
+// discovered (whose catalog nobody knows, as with a library user's that
+// calls without discovering), whether the name is given at all.
+func (c *server) listed(method, name string) bool {
+	c.mu.Lock()
+	cat := c.cat
+	c.mu.Unlock()
+	if !cat.known {
+		return true
+	}
+	switch method {
+	case "tools/call":
+		return slices.ContainsFunc(cat.tools, func(t *mcp.Tool) bool { return t.Name == name })
+	case "prompts/get":
+		return slices.ContainsFunc(cat.prompts, func(p *mcp.Prompt) bool { return p.Name == name })
+	}
+	return false
+}
+
 // excludedTool logs a tool that toolfilter.Valid leaves out of a
 // tools/list answer, as go-sdk's ClientSession.ListTools does.
 func (c *server) excludedTool(t *mcp.Tool, err error) {

@@ -77,6 +77,7 @@ func (c *server) discoverOnce(ctx context.Context, timeout time.Duration, reauth
 		for k := range c.catGen {
 			c.catGen[k] = max(c.catGen[k], listGen[k])
 		}
+		cat.known = true
 		c.cat = cat
 	}
 	c.mu.Unlock()

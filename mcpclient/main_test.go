@@ -82,7 +82,15 @@ func stdioServer(mode string) int {
 		fmt.Println("Error: API_KEY is not set\u202e")
 		return 1
 	}
-	if err := mcptest.NewServer("stdio").Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	server := mcptest.NewServer("stdio")
+	if mode == "env" {
+		// A server that says what environment it was given.
+		mcp.AddTool(server.Server, &mcp.Tool{Name: "env", Description: "Lists its environment."},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(os.Environ(), "\n")}}}, nil, nil
+			})
+	}
+	if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -225,7 +225,10 @@ type CommandOptions struct {
 	Path string
 	// Args are its arguments, without the program name.
 	Args []string
-	// Env is added to this process's environment (KEY=VALUE entries).
+	// Env is the server's environment (KEY=VALUE entries), besides the
+	// few variables of this process's that every server gets (PATH, HOME,
+	// the locale, npm's and uv's settings: see stdio.Environ). The rest of
+	// this process's environment is not passed on.
 	Env []string
 	// Dir is its working directory. Empty means the current directory.
 	Dir string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -75,8 +74,12 @@ type server struct {
 	retryAt time.Time
 
 	starts backoff.Pacer // paces a stdio server's restarts (stdiostarts.go)
+	// stderr bounds the logging of a stdio server's stderr across its
+	// restarts (stdiostarts.go); made at the first start.
+	stderr atomic.Pointer[stdio.LineLimiter]
 
 	stats callstats.Window // its tool calls' figures (serverstats.go)
+	logs  serverLogs       // the last log messages it sent (serverlogs.go)
 }
 
 // bgRetry is a background retry waiting for its time.
@@ -114,6 +117,7 @@ type sessionInfo struct {
 
 // catalog is what a discovery found.
 type catalog struct {
+	known     bool // a discovery found it (not the empty one of a server never discovered)
 	tools     []*mcp.Tool
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
@@ -840,7 +844,7 @@ func (c *server) handshakeStdio(ctx context.Context, version string) (*session, 
 func (c *server) startStdio(ctx context.Context, version string) (*session, error) {
 	co := c.opts.Command
 	cmd := exec.Command(co.Path, co.Args...)
-	cmd.Env = append(os.Environ(), co.Env...)
+	cmd.Env = stdio.Environ(co.Env)
 	cmd.Dir = co.Dir
 	t := &stdio.Transport{
 		Command:       cmd,
@@ -848,6 +852,7 @@ func (c *server) startStdio(ctx context.Context, version string) (*session, erro
 		Logger:        c.m.logger.With("server", c.ID()),
 		Counter:       c.m.tel.IOCounter(c.ID()),
 		Starter:       c.m.starter,
+		StderrLimit:   c.stderrLimit(),
 	}
 	s := &session{transport: TransportStdio}
 	cs, err := c.newClient(s).Connect(ctx, sessionTransport{t, c, s}, &mcp.ClientSessionOptions{ProtocolVersion: version})
@@ -903,8 +908,8 @@ func (c *server) newClient(s *session) *mcp.Client {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.routeProgress(req.Params)
 		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			c.m.logger.Debug("mcp server log", "server", c.ID(), "level", req.Params.Level, "logger", req.Params.Logger)
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			c.serverLog(ctx, req.Params)
 		},
 	})
 }

@@ -1,6 +1,10 @@
 package mcpclient
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentmcp/agentmcp/mcpclient/stdio"
+)
 
 // paceStdio waits, if need be, before the process of c is started: a
 // start soon after the previous one waits a doubling delay first (the
@@ -18,4 +22,15 @@ func (c *server) paceStdio(ctx context.Context) error {
 	}
 	c.starts.Started(c.m.clock.Now())
 	return nil
+}
+
+// stderrLimit returns the bound on the logging of c's stderr lines, one
+// for all its processes: a server that restarts does not start a new
+// burst each time.
+func (c *server) stderrLimit() *stdio.LineLimiter {
+	if l := c.stderr.Load(); l != nil {
+		return l
+	}
+	c.stderr.CompareAndSwap(nil, stdio.NewLineLimiter())
+	return c.stderr.Load()
 }

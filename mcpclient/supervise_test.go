@@ -178,3 +178,58 @@ func TestStdioDiesWithParent(t *testing.T) {
 	testutil.WaitGone(t, server, "the server of a killed parent")
 	testutil.WaitGone(t, child, "the server's child, out of its group, of a killed parent")
 }
+
+// parentOf returns the parent pid of pid, from /proc.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ppid
+}
+
+// TestStdioSupervisorKilled: a server started by a wrapper (sh -c, as npx
+// and uvx start node and python) whose supervisor is killed with SIGKILL
+// does not run on unsupervised: the Manager notices at once, the real
+// server (the wrapper's child, re-parented away from the dead supervisor)
+// is killed, and the server is started anew and answers.
+func TestStdioSupervisorKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the supervisor is Linux's")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	m := newManager(t, nil)
+	rec := record(m)
+	connectReady(t, m, "s", mcpclient.ServerOptions{
+		// sh runs the server as its child (no exec: a command follows).
+		Command: &mcpclient.CommandOptions{Path: "/bin/sh", Args: []string{"-c", `"$0"; exit $?`, os.Args[0]},
+			Env: []string{"AGENTMCP_TEST_STDIO_SERVER=serve", "AGENTMCP_TEST_PID_FILE=" + pidFile}},
+		Retry: &mcpclient.RetryOptions{BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
+	})
+	server := readPid(t, pidFile)
+	t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
+	wrapper := parentOf(t, server)
+	supervisor := parentOf(t, wrapper)
+	if cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(supervisor) + "/cmdline"); !strings.HasPrefix(string(cmdline), "agentmcp-stdio-supervisor\x00") {
+		t.Fatalf("the wrapper's parent %d is %q, not the supervisor", supervisor, cmdline)
+	}
+	if err := syscall.Kill(supervisor, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitGone(t, server, "the real server of a killed supervisor")
+	rec.waitFor(t, "the drop", stateIs("s", mcpclient.StateConnecting))
+	rec.waitFor(t, "ready again", stateIs("s", mcpclient.StateReady))
+	second := readPid(t, pidFile)
+	if second == server {
+		t.Fatalf("no new process (pid %d)", second)
+	}
+	if _, err := m.CallTool(testCtx(t), "s", "echo", map[string]any{"text": "again"}, nil); err != nil {
+		t.Fatalf("call after the restart: %v", err)
+	}
+}

@@ -55,7 +55,7 @@ func errorType(err error) string {
 
 // telemetrySession returns the telemetry of a new session s of c.
 func (c *server) telemetrySession(s *session) *telemetry.Session {
-	srv := telemetry.Server{ID: c.ID, Network: "tcp", URL: c.opts.URL, Transport: string(s.transport)}
+	srv := telemetry.Server{ID: c.ID, Network: "tcp", URL: c.opts.URL, Transport: string(s.transport), Listed: c.listed}
 	switch s.transport {
 	case TransportStdio:
 		srv.Network, srv.URL = "pipe", ""

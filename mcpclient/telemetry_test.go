@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -619,4 +620,56 @@ type swapTracer struct {
 
 func (t swapTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	return (*t.p.cur.Load()).Tracer(t.name, t.opts...).Start(ctx, name, opts...)
+}
+
+// TestTelemetryNamesListed: the duration's gen_ai.tool.name and
+// gen_ai.prompt.name are the names the server listed; made-up names (a
+// caller's choice: each would be a series of its own, without bound) are
+// all recorded as one "_OTHER". Spans keep the name.
+func TestTelemetryNamesListed(t *testing.T) {
+	o := newOtel(t)
+	m := newManager(t, o.options())
+	connectReady(t, m, "srv", mcpclient.ServerOptions{InProcess: inProcess(mcptest.NewServer("n"))})
+	ctx := testCtx(t)
+	if _, err := m.CallTool(ctx, "srv", "echo", map[string]any{"text": "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.GetPrompt(ctx, "srv", "greet", map[string]string{"name": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	const madeUp = 50
+	for i := range madeUp {
+		m.GetPrompt(ctx, "srv", fmt.Sprintf("made-up-%d", i), nil)
+		m.CallTool(ctx, "srv", fmt.Sprintf("made-up-%d", i), nil, nil)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]int{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			h, ok := mt.Data.(metricdata.Histogram[float64])
+			if mt.Name != "mcp.client.operation.duration" || !ok {
+				continue
+			}
+			for _, dp := range h.DataPoints {
+				for _, key := range []string{"gen_ai.tool.name", "gen_ai.prompt.name"} {
+					if v, ok := dp.Attributes.Value(attribute.Key(key)); ok {
+						names[key+"="+v.AsString()] += int(dp.Count)
+					}
+				}
+			}
+		}
+	}
+	want := map[string]int{
+		"gen_ai.tool.name=echo": 1, "gen_ai.prompt.name=greet": 1,
+		"gen_ai.tool.name=_OTHER": madeUp, "gen_ai.prompt.name=_OTHER": madeUp,
+	}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("names in mcp.client.operation.duration (-want +got):\n%s", diff)
+	}
+	if len(o.named("prompts/get made-up-7")) != 1 {
+		t.Error("no span named after the made-up prompt")
+	}
 }

@@ -48,6 +48,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("/agents/{class}/{name}/servers", s.stdioGate(s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost)))
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/reconnect", s.agentRoute(methods{http.MethodPost: s.reconnectServer}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}/logs", s.agentRoute(methods{http.MethodGet: s.serverLogs}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/tools/call", s.agentRoute(methods{http.MethodPost: s.callTool}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/resources/read", s.agentRoute(methods{http.MethodPost: s.readResource}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/prompts/get", s.agentRoute(methods{http.MethodPost: s.getPrompt}))
@@ -460,7 +461,11 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		return
 	}
 	before := a.MCPServers().Servers
+	start := time.Now()
 	res, err := a.AddMCPServer(r.Context(), req.Name, req.URL, &opts)
+	if err == nil {
+		s.logger.Info("mcp server added", "agent", a.Namespace(), "server", req.Name, "id", res.ID, "state", res.State, "ms", time.Since(start).Milliseconds())
+	}
 	if err != nil {
 		if errors.Is(err, agent.ErrIDInUse) {
 			writeError(w, addError(err))
@@ -469,6 +474,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		// The checks passed, so the server was stored: the connection
 		// failed. It stays stored and is retried on restart.
 		if id, ok := storedID(a, &req); ok {
+			s.logger.Warn("mcp server added; connecting it failed", "agent", a.Namespace(), "server", req.Name, "id", id, "ms", time.Since(start).Milliseconds(), "error", err)
 			writeError(w, connectFailed(a, id, err, "it is saved and retried in the background"))
 			return
 		}
@@ -518,10 +524,12 @@ func storedID(a *agent.Agent, req *AddRequest) (string, bool) {
 
 func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
-	if _, ok := a.Server(id); !ok {
+	srv, ok := a.Server(id)
+	if !ok {
 		writeError(w, unknownServer(a, id))
 		return
 	}
+	start := time.Now()
 	err := a.RemoveMCPServer(r.Context(), id)
 	if _, still := a.Server(id); still {
 		// The store refused the delete: the server is as it was (stored,
@@ -537,7 +545,31 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.A
 		// Removed, but closing its connection reported an error.
 		s.logger.Info("mcp server removed; closing its connection failed", "agent", a.Namespace(), "server", id, "error", err)
 	}
+	s.logger.Info("mcp server removed", "agent", a.Namespace(), "server", srv.Name, "id", id, "ms", time.Since(start).Milliseconds())
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// ServerLogsResponse is the answer of GET .../servers/{id}/logs.
+type ServerLogsResponse struct {
+	ServerID string `json:"serverId"`
+	// Logs are the last log messages (notifications/message) the server
+	// sent since its agent woke, oldest first, at most
+	// mcpclient.ServerLogsKept.
+	Logs []mcpclient.ServerLog `json:"logs"`
+}
+
+// serverLogs is GET .../servers/{id}/logs: the server's last log messages.
+func (s *Server) serverLogs(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	id := r.PathValue("id")
+	logs, ok := a.ServerLogs(id)
+	if !ok {
+		writeError(w, unknownServer(a, id))
+		return
+	}
+	if logs == nil {
+		logs = []mcpclient.ServerLog{}
+	}
+	writeJSON(w, http.StatusOK, ServerLogsResponse{ServerID: id, Logs: logs})
 }
 
 // reconnectServer is POST .../servers/{id}/reconnect: it connects the

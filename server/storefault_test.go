@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -335,22 +334,4 @@ func TestRemoveDiskFull(t *testing.T) {
 	if ids := storedIDs(t, st, "chat/a"); len(ids) != 0 {
 		t.Errorf("stored after the remove: %v", ids)
 	}
-}
-
-// syncBuffer is a log's buffer, written and read concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

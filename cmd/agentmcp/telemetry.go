@@ -8,9 +8,12 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -59,6 +62,11 @@ func newServeTelemetry(ctx context.Context) (*serveTelemetry, error) {
 	}
 	t := &serveTelemetry{}
 	reg := prometheus.NewRegistry()
+	// The Go runtime's figures (go_goroutines, go_memstats_*, the GC's)
+	// and the process's (process_resident_memory_bytes, CPU, open files),
+	// from client_golang's own collectors: they are the process's, not
+	// instruments of the library's.
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	prom, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus exporter: %w", err)
@@ -116,11 +124,62 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	case "text":
 		h = slog.NewTextHandler(w, opts)
 	case "json":
+		opts.ReplaceAttr = escapeAttr
 		h = slog.NewJSONHandler(w, opts)
 	default:
 		return nil, usageErrorf("--log-format %q: want text or json", format)
 	}
 	return slog.New(traceHandler{h}), nil
+}
+
+// escapeAttr escapes, in the strings of a JSON log record (its message,
+// string values, errors), the characters that the text format quotes
+// (strconv.Quote's: control, format and bidi characters, anything not
+// printable) as \uXXXX, so that a JSON log shows what a text log shows: a
+// server's U+202E reaches neither raw. JSON's own escapes (quotes,
+// backslashes, line breaks) are the JSON handler's.
+func escapeAttr(_ []string, a slog.Attr) slog.Attr {
+	switch a.Value.Kind() {
+	case slog.KindString:
+		if s := a.Value.String(); needsEscape(s) {
+			a.Value = slog.StringValue(escapeText(s))
+		}
+	case slog.KindAny:
+		if err, ok := a.Value.Any().(error); ok {
+			if s := err.Error(); needsEscape(s) {
+				a.Value = slog.StringValue(escapeText(s))
+			}
+		}
+	}
+	return a
+}
+
+// needsEscape reports whether s has a character escapeText escapes.
+func needsEscape(s string) bool {
+	for _, r := range s {
+		if r >= utf8.RuneSelf && !strconv.IsPrint(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeText writes the non-ASCII characters of s that are not printable
+// as \uXXXX (\UXXXXXXXX past the basic plane), as strconv.Quote does;
+// ASCII control characters are left to JSON's own escapes.
+func escapeText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf || strconv.IsPrint(r):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 // traceHandler adds trace_id and span_id to the records logged in the

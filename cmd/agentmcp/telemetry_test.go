@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -169,5 +171,62 @@ func TestServeLogFlags(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, args[0]) {
 			t.Errorf("serve %v: code %d, stderr %q", args, r.code, r.stderr)
 		}
+	}
+}
+
+// TestMetricsRuntime: /metrics has the Go runtime's figures (goroutines,
+// memory, the GC) and the process's (resident memory, CPU), in every mode.
+func TestMetricsRuntime(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "")
+	ctx := context.Background()
+	tel, err := newServeTelemetry(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.shutdown(ctx)
+	rr := httptest.NewRecorder()
+	tel.metrics.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rr.Body.String()
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_gc_duration_seconds", "process_resident_memory_bytes", "process_cpu_seconds_total"} {
+		if !regexp.MustCompile(`(?m)^` + name + `[ {]`).MatchString(body) {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+}
+
+// TestJSONLogEscapes: --log-format json escapes what a server may put in
+// a log line (bidi controls, other characters that are not printable) as
+// the text format does: the JSON log holds none of them raw, and its
+// values read as the text log's.
+func TestJSONLogEscapes(t *testing.T) {
+	const hostile = "evil\u202egnp.exe \u2066x\u2069 \u200b"
+	var jsonOut, textOut strings.Builder
+	for _, c := range []struct {
+		format string
+		w      *strings.Builder
+	}{{"json", &jsonOut}, {"text", &textOut}} {
+		logger, err := newLogger(c.w, c.format, "info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		logger.Info("server said "+hostile, "line", hostile, "error", errors.New("failed: "+hostile))
+	}
+	for _, r := range []rune{'\u202e', '\u2066', '\u2069', '\u200b'} {
+		if strings.ContainsRune(jsonOut.String(), r) {
+			t.Errorf("the JSON log holds %U raw: %q", r, jsonOut.String())
+		}
+	}
+	var rec map[string]string
+	if err := json.Unmarshal([]byte(jsonOut.String()), &rec); err != nil {
+		t.Fatal(err)
+	}
+	const escaped = `evil\u202egnp.exe \u2066x\u2069 \u200b`
+	if rec["line"] != escaped || rec["msg"] != "server said "+escaped || rec["error"] != "failed: "+escaped {
+		t.Errorf("JSON record %v; want the values escaped as %q", rec, escaped)
+	}
+	if !strings.Contains(textOut.String(), `line="`+escaped+`"`) {
+		t.Errorf("the text log is %q; want line=%q (the JSON log's escapes are the text log's)", textOut.String(), escaped)
 	}
 }

@@ -304,6 +304,9 @@ export function connectAgent(options = {}) {
     // the last minutes: {windowSeconds, servers: {id: {calls, errors,
     // errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}.
     getStats: () => api("GET", "/stats"),
+    // getServerLogs resolves to a server's last log messages
+    // (notifications/message): {serverId, logs: [{time, level, logger?, data}]}.
+    getServerLogs: (id) => api("GET", `/servers/${seg(id)}/logs`),
     // mcpEndpoint is the URL of the agent's MCP endpoint (the agent as an
     // MCP server); getExposure and setExposure read and replace the rules
     // of what it exposes, {allow: [pattern], deny: [pattern]}.

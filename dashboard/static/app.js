@@ -5,6 +5,7 @@ import { promptMessages, resourceContents, rawJSON, toolResult } from "./content
 import { el, isObject, jsonText, safeURL, str, uid } from "./dom.js";
 import { schemaForm } from "./forms.js";
 import { callStats } from "./stats.js";
+import { serverLogs } from "./logs.js";
 import { exposureEditor } from "./exposure.js";
 
 const $ = (id) => document.getElementById(id);
@@ -66,6 +67,9 @@ const stats = callStats({
   windowNote: $("stats-window"),
   servers: () => serverEntries(lastMcp),
 });
+
+// The servers' log messages (logs.js), in their own section.
+const logs = serverLogs({ conn, list: $("server-logs").tBodies[0], none: $("no-logs"), servers: () => serverEntries(lastMcp) });
 
 // The agent's MCP endpoint and its exposure rules (exposure.js), in their
 // own section.
@@ -164,6 +168,7 @@ function render() {
   renderBanner();
   renderServers(mcp);
   stats.render();
+  logs.render();
   renderTools(mcp);
   renderPrompts(mcp);
   renderResources(mcp);

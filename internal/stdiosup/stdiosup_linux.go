@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Env is stdio.SupervisorEnv (package mcpclient/stdio).
@@ -43,6 +44,10 @@ func run(parent string) int {
 		fmt.Fprintln(os.Stderr, "agentmcp stdio supervisor: no command")
 		return 2
 	}
+	// fd 3 is the report pipe to the client (see report); the server
+	// must not hold it, or the client could not see the supervisor die.
+	rep := &report{f: os.NewFile(3, "report")}
+	syscall.CloseOnExec(3)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, Env+"=") {
@@ -90,6 +95,16 @@ func run(parent string) int {
 	}()
 
 	pid := server.Process.Pid
+	self := os.Getpid()
+	rep.record(self)
+	// The tree is recorded again at growing intervals (a server starts
+	// its children soon after it starts: npx's node, a shell's command),
+	// and soon after an exit under it (an orphan may have been adopted),
+	// at most once per recordFirst.
+	every := recordFirst
+	tick := time.NewTimer(every)
+	defer tick.Stop()
+	soon := false // tick was moved closer by an exit
 	var status syscall.WaitStatus
 	done, asked := false, false
 	for !done && !asked {
@@ -97,14 +112,23 @@ func run(parent string) int {
 		case e := <-exits:
 			if e.pid == pid {
 				status, done = e.ws, true
+			} else if !soon {
+				soon = true
+				tick.Reset(recordFirst)
 			}
 		case sig := <-sigs:
 			asked = sig == syscall.SIGUSR1
+		case <-tick.C:
+			rep.record(self)
+			if !soon {
+				every = min(2*every, recordMax)
+			}
+			soon = false
+			tick.Reset(every)
 		}
 	}
 	// Kill every child until none is left: a child's orphans become ours
 	// when it dies, before it can be reaped.
-	self := os.Getpid()
 	for {
 		for _, c := range childrenOf(self) {
 			syscall.Kill(c, syscall.SIGKILL)
@@ -119,6 +143,7 @@ func run(parent string) int {
 		}
 		break
 	}
+	rep.exit() // nothing is left to kill
 	if asked {
 		status = syscall.WaitStatus(syscall.SIGKILL) // killed on request
 	}
@@ -134,14 +159,51 @@ func run(parent string) int {
 	return 1
 }
 
-// childrenOf lists the processes whose parent is pid.
-func childrenOf(pid int) []int {
+// How often the supervisor records the tree it supervises: first after
+// recordFirst, then at doubling intervals up to recordMax.
+const (
+	recordFirst = 50 * time.Millisecond
+	recordMax   = 30 * time.Second
+)
+
+// report is the pipe on which the supervisor tells the client what it
+// supervises, so that the client can kill it all should the supervisor
+// die (SIGKILL, the OOM killer) and leave it unsupervised. Each line is
+// either "pids PID:START ..." (every process under the supervisor, with
+// its start time, /proc/PID/stat's 22nd field, so that a pid reused since
+// is not mistaken for it), sent when the set changes, or "exit", sent
+// once nothing is left to kill. The client reads the pipe's end without
+// "exit" as the supervisor's death. Write errors are ignored: a client
+// that is gone has nothing to learn.
+type report struct {
+	f    *os.File
+	last string
+}
+
+func (r *report) record(self int) {
+	var b strings.Builder
+	b.WriteString("pids")
+	for _, p := range descendantsOf(self) {
+		fmt.Fprintf(&b, " %d:%d", p.pid, p.start)
+	}
+	if line := b.String(); line != r.last {
+		r.last = line
+		r.f.WriteString(line + "\n")
+	}
+}
+
+func (r *report) exit() { r.f.WriteString("exit\n") }
+
+// proc is a process of /proc: its pid, parent and start time.
+type proc struct{ pid, ppid, start int }
+
+// processes lists the processes of /proc.
+func processes() []proc {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	want := []byte(strconv.Itoa(pid))
-	var out []int
+	var out []proc
 	for _, d := range dirs {
 		p, err := strconv.Atoi(d.Name())
 		if err != nil {
@@ -151,10 +213,44 @@ func childrenOf(pid int) []int {
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		// pid (comm) state ppid ... starttime (the 22nd field): comm may
+		// hold spaces and parentheses.
 		f := bytes.Fields(stat[bytes.LastIndexByte(stat, ')')+1:])
-		if len(f) > 1 && bytes.Equal(f[1], want) {
-			out = append(out, p)
+		if len(f) < 20 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(string(f[1]))
+		start, _ := strconv.Atoi(string(f[19]))
+		out = append(out, proc{pid: p, ppid: ppid, start: start})
+	}
+	return out
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	var out []int
+	for _, p := range processes() {
+		if p.ppid == pid {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// descendantsOf lists the processes under pid: its children, theirs, and
+// so on.
+func descendantsOf(pid int) []proc {
+	all := processes()
+	under := map[int]bool{pid: true}
+	var out []proc
+	for grew := true; grew; {
+		grew = false
+		for _, p := range all {
+			if under[p.ppid] && !under[p.pid] {
+				under[p.pid] = true
+				out = append(out, p)
+				grew = true
+			}
 		}
 	}
 	return out

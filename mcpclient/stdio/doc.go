@@ -21,13 +21,21 @@
 //     than failing the connection: the first 10 are logged, sanitised, the
 //     rest counted. A line over MaxLineLength fails the connection,
 //     quoting its start.
-//   - The server's stderr is logged line by line, and [Transport.Output]
+//   - The server's stderr is logged line by line, within a bound (a
+//     [LineLimiter]: a burst of 200 lines, then 20 a second; the lines
+//     past it are counted and the count logged), and [Transport.Output]
 //     quotes the last lines of it, with the last stdout line that was not
 //     a message, to explain a server that failed to start.
 //   - Closing the connection closes the server's stdin, then sends SIGTERM
 //     and SIGKILL, TerminateDuration apart, if it does not exit, to its
 //     process group: whatever it started (npx's node, a shell's children)
 //     stops with it.
+//   - [Environ] builds a server's environment without the program's
+//     secrets: what the server's entry names, plus a documented few of
+//     the program's variables (PATH, HOME, the locale, npm's and uv's
+//     settings). The Manager of mcpclient starts every server with it; a
+//     Transport used alone starts its Command with the Command's Env as
+//     exec.Cmd does (nil: the program's whole environment).
 //   - On Linux the server runs under a supervisor, the program itself (see
 //     [SupervisorEnv]), that kills every process the server started when
 //     the server ends and when the program dies, even by SIGKILL. A
@@ -66,6 +74,19 @@ package stdio
 // the server did. A parent-death signal alone reaches only the direct
 // child: without the supervisor, `npx`'s node or a shell's children
 // outlive a killed program.
+//
+// The supervisor reports to the client on a pipe of its own (its fd 3,
+// which the server does not inherit): the processes under it with their
+// start times, soon after the server starts and again at doubling
+// intervals (50 ms to 30 s) and after an exit under it; and "exit" once it
+// has killed them all. Should the supervisor die without saying "exit"
+// (SIGKILL, the OOM killer), the client notices at once (the pipe ends),
+// kills what it supervised (the supervisor's process group, and each
+// reported process that still is the one reported: same pid, same start
+// time) and ends the connection with an error that says so, so that its
+// owner (mcpclient's Manager) starts the server anew. Without this, a
+// wrapper's real server (`sh -c`, `npx`, `uvx`) would run on, re-parented
+// to init, unsupervised, with the client still speaking to it.
 //
 // Programs built as c-shared or c-archive libraries, whose /proc/self/exe
 // is another program, start servers directly, with only the parent-death

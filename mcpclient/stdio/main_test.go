@@ -1,6 +1,7 @@
 package stdio_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +14,9 @@ import (
 
 // serverEnv makes the test binary a stdio MCP server (testServer).
 const serverEnv = "AGENTMCP_TEST_STDIO_SERVER"
+
+// floodLines is how many lines a server in mode "flood" writes to stderr.
+const floodLines = 20000
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(serverEnv); mode != "" {
@@ -38,6 +42,14 @@ func testServer(mode string) int {
 		return 1
 	case "noisy":
 		fmt.Println("greeter v1 listening on stdio")
+	case "flood":
+		// A server that writes floodLines lines to stderr before it
+		// serves.
+		w := bufio.NewWriter(os.Stderr)
+		for i := range floodLines {
+			fmt.Fprintf(w, "flood line %d\n", i)
+		}
+		w.Flush()
 	case "long":
 		fmt.Printf("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":%q}}\n", make([]byte, 2048))
 	}

@@ -12,9 +12,9 @@ import (
 // signal: a server outlives a killed parent until it notices that its
 // stdin closed (Linux runs servers under a supervisor:
 // stdio_supervisor_linux.go).
-func supervise(cmd *exec.Cmd) bool {
+func supervise(cmd *exec.Cmd) *supervisorWatch {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return false
+	return nil
 }
 
 // killTree kills the server's process group.

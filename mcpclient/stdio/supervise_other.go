@@ -8,7 +8,7 @@ import (
 )
 
 // supervise does nothing here: the process is stopped on its own.
-func supervise(*exec.Cmd) bool { return false }
+func supervise(*exec.Cmd) *supervisorWatch { return nil }
 
 // signalGroup signals the process alone (killing it for any signal but
 // SIGTERM, which these systems cannot send).

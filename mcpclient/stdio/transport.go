@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,6 +75,11 @@ type Transport struct {
 	// transport's own, whose thread lives as long as the process.
 	Starter *Starter
 
+	// StderrLimit bounds how many of the server's stderr lines are logged
+	// (when Command.Stderr was nil). Nil means a LineLimiter of the
+	// transport's own, with the default bounds.
+	StderrLimit *LineLimiter
+
 	// Set by Connect:
 	noise *stdoutNoise
 	tail  *stderrTail // nil when Command.Stderr was set
@@ -91,7 +97,11 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd := t.Command
 	t.noise = &stdoutNoise{logger: logger}
 	if cmd.Stderr == nil {
-		t.tail = &stderrTail{logger: logger}
+		limit := t.StderrLimit
+		if limit == nil {
+			limit = NewLineLimiter()
+		}
+		t.tail = &stderrTail{logger: logger, limit: limit}
 		cmd.Stderr = t.tail
 	}
 	stdout, err := cmd.StdoutPipe()
@@ -109,18 +119,29 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		starter = NewStarter()
 		defer starter.stop()
 	}
-	supervised := supervise(cmd)
-	if err := starter.start(cmd); err != nil {
-		stdout.Close()
-		stdin.Close()
-		return nil, err
-	}
 	terminate := t.TerminateDuration
 	if terminate <= 0 {
 		terminate = 2 * time.Second
 	}
-	lines := &jsonLines{r: bufio.NewReaderSize(stdout, 64<<10), max: t.MaxLineLength, noise: t.noise}
-	input := &processInput{stdin: stdin, cmd: cmd, supervised: supervised, terminate: terminate, exited: starter.exited}
+	if cmd.WaitDelay == 0 {
+		// A process that escaped every kill and holds the server's stderr
+		// does not hold up Close for ever.
+		cmd.WaitDelay = terminate
+	}
+	watch := supervise(cmd)
+	out := &stdoutReader{f: stdout}
+	err = starter.start(cmd)
+	watch.started(err, logger, out.died)
+	if err != nil {
+		stdout.Close()
+		stdin.Close()
+		return nil, err
+	}
+	lines := &jsonLines{r: bufio.NewReaderSize(out, 64<<10), max: t.MaxLineLength, noise: t.noise}
+	input := &processInput{stdin: stdin, cmd: cmd, watch: watch, terminate: terminate, exited: starter.exited}
+	if t.tail != nil {
+		input.ended = t.tail.flush
+	}
 	var r io.Reader = lines
 	var w io.WriteCloser = input
 	if t.Counter != nil {
@@ -159,6 +180,29 @@ func (t *Transport) Output() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// stdoutReader is a server's stdout. Should its supervisor die (see
+// supervisorWatch), died ends it at once with the reason, even while a
+// process that escaped the kill still holds its other end.
+type stdoutReader struct {
+	f     io.ReadCloser
+	cause atomic.Pointer[error]
+}
+
+func (r *stdoutReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	if err != nil {
+		if cause := r.cause.Load(); cause != nil {
+			err = *cause
+		}
+	}
+	return n, err
+}
+
+func (r *stdoutReader) died(err error) {
+	r.cause.Store(&err)
+	r.f.Close()
 }
 
 type nopCloser struct{ io.Reader }
@@ -320,15 +364,16 @@ func isMessageLine(line []byte) bool {
 // SIGTERM, then SIGKILL, each after terminate. The signals go to the
 // server's process group, and once the server has exited, what is left of
 // its group (processes it started and left behind) is killed. Under the
-// supervisor (supervised), the supervisor kills all the server left
+// supervisor (watch not nil), the supervisor kills all the server left
 // behind, in its group or not, and is asked to instead of the final
 // SIGKILL to the group.
 type processInput struct {
-	stdin      io.WriteCloser
-	cmd        *exec.Cmd
-	supervised bool
-	terminate  time.Duration
-	exited     func() // tells the Starter the process is reaped
+	stdin     io.WriteCloser
+	cmd       *exec.Cmd
+	watch     *supervisorWatch // nil when not supervised
+	terminate time.Duration
+	exited    func() // tells the Starter the process is reaped
+	ended     func() // if not nil, called once the process is reaped
 
 	once sync.Once
 	err  error
@@ -343,12 +388,18 @@ func (w *processInput) Write(p []byte) (int, error) { return w.stdin.Write(p) }
 func (w *processInput) Close() error {
 	w.once.Do(func() {
 		w.err = w.stop()
-		if !w.supervised {
+		// A supervisor that died rather than exited leaves its tree to its
+		// watch, which kills it: wait for that too.
+		w.watch.wait()
+		if w.watch == nil {
 			// Leftovers of the group: the group id is not reused while
 			// any of them lives, so this reaches them only. (The
 			// supervisor has killed them before it exited: no signal
 			// goes to a group id that may have been reused since.)
 			signalGroup(w.cmd, syscall.SIGKILL)
+		}
+		if w.ended != nil {
+			w.ended()
 		}
 		w.exited()
 	})
@@ -362,7 +413,12 @@ func (w *processInput) stop() error {
 		return fmt.Errorf("closing stdin: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- w.cmd.Wait() }()
+	go func() {
+		// Reaped only once its watch is over: the supervisor's pid, which
+		// is its group's id, stays its own until then.
+		w.watch.wait()
+		done <- w.cmd.Wait()
+	}()
 	wait := func() (error, bool) {
 		t := time.NewTimer(w.terminate)
 		defer t.Stop()
@@ -384,7 +440,7 @@ func (w *processInput) stop() error {
 			return endedBy(err, syscall.SIGTERM)
 		}
 	}
-	if w.supervised {
+	if w.watch != nil {
 		// The supervisor kills the server and all it started, and exits
 		// as killed by SIGKILL.
 		if err := killTree(w.cmd); err == nil {

@@ -295,7 +295,19 @@ type Server struct {
 	URL string
 	// Transport is agentmcp.transport, if not empty.
 	Transport string
+	// Listed reports whether the server listed name, a tool's (method
+	// "tools/call") or a prompt's ("prompts/get"), or, before its catalog
+	// is known, whether the name is to be recorded. The metrics record a
+	// name it did not list as OtherName: the caller chooses the name, and
+	// each made-up one would be a series of its own. Nil means every name
+	// is recorded.
+	Listed func(method, name string) bool
 }
+
+// OtherName is the gen_ai.tool.name or gen_ai.prompt.name of a
+// measurement whose tool or prompt the server did not list: the
+// conventions' catch-all value (as error.type's). Spans keep the name.
+const OtherName = "_OTHER"
 
 // Session holds the attributes of every span and measurement about one
 // session, computed once (and again once its handshake is over, for its
@@ -441,6 +453,9 @@ func (t *Telemetry) Sending(s *Session, toolCall func(end time.Time, d time.Dura
 				attrs = append(attrs, s.metricAttrs(cs)...)
 				for _, kv := range targetAttrs {
 					if kv.Key == attrToolName || kv.Key == attrPromptName {
+						if s.srv.Listed != nil && !s.srv.Listed(method, kv.Value.AsString()) {
+							kv.Value = attribute.StringValue(OtherName)
+						}
 						attrs = append(attrs, kv)
 					}
 				}
