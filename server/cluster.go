@@ -503,7 +503,7 @@ func (s *Server) notReady(ctx context.Context) string {
 		}
 	}
 	if err := s.probe.check(ctx, s.st); err != nil {
-		return "the store does not answer: " + err.Error()
+		return unavailableReason // the error is in the log (storeProbe)
 	}
 	return ""
 }
@@ -512,7 +512,8 @@ func (s *Server) notReady(ctx context.Context) string {
 // them: /healthz 200 while the process runs; /readyz 200 when the store
 // answers (asked at most once a second: storeProbe), the server is not
 // closing or draining, and (in a cluster) the replica trusts its leases,
-// else 503 with the reason.
+// else 503 with the reason ("database unavailable" when the store does not
+// answer: its error, which may name the database, goes to the log).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) bool {
 	switch r.URL.Path {
 	case "/healthz":

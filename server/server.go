@@ -341,6 +341,7 @@ func newServer(st store.Store, opts *Options) *Server {
 		OnOpen:      s.configure,
 		Logger:      logger,
 	})
+	s.probe.logger = logger
 	s.pages = parsePages()
 	s.sec = newSecurity(&o)
 	s.mux = s.routes()
