@@ -119,6 +119,22 @@ func (s *Server) ClusterHandler() http.Handler {
 	})
 }
 
+// ClusterHTTPServer returns an http.Server for the cluster listener: it
+// serves ClusterHandler with the connection limits of HTTPServer (a
+// request's headers within Options.HeaderTimeout, at most 64 KiB of them; a
+// keep-alive connection idle for Options.IdleTimeout closed), so that a
+// client without the key cannot hold connections open. It registers
+// s.CloseStreams to run on Shutdown. It is nil without Options.Cluster.
+func (s *Server) ClusterHTTPServer() *http.Server {
+	h := s.ClusterHandler()
+	if h == nil {
+		return nil
+	}
+	hs := s.HTTPServer()
+	hs.Handler = h
+	return hs
+}
+
 // StatsPath is where the cluster listener (ClusterHandler) reports the
 // process's RuntimeStats, to a request with the cluster key: for a leak
 // check across failovers, say.

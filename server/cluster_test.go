@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -35,6 +37,12 @@ type replica struct {
 // newReplica joins a replica to the cluster on dsn and serves it.
 func newReplica(t *testing.T, dsn string) *replica {
 	t.Helper()
+	return newReplicaWith(t, dsn, nil)
+}
+
+// newReplicaWith is newReplica with options changed by opts (nil: none).
+func newReplicaWith(t *testing.T, dsn string, opts func(*Options)) *replica {
+	t.Helper()
 	ctx := testCtx(t)
 	st, err := postgres.Open(ctx, dsn, nil)
 	if err != nil {
@@ -51,7 +59,11 @@ func newReplica(t *testing.T, dsn string) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.srv, err = Open(ctx, st, &Options{Cluster: &ClusterOptions{Replica: r.rep, Key: testClusterKey, WaitForOwner: 30 * time.Second}})
+	o := &Options{Cluster: &ClusterOptions{Replica: r.rep, Key: testClusterKey, WaitForOwner: 30 * time.Second}}
+	if opts != nil {
+		opts(o)
+	}
+	r.srv, err = Open(ctx, st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,4 +385,61 @@ func TestCallErrorGateClosed(t *testing.T) {
 	if rec.Code != http.StatusServiceUnavailable || e.Code != CodeUnavailable || rec.Header().Get("Retry-After") != "1" || e.ServerID != "one" {
 		t.Errorf("gate closed: %d %+v, Retry-After %q; want 503 %s with Retry-After 1", rec.Code, e, rec.Header().Get("Retry-After"), CodeUnavailable)
 	}
+}
+
+// TestClusterListenerLimits: the cluster listener's server has the public
+// listener's connection limits: a keep-alive connection left idle after an
+// answer (here a refusal: no key) is closed after IdleTimeout, and one
+// that never finishes its headers after HeaderTimeout.
+func TestClusterListenerLimits(t *testing.T) {
+	t.Parallel()
+	const limit = 200 * time.Millisecond
+	r := newReplicaWith(t, pg.Database(t), func(o *Options) { o.IdleTimeout, o.HeaderTimeout = limit, limit })
+	hs := r.srv.ClusterHTTPServer()
+	if hs == nil || hs.ReadHeaderTimeout != limit || hs.IdleTimeout != limit || hs.MaxHeaderBytes != maxHeaderBytes {
+		t.Fatalf("cluster listener's server: %+v", hs)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hs.Serve(l)
+	t.Cleanup(func() { hs.Close() })
+
+	closed := func(what string, conn net.Conn) {
+		t.Helper()
+		// The safety deadline is far past the limit: the read ends when the
+		// server closes the connection.
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		rd := bufio.NewReader(conn)
+		if what == "idle" {
+			res, err := http.ReadResponse(rd, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusUnauthorized || res.Close {
+				t.Fatalf("%s: answer %d (close %v); want 401 on a kept-alive connection", what, res.StatusCode, res.Close)
+			}
+		}
+		if _, err := io.ReadAll(rd); err != nil {
+			t.Errorf("%s connection: %v; want it closed by the server", what, err)
+		}
+	}
+	idle, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	fmt.Fprintf(idle, "GET /agents/test/x HTTP/1.1\r\nHost: %s\r\n\r\n", l.Addr())
+	closed("idle", idle)
+
+	slow, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprintf(slow, "GET /agents/test/x HTTP/1.1\r\nHost: %s\r\n", l.Addr()) // never ends
+	closed("headers", slow)
 }
