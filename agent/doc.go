@@ -29,8 +29,10 @@
 // catalog and stores it; it is idempotent (the same name and URL, compared
 // as SameServerURL does, is the same server, and concurrent adds share one
 // connection attempt), and a stable id (AddOptions.ID, NormalizeServerID)
-// makes a server's id predictable. RemoveMCPServer forgets a server with
-// its OAuth data; Reconnect connects one again at once. CheckAdd makes
+// makes a server's id predictable; adding again a server that has no
+// connection (failed, closed, dormant) connects it, as Reconnect does.
+// RemoveMCPServer forgets a server with its OAuth data; Reconnect connects
+// one again at once. CheckAdd makes
 // AddMCPServer's checks without storing anything, for an API that refuses
 // bad input first.
 //
