@@ -34,7 +34,9 @@
 //	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
 //	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
 //	GET/POST/DELETE /agents/{class}/{name}/mcp              the agent as an MCP server (package gateway): streamable HTTP, 2026-07-28 without
-//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with Options.OAuth, or an access token of that authorization server); its exposure rules (below) choose what it exposes
+//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with Options.OAuth, or an access token of that authorization server
+//	                                                        for the endpoint's URL at the public URL, or at a loopback or allowed Host and the listener's port: 403 host_not_allowed
+//	                                                        for another Host); its exposure rules (below) choose what it exposes
 //	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
 //	PUT    /agents/{class}/{name}/exposure                  replace them (ExposureRequest) -> the rules now in force; 400 invalid_request names a bad pattern
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
@@ -43,10 +45,11 @@
 //	GET    /static/...                                      its assets
 //	GET    /metrics                                         Options.Metrics, when set (serve: Prometheus text format); behind the token
 //	GET    /.well-known/oauth-protected-resource/agents/{class}/{name}/mcp
-//	                                                        with Options.OAuth: the MCP endpoint's protected resource metadata (RFC 9728); no token
+//	                                                        with Options.OAuth: the MCP endpoint's protected resource metadata (RFC 9728); no token; 403 host_not_allowed
+//	                                                        for a Host that is not the server's (see OAuthOptions.Audience)
 //	GET    /healthz                                         200 while the process runs; no token
 //	GET    /readyz                                          200 when the store answers (asked at most once a second) and the server is neither draining, closed nor (a replica) unsure
-//	                                                        of its ownership, else 503 with the reason; no token
+//	                                                        of its ownership, else 503 with the reason ("database unavailable": the store's error is logged); no token
 //
 // A store that does not answer makes a request 503 unavailable (with
 // Retry-After), not 500.

@@ -81,8 +81,10 @@ Flags:
                     always need a token (--token's or the server's)
   --oauth-audience A
                     the audience (aud) those tokens must carry (default:
-                    the endpoint's own URL, the resource an MCP host asks a
-                    token for; behind a proxy set --public-url)
+                    the endpoint's own URL at --public-url, the resource an
+                    MCP host asks a token for; without --public-url, only on
+                    a loopback --addr, the endpoint's URL at a loopback name
+                    and the port serve listens on)
   --idle-timeout D  hibernate an agent unused for D (default 5m; 0: never)
   --max-awake N     at most N agents awake: waking one more hibernates the
                     least recently used idle one (default 1000; 0: no cap)
@@ -236,6 +238,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if oauthIssuer != "" {
 		if u, err := url.Parse(oauthIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
 			return usageErrorf("--oauth-issuer %q: want the authorization server's issuer URL (https://auth.example.com)", redactURL(oauthIssuer))
+		}
+		if !loopback(host) && publicURL == "" && oauthAudience == "" {
+			// The endpoints' URLs, the tokens' audience, would otherwise be
+			// known only for loopback names.
+			return usageErrorf("--oauth-issuer with --addr %s needs --public-url (the address MCP hosts reach, whose endpoints are the tokens' audience) or --oauth-audience", addr)
 		}
 		oauthOpts = &server.OAuthOptions{Issuer: oauthIssuer, Audience: oauthAudience}
 	} else if oauthAudience != "" {
