@@ -106,7 +106,10 @@
 // the application's. A callback exchanges the code, stores the tokens and
 // connects the server in the background; a failed one fails the server
 // with the reason in its error; a stray, forged or reused one changes
-// nothing. Options.CreateOAuthProvider replaces the default provider
+// nothing. Host.CheckCallback judges a callback for a sleeping agent from
+// the store alone (its state must be a pending authorisation of one of the
+// agent's servers), so that an application wakes the agent only for one
+// that can complete a flow. Options.CreateOAuthProvider replaces the default provider
 // (package oauth: dynamic registration, PKCE, single-flight refresh) for
 // pre-registered clients and the like.
 //

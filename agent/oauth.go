@@ -7,6 +7,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -428,6 +429,77 @@ func (a *Agent) HandleOAuthCallback(w http.ResponseWriter, r *http.Request) {
 	a.oauth.mu.Lock()
 	cfg := a.oauth.callback
 	a.oauth.mu.Unlock()
+	cfg.Respond(w, r, res)
+}
+
+// ErrNoServers is returned by Host.CheckCallback for an agent that has no
+// stored servers: there is no authorisation to complete.
+var ErrNoServers = errors.New("agent: no stored servers")
+
+// ErrCallbackRefused is returned by Host.CheckCallback for a callback that
+// cannot complete an authorisation of the agent.
+var ErrCallbackRefused = errors.New("agent: oauth callback refused")
+
+// CheckCallback judges an OAuth callback for agent class/name from the
+// store alone, before anything of the agent is opened: its state must name
+// a stored server of the agent that has a callback URL, and be a pending
+// authorisation of that server's provider, unexpired (the state is bound
+// to the agent: it is looked up in the agent's share of the store). It
+// starts nothing (no connection, no stdio server) and spends nothing: the
+// agent's HandleCallbackRequest redeems the state. It returns nil when the
+// callback may be handed to the agent; ErrNoServers when the agent has no
+// stored servers; otherwise an error wrapping ErrCallbackRefused, with res
+// the failure to answer with (OAuthCallbackConfig.Respond). A host whose
+// agents build their providers with Options.CreateOAuthProvider, which
+// keep their states where only they can read them, checks the server only.
+//
+// A callback carries no credential but its state, so a request for a
+// sleeping agent is checked here first: a forged one must not wake the
+// agent and start its servers.
+func (h *Host) CheckCallback(ctx context.Context, class, name string, r *http.Request) (res CallbackResult, err error) {
+	ns := class + "/" + name
+	rows, err := h.st.ListServers(ctx, ns)
+	if err != nil {
+		h.logger.Warn("oauth callback: reading the servers", "agent", ns, "error", err)
+		return CallbackResult{AuthError: stateError(err)}, fmt.Errorf("%w: %w", ErrCallbackRefused, err)
+	}
+	if len(rows) == 0 {
+		return CallbackResult{}, ErrNoServers
+	}
+	refused := func(msg string) (CallbackResult, error) {
+		res.AuthError = msg
+		return res, fmt.Errorf("%w: %s", ErrCallbackRefused, msg)
+	}
+	state := r.URL.Query().Get("state")
+	if state == "" {
+		return refused("Unauthorized: no state provided")
+	}
+	id, _, err := oauth.ParseState(state)
+	if err != nil {
+		return refused("No serverId found in state parameter. Expected format: {serverId}:{stateValue}")
+	}
+	res.ServerID = id
+	i := slices.IndexFunc(rows, func(row store.Server) bool { return row.ID == id })
+	if i < 0 || rows[i].CallbackURL == "" {
+		return refused(fmt.Sprintf("No server found with id %q that has an OAuth callback.", id))
+	}
+	if h.agentO.CreateOAuthProvider != nil {
+		return res, nil
+	}
+	// On the default provider's clock (oauth.Config.Now unset).
+	if err := oauth.CheckStoredState(ctx, kvStorage{h.st, ns, id}, id, state, time.Now()); err != nil {
+		msg := stateError(err)
+		if msg != err.Error() {
+			h.logger.Warn("oauth callback state not checked", "agent", ns, "server", id, "error", err)
+		}
+		return refused(msg)
+	}
+	return res, nil
+}
+
+// Respond answers an OAuth callback with its result, as HandleOAuthCallback
+// does: the CustomHandler, else a redirect or an HTML page.
+func (cfg OAuthCallbackConfig) Respond(w http.ResponseWriter, r *http.Request, res CallbackResult) {
 	if cfg.CustomHandler != nil {
 		cfg.CustomHandler(w, r, res)
 		return

@@ -40,7 +40,9 @@
 //	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
 //	PUT    /agents/{class}/{name}/exposure                  replace them (ExposureRequest) -> the rules now in force; 400 invalid_request names a bad pattern
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
-//	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers
+//	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
+//	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is
+//	                                                        not a pending authorisation of one of its servers gets the failure page without waking it
 //	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
 //	GET    /static/...                                      its assets
 //	GET    /metrics                                         Options.Metrics, when set (serve: Prometheus text format); behind the token

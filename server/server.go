@@ -351,11 +351,15 @@ func newServer(st store.Store, opts *Options) *Server {
 
 // configure sets up an agent the host opened.
 func (s *Server) configure(a *agent.Agent) {
-	cb := agent.OAuthCallbackConfig{CustomHandler: s.oauthDone}
+	a.ConfigureOAuthCallback(s.callbackConfig())
+}
+
+// callbackConfig is how the agents answer OAuth callbacks.
+func (s *Server) callbackConfig() agent.OAuthCallbackConfig {
 	if s.opts.OAuthCallback != nil {
-		cb = *s.opts.OAuthCallback
+		return *s.opts.OAuthCallback
 	}
-	a.ConfigureOAuthCallback(cb)
+	return agent.OAuthCallbackConfig{CustomHandler: s.oauthDone}
 }
 
 // orDefault is d for zero, and zero (none) for a negative duration.
