@@ -79,12 +79,49 @@ type CallbackResult struct {
 	Unchanged bool `json:"unchanged,omitempty"`
 }
 
-// oauthState is the agent's OAuth side: providers by server id, and the
-// callback configuration.
+// oauthState is the agent's OAuth side: providers by server id, the
+// callback configuration, and the callbacks' turns.
 type oauthState struct {
 	mu        sync.Mutex
 	providers map[string]OAuthProvider
 	callback  OAuthCallbackConfig
+	// turns serialises the callbacks of each server (by id): a channel
+	// with room for one, full while a callback runs.
+	turns map[string]chan struct{}
+
+	// testHookWait, when set by a test, is called with the server id when
+	// a callback waits for another of the same server.
+	testHookWait func(id string)
+}
+
+// callbackTurn waits until no other callback of server id runs, or ctx is
+// done, and returns the function that ends this one's turn.
+func (a *Agent) callbackTurn(ctx context.Context, id string) (done func(), err error) {
+	a.oauth.mu.Lock()
+	if a.oauth.turns == nil {
+		a.oauth.turns = map[string]chan struct{}{}
+	}
+	turn, ok := a.oauth.turns[id]
+	if !ok {
+		turn = make(chan struct{}, 1)
+		a.oauth.turns[id] = turn
+	}
+	hook := a.oauth.testHookWait
+	a.oauth.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, nil
+	default:
+	}
+	if hook != nil {
+		hook(id)
+	}
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // ConfigureOAuthCallback sets how HandleOAuthCallback answers.
@@ -267,6 +304,16 @@ func (a *Agent) IsCallbackRequest(r *http.Request) bool {
 // spends the state and fails the server with the message in its error
 // field, as the seed says: a server is never left authenticating by its
 // own callback.
+//
+// The callbacks of one server are handled one at a time, each judged on
+// the state the previous one left: of two identical callbacks (a double
+// click, a reload), or the callbacks of two flows started one after the
+// other, one completes the authorisation (one token request) and the
+// others find the server authorized and change nothing (Unchanged). A
+// callback that loses the race for its single-use state changes nothing,
+// and so does an error callback (the user denied, say) for a flow that a
+// newer one has superseded: the server waits for the newer flow's
+// callback.
 func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) CallbackResult {
 	defer a.hold()()
 	q := r.URL.Query()
@@ -291,6 +338,12 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		res.AuthError = fmt.Sprintf("No server found with id %q. Was the request matched with IsCallbackRequest()?", id)
 		return res
 	}
+	done, err := a.callbackTurn(ctx, id)
+	if err != nil {
+		res.AuthError = "the callback was abandoned while another callback of this server ran; try again"
+		return res
+	}
+	defer done()
 	info, live := a.m.Server(id)
 	if !live {
 		res.AuthError = fmt.Sprintf("No connection found for serverId %q.", id)
@@ -331,8 +384,16 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		}
 		return res
 	}
-	// The state is redeemable: this is the callback of the flow in
-	// progress. From here on, a failure ends the flow.
+	// The state is redeemable. An error from the authorization server for
+	// a flow a newer one superseded (its popup denied or closed) changes
+	// nothing: the server waits for the newer flow's callback.
+	if q.Get("code") == "" && q.Get("error") != "" && superseded(info.AuthURL, state) {
+		p.ConsumeState(ctx, state)
+		res.AuthError = callbackError(q)
+		return res
+	}
+	// This is the callback of the flow in progress. From here on, a
+	// failure ends the flow.
 	if invalid == "" && info.State != mcpclient.StateAuthenticating && info.State != mcpclient.StateFailed {
 		invalid = fmt.Sprintf("Failed to authenticate from %q state", info.State)
 	}
@@ -343,6 +404,12 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		return res
 	}
 	if err := p.Exchange(ctx, q); err != nil {
+		if lostState(err) {
+			// Redeemed or expired since it was checked (by another process,
+			// or its storage): this callback changes nothing.
+			res.AuthError = stateError(err)
+			return res
+		}
 		msg := err.Error()
 		if e := callbackError(q); e != "" {
 			msg = e
@@ -357,6 +424,23 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 	a.saveAuthURL(ctx, id)
 	res.AuthSuccess = true
 	return res
+}
+
+// superseded reports whether state is not the state of authURL, the
+// server's pending authorisation: a newer flow has replaced its flow.
+func superseded(authURL, state string) bool {
+	u, err := url.Parse(authURL)
+	if err != nil || authURL == "" {
+		return false
+	}
+	current := u.Query().Get("state")
+	return current != "" && current != state
+}
+
+// lostState reports whether Exchange failed because its state could no
+// longer be redeemed.
+func lostState(err error) bool {
+	return errors.Is(err, oauth.ErrStateUnknown) || errors.Is(err, oauth.ErrStateExpired)
 }
 
 // stateError is what a callback's user is told when its state cannot be
