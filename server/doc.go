@@ -61,8 +61,13 @@
 // With Options.Cluster, the server is one replica of several on one
 // Postgres store (package cluster): each agent is awake on one replica at
 // a time, and any replica answers any request above, forwarding it to the
-// agent's owner over the owner's cluster listener (ClusterHandler,
-// authenticated by ClusterOptions.Key). Errors of its own: 503 owner_moved
+// agent's owner over the owner's cluster listener (ClusterHandler, served
+// by ClusterHTTPServer with the public listener's connection limits). Each
+// forwarded request is signed with ClusterOptions.Key (SignClusterRequest,
+// header ClusterSignatureHeader: HMAC-SHA256 of its method, Host, path and
+// query, body hash, time, signing replica and nonce); the owner serves it
+// only within ClusterSkew of its clock and only once (a replay cache), so a
+// recorded request cannot be sent again. Errors of its own: 503 owner_moved
 // (the agent moved while the request was forwarded; retry), 503
 // owner_unavailable (its replica does not answer and its lease has not
 // lapsed yet; retry), 502 interrupted (its replica went away during a call:
@@ -72,8 +77,8 @@
 // database notifies that the agent was given back; a WebSocket or SSE
 // stream relayed to an owner ends when the owner's lease lapses or moves,
 // so that its client reconnects to the new owner. The
-// cluster listener also answers GET /cluster/stats (StatsPath), with the
-// key: the process's goroutines, live heap after a garbage collection and
+// cluster listener also answers GET /cluster/stats (StatsPath), signed
+// the same way: the process's goroutines, live heap after a garbage collection and
 // awake agents (RuntimeStats), for leak checks across failovers. Drain
 // (on SIGTERM in agentmcp serve) prepares an exit without failing requests.
 // Keep-awake agents that no replica holds are woken by the others.

@@ -129,7 +129,8 @@ awake on one replica at a time, and any replica answers any request):
   --cluster-url URL how the other replicas reach --cluster-addr (default
                     http://HOST:PORT of --cluster-addr)
   --cluster-key K   the key every replica shares, 16 bytes or more, that
-                    authenticates forwarded requests (default
+                    signs each forwarded request (good once, within 30s:
+                    the replicas' clocks must agree within that) (default
                     $AGENTMCP_CLUSTER_KEY)
   --lease-ttl D     how long a replica's ownership of its agents outlives
                     its last renewal (default 8s): a replica that dies loses
