@@ -68,3 +68,11 @@ func OnCallbackWait(a *Agent, fn func(id string)) {
 	defer a.oauth.mu.Unlock()
 	a.oauth.testHookWait = fn
 }
+
+// OnAuthURLWait calls fn whenever an update waits for a pending
+// authorisation URL to be stored before it is delivered.
+func OnAuthURLWait(a *Agent, fn func()) {
+	a.oauth.mu.Lock()
+	defer a.oauth.mu.Unlock()
+	a.oauth.testHookURLWait = fn
+}

@@ -92,6 +92,9 @@ type oauthState struct {
 	// testHookWait, when set by a test, is called with the server id when
 	// a callback waits for another of the same server.
 	testHookWait func(id string)
+	// testHookURLWait, when set by a test, is called when an update waits
+	// for authorisation URLs to be stored (awaitAuthURLs).
+	testHookURLWait func()
 }
 
 // callbackTurn waits until no other callback of server id runs, or ctx is
@@ -504,6 +507,48 @@ func (a *Agent) queueAuthURL(id string) {
 			return changed
 		})
 	})
+}
+
+// authURLWait bounds how long an update waits for pending authorisation
+// URLs to be stored (awaitAuthURLs): a store that does not answer delays
+// updates by at most this, and they then go out without it.
+const authURLWait = 5 * time.Second
+
+// awaitAuthURLs makes the stored rows hold the pending authorisation URLs
+// the Manager has (queueing their writes, if the event's write is not
+// queued yet) and waits until they are written, at most authURLWait:
+// called before an update is computed, so that a watcher, or another
+// replica, that reads the store when an update shows a server
+// authenticating finds its URL there. Nothing is waited for when every
+// stored URL is the Manager's (the common case: a comparison per
+// authenticating server).
+func (a *Agent) awaitAuthURLs() {
+	pending := false
+	for _, info := range a.m.Servers() {
+		if info.State != mcpclient.StateAuthenticating || info.AuthURL == "" {
+			continue
+		}
+		a.mu.Lock()
+		row, ok := a.rows[info.ID]
+		dormant := a.dormant[info.ID]
+		a.mu.Unlock()
+		if ok && !dormant && row.AuthURL != info.AuthURL {
+			a.queueAuthURL(info.ID)
+			pending = true
+		}
+	}
+	if !pending {
+		return
+	}
+	a.oauth.mu.Lock()
+	hook := a.oauth.testHookURLWait
+	a.oauth.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), authURLWait)
+	defer cancel()
+	a.writes.flush(ctx)
 }
 
 // HandleOAuthCallback is an http.Handler for callback requests: it runs

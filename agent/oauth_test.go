@@ -725,3 +725,44 @@ func TestOAuthSupersededDenied(t *testing.T) {
 	}
 	e.authorize(agent.AddResult{ID: r.ID, AuthURL: again.AuthURL})
 }
+
+// TestOAuthURLStoredBeforeUpdate: a watcher that reads the store when an
+// update shows a server authenticating finds the update's authorization
+// URL stored: the update waits for the URL's write (held here until the
+// update is seen waiting for it).
+func TestOAuthURLStoredBeforeUpdate(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	ctx := testCtx(t)
+	r := e.add("Protected")
+	w := e.a.Watch(64)
+	defer w.Stop()
+	<-w.Updates() // the snapshot
+	_, _, release := agent.PauseAuthURLWrite(e.a, r.ID)
+	t.Cleanup(release)
+	agent.OnAuthURLWait(e.a, func() { release() })
+	res, err := e.a.Manager().Reconnect(ctx, r.ID) // a new flow, not through the agent
+	if err != nil || res.AuthURL == "" || res.AuthURL == r.AuthURL {
+		t.Fatalf("Reconnect = %+v, %v; want a new flow", res, err)
+	}
+	for {
+		select {
+		case up := <-w.Updates():
+			if up.State == nil {
+				continue
+			}
+			s := up.State.Servers[r.ID]
+			if s.State != "authenticating" || s.AuthURL == nil || *s.AuthURL != res.AuthURL {
+				continue
+			}
+			row, err := e.st.GetServer(ctx, e.a.Namespace(), r.ID)
+			if err != nil || row.AuthURL != res.AuthURL {
+				t.Fatalf("on the update showing the new flow, the stored URL is %q (%v); want the update's", row.AuthURL, err)
+			}
+			return
+		case <-w.Done():
+			t.Fatalf("watch ended: %v", w.Err())
+		case <-ctx.Done():
+			t.Fatal("no update showed the new flow")
+		}
+	}
+}
