@@ -159,7 +159,9 @@ var ErrIDInUse = errors.New("mcp server id is already in use")
 // by another server. A server that cannot be reached or discovered stays
 // stored and is retried in the background (mcpclient.RetryOptions); adding
 // it again while it is failed, or Reconnect, retries it at once, as does
-// a restart; its error is then a *ConnectError.
+// a restart; its error is then a *ConnectError. Adding again a server that
+// has no connection (closed with Manager().CloseConnection, or not
+// connected yet in a Dormant agent) connects it, as Reconnect does.
 func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *AddOptions) (AddResult, error) {
 	defer a.hold()()
 	var o AddOptions
@@ -332,8 +334,10 @@ func (a *Agent) freshID() string {
 }
 
 // existingResult is what AddMCPServer returns for a server that is already
-// there: the outcome of its connection in flight, its pending
-// authorisation, its failure, or ready.
+// there: the outcome of its connection in flight (an add's, or a restore's
+// first attempt), its pending authorisation, or ready; a server with no
+// connection (failed, closed with CloseConnection, or dormant) is connected
+// again, as Reconnect does.
 func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddResult, error) {
 	if op != nil {
 		select {
@@ -343,8 +347,17 @@ func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddRe
 			return AddResult{}, ctx.Err()
 		}
 	}
+	a.mu.Lock()
+	dormant := a.dormant[id]
+	a.mu.Unlock()
+	if dormant {
+		return a.Reconnect(ctx, id)
+	}
+	a.WaitRestored(ctx, id)
 	info, _ := a.m.Server(id)
 	switch info.State {
+	case mcpclient.StateNotConnected:
+		return a.Reconnect(ctx, id)
 	case mcpclient.StateAuthenticating:
 		if a.redeemable(ctx, id, info.AuthURL) {
 			return AddResult{ID: id, State: mcpclient.StateAuthenticating, AuthURL: info.AuthURL}, nil

@@ -29,10 +29,12 @@
 // catalog and stores it; it is idempotent (the same name and URL, compared
 // as SameServerURL does, is the same server, and concurrent adds share one
 // connection attempt), and a stable id (AddOptions.ID, NormalizeServerID)
-// makes a server's id predictable. RemoveMCPServer forgets a server with
-// its OAuth data and ends its session on the server, a stored one the
-// agent holds no connection for included (a DELETE with its session id, no
-// handshake); Reconnect connects one again at once. CheckAdd makes
+// makes a server's id predictable; adding again a server that has no
+// connection (failed, closed, dormant) connects it, as Reconnect does.
+// RemoveMCPServer forgets a server with its OAuth data and ends its session
+// on the server, a stored one the agent holds no connection for included (a
+// DELETE with its session id, no handshake); Reconnect connects one again
+// at once. CheckAdd makes
 // AddMCPServer's checks without storing anything, for an API that refuses
 // bad input first.
 //
@@ -106,7 +108,10 @@
 // the application's. A callback exchanges the code, stores the tokens and
 // connects the server in the background; a failed one fails the server
 // with the reason in its error; a stray, forged or reused one changes
-// nothing. Options.CreateOAuthProvider replaces the default provider
+// nothing. Host.CheckCallback judges a callback for a sleeping agent from
+// the store alone (its state must be a pending authorisation of one of the
+// agent's servers), so that an application wakes the agent only for one
+// that can complete a flow. Options.CreateOAuthProvider replaces the default provider
 // (package oauth: dynamic registration, PKCE, single-flight refresh) for
 // pre-registered clients and the like.
 //

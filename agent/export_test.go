@@ -60,3 +60,19 @@ func PauseAuthURLWrite(a *Agent, id string) (reached, queued <-chan struct{}, re
 	}
 	return r, q, sync.OnceFunc(func() { close(rel) })
 }
+
+// OnCallbackWait calls fn with the server id whenever an OAuth callback
+// waits for another callback of the same server to finish.
+func OnCallbackWait(a *Agent, fn func(id string)) {
+	a.oauth.mu.Lock()
+	defer a.oauth.mu.Unlock()
+	a.oauth.testHookWait = fn
+}
+
+// OnAuthURLWait calls fn whenever an update waits for a pending
+// authorisation URL to be stored before it is delivered.
+func OnAuthURLWait(a *Agent, fn func()) {
+	a.oauth.mu.Lock()
+	defer a.oauth.mu.Unlock()
+	a.oauth.testHookURLWait = fn
+}

@@ -7,6 +7,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,12 +79,52 @@ type CallbackResult struct {
 	Unchanged bool `json:"unchanged,omitempty"`
 }
 
-// oauthState is the agent's OAuth side: providers by server id, and the
-// callback configuration.
+// oauthState is the agent's OAuth side: providers by server id, the
+// callback configuration, and the callbacks' turns.
 type oauthState struct {
 	mu        sync.Mutex
 	providers map[string]OAuthProvider
 	callback  OAuthCallbackConfig
+	// turns serialises the callbacks of each server (by id): a channel
+	// with room for one, full while a callback runs.
+	turns map[string]chan struct{}
+
+	// testHookWait, when set by a test, is called with the server id when
+	// a callback waits for another of the same server.
+	testHookWait func(id string)
+	// testHookURLWait, when set by a test, is called when an update waits
+	// for authorisation URLs to be stored (awaitAuthURLs).
+	testHookURLWait func()
+}
+
+// callbackTurn waits until no other callback of server id runs, or ctx is
+// done, and returns the function that ends this one's turn.
+func (a *Agent) callbackTurn(ctx context.Context, id string) (done func(), err error) {
+	a.oauth.mu.Lock()
+	if a.oauth.turns == nil {
+		a.oauth.turns = map[string]chan struct{}{}
+	}
+	turn, ok := a.oauth.turns[id]
+	if !ok {
+		turn = make(chan struct{}, 1)
+		a.oauth.turns[id] = turn
+	}
+	hook := a.oauth.testHookWait
+	a.oauth.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, nil
+	default:
+	}
+	if hook != nil {
+		hook(id)
+	}
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // ConfigureOAuthCallback sets how HandleOAuthCallback answers.
@@ -266,6 +307,16 @@ func (a *Agent) IsCallbackRequest(r *http.Request) bool {
 // spends the state and fails the server with the message in its error
 // field, as the seed says: a server is never left authenticating by its
 // own callback.
+//
+// The callbacks of one server are handled one at a time, each judged on
+// the state the previous one left: of two identical callbacks (a double
+// click, a reload), or the callbacks of two flows started one after the
+// other, one completes the authorisation (one token request) and the
+// others find the server authorized and change nothing (Unchanged). A
+// callback that loses the race for its single-use state changes nothing,
+// and so does an error callback (the user denied, say) for a flow that a
+// newer one has superseded: the server waits for the newer flow's
+// callback.
 func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) CallbackResult {
 	defer a.hold()()
 	q := r.URL.Query()
@@ -290,6 +341,12 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		res.AuthError = fmt.Sprintf("No server found with id %q. Was the request matched with IsCallbackRequest()?", id)
 		return res
 	}
+	done, err := a.callbackTurn(ctx, id)
+	if err != nil {
+		res.AuthError = "the callback was abandoned while another callback of this server ran; try again"
+		return res
+	}
+	defer done()
 	info, live := a.m.Server(id)
 	if !live {
 		res.AuthError = fmt.Sprintf("No connection found for serverId %q.", id)
@@ -330,8 +387,16 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		}
 		return res
 	}
-	// The state is redeemable: this is the callback of the flow in
-	// progress. From here on, a failure ends the flow.
+	// The state is redeemable. An error from the authorization server for
+	// a flow a newer one superseded (its popup denied or closed) changes
+	// nothing: the server waits for the newer flow's callback.
+	if q.Get("code") == "" && q.Get("error") != "" && superseded(info.AuthURL, state) {
+		p.ConsumeState(ctx, state)
+		res.AuthError = callbackError(q)
+		return res
+	}
+	// This is the callback of the flow in progress. From here on, a
+	// failure ends the flow.
 	if invalid == "" && info.State != mcpclient.StateAuthenticating && info.State != mcpclient.StateFailed {
 		invalid = fmt.Sprintf("Failed to authenticate from %q state", info.State)
 	}
@@ -342,6 +407,12 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 		return res
 	}
 	if err := p.Exchange(ctx, q); err != nil {
+		if lostState(err) {
+			// Redeemed or expired since it was checked (by another process,
+			// or its storage): this callback changes nothing.
+			res.AuthError = stateError(err)
+			return res
+		}
 		msg := err.Error()
 		if e := callbackError(q); e != "" {
 			msg = e
@@ -356,6 +427,23 @@ func (a *Agent) HandleCallbackRequest(ctx context.Context, r *http.Request) Call
 	a.saveAuthURL(ctx, id)
 	res.AuthSuccess = true
 	return res
+}
+
+// superseded reports whether state is not the state of authURL, the
+// server's pending authorisation: a newer flow has replaced its flow.
+func superseded(authURL, state string) bool {
+	u, err := url.Parse(authURL)
+	if err != nil || authURL == "" {
+		return false
+	}
+	current := u.Query().Get("state")
+	return current != "" && current != state
+}
+
+// lostState reports whether Exchange failed because its state could no
+// longer be redeemed.
+func lostState(err error) bool {
+	return errors.Is(err, oauth.ErrStateUnknown) || errors.Is(err, oauth.ErrStateExpired)
 }
 
 // stateError is what a callback's user is told when its state cannot be
@@ -421,6 +509,48 @@ func (a *Agent) queueAuthURL(id string) {
 	})
 }
 
+// authURLWait bounds how long an update waits for pending authorisation
+// URLs to be stored (awaitAuthURLs): a store that does not answer delays
+// updates by at most this, and they then go out without it.
+const authURLWait = 5 * time.Second
+
+// awaitAuthURLs makes the stored rows hold the pending authorisation URLs
+// the Manager has (queueing their writes, if the event's write is not
+// queued yet) and waits until they are written, at most authURLWait:
+// called before an update is computed, so that a watcher, or another
+// replica, that reads the store when an update shows a server
+// authenticating finds its URL there. Nothing is waited for when every
+// stored URL is the Manager's (the common case: a comparison per
+// authenticating server).
+func (a *Agent) awaitAuthURLs() {
+	pending := false
+	for _, info := range a.m.Servers() {
+		if info.State != mcpclient.StateAuthenticating || info.AuthURL == "" {
+			continue
+		}
+		a.mu.Lock()
+		row, ok := a.rows[info.ID]
+		dormant := a.dormant[info.ID]
+		a.mu.Unlock()
+		if ok && !dormant && row.AuthURL != info.AuthURL {
+			a.queueAuthURL(info.ID)
+			pending = true
+		}
+	}
+	if !pending {
+		return
+	}
+	a.oauth.mu.Lock()
+	hook := a.oauth.testHookURLWait
+	a.oauth.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), authURLWait)
+	defer cancel()
+	a.writes.flush(ctx)
+}
+
 // HandleOAuthCallback is an http.Handler for callback requests: it runs
 // HandleCallbackRequest and answers as ConfigureOAuthCallback says.
 func (a *Agent) HandleOAuthCallback(w http.ResponseWriter, r *http.Request) {
@@ -428,6 +558,77 @@ func (a *Agent) HandleOAuthCallback(w http.ResponseWriter, r *http.Request) {
 	a.oauth.mu.Lock()
 	cfg := a.oauth.callback
 	a.oauth.mu.Unlock()
+	cfg.Respond(w, r, res)
+}
+
+// ErrNoServers is returned by Host.CheckCallback for an agent that has no
+// stored servers: there is no authorisation to complete.
+var ErrNoServers = errors.New("agent: no stored servers")
+
+// ErrCallbackRefused is returned by Host.CheckCallback for a callback that
+// cannot complete an authorisation of the agent.
+var ErrCallbackRefused = errors.New("agent: oauth callback refused")
+
+// CheckCallback judges an OAuth callback for agent class/name from the
+// store alone, before anything of the agent is opened: its state must name
+// a stored server of the agent that has a callback URL, and be a pending
+// authorisation of that server's provider, unexpired (the state is bound
+// to the agent: it is looked up in the agent's share of the store). It
+// starts nothing (no connection, no stdio server) and spends nothing: the
+// agent's HandleCallbackRequest redeems the state. It returns nil when the
+// callback may be handed to the agent; ErrNoServers when the agent has no
+// stored servers; otherwise an error wrapping ErrCallbackRefused, with res
+// the failure to answer with (OAuthCallbackConfig.Respond). A host whose
+// agents build their providers with Options.CreateOAuthProvider, which
+// keep their states where only they can read them, checks the server only.
+//
+// A callback carries no credential but its state, so a request for a
+// sleeping agent is checked here first: a forged one must not wake the
+// agent and start its servers.
+func (h *Host) CheckCallback(ctx context.Context, class, name string, r *http.Request) (res CallbackResult, err error) {
+	ns := class + "/" + name
+	rows, err := h.st.ListServers(ctx, ns)
+	if err != nil {
+		h.logger.Warn("oauth callback: reading the servers", "agent", ns, "error", err)
+		return CallbackResult{AuthError: stateError(err)}, fmt.Errorf("%w: %w", ErrCallbackRefused, err)
+	}
+	if len(rows) == 0 {
+		return CallbackResult{}, ErrNoServers
+	}
+	refused := func(msg string) (CallbackResult, error) {
+		res.AuthError = msg
+		return res, fmt.Errorf("%w: %s", ErrCallbackRefused, msg)
+	}
+	state := r.URL.Query().Get("state")
+	if state == "" {
+		return refused("Unauthorized: no state provided")
+	}
+	id, _, err := oauth.ParseState(state)
+	if err != nil {
+		return refused("No serverId found in state parameter. Expected format: {serverId}:{stateValue}")
+	}
+	res.ServerID = id
+	i := slices.IndexFunc(rows, func(row store.Server) bool { return row.ID == id })
+	if i < 0 || rows[i].CallbackURL == "" {
+		return refused(fmt.Sprintf("No server found with id %q that has an OAuth callback.", id))
+	}
+	if h.agentO.CreateOAuthProvider != nil {
+		return res, nil
+	}
+	// On the default provider's clock (oauth.Config.Now unset).
+	if err := oauth.CheckStoredState(ctx, kvStorage{h.st, ns, id}, id, state, time.Now()); err != nil {
+		msg := stateError(err)
+		if msg != err.Error() {
+			h.logger.Warn("oauth callback state not checked", "agent", ns, "server", id, "error", err)
+		}
+		return refused(msg)
+	}
+	return res, nil
+}
+
+// Respond answers an OAuth callback with its result, as HandleOAuthCallback
+// does: the CustomHandler, else a redirect or an HTML page.
+func (cfg OAuthCallbackConfig) Respond(w http.ResponseWriter, r *http.Request, res CallbackResult) {
 	if cfg.CustomHandler != nil {
 		cfg.CustomHandler(w, r, res)
 		return

@@ -37,6 +37,24 @@ type oauthEnv struct {
 	a     *agent.Agent
 	// failTokenSave makes the providers' storage refuse to store tokens.
 	failTokenSave atomic.Bool
+	// beforeToken, when set, runs before each request the providers send
+	// to the token endpoint (a real request, to the fake's socket, once it
+	// returns).
+	beforeToken atomic.Pointer[func()]
+}
+
+// tokenHook is a provider's transport that runs its env's beforeToken
+// before each token request.
+type tokenHook struct {
+	e    *oauthEnv
+	next http.RoundTripper
+}
+
+func (h tokenHook) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f := h.e.beforeToken.Load(); f != nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/token") {
+		(*f)()
+	}
+	return h.next.RoundTrip(r)
 }
 
 // errDiskFull is the storage failure failTokenSave injects.
@@ -75,8 +93,14 @@ func (e *oauthEnv) open() {
 	e.a = openAgent(e.t, e.st, "oauth", &agent.Options{
 		CallbackHost: "http://127.0.0.1:9",
 		CreateOAuthProvider: func(p agent.ProviderParams) (agent.OAuthProvider, error) {
+			hc := *p.HTTPClient
+			next := hc.Transport
+			if next == nil {
+				next = http.DefaultTransport
+			}
+			hc.Transport = tokenHook{e, next}
 			return oauth.New(tokenSaveStorage{p.Storage, e}, oauth.Config{ServerID: p.ServerID, ServerURL: p.ServerURL, RedirectURL: p.CallbackURL,
-				Now: e.clock.Now, HTTPClient: p.HTTPClient, Guard: p.Guard})
+				Now: e.clock.Now, HTTPClient: &hc, Guard: p.Guard})
 		},
 	})
 }
@@ -569,5 +593,176 @@ func TestIsCallbackRequestEscapedPath(t *testing.T) {
 	}
 	if e.a.IsCallbackRequest(httptest.NewRequest(http.MethodGet, escaped, nil)) {
 		t.Errorf("%s is recognised as the callback %s", escaped, loc)
+	}
+}
+
+// pauseFirstToken pauses the first token request from now on: entered is
+// closed when it starts, and it goes on when release is called.
+func (e *oauthEnv) pauseFirstToken() (entered <-chan struct{}, release func()) {
+	in, out := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	f := func() {
+		if first.CompareAndSwap(false, true) { // the others go on
+			close(in)
+			<-out
+		}
+	}
+	e.beforeToken.Store(&f)
+	release = sync.OnceFunc(func() { close(out) })
+	e.t.Cleanup(release)
+	return in, release
+}
+
+// callbackAsync runs the callback of loc in the background.
+func (e *oauthEnv) callbackAsync(loc *url.URL) <-chan agent.CallbackResult {
+	done := make(chan agent.CallbackResult, 1)
+	go func() {
+		done <- e.a.HandleCallbackRequest(testCtx(e.t), httptest.NewRequest(http.MethodGet, loc.String(), nil))
+	}()
+	return done
+}
+
+// TestOAuthCallbacksSerialised: the callbacks of one server are handled
+// one at a time. Each case starts a first callback and holds its token
+// request; a second one, sent meanwhile, must wait for it (it is seen
+// waiting) rather than run beside it: then one code is redeemed (one token
+// request), the server ends ready, never failed, and the second callback
+// changes nothing.
+func TestOAuthCallbacksSerialised(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		// second is the callback sent while the first's token request is
+		// held, given the first flow's callback and a second flow's.
+		second func(first, other *url.URL) *url.URL
+		// flows is how many flows are started before the callbacks.
+		flows int
+	}{
+		{"identical", func(first, _ *url.URL) *url.URL { return first }, 1},
+		{"two flows", func(_, other *url.URL) *url.URL { return other }, 2},
+		{"an error for the superseded flow", func(_, other *url.URL) *url.URL {
+			denied := *other
+			q := denied.Query()
+			q.Del("code")
+			q.Set("error", "access_denied")
+			denied.RawQuery = q.Encode()
+			return &denied
+		}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newOAuthEnv(t, nil, nil)
+			ctx := testCtx(t)
+			r := e.add("One")
+			locs := []*url.URL{e.visit(r.AuthURL)}
+			if tt.flows == 2 {
+				again, err := e.a.Reconnect(ctx, r.ID)
+				if err != nil || again.AuthURL == "" || again.AuthURL == r.AuthURL {
+					t.Fatalf("Reconnect = %+v, %v; want a new flow", again, err)
+				}
+				// The newer flow's callback goes first; the superseded
+				// one's comes second.
+				locs = []*url.URL{e.visit(again.AuthURL), locs[0]}
+			} else {
+				locs = append(locs, nil)
+			}
+			waiting := make(chan struct{})
+			var once sync.Once
+			agent.OnCallbackWait(e.a, func(string) { once.Do(func() { close(waiting) }) })
+			entered, release := e.pauseFirstToken()
+			first := e.callbackAsync(locs[0])
+			<-entered
+			second := e.callbackAsync(tt.second(locs[0], locs[1]))
+			var cb2 agent.CallbackResult
+			select {
+			case <-waiting:
+			case cb2 = <-second:
+				// It did not wait: it ran beside the first one.
+				t.Errorf("the second callback ran while the first exchanged its code: %+v; server %+v", cb2, e.state(r.ID))
+				second = nil
+			}
+			release()
+			if cb := <-first; !cb.AuthSuccess || cb.Unchanged {
+				t.Fatalf("first callback: %+v", cb)
+			}
+			if second != nil {
+				cb2 = <-second
+				if !cb2.Unchanged || !cb2.AuthSuccess {
+					t.Errorf("second callback: %+v; want unchanged", cb2)
+				}
+			}
+			e.a.WaitForConnections(ctx)
+			if s := e.state(r.ID); s.State != "ready" || s.Error != nil {
+				t.Errorf("server after both callbacks: %+v; want ready", s)
+			}
+			if n := e.as.Counts.CodeGrants.Load(); n != 1 {
+				t.Errorf("%d code grants; want 1", n)
+			}
+		})
+	}
+}
+
+// TestOAuthSupersededDenied: with two flows pending, the user denies the
+// older one's popup: that changes nothing (the server still waits, for
+// the newer flow, whose callback then completes it), where it used to fail
+// the server.
+func TestOAuthSupersededDenied(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	ctx := testCtx(t)
+	r := e.add("One")
+	old := e.visit(r.AuthURL)
+	again, err := e.a.Reconnect(ctx, r.ID)
+	if err != nil || again.AuthURL == r.AuthURL {
+		t.Fatalf("Reconnect = %+v, %v; want a new flow", again, err)
+	}
+	q := old.Query()
+	q.Del("code")
+	q.Set("error", "access_denied")
+	old.RawQuery = q.Encode()
+	if cb := e.callback(old); cb.AuthSuccess || cb.AuthError == "" {
+		t.Errorf("the superseded flow's denial: %+v; want its error", cb)
+	}
+	if s := e.state(r.ID); s.State != "authenticating" || s.AuthURL == nil || *s.AuthURL != again.AuthURL {
+		t.Fatalf("after the superseded flow's denial: %+v; want authenticating at the newer flow", s)
+	}
+	e.authorize(agent.AddResult{ID: r.ID, AuthURL: again.AuthURL})
+}
+
+// TestOAuthURLStoredBeforeUpdate: a watcher that reads the store when an
+// update shows a server authenticating finds the update's authorization
+// URL stored: the update waits for the URL's write (held here until the
+// update is seen waiting for it).
+func TestOAuthURLStoredBeforeUpdate(t *testing.T) {
+	e := newOAuthEnv(t, nil, nil)
+	ctx := testCtx(t)
+	r := e.add("Protected")
+	w := e.a.Watch(64)
+	defer w.Stop()
+	<-w.Updates() // the snapshot
+	_, _, release := agent.PauseAuthURLWrite(e.a, r.ID)
+	t.Cleanup(release)
+	agent.OnAuthURLWait(e.a, func() { release() })
+	res, err := e.a.Manager().Reconnect(ctx, r.ID) // a new flow, not through the agent
+	if err != nil || res.AuthURL == "" || res.AuthURL == r.AuthURL {
+		t.Fatalf("Reconnect = %+v, %v; want a new flow", res, err)
+	}
+	for {
+		select {
+		case up := <-w.Updates():
+			if up.State == nil {
+				continue
+			}
+			s := up.State.Servers[r.ID]
+			if s.State != "authenticating" || s.AuthURL == nil || *s.AuthURL != res.AuthURL {
+				continue
+			}
+			row, err := e.st.GetServer(ctx, e.a.Namespace(), r.ID)
+			if err != nil || row.AuthURL != res.AuthURL {
+				t.Fatalf("on the update showing the new flow, the stored URL is %q (%v); want the update's", row.AuthURL, err)
+			}
+			return
+		case <-w.Done():
+			t.Fatalf("watch ended: %v", w.Err())
+		case <-ctx.Done():
+			t.Fatal("no update showed the new flow")
+		}
 	}
 }

@@ -68,7 +68,10 @@ func (w *Watcher) Stop() {
 // a full buffer when an update is due is dropped (Err is
 // ErrWatcherTooSlow) instead of blocking the agent. A watch keeps its
 // agent awake (see [Host]) until it ends. On a closed agent the watch
-// has ended already, with ErrClosed.
+// has ended already, with ErrClosed. An update that shows a server
+// authenticating comes after its authorization URL is stored (waiting at
+// most a few seconds for a store that does not answer), so that a watcher
+// may read the store on it.
 func (a *Agent) Watch(buffer int) *Watcher {
 	if buffer <= 0 {
 		buffer = 16
@@ -192,9 +195,11 @@ func (u *updates) run() {
 		watched := len(u.watchers) > 0
 		u.mu.Unlock()
 		// The state is computed after the flags were taken: it includes
-		// every change they report.
+		// every change they report. A pending authorisation it shows is
+		// stored first: whoever reads the store on it finds the URL.
 		var state *MCPServersState
 		if len(joining) > 0 || (changed && (len(fns) > 0 || watched)) {
+			u.a.awaitAuthURLs()
 			st := u.a.MCPServers()
 			state = &st
 		}

@@ -37,14 +37,31 @@ func (p *Provider) CheckState(ctx context.Context, state string) error {
 }
 
 func (p *Provider) flow(ctx context.Context, state string) (*flow, error) {
-	serverID, nonce, err := ParseState(state)
+	return loadFlow(ctx, p.st, p.cfg.ServerID, state, p.now())
+}
+
+// CheckStoredState is Provider.CheckState without a Provider: it reports
+// whether state can be redeemed for server serverID, whose provider keeps
+// its data in st, at time now. It reads st only: no request, no
+// registration, no other server's data, so it can be asked before anything
+// of the server is opened (an OAuth callback, which carries no other
+// credential, checked before its agent is woken).
+func CheckStoredState(ctx context.Context, st Storage, serverID, state string, now time.Time) error {
+	_, err := loadFlow(ctx, st, serverID, state, now)
+	return err
+}
+
+// loadFlow returns the pending authorisation state names, if it is
+// server serverID's and younger than StateLifetime at now.
+func loadFlow(ctx context.Context, st Storage, serverID, state string, now time.Time) (*flow, error) {
+	id, nonce, err := ParseState(state)
 	if err != nil {
 		return nil, err
 	}
-	if serverID != p.cfg.ServerID {
+	if id != serverID {
 		return nil, ErrStateServer
 	}
-	data, err := p.st.Get(ctx, keyStatePrefix+nonce)
+	data, err := st.Get(ctx, keyStatePrefix+nonce)
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrStateUnknown
 	}
@@ -55,8 +72,8 @@ func (p *Provider) flow(ctx context.Context, state string) (*flow, error) {
 	if err := json.Unmarshal(data, &f); err != nil || f.ServerID != serverID {
 		return nil, ErrStateUnknown
 	}
-	if p.now().Sub(f.CreatedAt) > StateLifetime {
-		p.st.Delete(ctx, keyStatePrefix+nonce)
+	if now.Sub(f.CreatedAt) > StateLifetime {
+		st.Delete(ctx, keyStatePrefix+nonce)
 		return nil, ErrStateExpired
 	}
 	return &f, nil

@@ -15,7 +15,9 @@
 // resource and a state "{serverId}:{value}" (130 random bits) bound to its
 // own verifier. Exchange, called with the callback's query, checks and
 // consumes that state (single use, StateLifetime), checks the RFC 9207
-// issuer, exchanges the code and stores the tokens.
+// issuer, exchanges the code and stores the tokens. CheckState, and
+// CheckStoredState without a Provider (from the Storage alone), report
+// whether a state could be redeemed without consuming it.
 //
 // Token refreshes before expiry, once per server: concurrent callers share
 // one refresh, and Storage.Lock extends that across processes. It

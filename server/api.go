@@ -129,8 +129,23 @@ func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 // the user back. It needs no access token (the provider's redirect carries
 // none; the agent checks its single-use state instead), so it never
 // creates an agent: only one already open, or one with servers in the
-// store, can answer (knownEntry).
+// store, can answer (knownEntry). For an agent not awake here, the state
+// is checked in the store first (agent.Host.CheckCallback): a callback
+// that cannot complete an authorisation of the agent is answered without
+// waking it, so that forged callbacks cannot start its servers.
 func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
+	class, name := r.PathValue("class"), r.PathValue("name")
+	if s.checkAgent(class, name) == nil && !s.host.IsAwake(class, name) {
+		res, err := s.host.CheckCallback(r.Context(), class, name, r)
+		switch {
+		case errors.Is(err, agent.ErrNoServers):
+			writeError(w, apiErrorf(http.StatusNotFound, CodeUnknownAgent, "agent %s/%s has no MCP servers: there is no authorization to complete", class, name))
+			return
+		case err != nil:
+			s.callbackConfig().Respond(w, r, res)
+			return
+		}
+	}
 	a, release, handled := s.useOrForward(w, r, false, true)
 	if handled {
 		return

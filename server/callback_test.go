@@ -1,8 +1,12 @@
 package server
 
 import (
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -85,5 +89,53 @@ func TestCallbackPages(t *testing.T) {
 	}
 	if s := st.Servers["private"]; s.State != "ready" {
 		t.Errorf("server after the forged callback: %+v", s)
+	}
+}
+
+// TestForgedCallbackSleeping: forged OAuth callbacks for a sleeping agent
+// (no state, a malformed one, a made-up nonce for its OAuth-capable
+// server, one naming its stdio server or no server) are refused from the
+// store alone: the agent is not woken and its stdio server, a real
+// process, is not started.
+func TestForgedCallbackSleeping(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	auth := "Authorization: Bearer tok"
+	e := newEnv(t, &Options{Token: "tok", AllowStdioServers: true})
+	_, url := mcpServer(t, "one")
+	c := e.client("test", "a")
+	ctx := testCtx(t)
+	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(AddRequest{Name: "local", ID: "local", Command: os.Args[0], Args: []string{"-test.run=^$"},
+		Env: map[string]string{"AGENTMCP_TEST_STDIO_SERVER": "1", "AGENTMCP_TEST_PID_FILE": pidFile}})
+	if status, _, b := e.do("POST", agentPath+"/servers", string(body), auth); status != http.StatusCreated {
+		t.Fatalf("adding the stdio server: %d %s", status, b)
+	}
+	if status, _, b := e.do("POST", agentPath+"/hibernate", "", auth); status != http.StatusNoContent {
+		t.Fatalf("hibernate: %d %s", status, b)
+	}
+	if e.awake("test", "a") {
+		t.Fatal("awake after hibernating")
+	}
+	if err := os.Remove(pidFile); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, q := range []string{
+		"", "state=forged", "state=forged&code=x", "state=one:forged&code=x", "state=one:forged&error=access_denied",
+		"state=local:forged&code=x", "state=nosuch:forged&code=x", "state=:x&code=x", "state=one:&code=x", "code=x",
+	} {
+		status, _, b := e.do("GET", agentPath+"/callback?"+q, "")
+		if status != http.StatusBadRequest || !strings.Contains(string(b), "Authorization failed") {
+			t.Errorf("forged callback ?%s: %d %s; want 400 and the failure page", q, status, b)
+		}
+	}
+	if e.awake("test", "a") {
+		t.Error("a forged callback woke the agent")
+	}
+	if _, err := os.Stat(pidFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a forged callback started the stdio server: %v", err)
 	}
 }

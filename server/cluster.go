@@ -3,7 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"net"
@@ -29,8 +29,9 @@ type ClusterOptions struct {
 	// Options.OnUntrusted should call Server.Host().Evict.
 	Replica *cluster.Replica
 
-	// Key authenticates the requests replicas forward to each other:
-	// every replica has the same one, at least 16 bytes. Required.
+	// Key signs the requests replicas forward to each other (each signed
+	// for once, within ClusterSkew: SignClusterRequest): every replica has
+	// the same one, at least 16 bytes. Required.
 	Key string
 
 	// WaitForOwner bounds how long a request waits for the owner of its
@@ -77,9 +78,6 @@ func (s *Server) rehomeOnce(ctx context.Context) {
 	}
 }
 
-// ClusterKeyHeader carries ClusterOptions.Key on forwarded requests.
-const ClusterKeyHeader = "Agentmcp-Cluster-Key"
-
 // forwardedKey marks the context of a request that came through the
 // cluster listener: it is served here or refused, never forwarded again.
 type forwardedKey struct{}
@@ -88,24 +86,26 @@ func forwarded(r *http.Request) bool { return r.Context().Value(forwardedKey{}) 
 
 // ClusterHandler serves the requests other replicas forward to this one:
 // the agent routes, for clients the forwarding replica has already
-// authenticated, behind the cluster key. Serve it on an address only the
-// replicas reach (the cluster listener). It is nil without
-// Options.Cluster.
+// authenticated, and StatsPath. Each request must be signed with the
+// cluster key (SignClusterRequest: its method, Host, path and query, body,
+// time and signer), within ClusterSkew of this replica's clock, and only
+// once: a recorded request sent again, or changed, is refused 401. Serve
+// it on an address only the replicas reach (the cluster listener). It is
+// nil without Options.Cluster.
 func (s *Server) ClusterHandler() http.Handler {
 	c := s.opts.Cluster
 	if c == nil {
 		return nil
 	}
-	key := []byte(c.Key)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.health(w, r) {
 			return
 		}
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get(ClusterKeyHeader)), key) != 1 {
-			writeError(w, apiErrorf(http.StatusUnauthorized, CodeUnauthorized, "not a request from a replica of this cluster"))
+		if aerr := s.checkSigned(w, r); aerr != nil {
+			refuse(w, r, aerr)
 			return
 		}
-		r.Header.Del(ClusterKeyHeader)
+		r.Header.Del(ClusterSignatureHeader)
 		if r.URL.Path == StatsPath {
 			s.runtimeStats(w, r)
 			return
@@ -117,6 +117,50 @@ func (s *Server) ClusterHandler() http.Handler {
 		}
 		s.mux.ServeHTTP(w, r)
 	})
+}
+
+// ClusterHTTPServer returns an http.Server for the cluster listener: it
+// serves ClusterHandler with the connection limits of HTTPServer (a
+// request's headers within Options.HeaderTimeout, at most 64 KiB of them; a
+// keep-alive connection idle for Options.IdleTimeout closed), so that a
+// client without the key cannot hold connections open. It registers
+// s.CloseStreams to run on Shutdown. It is nil without Options.Cluster.
+func (s *Server) ClusterHTTPServer() *http.Server {
+	h := s.ClusterHandler()
+	if h == nil {
+		return nil
+	}
+	hs := s.HTTPServer()
+	hs.Handler = h
+	return hs
+}
+
+// checkSigned checks the signature of a request to the cluster listener
+// (clusterAuth), reading its body (at most maxMCPBody, within
+// Options.BodyTimeout) to check its hash, and gives the body back to r in
+// memory.
+func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *APIError {
+	sig, err := s.clusterAuth.parse(r)
+	if err == nil {
+		if aerr := readBody(w, r, maxMCPBody, s.sec.bodyTimeout); aerr != nil {
+			return aerr
+		}
+		var body []byte
+		if hasBody(r) {
+			body, _ = io.ReadAll(r.Body) // in memory (readBody)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		err = s.clusterAuth.check(r, sig, body)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errFull):
+		aerr := apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err)
+		aerr.retryAfter = 1
+		return aerr
+	}
+	return apiErrorf(http.StatusUnauthorized, CodeUnauthorized, "%v", err)
 }
 
 // StatsPath is where the cluster listener (ClusterHandler) reports the
@@ -430,16 +474,19 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, base string, body
 		return false, err
 	}
 	var failure error
+	bodySum := sha256.Sum256(body)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host // the client's: callback URLs are built from it
-			pr.Out.Header.Set(ClusterKeyHeader, s.opts.Cluster.Key)
 			pr.Out.Header.Set("X-Forwarded-Proto", scheme(pr.In))
-			pr.Out.Header.Del("Authorization") // checked here; the owner trusts the key
+			pr.Out.Header.Del("Authorization") // checked here; the owner trusts the signature
 			pr.Out.Header.Del("Cookie")
 			pr.Out.Body = io.NopCloser(bytes.NewReader(body))
 			pr.Out.ContentLength = int64(len(body))
+			// Signed last, each attempt anew: good once, for this request.
+			pr.Out.Header.Set(ClusterSignatureHeader, clusterSignature(s.clusterAuth.key, s.opts.Cluster.Replica.ID(), time.Now(), newNonce(),
+				pr.Out.Method, pr.Out.Host, pr.Out.URL.RequestURI(), pr.Out.Header.Get("X-Forwarded-Proto"), bodySum))
 		},
 		Transport:     s.clusterTransport,
 		FlushInterval: -1, // streams
@@ -504,9 +551,9 @@ func (s *Server) notReady(ctx context.Context) string {
 	}
 	if err := s.probe.check(ctx, s.st); err != nil {
 		if errors.As(err, new(writesRefused)) {
-			return err.Error()
+			return "the store refuses writes" // the error is in the log (storeProbe)
 		}
-		return "the store does not answer: " + err.Error()
+		return unavailableReason // the error is in the log (storeProbe)
 	}
 	return ""
 }
@@ -515,7 +562,8 @@ func (s *Server) notReady(ctx context.Context) string {
 // them: /healthz 200 while the process runs; /readyz 200 when the store
 // answers (asked at most once a second: storeProbe), the server is not
 // closing or draining, and (in a cluster) the replica trusts its leases,
-// else 503 with the reason.
+// else 503 with the reason ("database unavailable" when the store does not
+// answer: its error, which may name the database, goes to the log).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) bool {
 	switch r.URL.Path {
 	case "/healthz":

@@ -1,14 +1,19 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,10 +35,18 @@ type replica struct {
 	srv     *Server
 	rep     *cluster.Replica
 	api, cl *httptest.Server
+	// tap, when set, sees each request to the cluster listener first.
+	tap atomic.Pointer[func(*http.Request)]
 }
 
 // newReplica joins a replica to the cluster on dsn and serves it.
 func newReplica(t *testing.T, dsn string) *replica {
+	t.Helper()
+	return newReplicaWith(t, dsn, nil)
+}
+
+// newReplicaWith is newReplica with options changed by opts (nil: none).
+func newReplicaWith(t *testing.T, dsn string, opts func(*Options)) *replica {
 	t.Helper()
 	ctx := testCtx(t)
 	st, err := postgres.Open(ctx, dsn, nil)
@@ -44,6 +57,9 @@ func newReplica(t *testing.T, dsn string) *replica {
 	// The cluster listener's address is needed before the replica joins.
 	var srv atomic.Pointer[Server]
 	r.cl = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if tap := r.tap.Load(); tap != nil {
+			(*tap)(req)
+		}
 		srv.Load().ClusterHandler().ServeHTTP(w, req)
 	}))
 	r.rep, err = cluster.Join(ctx, st, &cluster.Options{URL: r.cl.URL, TTL: time.Hour, Interval: 10 * time.Minute, Margin: 10 * time.Minute,
@@ -51,7 +67,11 @@ func newReplica(t *testing.T, dsn string) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.srv, err = Open(ctx, st, &Options{Cluster: &ClusterOptions{Replica: r.rep, Key: testClusterKey, WaitForOwner: 30 * time.Second}})
+	o := &Options{Cluster: &ClusterOptions{Replica: r.rep, Key: testClusterKey, WaitForOwner: 30 * time.Second}}
+	if opts != nil {
+		opts(o)
+	}
+	r.srv, err = Open(ctx, st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +169,9 @@ func TestClusterStats(t *testing.T) {
 	_, url, a, _ := twoReplicas(t)
 	a.add("x", url, false)
 	req, _ := http.NewRequest("GET", a.cl.URL+StatsPath+"?closeIdle=1", nil)
-	req.Header.Set(ClusterKeyHeader, testClusterKey)
+	if err := SignClusterRequest(req, testClusterKey, "test", nil); err != nil {
+		t.Fatal(err)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +187,9 @@ func TestClusterStats(t *testing.T) {
 
 	// The heap profile: a gzipped pprof profile.
 	req, _ = http.NewRequest("GET", a.cl.URL+StatsPath+"?profile=heap", nil)
-	req.Header.Set(ClusterKeyHeader, testClusterKey)
+	if err := SignClusterRequest(req, testClusterKey, "test", nil); err != nil {
+		t.Fatal(err)
+	}
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -372,5 +396,229 @@ func TestCallErrorGateClosed(t *testing.T) {
 	writeError(rec, e)
 	if rec.Code != http.StatusServiceUnavailable || e.Code != CodeUnavailable || rec.Header().Get("Retry-After") != "1" || e.ServerID != "one" {
 		t.Errorf("gate closed: %d %+v, Retry-After %q; want 503 %s with Retry-After 1", rec.Code, e, rec.Header().Get("Retry-After"), CodeUnavailable)
+	}
+}
+
+// TestClusterListenerLimits: the cluster listener's server has the public
+// listener's connection limits: a keep-alive connection left idle after an
+// answer (here a refusal: no key) is closed after IdleTimeout, and one
+// that never finishes its headers after HeaderTimeout.
+func TestClusterListenerLimits(t *testing.T) {
+	t.Parallel()
+	const limit = 200 * time.Millisecond
+	r := newReplicaWith(t, pg.Database(t), func(o *Options) { o.IdleTimeout, o.HeaderTimeout = limit, limit })
+	hs := r.srv.ClusterHTTPServer()
+	if hs == nil || hs.ReadHeaderTimeout != limit || hs.IdleTimeout != limit || hs.MaxHeaderBytes != maxHeaderBytes {
+		t.Fatalf("cluster listener's server: %+v", hs)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hs.Serve(l)
+	t.Cleanup(func() { hs.Close() })
+
+	closed := func(what string, conn net.Conn) {
+		t.Helper()
+		// The safety deadline is far past the limit: the read ends when the
+		// server closes the connection.
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		rd := bufio.NewReader(conn)
+		if what == "idle" {
+			res, err := http.ReadResponse(rd, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusUnauthorized || res.Close {
+				t.Fatalf("%s: answer %d (close %v); want 401 on a kept-alive connection", what, res.StatusCode, res.Close)
+			}
+		}
+		if _, err := io.ReadAll(rd); err != nil {
+			t.Errorf("%s connection: %v; want it closed by the server", what, err)
+		}
+	}
+	idle, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	fmt.Fprintf(idle, "GET /agents/test/x HTTP/1.1\r\nHost: %s\r\n\r\n", l.Addr())
+	closed("idle", idle)
+
+	slow, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprintf(slow, "GET /agents/test/x HTTP/1.1\r\nHost: %s\r\n", l.Addr()) // never ends
+	closed("headers", slow)
+}
+
+// recorded is a request as it reached a cluster listener.
+type recorded struct {
+	method, uri string
+	header      http.Header
+	body        []byte
+}
+
+// send sends rec again to the cluster listener at base, as recorded.
+func (rec recorded) send(t *testing.T, base string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testCtx(t), rec.method, base+rec.uri, bytes.NewReader(rec.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = rec.header.Clone()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestClusterReplay: a forwarded request, recorded on its way to the
+// owner's cluster listener and sent again, is refused, whatever it is (a
+// tool call, the heap profile): each forwarded request is signed for once.
+func TestClusterReplay(t *testing.T) {
+	t.Parallel()
+	_, url, a, b := twoReplicas(t)
+	ctx := testCtx(t)
+	a.add("x", url, false)
+	var mu sync.Mutex
+	var calls []recorded
+	tap := func(req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		mu.Lock()
+		calls = append(calls, recorded{req.Method, req.RequestURI, req.Header.Clone(), body})
+		mu.Unlock()
+	}
+	a.tap.Store(&tap)
+	res, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "via b"})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: via b" {
+		t.Fatalf("call through the other replica: %+v %v", res, err)
+	}
+	a.tap.Store(nil)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 1 || calls[0].method != http.MethodPost {
+		t.Fatalf("forwarded: %+v; want the one call", calls)
+	}
+	if status, body := calls[0].send(t, a.cl.URL); status != http.StatusUnauthorized {
+		t.Errorf("the forwarded call sent again: %d %s; want 401", status, body)
+	}
+	stats := calls[0]
+	stats.method, stats.uri, stats.body = http.MethodGet, StatsPath+"?profile=heap", nil
+	if status, _ := stats.send(t, a.cl.URL); status != http.StatusUnauthorized {
+		t.Errorf("its headers on the heap profile: %d; want 401", status)
+	}
+	// The same call with another body (the signature of the first).
+	changed := calls[0]
+	changed.body = bytes.Replace(changed.body, []byte("via b"), []byte("via x"), 1)
+	if status, body := changed.send(t, a.cl.URL); status != http.StatusUnauthorized {
+		t.Errorf("the forwarded call with another body: %d %s; want 401", status, body)
+	}
+
+	// Signed now: served once; stale or early by more than ClusterSkew, or
+	// with the key alone as a header (as before signatures), refused.
+	signed := func(at time.Time, path string) *http.Request {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.cl.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(ClusterSignatureHeader, clusterSignature([]byte(testClusterKey), "test", at, newNonce(),
+			req.Method, req.URL.Host, req.URL.RequestURI(), "", sha256.Sum256(nil)))
+		return req
+	}
+	do := func(req *http.Request) int {
+		t.Helper()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	fresh := signed(time.Now(), StatsPath)
+	if status := do(fresh); status != http.StatusOK {
+		t.Errorf("a fresh signed request: %d; want 200", status)
+	}
+	again, _ := http.NewRequestWithContext(ctx, http.MethodGet, fresh.URL.String(), nil)
+	again.Header = fresh.Header.Clone()
+	if status := do(again); status != http.StatusUnauthorized {
+		t.Errorf("the fresh request sent again: %d; want 401", status)
+	}
+	if status := do(signed(time.Now().Add(-ClusterSkew-time.Second), StatsPath)); status != http.StatusUnauthorized {
+		t.Errorf("a stale request: %d; want 401", status)
+	}
+	if status := do(signed(time.Now().Add(ClusterSkew+time.Minute), StatsPath)); status != http.StatusUnauthorized {
+		t.Errorf("a request signed for later: %d; want 401", status)
+	}
+	if status := do(signed(time.Now(), "/agents/test/x/servers")); status != http.StatusOK {
+		t.Errorf("a fresh signed API request: %d; want 200", status)
+	}
+	keyOnly, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.cl.URL+StatsPath, nil)
+	keyOnly.Header.Set("Agentmcp-Cluster-Key", testClusterKey)
+	if status := do(keyOnly); status != http.StatusUnauthorized {
+		t.Errorf("the key as a header: %d; want 401", status)
+	}
+}
+
+// TestReplayCache: a signature is remembered for as long as its time can
+// be within ClusterSkew of the clock (two generations of 2*ClusterSkew),
+// and the cache is bounded.
+func TestReplayCache(t *testing.T) {
+	c := newClusterAuth(testClusterKey)
+	start := time.Unix(1e9, 0)
+	id := func(i int) [16]byte { return [16]byte{byte(i), byte(i >> 8), byte(i >> 16)} }
+	if err := c.remember(id(1), start); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{0, ClusterSkew, 2 * ClusterSkew, 2*ClusterSkew + ClusterSkew/2} {
+		if err := c.remember(id(1), start.Add(d)); !errors.Is(err, errReplayed) {
+			t.Errorf("the signature again after %v: %v; want replayed", d, err)
+		}
+	}
+	if err := c.remember(id(2), start.Add(4*ClusterSkew)); err != nil {
+		t.Fatal(err)
+	}
+	// Two generations on, the first is forgotten: its time is long stale.
+	if err := c.remember(id(1), start.Add(6*ClusterSkew)); err != nil {
+		t.Errorf("after two generations: %v; want it forgotten", err)
+	}
+	full := newClusterAuth(testClusterKey)
+	for i := range maxReplayEntries {
+		if err := full.remember(id(i), start); err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+	}
+	if err := full.remember(id(maxReplayEntries), start); !errors.Is(err, errFull) {
+		t.Errorf("past the bound: %v; want errFull", err)
+	}
+}
+
+// BenchmarkClusterSign is what signing and checking cost a forwarded
+// request with a 1 KiB body.
+func BenchmarkClusterSign(b *testing.B) {
+	c := newClusterAuth(testClusterKey)
+	body := bytes.Repeat([]byte("x"), 1024)
+	req := httptest.NewRequest(http.MethodPost, "http://10.0.0.5:8788/agents/test/x/tools/call", nil)
+	req.Host = "agents.example.com"
+	b.ReportAllocs()
+	for b.Loop() {
+		req.Header.Set(ClusterSignatureHeader, clusterSignature(c.key, "r-abc", time.Now(), newNonce(), req.Method, req.Host, req.RequestURI, "https", sha256.Sum256(body)))
+		req.Header.Set("X-Forwarded-Proto", "https")
+		sig, err := c.parse(req)
+		if err == nil {
+			err = c.check(req, sig, body)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -36,42 +36,41 @@
 //	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
 //	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
 //	GET/POST/DELETE /agents/{class}/{name}/mcp              the agent as an MCP server (package gateway): streamable HTTP, 2026-07-28 without
-//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with Options.OAuth, or an access token of that authorization server); its exposure rules (below) choose what it exposes.
+//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with Options.OAuth, or an access token of that authorization server
+//	                                                        for the endpoint's URL at the public URL, or at a loopback or allowed Host and the listener's port: 403 host_not_allowed
+//	                                                        for another Host); its exposure rules (below) choose what it exposes.
 //	                                                        Sessions: at most gateway.DefaultMaxSessions per agent and Options.MCPSessions in all (the idle one used the longest ago
 //	                                                        ends; 503 when all are busy); an idle session (its GET stream open or not) does not keep the agent awake, and
 //	                                                        the agent's hibernation ends it (404); with Options.OAuth a session is bound to its token's subject (404 for another)
 //	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
 //	PUT    /agents/{class}/{name}/exposure                  replace them (ExposureRequest) -> the rules now in force; 400 invalid_request names a bad pattern
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
-//	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers
+//	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
+//	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is
+//	                                                        not a pending authorisation of one of its servers gets the failure page without waking it
 //	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
 //	GET    /static/...                                      its assets
 //	GET    /metrics                                         Options.Metrics, when set (serve: Prometheus text format); behind the token
 //	GET    /.well-known/oauth-protected-resource/agents/{class}/{name}/mcp
-//	                                                        with Options.OAuth: the MCP endpoint's protected resource metadata (RFC 9728); no token
+//	                                                        with Options.OAuth: the MCP endpoint's protected resource metadata (RFC 9728); no token; 403 host_not_allowed
+//	                                                        for a Host that is not the server's (see OAuthOptions.Audience)
 //	GET    /healthz                                         200 while the process runs; no token
 //	GET    /readyz                                          200 when the store answers (asked at most once a second) and accepts writes, and the server is neither draining,
-//	                                                        closed nor (a replica) unsure of its ownership, else 503 with the reason; no token
-//
-// Every store operation has a deadline (the backends' Options.Timeout,
-// store.DefaultTimeout unless set; serve --store-timeout). A request that
-// needs the store and that the store cannot serve (no answer by the
-// deadline, no connection, writes refused: store.ErrUnavailable) is 503
-// unavailable with Retry-After, not 500, whatever the route (add, remove,
-// the wake of a sleeping agent, GET /agents, calls), and from the first
-// failed query (the readiness probe's cached answer does not matter);
-// nothing it began stays half-done. A remove the store refuses leaves the
-// server as it was: stored, listed, connected. While the store refuses
-// writes (from a refused write until one goes through: the probe then tries
-// one of its own), /readyz is 503 "the store refuses writes".
+//	                                                        closed nor (a replica) unsure of its ownership, else 503 with the reason ("database unavailable", "the store refuses
+//	                                                        writes": the store's error is logged); no token
 //
 // # Replicas
 //
 // With Options.Cluster, the server is one replica of several on one
 // Postgres store (package cluster): each agent is awake on one replica at
 // a time, and any replica answers any request above, forwarding it to the
-// agent's owner over the owner's cluster listener (ClusterHandler,
-// authenticated by ClusterOptions.Key). Errors of its own: 503 owner_moved
+// agent's owner over the owner's cluster listener (ClusterHandler, served
+// by ClusterHTTPServer with the public listener's connection limits). Each
+// forwarded request is signed with ClusterOptions.Key (SignClusterRequest,
+// header ClusterSignatureHeader: HMAC-SHA256 of its method, Host, path and
+// query, body hash, time, signing replica and nonce); the owner serves it
+// only within ClusterSkew of its clock and only once (a replay cache), so a
+// recorded request cannot be sent again. Errors of its own: 503 owner_moved
 // (the agent moved while the request was forwarded; retry), 503
 // owner_unavailable (its replica does not answer and its lease has not
 // lapsed yet; retry), 502 interrupted (its replica went away during a call:
@@ -81,8 +80,8 @@
 // database notifies that the agent was given back; a WebSocket or SSE
 // stream relayed to an owner ends when the owner's lease lapses or moves,
 // so that its client reconnects to the new owner. The
-// cluster listener also answers GET /cluster/stats (StatsPath), with the
-// key: the process's goroutines, live heap after a garbage collection and
+// cluster listener also answers GET /cluster/stats (StatsPath), signed
+// the same way: the process's goroutines, live heap after a garbage collection and
 // awake agents (RuntimeStats), for leak checks across failovers. Drain
 // (on SIGTERM in agentmcp serve) prepares an exit without failing requests.
 // Keep-awake agents that no replica holds are woken by the others.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -19,8 +20,12 @@ const (
 
 // storeProbe asks the store a cheap question and caches the answer for
 // probeTTL. Concurrent callers share one query: the others wait for it.
+// A failed query is logged, with the store's error, which may name the
+// database, its host and its user: that detail goes to the log only, never
+// into an answer (unavailableReason).
 type storeProbe struct {
-	now func() time.Time // time.Now; tests set it
+	now    func() time.Time // time.Now; tests set it
+	logger *slog.Logger     // nil: none
 
 	mu  sync.Mutex // held during a query
 	at  time.Time  // when err was learnt; zero before the first query
@@ -52,6 +57,9 @@ func (p *storeProbe) check(ctx context.Context, st store.Store) error {
 	}
 	p.at = now()
 	p.n++
+	if p.err != nil && p.logger != nil {
+		p.logger.Warn("the store does not answer", "error", p.err)
+	}
 	return p.err
 }
 
@@ -78,3 +86,7 @@ type writesRefused struct{ err error }
 
 func (e writesRefused) Error() string { return "the store refuses writes: " + e.err.Error() }
 func (e writesRefused) Unwrap() error { return e.err }
+
+// unavailableReason is what /readyz and the API's 503 say when the store
+// does not answer, to anyone: the store's error stays in the log.
+const unavailableReason = "database unavailable"

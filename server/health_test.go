@@ -3,12 +3,17 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmcp/agentmcp/internal/pgtest"
 	"github.com/agentmcp/agentmcp/store/postgres"
@@ -74,8 +79,8 @@ func TestReadyzStore(t *testing.T) {
 		t.Errorf("readyz within the second of the last answer: %d; want the cached 200", s)
 	}
 	clock.add(probeTTL)
-	if s, reason := readyz(t, e.ts.URL); s != http.StatusServiceUnavailable || !strings.Contains(reason, "store does not answer") {
-		t.Errorf("readyz with the store closed: %d %q; want 503, the store does not answer", s, reason)
+	if s, reason := readyz(t, e.ts.URL); s != http.StatusServiceUnavailable || reason != "database unavailable" {
+		t.Errorf("readyz with the store closed: %d %q; want 503, database unavailable", s, reason)
 	}
 	if n := e.srv.probe.queries(); n != 2 {
 		t.Errorf("the store was asked %d times; want 2", n)
@@ -113,7 +118,9 @@ func TestReadyzShutdown(t *testing.T) {
 
 // TestReadyzPostgres: /readyz turns 503 while the PostgreSQL server is
 // down (its own server, stopped and restarted with Halt and Resume), and 200
-// again once it is back.
+// again once it is back. Without a token, the answer says only "database
+// unavailable": the database's user, name, host and port (the driver's
+// error) go to the log, once per probe.
 func TestReadyzPostgres(t *testing.T) {
 	own := pgtest.New()
 	t.Cleanup(func() {
@@ -127,7 +134,8 @@ func TestReadyzPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := Open(ctx, st, nil)
+	var logs lockedBuffer
+	srv, err := Open(ctx, st, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
@@ -147,8 +155,32 @@ func TestReadyzPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.add(probeTTL)
-	if s, reason := readyz(t, ts.URL); s != http.StatusServiceUnavailable || !strings.Contains(reason, "store does not answer") {
-		t.Errorf("readyz with PostgreSQL down: %d %q", s, reason)
+	resp, err := http.Get(ts.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	details := []string{cfg.User, cfg.Database, cfg.Host, strconv.Itoa(int(cfg.Port))}
+	var answer map[string]string
+	if resp.StatusCode != http.StatusServiceUnavailable || json.Unmarshal(body, &answer) != nil || answer["reason"] != "database unavailable" {
+		t.Errorf("readyz with PostgreSQL down: %d %s; want 503, database unavailable", resp.StatusCode, body)
+	}
+	for _, d := range details {
+		if strings.Contains(string(body), d) {
+			t.Errorf("readyz with PostgreSQL down shows %q: %s", d, body)
+		}
+	}
+	if log := logs.String(); !strings.Contains(log, `error="postgres: `) || !strings.Contains(log, "level=WARN") {
+		t.Errorf("the log does not say why the database is unavailable: %s", log)
+	}
+	readyz(t, ts.URL) // the cached answer: no second query, no second line
+	if n := strings.Count(logs.String(), "\n"); n != 1 {
+		t.Errorf("%d log lines for one failed probe; want 1: %s", n, logs.String())
 	}
 	if err := own.Resume(); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -47,7 +48,13 @@ type OAuthOptions struct {
 
 	// Audience is the audience (aud) a token must carry. Empty means the
 	// endpoint's own URL, the resource indicator (RFC 8707) an MCP host
-	// asks tokens for.
+	// asks tokens for: at the public URL (Options.Agent.CallbackHost) when
+	// there is one; else at the request's Host only when it names this
+	// machine's loopback interface or one of Options.AllowedHosts, with the
+	// port of the listener the request came in on. A request for another
+	// Host is then refused (403 host_not_allowed) unless it carries the
+	// server's own token: the client cannot choose the audience its token
+	// is checked against.
 	Audience string
 
 	// Scopes are the scopes a token must have, also advertised as
@@ -82,6 +89,9 @@ type resourceServer struct {
 	hc        *http.Client
 	now       func() time.Time
 	publicURL string // the server's public origin, "" for the request's
+	// hostServed reports whether a host name (no port) is one the server
+	// serves as its own (security.hostAllowed); nil: none.
+	hostServed func(host string) bool
 
 	// mu guards the fields below.
 	mu      sync.Mutex
@@ -118,25 +128,60 @@ func guardedClient(issuer string) *http.Client {
 }
 
 // endpoint returns the URL of the MCP endpoint r is for, and of its
-// metadata.
-func (rs *resourceServer) endpoint(r *http.Request) (resource, metadata string) {
-	origin := rs.publicURL
+// metadata. Without a public URL the origin is r's, and ok reports whether
+// it is this server's (ownOrigin); with an Audience the origin names the
+// endpoint only, and any is ok.
+func (rs *resourceServer) endpoint(r *http.Request) (resource, metadata string, ok bool) {
+	origin, ok := rs.publicURL, true
 	if origin == "" {
 		scheme := "http"
 		if r.TLS != nil {
 			scheme = "https"
 		}
 		origin = scheme + "://" + r.Host
+		ok = rs.opts.Audience != "" || rs.ownOrigin(r, scheme)
 	}
 	// The request is for the endpoint or for its metadata: the path
 	// (as routed, /agents/{class}/{name}/mcp) names the endpoint either way.
 	p := strings.TrimPrefix(r.URL.EscapedPath(), wellKnownResource)
-	return origin + p, origin + wellKnownResource + p
+	return origin + p, origin + wellKnownResource + p, ok
+}
+
+// ownOrigin reports whether r's Host names this server: a host it serves
+// (a loopback name or address, or an allowed host) and the port of the
+// listener r came in on (the scheme's default when the Host has none). A
+// Host header is the client's to write: any other would let it choose the
+// audience its token is checked against.
+func (rs *resourceServer) ownOrigin(r *http.Request, scheme string) bool {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if local == nil || rs.hostServed == nil {
+		return false
+	}
+	host, port, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host, port = r.Host, "80"
+		if scheme == "https" {
+			port = "443"
+		}
+	}
+	_, localPort, err := net.SplitHostPort(local.String())
+	return err == nil && port == localPort && rs.hostServed(host)
+}
+
+// refuseHost answers a request whose Host is not this server's when the
+// audience would come from it.
+func refuseHost(w http.ResponseWriter, r *http.Request) {
+	refuse(w, r, apiErrorf(http.StatusForbidden, CodeHostNotAllowed,
+		"host %q is not this server's: access tokens are accepted for its public URL (agentmcp serve --public-url), or for loopback and allowed host names at the port it listens on", r.Host))
 }
 
 // challenge answers 401 with the RFC 9728 challenge.
 func (rs *resourceServer) challenge(w http.ResponseWriter, r *http.Request, reason string) {
-	_, metadata := rs.endpoint(r)
+	_, metadata, ok := rs.endpoint(r)
+	if !ok {
+		refuseHost(w, r)
+		return
+	}
 	params := fmt.Sprintf("resource_metadata=%q", metadata)
 	if len(rs.opts.Scopes) > 0 {
 		params += fmt.Sprintf(", scope=%q", strings.Join(rs.opts.Scopes, " "))
@@ -154,7 +199,11 @@ func (rs *resourceServer) challenge(w http.ResponseWriter, r *http.Request, reas
 
 // serveMetadata serves an endpoint's protected resource metadata.
 func (rs *resourceServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
-	resource, _ := rs.endpoint(r)
+	resource, _, ok := rs.endpoint(r)
+	if !ok {
+		refuseHost(w, r)
+		return
+	}
 	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               resource,
 		AuthorizationServers:   []string{rs.opts.Issuer},
@@ -176,6 +225,10 @@ func bearerToken(r *http.Request) string {
 // errToken is wrapped by the reasons a token is refused; their text is
 // safe to show (it never quotes the token).
 var errToken = errors.New("invalid token")
+
+// errHostNotServed refuses a token when the audience would come from a
+// Host that is not this server's (resourceServer.ownOrigin).
+var errHostNotServed = errors.New("host not served")
 
 // verify checks a JWT access token for the endpoint r is for.
 func (rs *resourceServer) verify(ctx context.Context, r *http.Request, tok string) error {
@@ -227,7 +280,10 @@ func (rs *resourceServer) verify(ctx context.Context, r *http.Request, tok strin
 	const skew = 30 * time.Second
 	audience := rs.opts.Audience
 	if audience == "" {
-		audience, _ = rs.endpoint(r)
+		var ok bool
+		if audience, _, ok = rs.endpoint(r); !ok {
+			return errHostNotServed
+		}
 	}
 	switch {
 	case claims.Iss != rs.opts.Issuer:
@@ -398,6 +454,8 @@ func (sec *security) mcpAuthorized(w http.ResponseWriter, r *http.Request) bool 
 		return true
 	case errors.Is(err, errToken):
 		sec.resource.challenge(w, r, strings.TrimPrefix(err.Error(), errToken.Error()+": "))
+	case errors.Is(err, errHostNotServed):
+		refuseHost(w, r)
 	default:
 		refuse(w, r, apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "cannot check the access token: %v", err))
 	}

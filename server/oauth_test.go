@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/oauthtest"
 	"github.com/agentmcp/agentmcp/netguard"
 )
@@ -239,5 +240,68 @@ func TestResourceServerJWKSGuarded(t *testing.T) {
 				t.Fatal("the issuer's metadata was never read: the guard refused the issuer itself")
 			}
 		})
+	}
+}
+
+// TestMCPEndpointAudienceFromConfig: the audience a token must carry is
+// not the client's to choose. Without a public URL it is the endpoint's URL
+// at a host this server serves (a loopback name or an allowed host) with
+// the port the request came in on: a token issued for another resource
+// server (another host, or another port of this one), sent with that Host,
+// is refused, and so is that Host's metadata. With a public URL, only the
+// public URL's endpoint is the audience, whatever the Host.
+func TestMCPEndpointAudienceFromConfig(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.NewServer(t, &oauthtest.Options{JWT: "ES256"})
+	client := as.AddClient(oauthtest.Client{ID: "editor", RedirectURIs: []string{"http://127.0.0.1/cb"}})
+	_, url := mcpServer(t, "s")
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	accept := "Accept: application/json, text/event-stream"
+	served := func(e *env, host, aud string) (int, []byte) {
+		t.Helper()
+		status, _, b := e.do("POST", agentPath+"/mcp", ping, "Host: "+host, accept, "Authorization: Bearer "+as.IssueTokens(client.ID, aud+agentPath+"/mcp").AccessToken)
+		return status, b
+	}
+
+	e := newEnv(t, &Options{Token: "secret", OAuth: &OAuthOptions{Issuer: as.Issuer()}})
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	self := strings.TrimPrefix(e.ts.URL, "http://")
+	_, port, _ := strings.Cut(self, ":")
+	for _, host := range []string{self, "localhost:" + port} {
+		if status, b := served(e, host, "http://"+host); status != http.StatusOK {
+			t.Errorf("a token for this endpoint at %s: %d %s; want it served", host, status, b)
+		}
+	}
+	for _, host := range []string{"evil.example", "evil.example:" + port, "localhost:1", "127.0.0.1:1"} {
+		if status, b := served(e, host, "http://"+host); status != http.StatusForbidden {
+			t.Errorf("a token for http://%s sent with Host %s: %d %s; want 403", host, host, status, b)
+		}
+		status, _, b := e.do("GET", "/.well-known/oauth-protected-resource"+agentPath+"/mcp", "", "Host: "+host)
+		if status != http.StatusForbidden || strings.Contains(string(b), `"resource"`) {
+			t.Errorf("metadata for Host %s: %d %s; want it refused", host, status, b)
+		}
+	}
+	// The server's own token still works with any Host.
+	if status, _, b := e.do("POST", agentPath+"/mcp", ping, "Host: evil.example", accept, "Authorization: Bearer secret"); status != http.StatusOK {
+		t.Errorf("the server's token with another Host: %d %s", status, b)
+	}
+
+	const public = "https://agents.example.com"
+	p := newEnv(t, &Options{Token: "secret", Agent: &agent.Options{CallbackHost: public}, OAuth: &OAuthOptions{Issuer: as.Issuer()}})
+	if _, err := p.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	publicSelf := strings.TrimPrefix(p.ts.URL, "http://")
+	for _, host := range []string{"agents.example.com", publicSelf} {
+		if status, b := served(p, host, public); status != http.StatusOK {
+			t.Errorf("public URL: a token for %s with Host %s: %d %s; want it served", public, host, status, b)
+		}
+	}
+	for _, aud := range []string{"http://evil.example", "http://" + publicSelf} {
+		if status, b := served(p, strings.TrimPrefix(aud, "http://"), aud); status == http.StatusOK {
+			t.Errorf("public URL: a token for %s: %d %s; want it refused", aud, status, b)
+		}
 	}
 }

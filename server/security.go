@@ -43,6 +43,7 @@ func newSecurity(o *Options) *security {
 			public = o.Agent.CallbackHost
 		}
 		sec.resource = newResourceServer(o.OAuth, public)
+		sec.resource.hostServed = func(host string) bool { return sec.hostAllowed(host) }
 	}
 	for _, h := range o.AllowedHosts {
 		sec.allowedHosts[strings.ToLower(h)] = true

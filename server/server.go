@@ -218,7 +218,8 @@ type Server struct {
 
 	mux              *http.ServeMux // the routes, without sec's checks
 	clusterTransport http.RoundTripper
-	probe            storeProbe // the store's answer for /readyz
+	clusterAuth      *clusterAuth // the cluster listener's signatures; nil without Options.Cluster
+	probe            storeProbe   // the store's answer for /readyz
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -331,6 +332,7 @@ func newServer(st store.Store, opts *Options) *Server {
 		if c.WaitForOwner == 0 {
 			c.WaitForOwner = 15 * time.Second
 		}
+		s.clusterAuth = newClusterAuth(c.Key)
 		s.clusterTransport = &http.Transport{
 			Proxy:                 nil, // replicas talk directly
 			DialContext:           (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -348,6 +350,7 @@ func newServer(st store.Store, opts *Options) *Server {
 		OnOpen:      s.configure,
 		Logger:      logger,
 	})
+	s.probe.logger = logger
 	s.pages = parsePages()
 	s.sec = newSecurity(&o)
 	s.mux = s.routes()
@@ -357,11 +360,15 @@ func newServer(st store.Store, opts *Options) *Server {
 
 // configure sets up an agent the host opened.
 func (s *Server) configure(a *agent.Agent) {
-	cb := agent.OAuthCallbackConfig{CustomHandler: s.oauthDone}
+	a.ConfigureOAuthCallback(s.callbackConfig())
+}
+
+// callbackConfig is how the agents answer OAuth callbacks.
+func (s *Server) callbackConfig() agent.OAuthCallbackConfig {
 	if s.opts.OAuthCallback != nil {
-		cb = *s.opts.OAuthCallback
+		return *s.opts.OAuthCallback
 	}
-	a.ConfigureOAuthCallback(cb)
+	return agent.OAuthCallbackConfig{CustomHandler: s.oauthDone}
 }
 
 // orDefault is d for zero, and zero (none) for a negative duration.

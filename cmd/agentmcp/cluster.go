@@ -122,8 +122,8 @@ func (c *clusterFlags) listen(srv *server.Server, logger *slog.Logger) (*http.Se
 	if err != nil {
 		return nil, err
 	}
-	hs := &http.Server{Handler: srv.ClusterHandler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
+	hs := srv.ClusterHTTPServer() // the public listener's connection limits
+	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
 	go hs.Serve(l)
 	return hs, nil
 }

@@ -139,7 +139,8 @@ func TestServePrintsMCPEndpoints(t *testing.T) {
 }
 
 // TestServeOAuthFlags: --oauth-audience needs --oauth-issuer, which must
-// be an http(s) URL.
+// be an http(s) URL, and off a loopback --addr --public-url or
+// --oauth-audience.
 func TestServeOAuthFlags(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
@@ -147,6 +148,8 @@ func TestServeOAuthFlags(t *testing.T) {
 	}{
 		{[]string{"--oauth-audience", "x"}, "--oauth-audience needs --oauth-issuer"},
 		{[]string{"--oauth-issuer", "ftp://auth.example"}, `--oauth-issuer "ftp://auth.example": want the authorization server's issuer URL`},
+		// Off loopback, the tokens' audience comes from configuration only.
+		{[]string{"--addr", "0.0.0.0:0", "--token", "t", "--oauth-issuer", "https://auth.example"}, "--oauth-issuer with --addr 0.0.0.0:0 needs --public-url"},
 	} {
 		line := runCmd(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, tt.args...)...).errorLine(t, exitUsage)
 		if !strings.Contains(line, tt.want) {

@@ -91,8 +91,10 @@ Flags:
                     always need a token (--token's or the server's)
   --oauth-audience A
                     the audience (aud) those tokens must carry (default:
-                    the endpoint's own URL, the resource an MCP host asks a
-                    token for; behind a proxy set --public-url)
+                    the endpoint's own URL at --public-url, the resource an
+                    MCP host asks a token for; without --public-url, only on
+                    a loopback --addr, the endpoint's URL at a loopback name
+                    and the port serve listens on)
   --idle-timeout D  hibernate an agent unused for D (default 5m; 0: never)
   --max-awake N     at most N agents awake: waking one more hibernates the
                     least recently used idle one (default 1000; 0: no cap)
@@ -148,7 +150,8 @@ awake on one replica at a time, and any replica answers any request):
   --cluster-url URL how the other replicas reach --cluster-addr (default
                     http://HOST:PORT of --cluster-addr)
   --cluster-key K   the key every replica shares, 16 bytes or more, that
-                    authenticates forwarded requests (default
+                    signs each forwarded request (good once, within 30s:
+                    the replicas' clocks must agree within that) (default
                     $AGENTMCP_CLUSTER_KEY)
   --lease-ttl D     how long a replica's ownership of its agents outlives
                     its last renewal (default 8s): a replica that dies loses
@@ -280,6 +283,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if oauthIssuer != "" {
 		if u, err := url.Parse(oauthIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
 			return usageErrorf("--oauth-issuer %q: want the authorization server's issuer URL (https://auth.example.com)", redactURL(oauthIssuer))
+		}
+		if !loopback(host) && publicURL == "" && oauthAudience == "" {
+			// The endpoints' URLs, the tokens' audience, would otherwise be
+			// known only for loopback names.
+			return usageErrorf("--oauth-issuer with --addr %s needs --public-url (the address MCP hosts reach, whose endpoints are the tokens' audience) or --oauth-audience", addr)
 		}
 		oauthOpts = &server.OAuthOptions{Issuer: oauthIssuer, Audience: oauthAudience}
 	} else if oauthAudience != "" {

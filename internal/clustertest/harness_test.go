@@ -273,7 +273,9 @@ func (c *cluster) runtimeStats(ctx context.Context, r *replica) (server.RuntimeS
 	if err != nil {
 		return st, err
 	}
-	req.Header.Set(server.ClusterKeyHeader, c.key)
+	if err := server.SignClusterRequest(req, c.key, "clustertest", nil); err != nil {
+		return st, err
+	}
 	// No connection kept: it would count in the process's goroutines.
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	res, err := hc.Do(req)
@@ -300,7 +302,9 @@ func (c *cluster) saveHeapProfile(ctx context.Context, r *replica, name string) 
 	if err != nil {
 		return err
 	}
-	req.Header.Set(server.ClusterKeyHeader, c.key)
+	if err := server.SignClusterRequest(req, c.key, "clustertest", nil); err != nil {
+		return err
+	}
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	res, err := hc.Do(req)
 	if err != nil {
