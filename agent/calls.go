@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"slices"
 	"sync"
 	"time"
@@ -155,3 +156,95 @@ func (a *Agent) authorizing() bool {
 
 // now is the agent's clock (the Manager's, which tests replace).
 func (a *Agent) now() time.Time { return a.clock() }
+
+// TrackedCall is a call whose caller follows the requests for input its
+// server makes while it runs (TrackCall): what an API that streams a
+// call's progress and questions to its client needs.
+type TrackedCall struct {
+	// ID identifies the call: the CallID of its elicitations.
+	ID       string
+	serverID string
+	a        *Agent
+	changed  chan struct{} // capacity 1
+	once     sync.Once
+}
+
+// trackedCalls are an agent's tracked calls in flight.
+type trackedCalls struct {
+	// mu guards byServer.
+	mu       sync.Mutex
+	byServer map[string][]*TrackedCall
+}
+
+type trackedKey struct{}
+
+// TrackCall starts following a call on server serverID: make the call with
+// the context it returns, and call End when it returns. The elicitations
+// the server makes during the call carry the call's ID (Elicitation.CallID)
+// when the agent can tell which call they belong to: the request arrived
+// within the call (2026-07-28), or this is the only tracked call in flight
+// on that server (a legacy server request carries no call). Changed tells
+// when the agent's pending elicitations changed.
+func (a *Agent) TrackCall(ctx context.Context, serverID string) (context.Context, *TrackedCall) {
+	c := &TrackedCall{ID: rand.Text()[:16], serverID: serverID, a: a, changed: make(chan struct{}, 1)}
+	a.tracked.mu.Lock()
+	if a.tracked.byServer == nil {
+		a.tracked.byServer = map[string][]*TrackedCall{}
+	}
+	a.tracked.byServer[serverID] = append(a.tracked.byServer[serverID], c)
+	a.tracked.mu.Unlock()
+	return context.WithValue(ctx, trackedKey{}, c), c
+}
+
+// End stops following the call. It is idempotent.
+func (c *TrackedCall) End() {
+	c.once.Do(func() {
+		t := &c.a.tracked
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		calls := slices.DeleteFunc(t.byServer[c.serverID], func(x *TrackedCall) bool { return x == c })
+		if len(calls) == 0 {
+			delete(t.byServer, c.serverID)
+		} else {
+			t.byServer[c.serverID] = calls
+		}
+	})
+}
+
+// Changed receives a value after the agent's pending elicitations changed
+// (coalesced: one value may stand for several changes).
+func (c *TrackedCall) Changed() <-chan struct{} { return c.changed }
+
+// Elicitations returns the pending elicitations of the call, oldest
+// first.
+func (c *TrackedCall) Elicitations() []Elicitation {
+	return slices.DeleteFunc(c.a.pending.list(), func(e Elicitation) bool { return e.CallID != c.ID })
+}
+
+// callOf returns the ID of the tracked call an elicitation of serverID,
+// asked in ctx, belongs to, or "" when it cannot tell.
+func (t *trackedCalls) callOf(ctx context.Context, serverID string) string {
+	if c, ok := ctx.Value(trackedKey{}).(*TrackedCall); ok && c.serverID == serverID {
+		return c.ID
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if calls := t.byServer[serverID]; len(calls) == 1 {
+		return calls[0].ID
+	}
+	return ""
+}
+
+// poke tells every tracked call that the pending elicitations changed.
+func (t *trackedCalls) poke() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, calls := range t.byServer {
+		for _, c := range calls {
+			select {
+			case c.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+}

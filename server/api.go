@@ -756,6 +756,10 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 			return
 		}
 	}
+	if wantsEvents(r) {
+		s.streamCall(ctx, w, r, a, id, req.Name, args, limit)
+		return
+	}
 	res, err := a.CallTool(ctx, id, req.Name, args, nil)
 	if err != nil {
 		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("tools/call %q", req.Name), limit, err))

@@ -90,6 +90,13 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return err
 	}
 	defer res.Body.Close()
+	return decodeAnswer(res, out)
+}
+
+// decodeAnswer reads an answer of the API: its JSON into out (if not nil),
+// or its error as an *APIError.
+func decodeAnswer(res *http.Response, out any) error {
+	method, path := res.Request.Method, res.Request.URL.Path
 	data, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
 	if err != nil {
 		return err

@@ -22,7 +22,8 @@
 //	GET    /agents/{class}/{name}/servers/{id}              one server, with its id
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
 //	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
-//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult
+//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult; with Accept: text/event-stream,
+//	                                                        the call's events as server-sent events (see Calls)
 //	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
 //	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
 //	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
@@ -83,6 +84,27 @@
 // request), the call is cancelled on the MCP server: it gets
 // notifications/cancelled. The Go Client sends its context's deadline as
 // timeoutMs.
+//
+// A tool call whose request says Accept: text/event-stream is answered,
+// once its checks pass (a refused call is the JSON error it always is),
+// with 200 and a stream of server-sent events, each named after its type
+// with a CallEvent as its data:
+//
+//	event: call                {"type":"call","callId":"...","serverId":"...","tool":"..."}
+//	event: progress            {"type":"progress","progress":2,"total":5,"message":"..."}   (each progress notification)
+//	event: elicitation         {"type":"elicitation","elicitation":{id, serverId, mode, message, requestedSchema|url, callId}}
+//	event: elicitation_ended   {"type":"elicitation_ended","id":"..."}   (answered, here or elsewhere, or given up)
+//	event: result              {"type":"result","result":CallToolResult}   (last)
+//	event: error               {"type":"error","status":504,"error":{code, message, serverId}}   (last, instead of result)
+//
+// An elicitation event is a request of the call's server for the user's
+// input, pending like any other (GET .../elicitations lists it, with the
+// call's callId): answer it with POST .../elicitations/{id}. The agent
+// links a request to the call it arrived within (2026-07-28), or to the
+// only streamed call in flight on that server (a legacy server request
+// names no call); one it cannot link is only in the list. Comments keep
+// the stream alive (Options.KeepAlive). The Go Client's CallToolWatched
+// reads it; agentmcp call shows it in the terminal.
 //
 // Classes are kebab-case (ValidClass), so that an agent's default OAuth
 // callback URL, /agents/{kebab(class)}/{name}/callback, routes back to it.

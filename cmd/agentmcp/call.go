@@ -44,10 +44,12 @@ terminal, the question is asked there: a form's fields one by one, with
 their types, options and defaults (Enter keeps the default), then sent to
 the server; for a URL, the URL is shown, to open in a browser, and the call
 goes on once Enter is pressed. Each can be declined or cancelled. When stdin
-is not a terminal, such a call fails at once: answer it from a terminal or
-from the dashboard of agentmcp serve. Through a running agentmcp serve
-(a SERVER without --db or --postgres), progress is not shown and questions
-are answered in serve's dashboard.
+is not a terminal, such a call fails at once (a URL, a command, --db or
+--postgres: nobody else could answer), except through a running agentmcp
+serve (a SERVER without --db or --postgres): there a line on stderr says
+where to answer it (serve's dashboard, or the API route; a JSON line when
+stderr is not a terminal) and the call waits for the answer. A question
+answered in the dashboard while the terminal asks it is not asked further.
 
 --timeout (default 60s) bounds the whole command, connecting and the time
 taken to answer the server's questions included.
@@ -262,6 +264,7 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 	}
 	callCtx, term := startTerminal(ctx, tool, stderr)
 	defer term.close()
+	term.serverName = st.Servers[id].Name
 	res, err := b.call(callCtx, id, tool, toolArgs, term)
 	if nerr := term.refused(callCtx); nerr != nil {
 		return nerr

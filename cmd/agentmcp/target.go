@@ -316,10 +316,10 @@ func (r *remote) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Too
 	return t, r.explain(err)
 }
 
-// call calls the tool through the API: its progress is not shown, and its
-// elicitations wait in the dashboard of serve.
-func (r *remote) call(ctx context.Context, id, tool string, args json.RawMessage, _ *terminal) (*mcp.CallToolResult, error) {
-	res, err := r.c.CallTool(ctx, id, tool, args)
+// call calls the tool through the API, with its events streamed
+// (remoteCall): term shows its progress and asks its questions.
+func (r *remote) call(ctx context.Context, id, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error) {
+	res, err := r.watchedCall(ctx, id, tool, args, term)
 	return res, r.explain(err)
 }
 
