@@ -184,7 +184,11 @@
 // AddMCPServer fails with nothing stored for an invalid or blocked URL
 // (wrapping netguard.ErrBlockedURL) or an id that another server has
 // (ErrIDInUse); a server that cannot be reached is stored and retried in
-// the background. Reconnect of an unknown id wraps
+// the background, unless AddOptions.RemoveIfFailed asks that nothing stay
+// (the error then wraps ErrNotSaved; a *NotMCPEndpointError, wrapping
+// ErrNotMCPEndpoint, for a URL that answered 404, 405 or 501). With
+// AddOptions.UniqueName, a name another server has is a *NameInUseError.
+// Reconnect of an unknown id wraps
 // mcpclient.ErrNotRegistered. ErrClosed is returned by a closed agent and
 // ends its watches; ErrHostClosed by Host.Use after Close. A tool that
 // fails is a result with IsError, for the model; an error means the call

@@ -277,6 +277,15 @@ type AddRequest struct {
 	// KeepAwake keeps the agent awake while it has this server (see
 	// agent.AddOptions.KeepAwake).
 	KeepAwake bool `json:"keepAwake,omitempty"`
+	// KeepIfUnreachable keeps a new server whose first connection fails
+	// (stored, and retried in the background): without it such an add
+	// stores nothing. A URL that answers as no MCP endpoint (404, 405 or
+	// 501 to both transports) is refused either way.
+	KeepIfUnreachable bool `json:"keepIfUnreachable,omitempty"`
+	// Replace replaces the server that has the name with another URL or
+	// command (it is removed first, with its OAuth grant); without it such
+	// an add is refused (name_in_use).
+	Replace bool `json:"replace,omitempty"`
 }
 
 // TransportRequest is AddRequest's transport.
@@ -327,7 +336,8 @@ func isControl(r rune) bool {
 }
 
 func (req *AddRequest) options() (agent.AddOptions, *APIError) {
-	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix, KeepAwake: req.KeepAwake}
+	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix, KeepAwake: req.KeepAwake,
+		IDFromName: true, UniqueName: true, Replace: req.Replace, RemoveIfFailed: true, KeepIfUnreachable: req.KeepIfUnreachable}
 	switch {
 	case strings.TrimSpace(req.Name) == "":
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required")
@@ -453,10 +463,16 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		return
 	}
 	before := a.MCPServers().Servers
+	sameID, same := storedID(a, &req) // this very server, already there
 	res, err := a.AddMCPServer(r.Context(), req.Name, req.URL, &opts)
 	if err != nil {
-		if errors.Is(err, agent.ErrIDInUse) {
+		var named *agent.NameInUseError
+		switch {
+		case errors.Is(err, agent.ErrIDInUse), errors.As(err, &named), errors.Is(err, agent.ErrNotMCPEndpoint):
 			writeError(w, addError(err))
+			return
+		case errors.Is(err, agent.ErrNotSaved):
+			writeError(w, apiErrorf(http.StatusBadGateway, CodeConnectFailed, "%v", err))
 			return
 		}
 		// The checks passed, so the server was stored: the connection
@@ -471,7 +487,11 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		return
 	}
 	status := http.StatusOK
-	if _, existed := before[res.ID]; !existed {
+	_, existed := before[res.ID]
+	if req.Replace {
+		existed = same && sameID == res.ID // not the one it replaced
+	}
+	if !existed {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, res)

@@ -18,7 +18,11 @@
 //	GET    /agents/{class}/{name}/events                    the state as server-sent events
 //	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)
 //	POST   /agents/{class}/{name}/servers                   add (AddRequest; "keepAwake": true marks the server keep-awake) -> {id, state, authUrl?};
-//	                                                        201 new, 200 existing; creates the agent
+//	                                                        201 new, 200 existing; creates the agent. The id defaults to the name, normalised
+//	                                                        (-2, -3 on a collision). A failed first connection stores nothing (502 connect_failed)
+//	                                                        unless "keepIfUnreachable": true (502 connect_failed with the serverId kept);
+//	                                                        a URL answering 404/405/501 to both transports is 400 not_mcp_endpoint either way;
+//	                                                        a name another server has is 409 name_in_use (its serverId), unless "replace": true
 //	GET    /agents/{class}/{name}/servers/{id}              one server, with its id
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
 //	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable

@@ -299,6 +299,10 @@ func (r *remote) state(ctx context.Context) (agent.MCPServersState, error) {
 
 func (r *remote) add(ctx context.Context, req server.AddRequest) (agent.AddResult, error) {
 	res, err := r.c.AddMCPServer(ctx, req)
+	var aerr *server.APIError
+	if errors.As(err, &aerr) && (aerr.Code == server.CodeNameInUse || aerr.Code == server.CodeConnectFailed || aerr.Code == server.CodeNotMCPEndpoint) {
+		return res, err // addPolicy.explain says what to do
+	}
 	return res, r.explain(err)
 }
 
