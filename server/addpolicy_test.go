@@ -46,7 +46,7 @@ func TestAPIReadableIDs(t *testing.T) {
 	url := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server }).URL
 	for _, tt := range []struct{ name, url, want string }{
 		{"My Docs", url, "my-docs"},
-		{"my docs", url, "my-docs-2"}, // another name, the same id
+		{"my docs", url, "my-docs-2"},     // another name, the same id
 		{"My Docs", url + "/", "my-docs"}, // the same server again
 		{"GitHub", url, "github"},
 	} {
