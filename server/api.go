@@ -429,6 +429,13 @@ func (req *AddRequest) commandOptions(o agent.AddOptions) (agent.AddOptions, *AP
 }
 
 func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	// A blocked URL's error ends with how the operator allows it.
+	writeError := func(w http.ResponseWriter, aerr *APIError) {
+		if aerr.Code == CodeBlockedURL {
+			aerr.Message += s.opts.BlockedURLHint
+		}
+		writeError(w, aerr)
+	}
 	var req AddRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -258,9 +259,9 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 			if s.Error != nil {
 				msg = ": " + *s.Error
 			}
-			return fmt.Errorf("server %s is %s, not ready%s", id, s.State, msg)
+			return fmt.Errorf("server %s is %s, not ready%s", serverLabel(st, id), s.State, msg)
 		}
-		return fmt.Errorf("tool %q not found on server %s (it has: %s)", tool, id, strings.Join(names, ", "))
+		return fmt.Errorf("tool %q not found on server %s (it has: %s)", tool, serverLabel(st, id), strings.Join(names, ", "))
 	}
 	callCtx, term := startTerminal(ctx, tool, stderr)
 	defer term.close()
@@ -285,4 +286,14 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 		return fmt.Errorf("tool %q returned an error (isError); its result is on stdout", tool)
 	}
 	return nil
+}
+
+// serverLabel names a server of st in messages: its name, with its id
+// when that differs.
+func serverLabel(st agent.MCPServersState, id string) string {
+	name := oneLine(st.Servers[id].Name)
+	if name == "" || name == id {
+		return id
+	}
+	return fmt.Sprintf("%s (%s)", name, id)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/sqlite"
@@ -93,6 +94,13 @@ Flags:
   --drain-timeout D on SIGTERM, how long to wait for busy agents before
                     closing them (default 30s): /readyz turns 503 at once,
                     streams end, idle agents are hibernated.
+  --allow-private   let the agents reach MCP servers at private addresses
+                    (10/8, 172.16/12, 192.168/16, 100.64/10, link-local, fc00::/7),
+                    for servers on a LAN or a container network. Refused by
+                    default; cloud metadata addresses stay refused
+  --allow-net CIDR  let the agents reach this range (10.20.0.0/16, or one
+                    address), whatever else is refused: narrower than
+                    --allow-private. Repeatable
   --allow-stdio-servers
                     let API clients add stdio servers (a command, args, env
                     and cwd). RISK: whoever holds the token can then run any
@@ -196,6 +204,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&maxAwake, "max-awake", agent.DefaultMaxAwake, "")
 	fs.Var(&keepAwake, "keep-awake", "")
 	var oauthIssuer, oauthAudience string
+	var nets netFlags
+	fs.BoolVar(&nets.private, "allow-private", false, "")
+	fs.Var(&nets.allow, "allow-net", "")
 	fs.StringVar(&oauthIssuer, "oauth-issuer", "", "")
 	fs.StringVar(&oauthAudience, "oauth-audience", "", "")
 	cf.register(fs)
@@ -210,6 +221,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErrorf("give --db or --postgres, not both")
 	}
 	logger, err := newLogger(stderr, logFormat, logLevel)
+	if err != nil {
+		return err
+	}
+	guard, err := nets.guard()
 	if err != nil {
 		return err
 	}
@@ -334,7 +349,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv, err := server.Open(ctx, st, &server.Options{
 		Cluster:           clusterOpts,
-		Agent:             &agent.Options{CallbackHost: publicURL, TracerProvider: tel.tracer, MeterProvider: tel.meter},
+		Agent:             &agent.Options{CallbackHost: publicURL, TracerProvider: tel.tracer, MeterProvider: tel.meter, Manager: &mcpclient.Options{Guard: guard}},
+		BlockedURLHint:    blockedHint,
 		Metrics:           tel.metrics,
 		Token:             token,
 		AllowStdioServers: allowStdio,
