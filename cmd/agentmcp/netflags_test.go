@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,5 +114,24 @@ func TestInspectBlocked(t *testing.T) {
 	r = runCmd(t, "inspect", "--allow-private", "http://169.254.169.254/")
 	if line := r.errorLine(t, exitFailure); !strings.Contains(line, "cloud metadata") || strings.Contains(line, "--allow-private") || strings.Contains(line, "usage") {
 		t.Errorf("metadata: %s", line)
+	}
+}
+
+// TestServeBindFails: a serve that cannot listen (the port is taken)
+// fails without creating its database or its lock file.
+func TestServeBindFails(t *testing.T) {
+	t.Setenv(envToken, "")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	r := runCmd(t, "serve", "--addr", l.Addr().String(), "--db", filepath.Join(dir, "agentmcp.db"))
+	if r.code != exitFailure || !strings.Contains(r.stderr, "address already in use") {
+		t.Errorf("serve on a taken port: %+v", r)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("left behind: %v %v", entries, err)
 	}
 }

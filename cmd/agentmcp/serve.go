@@ -292,6 +292,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	// Bind first: a serve that cannot listen leaves nothing behind (no new
+	// database, no lock file).
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer l.Close() // Serve closes it too, once it has it
 	if dsn == "" {
 		// One serve per SQLite database: two would each wake its agents,
 		// connect their servers and fight over the sessions.
@@ -373,11 +380,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := srv.Close(cctx); err != nil {
 			logger.Warn("closing agents", "error", err)
 		}
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		closeServer()
-		return err
 	}
 	hs := srv.HTTPServer() // the connection limits; CloseStreams on Shutdown
 	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
