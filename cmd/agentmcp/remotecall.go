@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/server"
 )
@@ -131,4 +134,54 @@ func (t *terminal) elsewhere(e server.Elicitation, dashboard, route string) {
 	t.clearLineLocked()
 	fmt.Fprintf(t.errTTY, "tool %s asks the user (%q) and stdin is not a terminal: answer it in the dashboard, %s, or with POST %s; the call waits\n",
 		oneLine(t.tool), oneLine(e.Message), dashboard, route)
+}
+
+// settleWait bounds how long ls waits for the servers of an agent it
+// woke to connect.
+const settleWait = 5 * time.Second
+
+// settling reports whether a server of st is on its way to a state
+// (connecting, connected but not yet discovered, discovering).
+func settling(st agent.MCPServersState) bool {
+	for _, s := range st.Servers {
+		switch mcpclient.State(s.State) {
+		case mcpclient.StateConnecting, mcpclient.StateConnected, mcpclient.StateDiscovering:
+			return true
+		}
+	}
+	return false
+}
+
+// settle returns st, or, when some of its servers are still connecting
+// (asking woke the agent), the first state in which none is, as the
+// agent's stream reports it, waiting at most settleWait: the last state
+// seen then.
+func (r *remote) settle(ctx context.Context, st agent.MCPServersState) agent.MCPServersState {
+	if !settling(st) {
+		return st
+	}
+	ctx, cancel := context.WithTimeout(ctx, settleWait)
+	defer cancel()
+	conn, err := server.Dial(ctx, r.c.URL(), &server.ClientOptions{Token: r.token})
+	if err != nil {
+		return st
+	}
+	defer conn.Close()
+	settled := make(chan agent.MCPServersState, 1)
+	dispose := conn.OnMCPUpdate(func(s agent.MCPServersState) {
+		if !settling(s) {
+			select {
+			case settled <- s:
+			default:
+			}
+		}
+	})
+	defer dispose()
+	select {
+	case s := <-settled:
+		return s
+	case <-ctx.Done():
+	case <-conn.Done():
+	}
+	return conn.MCPServers()
 }

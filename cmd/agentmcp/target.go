@@ -166,7 +166,7 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 		if err != nil {
 			return nil, usageErrorf("--server: %v", err)
 		}
-		return &remote{c: c, base: strings.TrimSuffix(base, "/"), agent: f.agent}, nil
+		return &remote{c: c, base: strings.TrimSuffix(base, "/"), agent: f.agent, token: token}, nil
 	}
 	if f.token != "" {
 		return nil, usageErrorf("--token is for --server, not for a database")
@@ -270,6 +270,7 @@ type remote struct {
 	c     *server.Client
 	base  string
 	agent string
+	token string
 }
 
 func (r *remote) where() string { return fmt.Sprintf("agent %s at %s", r.agent, r.base) }

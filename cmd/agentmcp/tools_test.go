@@ -1,13 +1,17 @@
 package main
 
 import (
+	"net/http"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/server"
 )
 
 // TestToolsSorted: tools lists by server name, then tool name, whatever
@@ -35,6 +39,49 @@ func TestToolsSorted(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("row %d: %q, want %q\n%s", i, got[i], want[i], r.stdout)
+		}
+	}
+}
+
+// TestLsAfterWake: ls through serve of a hibernated agent waits for the
+// servers its asking woke, rather than showing them connecting.
+func TestLsAfterWake(t *testing.T) {
+	t.Setenv("AGENTMCP_SECRET_KEY", "")
+	t.Setenv(envToken, "")
+	t.Setenv(envServer, "")
+	s := startServe(t, "--db", filepath.Join(t.TempDir(), "agentmcp.db"))
+	for _, name := range []string{"one", "two", "three"} {
+		srv := mcptest.NewServer(name)
+		url := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server }).URL
+		runCmd(t, "add", "--server", s.base, name, url).mustSucceed(t)
+	}
+	hibernate := func() {
+		// The last ls's stream may not have ended on serve's side yet (it
+		// keeps the agent awake): poll, within a safety net.
+		deadline := time.Now().Add(30 * time.Second)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			res, err := http.Post(server.AgentURL(s.base, "agentmcp", "default")+"/hibernate", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode == http.StatusNoContent {
+				return
+			}
+			if res.StatusCode != http.StatusConflict || time.Now().After(deadline) {
+				t.Fatalf("hibernate: %s", res.Status)
+			}
+			<-tick.C
+		}
+	}
+	for range 3 {
+		hibernate()
+		r := runCmd(t, "ls", "--server", s.base)
+		r.mustSucceed(t)
+		if n := strings.Count(r.stdout, " ready "); n != 3 {
+			t.Fatalf("ls after a wake:\n%s", r.stdout)
 		}
 	}
 }
