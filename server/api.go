@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -213,10 +214,50 @@ func (s *Server) agentRoot(w http.ResponseWriter, r *http.Request, a *agent.Agen
 }
 
 // ServerState is one MCP server in API responses: its id and the seed's
-// MCPServer fields.
+// MCPServer fields, and for GET .../servers/{id} (ServerStateOf) what the
+// one-server views show besides.
 type ServerState struct {
 	ID string `json:"id"`
 	agent.MCPServer
+	// ServerInfo is the name and version the server gave in its
+	// handshake, while it has a session.
+	ServerInfo *mcp.Implementation `json:"serverInfo,omitempty"`
+	// Session is "live" (connected), "resumable" (not connected, with a
+	// session to resume without a handshake at the next connection), or
+	// "none".
+	Session string `json:"session,omitempty"`
+	// ToolCount is how many tools the server lists.
+	ToolCount int `json:"toolCount"`
+}
+
+// Session states of ServerState.
+const (
+	SessionLive      = "live"
+	SessionResumable = "resumable"
+	SessionNone      = "none"
+)
+
+// ServerStateOf returns server id of a as GET .../servers/{id} shows it,
+// or false when a has no such server.
+func ServerStateOf(a *agent.Agent, id string) (ServerState, bool) {
+	srv, ok := a.Server(id)
+	if !ok {
+		return ServerState{}, false
+	}
+	st := ServerState{ID: id, MCPServer: srv, Session: SessionNone}
+	if info, ok := a.Manager().Server(id); ok {
+		switch info.State {
+		case mcpclient.StateReady, mcpclient.StateConnected, mcpclient.StateDiscovering:
+			st.Session = SessionLive
+			st.ServerInfo = info.ServerInfo
+		default:
+			if info.Resume != nil {
+				st.Session = SessionResumable
+			}
+		}
+	}
+	st.ToolCount = len(a.ListTools(mcpclient.Filter{ServerID: []string{id}}))
+	return st, true
 }
 
 func (s *Server) listServers(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
@@ -229,12 +270,12 @@ func (s *Server) listServers(w http.ResponseWriter, r *http.Request, a *agent.Ag
 
 func (s *Server) getServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
-	srv, ok := a.Server(id)
+	st, ok := ServerStateOf(a, id)
 	if !ok {
 		writeError(w, unknownServer(a, id))
 		return
 	}
-	writeJSON(w, http.StatusOK, ServerState{ID: id, MCPServer: srv})
+	writeJSON(w, http.StatusOK, st)
 }
 
 func unknownServer(a *agent.Agent, id string) *APIError {

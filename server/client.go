@@ -376,3 +376,11 @@ func (c *Conn) Close() error {
 	<-c.done
 	return nil
 }
+
+// Server returns one server of the agent, with what GET
+// .../servers/{id} adds to its state (ServerState).
+func (c *Client) Server(ctx context.Context, id string) (ServerState, error) {
+	var st ServerState
+	err := c.do(ctx, http.MethodGet, "/servers/"+url.PathEscape(id), nil, &st)
+	return st, err
+}

@@ -23,7 +23,8 @@
 //	                                                        unless "keepIfUnreachable": true (502 connect_failed with the serverId kept);
 //	                                                        a URL answering 404/405/501 to both transports is 400 not_mcp_endpoint either way;
 //	                                                        a name another server has is 409 name_in_use (its serverId), unless "replace": true
-//	GET    /agents/{class}/{name}/servers/{id}              one server, with its id
+//	GET    /agents/{class}/{name}/servers/{id}              one server (ServerState): its id, its MCPServer fields, "serverInfo" (its handshake's name and
+//	                                                        version), "session" (live, resumable or none) and "toolCount": what agentmcp get shows
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
 //	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
 //	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult; with Accept: text/event-stream,

@@ -97,6 +97,8 @@ type backend interface {
 	remove(ctx context.Context, id string) error
 	reconnect(ctx context.Context, id string) (agent.AddResult, error)
 	tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error)
+	// server returns one server as GET .../servers/{id} shows it.
+	server(ctx context.Context, id string) (server.ServerState, error)
 	// call calls a tool; term shows its progress and answers its
 	// elicitations, where the backend can (in this process).
 	call(ctx context.Context, serverID, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error)
@@ -316,6 +318,11 @@ func (r *remote) reconnect(ctx context.Context, id string) (agent.AddResult, err
 	return res, r.explain(err)
 }
 
+func (r *remote) server(ctx context.Context, id string) (server.ServerState, error) {
+	st, err := r.c.Server(ctx, id)
+	return st, r.explain(err)
+}
+
 func (r *remote) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {
 	t, err := r.c.ListTools(ctx, f)
 	return t, r.explain(err)
@@ -364,6 +371,14 @@ func (d *direct) remove(ctx context.Context, id string) error {
 
 func (d *direct) reconnect(ctx context.Context, id string) (agent.AddResult, error) {
 	return d.a.Reconnect(ctx, id)
+}
+
+func (d *direct) server(ctx context.Context, id string) (server.ServerState, error) {
+	st, ok := server.ServerStateOf(d.a, id)
+	if !ok {
+		return st, fmt.Errorf("no server %q", id)
+	}
+	return st, nil
 }
 
 func (d *direct) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {
