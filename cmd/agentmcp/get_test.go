@@ -24,7 +24,9 @@ func TestGet(t *testing.T) {
 		&mcp.ServerOptions{Instructions: "Search the docs first.\nThen read a page."})
 	for _, name := range []string{"search", "read"} {
 		srv.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 	}
 	url := serveServer(t, mcptest.Stateful, srv).URL
 	db := filepath.Join(t.TempDir(), "agentmcp.db")
