@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/oauth"
+	"github.com/agentmcp/agentmcp/store"
 )
 
 // The agent's calls and catalogs: what an API or a model adapter needs,
@@ -247,4 +250,57 @@ func (t *trackedCalls) poke() {
 			}
 		}
 	}
+}
+
+// Reload takes in what another process changed in the agent's stored
+// servers while it was awake (agentmcp add --db, or import, on the
+// database of a running serve): a server stored since is registered and
+// connected in the background, as a wake restores it; one deleted since
+// is closed and dropped. The servers it knows keep their connections. It
+// returns the ids added and removed.
+func (a *Agent) Reload(ctx context.Context) (added, removed []string, err error) {
+	rows, err := a.st.ListServers(ctx, a.ns)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reload agent %s: %w: %w", a.ns, ErrStorage, err)
+	}
+	a.add.Lock()
+	defer a.add.Unlock()
+	stored := map[string]bool{}
+	var fresh []store.Server
+	a.mu.Lock()
+	for _, row := range rows {
+		stored[row.ID] = true
+		if _, ok := a.rows[row.ID]; !ok {
+			a.rows[row.ID] = row
+			a.order = append(a.order, row.ID)
+			fresh = append(fresh, row)
+			added = append(added, row.ID)
+		}
+	}
+	for _, id := range a.order {
+		if !stored[id] {
+			if _, adding := a.inflight[id]; !adding {
+				removed = append(removed, id)
+			}
+		}
+	}
+	a.order = slices.DeleteFunc(a.order, func(id string) bool { return slices.Contains(removed, id) })
+	for _, id := range removed {
+		delete(a.rows, id)
+	}
+	a.mu.Unlock()
+	for _, id := range removed {
+		if err := a.m.RemoveServer(ctx, id); err != nil && !errors.Is(err, mcpclient.ErrNotRegistered) {
+			a.logger.Warn("closing a server removed from the store", "server", id, "error", err)
+		}
+		a.forgetProvider(id)
+		a.auths.Delete(id)
+	}
+	for _, row := range fresh {
+		a.restore(ctx, row)
+	}
+	if len(added)+len(removed) > 0 {
+		a.updates.stateChanged()
+	}
+	return added, removed, nil
 }

@@ -46,6 +46,7 @@ func (s *Server) routes() *http.ServeMux {
 	})
 	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
 	mux.HandleFunc("/agents/{class}/{name}/hibernate", s.hibernate)
+	mux.Handle("/agents/{class}/{name}/reload", s.agentRoute(methods{http.MethodPost: s.reload}))
 	mux.Handle("/agents/{class}/{name}/servers", s.stdioGate(s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost)))
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/reconnect", s.agentRoute(methods{http.MethodPost: s.reconnectServer}))
@@ -200,6 +201,32 @@ func (s *Server) hibernate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// ReloadResult is the answer of POST .../reload: the servers the agent
+// took in from the store, and those it dropped.
+type ReloadResult struct {
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+}
+
+// reload is POST /agents/{class}/{name}/reload: the agent takes in what
+// another process changed in its stored servers (agent.Agent.Reload), as
+// agentmcp add --db and import --db on serve's database ask.
+func (s *Server) reload(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	added, removed, err := a.Reload(r.Context())
+	if err != nil {
+		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)))
+		return
+	}
+	writeJSON(w, http.StatusOK, ReloadResult{Added: orEmpty(added), Removed: orEmpty(removed)})
+}
+
+func orEmpty(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
 }
 
 // agentRoot is the agent's route: its WebSocket, or its MCPServersState as

@@ -384,3 +384,11 @@ func (c *Client) Server(ctx context.Context, id string) (ServerState, error) {
 	err := c.do(ctx, http.MethodGet, "/servers/"+url.PathEscape(id), nil, &st)
 	return st, err
 }
+
+// Reload makes the agent take in what another process changed in its
+// stored servers (POST .../reload).
+func (c *Client) Reload(ctx context.Context) (ReloadResult, error) {
+	var res ReloadResult
+	err := c.do(ctx, http.MethodPost, "/reload", nil, &res)
+	return res, err
+}

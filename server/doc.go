@@ -14,6 +14,8 @@
 //	PUT    /agents/{class}/{name}                           create the agent -> 201, or 200 when it exists
 //	POST   /agents/{class}/{name}/hibernate                 hibernate it now, as its idle timeout would -> 204 (also when asleep already);
 //	                                                        409 agent_busy while something keeps it awake; never wakes an agent
+//	POST   /agents/{class}/{name}/reload                    take in what another process changed in the agent's stored servers (agentmcp add --db
+//	                                                        on serve's database): new ones connect, deleted ones close -> {"added": [id], "removed": [id]}
 //	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
 //	GET    /agents/{class}/{name}/events                    the state as server-sent events
 //	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)

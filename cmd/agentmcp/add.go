@@ -145,9 +145,16 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if ierr := interrupted(ctx); ierr != nil {
 			return ierr
 		}
+		if pol.keepUnreachable {
+			handOver(ctx, &tf, stdout) // kept
+		}
 		return spec.redact(pol.explain(err))
 	}
-	return printAdded(stdout, name, res.ID, string(res.State), res.AuthURL)
+	if err := printAdded(stdout, name, res.ID, string(res.State), res.AuthURL); err != nil {
+		return err
+	}
+	handOver(ctx, &tf, stdout)
+	return nil
 }
 
 func printAdded(w io.Writer, name, id, state, authURL string) error {
@@ -208,9 +215,16 @@ func addCommandServer(ctx context.Context, tf targetFlags, positional, command [
 		if ierr := interrupted(ctx); ierr != nil {
 			return ierr
 		}
+		if pol.keepUnreachable {
+			handOver(ctx, &tf, stdout) // kept
+		}
 		return spec.redact(pol.explain(err))
 	}
-	return printAdded(stdout, req.Name, res.ID, string(res.State), res.AuthURL)
+	if err := printAdded(stdout, req.Name, res.ID, string(res.State), res.AuthURL); err != nil {
+		return err
+	}
+	handOver(ctx, &tf, stdout)
+	return nil
 }
 
 // addPolicy is what add does with a server that fails or whose name is

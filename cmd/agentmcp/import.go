@@ -156,6 +156,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		printAdded(stdout, e.name, res.ID, string(res.State), res.AuthURL)
 	}
+	handOver(ctx, &tf, stdout) // failed ones may be stored too, to retry
 	if failed > 0 {
 		return fmt.Errorf("%d of %d servers could not be added", failed, len(entries))
 	}

@@ -165,7 +165,9 @@ taken within 10s.
 One serve at a time uses a SQLite database: serve locks it (the file
 PATH.lock holds its process id), and a second serve on it stops at once,
 naming the first. The lock goes when the first stops or dies, even by kill
--9. The terminal commands with --db do not take it. A --postgres database is
+-9. The terminal commands with --db do not take it; add --db and import --db
+hand their change to the serve that holds it (which says where it listens in
+PATH.serve) through POST /agents/{class}/{name}/reload. A --postgres database is
 not locked.
 
 Set AGENTMCP_SECRET_KEY (a passphrase of 16 bytes or more, or 32 random bytes
@@ -399,6 +401,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	base := "http://" + l.Addr().String()
+	if dsn == "" {
+		// agentmcp add --db and import --db on this database hand their
+		// changes to this serve (handover.go).
+		defer writeServeFile(db, base, logger)()
+	}
 	where := db
 	if dsn != "" {
 		where = "PostgreSQL"

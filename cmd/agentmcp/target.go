@@ -53,9 +53,10 @@ const targetFlagsUsage = `Target flags (which agent the command acts on):
                    http://127.0.0.1:8787)
   --token T        its access token (default $AGENTMCP_TOKEN)
   --db PATH        use this SQLite database directly instead of a server.
-                   While an agentmcp serve runs on it, use --server instead:
-                   serve sees a change made directly only when the agent next
-                   wakes
+                   While an agentmcp serve runs on it, add and import hand
+                   their change to it (with $AGENTMCP_TOKEN, if it has a
+                   token); it sees the other commands' changes when the
+                   agent next wakes
   --postgres DSN   use this PostgreSQL database directly instead
   --public-url URL
                    with --db or --postgres: the address of the agentmcp serve
