@@ -19,7 +19,7 @@ import (
 type AddOptions struct {
 	// ID is a stable server id, normalised with NormalizeServerID. Empty
 	// means the id of the same (name, URL) server if there is one, else a
-	// random 8-character id. Giving an id to a server added earlier under a
+	// random 8-character id (the name, with IDFromName). Giving an id to a server added earlier under a
 	// random one moves it, its OAuth data and its connection to the new id.
 	ID string
 
@@ -53,6 +53,30 @@ type AddOptions struct {
 	// server's list_changed notifications and requests. Adding an
 	// existing server with KeepAwake sets it; SetKeepAwake changes it.
 	KeepAwake bool
+
+	// IDFromName, with ID empty, gives a new server its name as its id,
+	// normalised (NormalizeServerID), with a short suffix ("-2", "-3")
+	// when another server has that id: ids a person can read. The zero
+	// value gives the seed's random id.
+	IDFromName bool
+	// UniqueName refuses a name another server (another URL or command)
+	// has, with a *NameInUseError, rather than adding a second server of
+	// that name as the seed does.
+	UniqueName bool
+	// Replace, with UniqueName, replaces the server of that name instead:
+	// it is removed (with its OAuth grant) before this one is added.
+	Replace bool
+	// RemoveIfFailed removes a new server again when its first connection
+	// fails, so that nothing stays stored, and returns the error (a
+	// *NotMCPEndpointError for a URL that answered as no MCP endpoint).
+	// The zero value keeps the seed's behaviour: the server stays stored
+	// and is retried in the background.
+	RemoveIfFailed bool
+	// KeepIfUnreachable, with RemoveIfFailed, keeps a server that could
+	// not be reached (stored and retried in the background, as without
+	// RemoveIfFailed): only one that answered as no MCP endpoint is
+	// removed.
+	KeepIfUnreachable bool
 }
 
 // Command is a stdio server's program (AddOptions.Command).
@@ -156,7 +180,8 @@ var ErrIDInUse = errors.New("mcp server id is already in use")
 // server.
 //
 // It fails, storing nothing, for an invalid or blocked URL or an id in use
-// by another server. A server that cannot be reached or discovered stays
+// by another server, and for the refusals opts asks for (UniqueName,
+// RemoveIfFailed). A server that cannot be reached or discovered stays
 // stored and is retried in the background (mcpclient.RetryOptions); adding
 // it again while it is failed, or Reconnect, retries it at once, as does
 // a restart; its error is then a *ConnectError. Adding again a server that
@@ -176,8 +201,21 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 	if o.ID != "" {
 		requested = NormalizeServerID(o.ID)
 	}
+	if o.UniqueName && o.Replace {
+		if old := a.sameName(name, tgt); old != nil {
+			if err := a.RemoveMCPServer(ctx, old.ID); err != nil {
+				return AddResult{}, fmt.Errorf("replacing mcp server %s (%s): %w", old.Name, old.ID, err)
+			}
+		}
+	}
 
 	a.add.Lock()
+	if o.UniqueName {
+		if old := a.sameName(name, tgt); old != nil {
+			a.add.Unlock()
+			return AddResult{}, &NameInUseError{Name: name, ID: old.ID, Target: describe(*old)}
+		}
+	}
 	existing, conflict := a.findLocked(name, tgt, requested)
 	if conflict != nil {
 		a.add.Unlock()
@@ -212,6 +250,8 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 	case id != "":
 	case existing != nil:
 		id = existing.ID
+	case o.IDFromName:
+		id = a.nameID(name)
 	default:
 		id = a.freshID()
 	}
@@ -252,6 +292,13 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 		op.res, op.err = a.connect(ctx, id, describe(row))
 	} else {
 		op.err = err
+	}
+	if drop, err := dropFailed(o, row, op.err); existing == nil && drop {
+		// Not kept: nothing stays stored.
+		op.err = err
+		if rerr := a.RemoveMCPServer(context.WithoutCancel(ctx), id); rerr != nil {
+			op.err = errors.Join(err, fmt.Errorf("removing mcp server %s (%s) again: %w", name, id, rerr))
+		}
 	}
 	a.mu.Lock()
 	delete(a.inflight, id)

@@ -111,7 +111,8 @@ type Agent struct {
 
 	updates *updates
 	pending elicitations
-	writes  writes // database writes, off the event path
+	tracked trackedCalls // calls whose elicitations a caller follows
+	writes  writes       // database writes, off the event path
 
 	// testHookAuthURL, when set by a test, runs in an authorisation URL's
 	// queued write between reading the Manager's URL and writing it.
@@ -202,7 +203,11 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	a.m = mcpclient.New(&mo)
 	a.updates = newUpdates(a)
 	if o.ElicitationTimeout > 0 {
-		a.pending.init(o.ElicitationTimeout, a.quit, a.updates.elicitationsChanged)
+		a.pending.init(o.ElicitationTimeout, a.quit, func() {
+			a.updates.elicitationsChanged()
+			a.tracked.poke()
+		})
+		a.pending.callOf = a.tracked.callOf
 		a.m.ConfigureElicitationHandlers(a.pending.handler())
 	}
 	for _, row := range rows {

@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/oauth"
+	"github.com/agentmcp/agentmcp/store"
 )
 
 // The agent's calls and catalogs: what an API or a model adapter needs,
@@ -165,3 +169,148 @@ func (a *Agent) authorizing() bool {
 
 // now is the agent's clock (the Manager's, which tests replace).
 func (a *Agent) now() time.Time { return a.clock() }
+
+// TrackedCall is a call whose caller follows the requests for input its
+// server makes while it runs (TrackCall): what an API that streams a
+// call's progress and questions to its client needs.
+type TrackedCall struct {
+	// ID identifies the call: the CallID of its elicitations.
+	ID       string
+	serverID string
+	a        *Agent
+	changed  chan struct{} // capacity 1
+	once     sync.Once
+}
+
+// trackedCalls are an agent's tracked calls in flight.
+type trackedCalls struct {
+	// mu guards byServer.
+	mu       sync.Mutex
+	byServer map[string][]*TrackedCall
+}
+
+type trackedKey struct{}
+
+// TrackCall starts following a call on server serverID: make the call with
+// the context it returns, and call End when it returns. The elicitations
+// the server makes during the call carry the call's ID (Elicitation.CallID)
+// when the agent can tell which call they belong to: the request arrived
+// within the call (2026-07-28), or this is the only tracked call in flight
+// on that server (a legacy server request carries no call). Changed tells
+// when the agent's pending elicitations changed.
+func (a *Agent) TrackCall(ctx context.Context, serverID string) (context.Context, *TrackedCall) {
+	c := &TrackedCall{ID: rand.Text()[:16], serverID: serverID, a: a, changed: make(chan struct{}, 1)}
+	a.tracked.mu.Lock()
+	if a.tracked.byServer == nil {
+		a.tracked.byServer = map[string][]*TrackedCall{}
+	}
+	a.tracked.byServer[serverID] = append(a.tracked.byServer[serverID], c)
+	a.tracked.mu.Unlock()
+	return context.WithValue(ctx, trackedKey{}, c), c
+}
+
+// End stops following the call. It is idempotent.
+func (c *TrackedCall) End() {
+	c.once.Do(func() {
+		t := &c.a.tracked
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		calls := slices.DeleteFunc(t.byServer[c.serverID], func(x *TrackedCall) bool { return x == c })
+		if len(calls) == 0 {
+			delete(t.byServer, c.serverID)
+		} else {
+			t.byServer[c.serverID] = calls
+		}
+	})
+}
+
+// Changed receives a value after the agent's pending elicitations changed
+// (coalesced: one value may stand for several changes).
+func (c *TrackedCall) Changed() <-chan struct{} { return c.changed }
+
+// Elicitations returns the pending elicitations of the call, oldest
+// first.
+func (c *TrackedCall) Elicitations() []Elicitation {
+	return slices.DeleteFunc(c.a.pending.list(), func(e Elicitation) bool { return e.CallID != c.ID })
+}
+
+// callOf returns the ID of the tracked call an elicitation of serverID,
+// asked in ctx, belongs to, or "" when it cannot tell.
+func (t *trackedCalls) callOf(ctx context.Context, serverID string) string {
+	if c, ok := ctx.Value(trackedKey{}).(*TrackedCall); ok && c.serverID == serverID {
+		return c.ID
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if calls := t.byServer[serverID]; len(calls) == 1 {
+		return calls[0].ID
+	}
+	return ""
+}
+
+// poke tells every tracked call that the pending elicitations changed.
+func (t *trackedCalls) poke() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, calls := range t.byServer {
+		for _, c := range calls {
+			select {
+			case c.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// Reload takes in what another process changed in the agent's stored
+// servers while it was awake (agentmcp add --db, or import, on the
+// database of a running serve): a server stored since is registered and
+// connected in the background, as a wake restores it; one deleted since
+// is closed and dropped. The servers it knows keep their connections. It
+// returns the ids added and removed.
+func (a *Agent) Reload(ctx context.Context) (added, removed []string, err error) {
+	rows, err := a.st.ListServers(ctx, a.ns)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reload agent %s: %w: %w", a.ns, ErrStorage, err)
+	}
+	a.add.Lock()
+	defer a.add.Unlock()
+	stored := map[string]bool{}
+	var fresh []store.Server
+	a.mu.Lock()
+	for _, row := range rows {
+		stored[row.ID] = true
+		if _, ok := a.rows[row.ID]; !ok {
+			a.rows[row.ID] = row
+			a.order = append(a.order, row.ID)
+			fresh = append(fresh, row)
+			added = append(added, row.ID)
+		}
+	}
+	for _, id := range a.order {
+		if !stored[id] {
+			if _, adding := a.inflight[id]; !adding {
+				removed = append(removed, id)
+			}
+		}
+	}
+	a.order = slices.DeleteFunc(a.order, func(id string) bool { return slices.Contains(removed, id) })
+	for _, id := range removed {
+		delete(a.rows, id)
+	}
+	a.mu.Unlock()
+	for _, id := range removed {
+		if err := a.m.RemoveServer(ctx, id); err != nil && !errors.Is(err, mcpclient.ErrNotRegistered) {
+			a.logger.Warn("closing a server removed from the store", "server", id, "error", err)
+		}
+		a.forgetProvider(id)
+		a.auths.Delete(id)
+	}
+	for _, row := range fresh {
+		a.restore(ctx, row)
+	}
+	if len(added)+len(removed) > 0 {
+		a.updates.stateChanged()
+	}
+	return added, removed, nil
+}

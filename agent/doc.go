@@ -192,11 +192,15 @@
 // (wrapping netguard.ErrBlockedURL) or an id that another server has
 // (ErrIDInUse); a server that cannot be reached is stored and retried in
 // the background, and the error is a *ConnectError (as is Reconnect's for
-// a server still unreachable). When the store fails, AddMCPServer and
-// RemoveMCPServer wrap ErrStorage and the store's error
-// (store.ErrUnavailable when it could not serve: retry) and change nothing:
-// a remove refused so leaves the server stored and connected. Reconnect of
-// an unknown id wraps mcpclient.ErrNotRegistered. ErrClosed is returned by a closed agent and
+// a server still unreachable), unless AddOptions.RemoveIfFailed asks that
+// nothing stay (the error then wraps ErrNotSaved; a *NotMCPEndpointError,
+// wrapping ErrNotMCPEndpoint, for a URL that answered 404, 405 or 501).
+// With AddOptions.UniqueName, a name another server has is a
+// *NameInUseError. When the store fails, AddMCPServer and RemoveMCPServer
+// wrap ErrStorage and the store's error (store.ErrUnavailable when it
+// could not serve: retry) and change nothing: a remove refused so leaves
+// the server stored and connected. Reconnect of an unknown id wraps
+// mcpclient.ErrNotRegistered. ErrClosed is returned by a closed agent and
 // ends its watches; ErrHostClosed by Host.Use after Close. A tool that
 // fails is a result with IsError, for the model; an error means the call
 // did not complete (mcpclient's errors). Errors and states never carry

@@ -33,6 +33,9 @@ type Elicitation struct {
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
 	// URL is the page to open, in URL mode.
 	URL string `json:"url,omitempty"`
+	// CallID is the tracked call the request belongs to (TrackCall), or
+	// empty.
+	CallID string `json:"callId,omitempty"`
 }
 
 // Elicitations returns the pending elicitations, oldest first.
@@ -58,6 +61,9 @@ type elicitations struct {
 	timeout time.Duration
 	changed func()
 	quit    <-chan struct{}
+	// callOf finds the tracked call of a request (Agent.TrackCall); nil
+	// means none.
+	callOf func(ctx context.Context, serverID string) string
 
 	// mu guards the fields below.
 	mu      sync.Mutex
@@ -85,6 +91,9 @@ func (el *elicitations) handle(ctx context.Context, req *input.ElicitationReques
 			URL:             req.URL,
 		},
 		answer: make(chan *mcp.ElicitResult, 1),
+	}
+	if el.callOf != nil {
+		p.e.CallID = el.callOf(ctx, serverID)
 	}
 	el.mu.Lock()
 	el.pending[p.e.ID] = p

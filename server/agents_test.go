@@ -241,7 +241,7 @@ func TestAPIReconnect(t *testing.T) {
 	c := e.client("test", "a")
 	ctx := testCtx(t)
 	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
-	_, err := c.AddMCPServer(ctx, AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry})
+	_, err := c.AddMCPServer(ctx, AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry, KeepIfUnreachable: true})
 	var aerr *APIError
 	if !errors.As(err, &aerr) || aerr.Code != CodeConnectFailed {
 		t.Fatalf("add while down: %v", err)

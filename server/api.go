@@ -45,6 +45,7 @@ func (s *Server) routes() *http.ServeMux {
 	})
 	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
 	mux.HandleFunc("/agents/{class}/{name}/hibernate", s.hibernate)
+	mux.Handle("/agents/{class}/{name}/reload", s.agentRoute(methods{http.MethodPost: s.reload}))
 	mux.Handle("/agents/{class}/{name}/servers", s.stdioGate(s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost)))
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/reconnect", s.agentRoute(methods{http.MethodPost: s.reconnectServer}))
@@ -224,6 +225,32 @@ func (s *Server) hibernate(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// ReloadResult is the answer of POST .../reload: the servers the agent
+// took in from the store, and those it dropped.
+type ReloadResult struct {
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+}
+
+// reload is POST /agents/{class}/{name}/reload: the agent takes in what
+// another process changed in its stored servers (agent.Agent.Reload), as
+// agentmcp add --db and import --db on serve's database ask.
+func (s *Server) reload(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	added, removed, err := a.Reload(r.Context())
+	if err != nil {
+		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)))
+		return
+	}
+	writeJSON(w, http.StatusOK, ReloadResult{Added: orEmpty(added), Removed: orEmpty(removed)})
+}
+
+func orEmpty(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
+}
+
 // agentRoot is the agent's route: its WebSocket, or its MCPServersState as
 // JSON (the seed's getMcpServers).
 func (s *Server) agentRoot(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
@@ -236,10 +263,46 @@ func (s *Server) agentRoot(w http.ResponseWriter, r *http.Request, a *agent.Agen
 }
 
 // ServerState is one MCP server in API responses: its id and the seed's
-// MCPServer fields.
+// MCPServer fields (its handshake's serverInfo among them), and for GET
+// .../servers/{id} (ServerStateOf) what the one-server views show besides.
 type ServerState struct {
 	ID string `json:"id"`
 	agent.MCPServer
+	// Session is "live" (connected), "resumable" (not connected, with a
+	// session to resume without a handshake at the next connection), or
+	// "none".
+	Session string `json:"session,omitempty"`
+	// ToolCount is how many tools the server lists.
+	ToolCount int `json:"toolCount"`
+}
+
+// Session states of ServerState.
+const (
+	SessionLive      = "live"
+	SessionResumable = "resumable"
+	SessionNone      = "none"
+)
+
+// ServerStateOf returns server id of a as GET .../servers/{id} shows it,
+// or false when a has no such server.
+func ServerStateOf(a *agent.Agent, id string) (ServerState, bool) {
+	srv, ok := a.Server(id)
+	if !ok {
+		return ServerState{}, false
+	}
+	st := ServerState{ID: id, MCPServer: srv, Session: SessionNone}
+	if info, ok := a.Manager().Server(id); ok {
+		switch info.State {
+		case mcpclient.StateReady, mcpclient.StateConnected, mcpclient.StateDiscovering:
+			st.Session = SessionLive
+		default:
+			if info.Resume != nil {
+				st.Session = SessionResumable
+			}
+		}
+	}
+	st.ToolCount = len(a.ListTools(mcpclient.Filter{ServerID: []string{id}}))
+	return st, true
 }
 
 func (s *Server) listServers(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
@@ -252,12 +315,12 @@ func (s *Server) listServers(w http.ResponseWriter, r *http.Request, a *agent.Ag
 
 func (s *Server) getServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
-	srv, ok := a.Server(id)
+	st, ok := ServerStateOf(a, id)
 	if !ok {
 		writeError(w, unknownServer(a, id))
 		return
 	}
-	writeJSON(w, http.StatusOK, ServerState{ID: id, MCPServer: srv})
+	writeJSON(w, http.StatusOK, st)
 }
 
 func unknownServer(a *agent.Agent, id string) *APIError {
@@ -300,6 +363,15 @@ type AddRequest struct {
 	// KeepAwake keeps the agent awake while it has this server (see
 	// agent.AddOptions.KeepAwake).
 	KeepAwake bool `json:"keepAwake,omitempty"`
+	// KeepIfUnreachable keeps a new server whose first connection fails
+	// (stored, and retried in the background): without it such an add
+	// stores nothing. A URL that answers as no MCP endpoint (404, 405 or
+	// 501 to both transports) is refused either way.
+	KeepIfUnreachable bool `json:"keepIfUnreachable,omitempty"`
+	// Replace replaces the server that has the name with another URL or
+	// command (it is removed first, with its OAuth grant); without it such
+	// an add is refused (name_in_use).
+	Replace bool `json:"replace,omitempty"`
 }
 
 // TransportRequest is AddRequest's transport.
@@ -350,7 +422,8 @@ func isControl(r rune) bool {
 }
 
 func (req *AddRequest) options() (agent.AddOptions, *APIError) {
-	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix, KeepAwake: req.KeepAwake}
+	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix, KeepAwake: req.KeepAwake,
+		IDFromName: true, UniqueName: true, Replace: req.Replace, RemoveIfFailed: true, KeepIfUnreachable: req.KeepIfUnreachable}
 	switch {
 	case strings.TrimSpace(req.Name) == "":
 		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required")
@@ -442,6 +515,13 @@ func (req *AddRequest) commandOptions(o agent.AddOptions) (agent.AddOptions, *AP
 }
 
 func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	// A blocked URL's error ends with how the operator allows it.
+	writeError := func(w http.ResponseWriter, aerr *APIError) {
+		if aerr.Code == CodeBlockedURL {
+			aerr.Message += s.opts.BlockedURLHint
+		}
+		writeError(w, aerr)
+	}
 	var req AddRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
@@ -477,13 +557,19 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 	}
 	before := a.MCPServers().Servers
 	start := time.Now()
+	sameID, same := storedID(a, &req) // this very server, already there
 	res, err := a.AddMCPServer(r.Context(), req.Name, req.URL, &opts)
 	if err == nil {
 		s.logger.Info("mcp server added", "agent", a.Namespace(), "server", req.Name, "id", res.ID, "state", res.State, "ms", time.Since(start).Milliseconds())
 	}
 	if err != nil {
-		if errors.Is(err, agent.ErrIDInUse) {
+		var named *agent.NameInUseError
+		switch {
+		case errors.Is(err, agent.ErrIDInUse), errors.As(err, &named), errors.Is(err, agent.ErrNotMCPEndpoint):
 			writeError(w, addError(err))
+			return
+		case errors.Is(err, agent.ErrNotSaved):
+			writeError(w, apiErrorf(http.StatusBadGateway, CodeConnectFailed, "%v", err))
 			return
 		}
 		// The checks passed, so the server was stored: the connection
@@ -497,7 +583,11 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		return
 	}
 	status := http.StatusOK
-	if _, existed := before[res.ID]; !existed {
+	_, existed := before[res.ID]
+	if req.Replace {
+		existed = same && sameID == res.ID // not the one it replaced
+	}
+	if !existed {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, res)
@@ -809,6 +899,10 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 			writeError(w, aerr)
 			return
 		}
+	}
+	if wantsEvents(r) {
+		s.streamCall(ctx, w, r, a, id, req.Name, args, limit)
+		return
 	}
 	res, err := a.CallTool(ctx, id, req.Name, args, nil)
 	if err != nil {

@@ -279,12 +279,21 @@ func TestAPIBadInput(t *testing.T) {
 }
 
 // TestAPIConnectFailed adds a server nothing listens for: the error says
-// so and names the id under which the server is kept (the agent keeps
-// unreachable servers, to retry them on restart).
+// so and nothing is stored; with keepIfUnreachable, it names the id under
+// which the server is kept, to be retried in the background and on
+// restart.
 func TestAPIConnectFailed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	status, _, b := e.do("POST", agentPath+"/servers", `{"name":"down","url":"http://127.0.0.1:1/mcp","retry":{"maxAttempts":1}}`)
+	if got := apiError(t, b); status != http.StatusBadGateway || got.Code != CodeConnectFailed || got.ServerID != "" ||
+		!strings.Contains(got.Message, "connection refused; nothing was saved") {
+		t.Errorf("without keepIfUnreachable: %d %s", status, b)
+	}
+	if stored := e.stored("test/a"); len(stored) != 0 {
+		t.Errorf("stored without keepIfUnreachable: %v", stored)
+	}
+	status, _, b = e.do("POST", agentPath+"/servers", `{"name":"down","url":"http://127.0.0.1:1/mcp","retry":{"maxAttempts":1},"keepIfUnreachable":true}`)
 	if status != http.StatusBadGateway {
 		t.Fatalf("status %d: %s", status, b)
 	}

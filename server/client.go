@@ -90,6 +90,13 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return err
 	}
 	defer res.Body.Close()
+	return decodeAnswer(res, out)
+}
+
+// decodeAnswer reads an answer of the API: its JSON into out (if not nil),
+// or its error as an *APIError.
+func decodeAnswer(res *http.Response, out any) error {
+	method, path := res.Request.Method, res.Request.URL.Path
 	data, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
 	if err != nil {
 		return err
@@ -368,4 +375,20 @@ func (c *Conn) Close() error {
 	c.ws.Close(websocket.StatusNormalClosure, "")
 	<-c.done
 	return nil
+}
+
+// Server returns one server of the agent, with what GET
+// .../servers/{id} adds to its state (ServerState).
+func (c *Client) Server(ctx context.Context, id string) (ServerState, error) {
+	var st ServerState
+	err := c.do(ctx, http.MethodGet, "/servers/"+url.PathEscape(id), nil, &st)
+	return st, err
+}
+
+// Reload makes the agent take in what another process changed in its
+// stored servers (POST .../reload).
+func (c *Client) Reload(ctx context.Context) (ReloadResult, error) {
+	var res ReloadResult
+	err := c.do(ctx, http.MethodPost, "/reload", nil, &res)
+	return res, err
 }

@@ -453,7 +453,7 @@ func TestDashboardReconnect(t *testing.T) {
 	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
 	hs.Stop()
 	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry}); err == nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry, KeepIfUnreachable: true}); err == nil {
 		t.Fatal("added a server that is down")
 	}
 	row := `#servers tr[data-server-id="s"]`
@@ -504,7 +504,7 @@ func TestDashboardNoSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
-	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "b-down", URL: secretURL(down.URL), ID: "down", Transport: headers, Retry: slowRetry}); err == nil {
+	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "b-down", URL: secretURL(down.URL), ID: "down", Transport: headers, Retry: slowRetry, KeepIfUnreachable: true}); err == nil {
 		t.Fatal("added a server that is down")
 	}
 	p.do("opening the dashboard",

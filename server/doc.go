@@ -15,16 +15,24 @@
 //	POST   /agents/{class}/{name}/hibernate                 hibernate it now, as its idle timeout would -> 204 (also when asleep already);
 //	                                                        409 agent_busy while something keeps it awake, its message naming what (agent.Busyness: requests and calls in flight,
 //	                                                        streams, pending elicitations, an OAuth sign-in, MCP clients' unanswered questions); never wakes an agent
+//	POST   /agents/{class}/{name}/reload                    take in what another process changed in the agent's stored servers (agentmcp add --db
+//	                                                        on serve's database): new ones connect, deleted ones close -> {"added": [id], "removed": [id]}
 //	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
 //	GET    /agents/{class}/{name}/events                    the state as server-sent events
 //	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)
 //	POST   /agents/{class}/{name}/servers                   add (AddRequest; "keepAwake": true marks the server keep-awake) -> {id, state, authUrl?};
-//	                                                        201 new, 200 existing; creates the agent
-//	GET    /agents/{class}/{name}/servers/{id}              one server, with its id
+//	                                                        201 new, 200 existing; creates the agent. The id defaults to the name, normalised
+//	                                                        (-2, -3 on a collision). A failed first connection stores nothing (502 connect_failed)
+//	                                                        unless "keepIfUnreachable": true (502 connect_failed with the serverId kept);
+//	                                                        a URL answering 404/405/501 to both transports is 400 not_mcp_endpoint either way;
+//	                                                        a name another server has is 409 name_in_use (its serverId), unless "replace": true
+//	GET    /agents/{class}/{name}/servers/{id}              one server (ServerState): its id, its MCPServer fields, "serverInfo" (its handshake's name and
+//	                                                        version), "session" (live, resumable or none) and "toolCount": what agentmcp get shows
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
 //	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
 //	GET    /agents/{class}/{name}/servers/{id}/logs         the server's last 50 log messages (notifications/message) since the agent woke, oldest first -> {serverId, logs: [{time, level, logger?, data}]}
-//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult
+//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult; with Accept: text/event-stream,
+//	                                                        the call's events as server-sent events (see Calls)
 //	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
 //	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
 //	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
@@ -96,6 +104,27 @@
 // request), the call is cancelled on the MCP server: it gets
 // notifications/cancelled. The Go Client sends its context's deadline as
 // timeoutMs.
+//
+// A tool call whose request says Accept: text/event-stream is answered,
+// once its checks pass (a refused call is the JSON error it always is),
+// with 200 and a stream of server-sent events, each named after its type
+// with a CallEvent as its data:
+//
+//	event: call                {"type":"call","callId":"...","serverId":"...","tool":"..."}
+//	event: progress            {"type":"progress","progress":2,"total":5,"message":"..."}   (each progress notification)
+//	event: elicitation         {"type":"elicitation","elicitation":{id, serverId, mode, message, requestedSchema|url, callId}}
+//	event: elicitation_ended   {"type":"elicitation_ended","id":"..."}   (answered, here or elsewhere, or given up)
+//	event: result              {"type":"result","result":CallToolResult}   (last)
+//	event: error               {"type":"error","status":504,"error":{code, message, serverId}}   (last, instead of result)
+//
+// An elicitation event is a request of the call's server for the user's
+// input, pending like any other (GET .../elicitations lists it, with the
+// call's callId): answer it with POST .../elicitations/{id}. The agent
+// links a request to the call it arrived within (2026-07-28), or to the
+// only streamed call in flight on that server (a legacy server request
+// names no call); one it cannot link is only in the list. Comments keep
+// the stream alive (Options.KeepAlive). The Go Client's CallToolWatched
+// reads it; agentmcp call shows it in the terminal.
 //
 // Classes are kebab-case (ValidClass), so that an agent's default OAuth
 // callback URL, /agents/{kebab(class)}/{name}/callback, routes back to it.

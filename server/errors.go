@@ -35,7 +35,9 @@ const (
 	CodeBlockedURL           = "blocked_url"            // 400: the SSRF guard refuses the URL
 	CodeIDInUse              = "id_in_use"              // 409: a stable id held by another (name, URL)
 	CodeNotConnected         = "not_connected"          // 409: the server has no live session
-	CodeConnectFailed        = "connect_failed"         // 502: added and stored, but the first connection failed
+	CodeConnectFailed        = "connect_failed"         // 502: the first connection failed: stored and retried in the background when serverId is set (keepIfUnreachable), else nothing was saved
+	CodeNameInUse            = "name_in_use"            // 409: another server has the name (serverId); add with "replace" to replace it
+	CodeNotMCPEndpoint       = "not_mcp_endpoint"       // 400: the URL answered 404, 405 or 501 to every transport: no MCP server there; nothing was saved
 	CodeMCPError             = "mcp_error"              // 502: the MCP server answered with an error, or the call failed
 	CodeCallInterrupted      = "call_interrupted"       // 502: the session was lost during a call that may have run
 	CodeTimeout              = "timeout"                // 504
@@ -165,6 +167,7 @@ func addError(err error) *APIError {
 	if e := storeUnavailable(err); e != nil {
 		return e
 	}
+	var named *agent.NameInUseError
 	switch {
 	case errors.Is(err, netguard.ErrBlockedURL):
 		return apiErrorf(http.StatusBadRequest, CodeBlockedURL, "%v", err)
@@ -172,6 +175,8 @@ func addError(err error) *APIError {
 		return apiErrorf(http.StatusBadRequest, CodeInvalidURL, "%v", err)
 	case errors.Is(err, agent.ErrIDInUse):
 		return apiErrorf(http.StatusConflict, CodeIDInUse, "%v", err)
+	case errors.Is(err, agent.ErrNotMCPEndpoint):
+		return apiErrorf(http.StatusBadRequest, CodeNotMCPEndpoint, "%v", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
 	case errors.Is(err, mcpclient.ErrClosed):
@@ -179,6 +184,10 @@ func addError(err error) *APIError {
 	case errors.Is(err, store.ErrFenced):
 		e := apiErrorf(http.StatusServiceUnavailable, CodeOwnerMoved, "the agent moved to another replica meanwhile; nothing was stored; retry")
 		e.retryAfter = 1
+		return e
+	case errors.As(err, &named):
+		e := apiErrorf(http.StatusConflict, CodeNameInUse, "%v", err)
+		e.ServerID = named.ID
 		return e
 	case errors.Is(err, agent.ErrStorage):
 		return apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)

@@ -29,6 +29,12 @@ type Options struct {
 	// nil, is Logger.
 	Agent *agent.Options
 
+	// BlockedURLHint is appended to the message of a blocked_url error:
+	// how the operator of this server lets its agents reach such a
+	// destination (agentmcp serve names its --allow-private and
+	// --allow-net). Empty adds nothing.
+	BlockedURLHint string
+
 	// Token, if set, is required on every API, WebSocket and server-sent
 	// events request, as "Authorization: Bearer TOKEN" or as the cookie
 	// that opening the dashboard at /?token=TOKEN sets. Empty means no

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/server"
 )
@@ -26,7 +28,8 @@ const addUsage = `Usage:
 
 Adds the MCP server at URL to the agent under the display name NAME,
 connects to it and lists what it offers; the agent keeps it across restarts.
-Adding the same NAME and URL again changes nothing. Prints the server's id
+Adding the same NAME and URL again changes nothing; NAME with another URL is
+refused (see --replace). Prints the server's id
 and state; a server that wants OAuth prints the URL to authorize at (or use
 the dashboard's Authorize button).
 
@@ -43,7 +46,15 @@ never shown, only their names.
 
 Flags:
   --id ID          a stable server id (normalised: lower case, [a-z0-9_-]);
-                   the default is a random one
+                   the default is NAME, normalised (with -2, -3, ... when
+                   another server has that id)
+  --keep-if-unreachable
+                   keep the server when it cannot be reached now: stored,
+                   and retried in the background. Without it a server whose
+                   first connection fails is not saved. A URL that answers
+                   404, 405 or 501 (no MCP endpoint there) is never saved
+  --replace        replace the server that already has NAME (with another
+                   URL or command); without it such an add is refused
   --transport T    auto (default), streamable-http or sse
   --header 'K: V'  an HTTP header for every request, e.g.
                    --header 'Authorization: Bearer TOKEN'. Repeatable. Values
@@ -72,8 +83,10 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tf.register(fs)
 	var id, transport string
 	var headers, envs rawHeaders
-	var keepAwake bool
+	var keepAwake, keepUnreachable, replace bool
 	var cwd string
+	fs.BoolVar(&keepUnreachable, "keep-if-unreachable", false, "")
+	fs.BoolVar(&replace, "replace", false, "")
 	fs.StringVar(&id, "id", "", "")
 	fs.Var(&envs, "env", "")
 	fs.StringVar(&cwd, "cwd", "", "")
@@ -84,8 +97,9 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	pol := addPolicy{keepUnreachable: keepUnreachable, replace: replace}
 	if hasCommand {
-		return addCommandServer(ctx, tf, positional, command, envs, cwd, id, keepAwake, headers, stdout, stderr)
+		return addCommandServer(ctx, tf, positional, command, envs, cwd, id, keepAwake, pol, headers, stdout, stderr)
 	}
 	if len(envs) > 0 || cwd != "" {
 		return usageErrorf("--env and --cwd are for a stdio server (NAME -- COMMAND ARGS...)")
@@ -107,7 +121,8 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	req := server.AddRequest{Name: name, URL: rawURL, ID: id, Transport: &server.TransportRequest{Type: transport}, KeepAwake: keepAwake}
+	req := server.AddRequest{Name: name, URL: rawURL, ID: id, Transport: &server.TransportRequest{Type: transport}, KeepAwake: keepAwake,
+		KeepIfUnreachable: pol.keepUnreachable, Replace: pol.replace}
 	if len(h) > 0 {
 		req.Transport.Headers = map[string]string{}
 		for k := range h {
@@ -130,9 +145,19 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if ierr := interrupted(ctx); ierr != nil {
 			return ierr
 		}
-		return spec.redact(connectFailed("adding", name, b, err))
+		if pol.keepUnreachable {
+			handOver(ctx, &tf, stdout) // kept
+		}
+		if msg, ok := failureText("adding", name, b, err); ok {
+			return spec.redact(errors.New(msg))
+		}
+		return spec.redact(pol.explain(err))
 	}
-	return printAdded(stdout, name, res.ID, string(res.State), res.AuthURL)
+	if err := printAdded(stdout, name, res.ID, string(res.State), res.AuthURL); err != nil {
+		return err
+	}
+	handOver(ctx, &tf, stdout)
+	return nil
 }
 
 func printAdded(w io.Writer, name, id, state, authURL string) error {
@@ -145,7 +170,7 @@ func printAdded(w io.Writer, name, id, state, authURL string) error {
 }
 
 // addCommandServer is agentmcp add NAME -- COMMAND ARGS...
-func addCommandServer(ctx context.Context, tf targetFlags, positional, command []string, envs []string, cwd, id string, keepAwake bool, headers []string, stdout, stderr io.Writer) error {
+func addCommandServer(ctx context.Context, tf targetFlags, positional, command []string, envs []string, cwd, id string, keepAwake bool, pol addPolicy, headers []string, stdout, stderr io.Writer) error {
 	switch {
 	case len(positional) != 1:
 		return usageErrorf("want NAME before -- COMMAND, got %d arguments", len(positional))
@@ -154,7 +179,8 @@ func addCommandServer(ctx context.Context, tf targetFlags, positional, command [
 	case len(headers) > 0:
 		return usageErrorf("--header is for a URL server; give a stdio server --env")
 	}
-	req := server.AddRequest{Name: positional[0], ID: id, Command: command[0], Args: command[1:], KeepAwake: keepAwake}
+	req := server.AddRequest{Name: positional[0], ID: id, Command: command[0], Args: command[1:], KeepAwake: keepAwake,
+		KeepIfUnreachable: pol.keepUnreachable, Replace: pol.replace}
 	var secrets []string
 	for _, kv := range envs {
 		k, v, ok := strings.Cut(kv, "=")
@@ -192,7 +218,52 @@ func addCommandServer(ctx context.Context, tf targetFlags, positional, command [
 		if ierr := interrupted(ctx); ierr != nil {
 			return ierr
 		}
-		return spec.redact(connectFailed("adding", req.Name, b, err))
+		if pol.keepUnreachable {
+			handOver(ctx, &tf, stdout) // kept
+		}
+		if msg, ok := failureText("adding", req.Name, b, err); ok {
+			return spec.redact(errors.New(msg))
+		}
+		return spec.redact(pol.explain(err))
 	}
-	return printAdded(stdout, req.Name, res.ID, string(res.State), res.AuthURL)
+	if err := printAdded(stdout, req.Name, res.ID, string(res.State), res.AuthURL); err != nil {
+		return err
+	}
+	handOver(ctx, &tf, stdout)
+	return nil
+}
+
+// addPolicy is what add does with a server that fails or whose name is
+// taken (--keep-if-unreachable, --replace).
+type addPolicy struct {
+	keepUnreachable, replace bool
+}
+
+// explain adds to an add's error the way to another outcome: the
+// flag, or the command, that changes it.
+func (p addPolicy) explain(err error) error {
+	var (
+		named *agent.NameInUseError
+		aerr  *server.APIError
+	)
+	switch {
+	case errors.As(err, &named):
+		return fmt.Errorf("%w: remove it first (agentmcp rm %s) or add --replace to replace it", err, named.ID)
+	case errors.As(err, &aerr) && aerr.Code == server.CodeNameInUse:
+		return fmt.Errorf("%s: remove it first (agentmcp rm %s) or add --replace to replace it", aerr.Message, aerr.ServerID)
+	case errors.Is(err, agent.ErrNotMCPEndpoint), errors.As(err, &aerr) && aerr.Code == server.CodeNotMCPEndpoint:
+		if aerr != nil {
+			return errors.New(aerr.Message)
+		}
+		return err
+	case errors.Is(err, agent.ErrNotSaved), errors.As(err, &aerr) && aerr.Code == server.CodeConnectFailed && aerr.ServerID == "":
+		msg := err.Error()
+		if aerr != nil {
+			msg = aerr.Message
+		}
+		return fmt.Errorf("%s (add --keep-if-unreachable to keep it and retry it in the background)", msg)
+	case errors.As(err, &aerr):
+		return errors.New(aerr.Message)
+	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -44,10 +45,12 @@ terminal, the question is asked there: a form's fields one by one, with
 their types, options and defaults (Enter keeps the default), then sent to
 the server; for a URL, the URL is shown, to open in a browser, and the call
 goes on once Enter is pressed. Each can be declined or cancelled. When stdin
-is not a terminal, such a call fails at once: answer it from a terminal or
-from the dashboard of agentmcp serve. Through a running agentmcp serve
-(a SERVER without --db or --postgres), progress is not shown and questions
-are answered in serve's dashboard.
+is not a terminal, such a call fails at once (a URL, a command, --db or
+--postgres: nobody else could answer), except through a running agentmcp
+serve (a SERVER without --db or --postgres): there a line on stderr says
+where to answer it (serve's dashboard, or the API route; a JSON line when
+stderr is not a terminal) and the call waits for the answer. A question
+answered in the dashboard while the terminal asks it is not asked further.
 
 --timeout (default 60s) bounds the whole command, connecting and the time
 taken to answer the server's questions included.
@@ -256,12 +259,13 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 			if s.Error != nil {
 				msg = ": " + *s.Error
 			}
-			return fmt.Errorf("server %s is %s, not ready%s", id, s.State, msg)
+			return fmt.Errorf("server %s is %s, not ready%s", serverLabel(st, id), s.State, msg)
 		}
-		return fmt.Errorf("tool %q not found on server %s (it has: %s)", tool, id, strings.Join(names, ", "))
+		return fmt.Errorf("tool %q not found on server %s (it has: %s)", tool, serverLabel(st, id), strings.Join(names, ", "))
 	}
 	callCtx, term := startTerminal(ctx, tool, stderr)
 	defer term.close()
+	term.serverName = st.Servers[id].Name
 	res, err := b.call(callCtx, id, tool, toolArgs, term)
 	if nerr := term.refused(callCtx); nerr != nil {
 		return nerr
@@ -282,4 +286,14 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 		return fmt.Errorf("tool %q returned an error (isError); its result is on stdout", tool)
 	}
 	return nil
+}
+
+// serverLabel names a server of st in messages: its name, with its id
+// when that differs.
+func serverLabel(st agent.MCPServersState, id string) string {
+	name := oneLine(st.Servers[id].Name)
+	if name == "" || name == id {
+		return id
+	}
+	return fmt.Sprintf("%s (%s)", name, id)
 }

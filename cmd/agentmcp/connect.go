@@ -139,6 +139,11 @@ func connectWith(ctx context.Context, spec *serverSpec, timeout time.Duration, e
 
 func (s *session) open(ctx context.Context) error {
 	if _, err := s.m.RegisterServer(ctx, s.id, s.spec.options); err != nil {
+		var blocked *netguard.BlockedError
+		if errors.As(err, &blocked) {
+			// Not a mistake in the command: the destination is refused.
+			return blockedError(blocked, s.spec.options.URL, s.spec.allowPrivate)
+		}
 		// The options came from the command line (an unsupported
 		// --protocol, say).
 		return &usageError{msg: err.Error()}
@@ -228,4 +233,13 @@ func newHTTPClient(connectTimeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
 	return &http.Client{Transport: t}
+}
+
+// blockedError is the error of a URL the SSRF guard refuses, naming
+// --allow-private when that would allow it.
+func blockedError(blocked *netguard.BlockedError, raw string, allowPrivate bool) error {
+	if g, err := netguard.New(&netguard.Policy{AllowPrivate: true}, nil); !allowPrivate && err == nil && g.CheckURL(raw) == nil {
+		return fmt.Errorf("%w; --allow-private allows private addresses", blocked)
+	}
+	return blocked
 }

@@ -43,6 +43,9 @@ func failureText(verb, name string, b backend, err error) (msg string, ok bool) 
 	)
 	switch {
 	case errors.As(err, &rf):
+		if rf.aerr.ServerID == "" {
+			return "", false // nothing was saved
+		}
 		id, summary, detail, remote = rf.aerr.ServerID, rf.aerr.Summary, rf.aerr.Detail, true
 		if rf.aerr.ServerName != "" {
 			name = rf.aerr.ServerName

@@ -50,8 +50,12 @@ shown. A running serve refuses stdio servers unless started with
 (${input:...}) or use a variable that is not set are skipped. Importing
 again changes nothing.
 
-Exit status 1 when a server could not be added (one that was saved but
-could not be reached is retried when its agent wakes in agentmcp serve).
+Exit status 1 when a server could not be added. A server that cannot be
+reached now is saved all the same (as with agentmcp add
+--keep-if-unreachable) and retried when its agent wakes in agentmcp serve;
+a URL that answers as no MCP endpoint (404, 405 or 501) is not saved, nor
+is an entry whose NAME another server of the agent has with another URL or
+command.
 
 Flags:
   --dry-run        print what would be added, add nothing
@@ -152,6 +156,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		printAdded(stdout, e.name, res.ID, string(res.State), res.AuthURL)
 	}
+	handOver(ctx, &tf, stdout) // failed ones may be stored too, to retry
 	if failed > 0 {
 		return fmt.Errorf("%d of %d servers could not be added", failed, len(entries))
 	}
@@ -219,7 +224,7 @@ func entry(name string, e configEntry, lookup func(string) (string, bool)) impor
 		im.skip = "url " + err.Error()
 		return im
 	}
-	im.req = server.AddRequest{Name: name, URL: url, ID: agent.NormalizeServerID(name), Transport: &server.TransportRequest{Type: string(transport)}}
+	im.req = server.AddRequest{Name: name, URL: url, ID: agent.NormalizeServerID(name), Transport: &server.TransportRequest{Type: string(transport)}, KeepIfUnreachable: true}
 	for k, v := range e.Headers {
 		v, err := expand(v, lookup)
 		if err != nil {
@@ -247,7 +252,7 @@ func commandEntry(name string, e configEntry, lookup func(string) (string, bool)
 		im.skip = "command " + err.Error()
 		return im
 	}
-	im.req = server.AddRequest{Name: name, ID: agent.NormalizeServerID(name), Command: command}
+	im.req = server.AddRequest{Name: name, ID: agent.NormalizeServerID(name), Command: command, KeepIfUnreachable: true}
 	for i, a := range e.Args {
 		a, err := expand(a, lookup)
 		if err != nil {

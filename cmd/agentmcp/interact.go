@@ -44,6 +44,9 @@ type terminal struct {
 	stderr io.Writer
 	errTTY *os.File // stderr, when it is a terminal
 	in     *os.File // stdin, when it is a terminal
+
+	// serverName names the server in questions, when known.
+	serverName string
 	// cancel ends the call with a cause: the elicitation it cannot answer.
 	cancel context.CancelCauseFunc
 	// release ends the call's context, for close.

@@ -31,7 +31,8 @@ With --db or --postgres, ls reads the stored servers without connecting to
 them (nothing is sent to them): each is not-connected, or authenticating
 when it waits for sign-in. --connect connects to them first, so that their
 states and tools are current. Through a running agentmcp serve the states
-are live (asking wakes a hibernated agent).
+are live (asking wakes a hibernated agent; ls then waits, up to 5s, for its
+servers to connect).
 
 Flags:
   --json           print the agent's whole state (MCPServersState) as JSON
@@ -76,6 +77,9 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			s.NextRetryAt = nil
 			st.Servers[id] = s
 		}
+	}
+	if r, ok := b.(*remote); ok {
+		st = r.settle(ctx, st) // a woken agent's servers are connecting
 	}
 	if asJSON {
 		return writeJSON(stdout, st)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -40,8 +41,10 @@ func TestLsNotes(t *testing.T) {
 	}))
 	t.Cleanup(page.Close)
 
-	runCmd(t, "add", "--db", db, "--id", "down", "down", refused, "--transport", "streamable-http")
-	runCmd(t, "add", "--db", db, "--id", "web", "web", page.URL, "--transport", "streamable-http")
+	runCmd(t, "add", "--db", db, "--id", "down", "down", refused, "--transport", "streamable-http", "--keep-if-unreachable")
+	// add refuses a URL that is no MCP endpoint: the library stores it,
+	// as a server that later answers so would be.
+	storeFailed(t, db, "web", page.URL)
 
 	r := runCmd(t, "ls", "--db", db, "--connect")
 	r.mustSucceed(t)
@@ -277,5 +280,28 @@ func TestLsRetrying(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("ls --json never had nextRetryAt:\n%s", r.stdout)
 		}
+	}
+}
+
+// storeFailed stores a server of the default agent in the database at db
+// with the library's own AddMCPServer, which keeps a server whatever its
+// first connection did (add refuses some).
+func storeFailed(t *testing.T, db, id, url string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, err := agent.Open(ctx, st, "agentmcp", "default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	opts := &agent.AddOptions{ID: id, Transport: mcpclient.TransportOptions{Type: mcpclient.TransportStreamableHTTP},
+		Retry: &mcpclient.RetryOptions{MaxAttempts: 1}}
+	if _, err := a.AddMCPServer(ctx, id, url, opts); err == nil {
+		t.Fatalf("%s connected", url)
 	}
 }

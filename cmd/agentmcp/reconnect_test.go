@@ -21,7 +21,7 @@ func TestReconnect(t *testing.T) {
 	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
 	hs.SetFault(http.StatusBadGateway)
 	db := filepath.Join(t.TempDir(), "agentmcp.db")
-	runCmd(t, "add", "--db", db, "--id", "s", "s", hs.URL, "--transport", "streamable-http")
+	runCmd(t, "add", "--db", db, "--id", "s", "s", hs.URL, "--transport", "streamable-http", "--keep-if-unreachable")
 
 	r := runCmd(t, "reconnect", "--db", db, "s")
 	if line := r.errorLine(t, exitFailure); !strings.Contains(line, "reconnecting s: server error (HTTP 502 Bad Gateway)") {

@@ -34,6 +34,7 @@ func commands() []command {
 		addCommand(),
 		rmCommand(),
 		lsCommand(),
+		getCommand(),
 		reconnectCommand(),
 		toolsCommand(),
 		callCommand(),

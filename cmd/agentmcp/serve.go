@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/gateway"
+	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/postgres"
@@ -116,6 +117,13 @@ Flags:
   --drain-timeout D on SIGTERM or Ctrl-C, how long to wait for busy agents before
                     closing them (default 30s): /readyz turns 503 at once,
                     streams end, idle agents are hibernated.
+  --allow-private   let the agents reach MCP servers at private addresses
+                    (10/8, 172.16/12, 192.168/16, 100.64/10, link-local, fc00::/7),
+                    for servers on a LAN or a container network. Refused by
+                    default; cloud metadata addresses stay refused
+  --allow-net CIDR  let the agents reach this range (10.20.0.0/16, or one
+                    address), whatever else is refused: narrower than
+                    --allow-private. Repeatable
   --allow-stdio-servers
                     let API clients add stdio servers (a command, args, env
                     and cwd). RISK: whoever holds the token can then run any
@@ -186,7 +194,9 @@ taken within 10s.
 One serve at a time uses a SQLite database: serve locks it (the file
 PATH.lock holds its process id), and a second serve on it stops at once,
 naming the first. The lock goes when the first stops or dies, even by kill
--9. The terminal commands with --db do not take it. A --postgres database is
+-9. The terminal commands with --db do not take it; add --db and import --db
+hand their change to the serve that holds it (which says where it listens in
+PATH.serve) through POST /agents/{class}/{name}/reload. A --postgres database is
 not locked.
 
 Set AGENTMCP_SECRET_KEY (a passphrase of 16 bytes or more, or 32 random bytes
@@ -243,6 +253,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&mcpSessionsTotal, "mcp-sessions-total", mcpSessionsTotal, "")
 	fs.DurationVar(&mcpSessionTimeout, "mcp-session-timeout", mcpSessionTimeout, "")
 	var oauthIssuer, oauthAudience string
+	var nets netFlags
+	fs.BoolVar(&nets.private, "allow-private", false, "")
+	fs.Var(&nets.allow, "allow-net", "")
 	fs.StringVar(&oauthIssuer, "oauth-issuer", "", "")
 	fs.StringVar(&oauthAudience, "oauth-audience", "", "")
 	cf.register(fs)
@@ -257,6 +270,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErrorf("give --db or --postgres, not both")
 	}
 	logger, err := newLogger(stderr, logFormat, logLevel)
+	if err != nil {
+		return err
+	}
+	guard, err := nets.guard()
 	if err != nil {
 		return err
 	}
@@ -346,6 +363,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	// Bind first: a serve that cannot listen leaves nothing behind (no new
+	// database, no lock file).
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer l.Close() // Serve closes it too, once it has it
 	if dsn == "" {
 		// One serve per SQLite database: two would each wake its agents,
 		// connect their servers and fight over the sessions.
@@ -403,7 +427,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv, err := server.Open(ctx, st, &server.Options{
 		Cluster:           clusterOpts,
-		Agent:             &agent.Options{CallbackHost: publicURL, TracerProvider: tel.tracer, MeterProvider: tel.meter},
+		Agent:             &agent.Options{CallbackHost: publicURL, TracerProvider: tel.tracer, MeterProvider: tel.meter, Manager: &mcpclient.Options{Guard: guard}},
+		BlockedURLHint:    blockedHint,
 		Metrics:           tel.metrics,
 		Token:             token,
 		AllowStdioServers: allowStdio,
@@ -438,11 +463,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			logger.Warn("closing agents", "error", err)
 		}
 	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		closeServer()
-		return err
-	}
 	hs := srv.HTTPServer() // the connection limits; CloseStreams on Shutdown
 	hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
 	served := make(chan error, 1)
@@ -461,6 +481,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	base := "http://" + l.Addr().String()
+	if dsn == "" {
+		// agentmcp add --db and import --db on this database hand their
+		// changes to this serve (handover.go).
+		defer writeServeFile(db, base, logger)()
+	}
 	where := db
 	if dsn != "" {
 		where = "PostgreSQL"

@@ -166,7 +166,7 @@ func TestStdioServers(t *testing.T) {
 	// A server that exits at once on every start: stored, failing, its
 	// stderr in its error.
 	node := peers.EverythingCommand(t).Path
-	runCmd(t, "add", "--db", db, "--id", "broken", "broken", "--", node, "-e", "console.error('boom: MEMO_API_KEY is not set'); process.exit(3)")
+	runCmd(t, "add", "--db", db, "--id", "broken", "--keep-if-unreachable", "broken", "--", node, "-e", "console.error('boom: MEMO_API_KEY is not set'); process.exit(3)")
 
 	s := startServe(t, "--db", db)
 	st := waitState(t, s.base, "every server ready", allReady(ids...))

@@ -56,9 +56,10 @@ const targetFlagsUsage = `Target flags (which agent the command acts on):
                    http://127.0.0.1:8787)
   --token T        its access token (default $AGENTMCP_TOKEN)
   --db PATH        use this SQLite database directly instead of a server.
-                   While an agentmcp serve runs on it, use --server instead:
-                   serve sees a change made directly only when the agent next
-                   wakes
+                   While an agentmcp serve runs on it, add and import hand
+                   their change to it (with $AGENTMCP_TOKEN, if it has a
+                   token); it sees the other commands' changes when the
+                   agent next wakes
   --postgres DSN   use this PostgreSQL database directly instead
   --public-url URL
                    with --db or --postgres: the address of the agentmcp serve
@@ -100,6 +101,8 @@ type backend interface {
 	remove(ctx context.Context, id string) error
 	reconnect(ctx context.Context, id string) (agent.AddResult, error)
 	tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error)
+	// server returns one server as GET .../servers/{id} shows it.
+	server(ctx context.Context, id string) (server.ServerState, error)
 	// call calls a tool; term shows its progress and answers its
 	// elicitations, where the backend can (in this process).
 	call(ctx context.Context, serverID, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error)
@@ -169,7 +172,7 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 		if err != nil {
 			return nil, usageErrorf("--server: %v", err)
 		}
-		return &remote{c: c, base: strings.TrimSuffix(base, "/"), agent: f.agent}, nil
+		return &remote{c: c, base: strings.TrimSuffix(base, "/"), agent: f.agent, token: token}, nil
 	}
 	if f.token != "" {
 		return nil, usageErrorf("--token is for --server, not for a database")
@@ -273,6 +276,7 @@ type remote struct {
 	c     *server.Client
 	base  string
 	agent string
+	token string
 }
 
 func (r *remote) where() string { return fmt.Sprintf("agent %s at %s", r.agent, r.base) }
@@ -305,6 +309,10 @@ func (r *remote) state(ctx context.Context) (agent.MCPServersState, error) {
 
 func (r *remote) add(ctx context.Context, req server.AddRequest) (agent.AddResult, error) {
 	res, err := r.c.AddMCPServer(ctx, req)
+	var aerr *server.APIError
+	if errors.As(err, &aerr) && (aerr.Code == server.CodeNameInUse || aerr.Code == server.CodeConnectFailed || aerr.Code == server.CodeNotMCPEndpoint) {
+		return res, err // addPolicy.explain says what to do
+	}
 	return res, r.explain(err)
 }
 
@@ -317,15 +325,20 @@ func (r *remote) reconnect(ctx context.Context, id string) (agent.AddResult, err
 	return res, r.explain(err)
 }
 
+func (r *remote) server(ctx context.Context, id string) (server.ServerState, error) {
+	st, err := r.c.Server(ctx, id)
+	return st, r.explain(err)
+}
+
 func (r *remote) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {
 	t, err := r.c.ListTools(ctx, f)
 	return t, r.explain(err)
 }
 
-// call calls the tool through the API: its progress is not shown, and its
-// elicitations wait in the dashboard of serve.
-func (r *remote) call(ctx context.Context, id, tool string, args json.RawMessage, _ *terminal) (*mcp.CallToolResult, error) {
-	res, err := r.c.CallTool(ctx, id, tool, args)
+// call calls the tool through the API, with its events streamed
+// (remoteCall): term shows its progress and asks its questions.
+func (r *remote) call(ctx context.Context, id, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error) {
+	res, err := r.watchedCall(ctx, id, tool, args, term)
 	return res, r.explain(err)
 }
 
@@ -365,6 +378,14 @@ func (d *direct) remove(ctx context.Context, id string) error {
 
 func (d *direct) reconnect(ctx context.Context, id string) (agent.AddResult, error) {
 	return d.a.Reconnect(ctx, id)
+}
+
+func (d *direct) server(ctx context.Context, id string) (server.ServerState, error) {
+	st, ok := server.ServerStateOf(d.a, id)
+	if !ok {
+		return st, fmt.Errorf("no server %q", id)
+	}
+	return st, nil
 }
 
 func (d *direct) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -19,7 +21,8 @@ func toolsCommand() command {
 
 Prints a table of the tools of the agent's servers, or of the SERVERs
 given (ids, or names only one server has): server id, tool name and the
-first line of its description.
+first line of its description, sorted by server name, then tool name (as
+is --json).
 
 Flags:
   --json           print the tools, with their input schemas, as JSON
@@ -48,11 +51,11 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer b.close()
 	var f mcpclient.Filter
+	st, err := b.state(ctx)
+	if err != nil {
+		return err
+	}
 	if len(servers) > 0 {
-		st, err := b.state(ctx)
-		if err != nil {
-			return err
-		}
 		for _, ref := range servers {
 			id, err := resolveServer(st, ref)
 			if err != nil {
@@ -65,6 +68,13 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	// By server name (then id), then tool name.
+	slices.SortStableFunc(tools, func(x, y mcpclient.Tool) int {
+		return cmp.Or(
+			cmp.Compare(st.Servers[x.ServerID].Name, st.Servers[y.ServerID].Name),
+			cmp.Compare(x.ServerID, y.ServerID),
+			cmp.Compare(x.Name, y.Name))
+	})
 	if asJSON {
 		if tools == nil {
 			tools = []mcpclient.Tool{}
