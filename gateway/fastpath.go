@@ -10,11 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -281,7 +281,7 @@ func (g *Gateway) serveSessionFast(w http.ResponseWriter, r *http.Request, ls *l
 	if g.noFast.Load() || !g.httpChecked(r) || auth.TokenInfoFromContext(r.Context()) != nil {
 		return false
 	}
-	if v := r.Header.Get(protocolVersionHeader); !slices.Contains(sessionVersions, v) {
+	if v := r.Header.Get(protocolVersionHeader); !protocol.IsSession(v) {
 		return false
 	}
 	m, ok := decodeMessage(body)
@@ -326,10 +326,6 @@ func (g *Gateway) serveSessionFast(w http.ResponseWriter, r *http.Request, ls *l
 	writeResponse(w, m.id, res, err)
 	return true
 }
-
-// sessionVersions are the protocol versions of sessions that go-sdk's
-// server negotiates (its default list, before 2026-07-28).
-var sessionVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // serveStatelessFast answers a 2026-07-28 POST when it is a tools/call the
 // fast path takes; it reports whether it did. body is the request's body.

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 )
 
@@ -186,7 +187,7 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 const protocolVersionHeader = "Mcp-Protocol-Version"
 
 // firstStateless is the first protocol version without sessions.
-const firstStateless = "2026-07-28"
+const firstStateless = protocol.Stateless
 
 // ServeHTTP serves MCP over streamable HTTP: requests in 2026-07-28 (or
 // later), told by their MCP-Protocol-Version header, statelessly, and the

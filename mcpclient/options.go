@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/backoff"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/agentmcp/agentmcp/netguard"
@@ -370,22 +371,10 @@ func (o *ServerOptions) validate() error {
 	if _, err := o.Retry.withDefaults(); err != nil {
 		return err
 	}
-	if v := o.Client.ProtocolVersion; v != "" && !supportedVersion(v) {
+	if v := o.Client.ProtocolVersion; v != "" && !protocol.Supported(v) {
 		return fmt.Errorf("unsupported protocol version %q", v)
 	}
 	return nil
-}
-
-// supportedProtocolVersions are the versions agentmcp speaks, newest first.
-var supportedProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
-func supportedVersion(v string) bool {
-	for _, s := range supportedProtocolVersions {
-		if s == v {
-			return true
-		}
-	}
-	return false
 }
 
 // clone returns a copy of o that shares nothing mutable with it.

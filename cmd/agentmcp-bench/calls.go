@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/benchknob"
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -29,8 +30,8 @@ type era struct {
 }
 
 var eras = []era{
-	{"2026-07-28", pathStateless, pathFastStateless},
-	{"2025-11-25", pathStateful, pathFast},
+	{protocol.Stateless, pathStateless, pathFastStateless},
+	{protocol.LatestSession, pathStateful, pathFast},
 }
 
 // Servers of the calls section.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/internal/sse"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,9 +38,9 @@ const (
 const (
 	// ProtocolModern is the first version of the stateless era: no
 	// sessions, Mcp-Method and Mcp-Name headers, no GET stream.
-	ProtocolModern = "2026-07-28"
+	ProtocolModern = protocol.Stateless
 	// ProtocolLegacy is the newest version of the session era.
-	ProtocolLegacy = "2025-11-25"
+	ProtocolLegacy = protocol.LatestSession
 )
 
 // streamTiming bounds the reconnection of SSE streams (the legacy standalone
