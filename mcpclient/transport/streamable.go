@@ -20,6 +20,7 @@ import (
 	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/internal/sse"
+	"github.com/agentmcp/agentmcp/mcpclient/transport/internal/h1"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -155,7 +156,7 @@ func (t *Streamable) Connect(context.Context) (mcp.Connection, error) {
 	c.counter = counterOf(t.Counter)
 	c.logger = loggerOf(t.Logger)
 	c.timing = t.timing
-	c.streams.dialer = t.Dialer
+	c.streams.Dialer = t.Dialer
 	if c.timing == (streamTiming{}) {
 		c.timing = defaultStreamTiming
 	}
@@ -186,7 +187,7 @@ type streamableConn struct {
 	cancel   context.CancelFunc
 	incoming chan jsonrpc.Message
 	wg       sync.WaitGroup // stream readers
-	streams  streamVia      // how standing streams are opened
+	streams  h1.Via         // how standing streams are opened
 
 	closeOnce sync.Once
 	closeErr  error
@@ -538,9 +539,9 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 	var resp *http.Response
 	if call != nil && call.Method == "subscriptions/listen" {
 		// A standing stream, which may have a connection of its own.
-		resp, err = c.streams.openStream(c.client, req)
+		resp, err = c.streams.OpenStream(c.client, req)
 	} else {
-		resp, err = c.streams.do(c.client, req)
+		resp, err = c.streams.Do(c.client, req)
 	}
 	if err != nil {
 		release()
@@ -720,7 +721,7 @@ var (
 // checkResponse turns an unusable response into an error. The body is left
 // for the caller to close.
 func (c *streamableConn) checkResponse(req *http.Request, resp *http.Response) error {
-	c.streams.noteProto(resp)
+	c.streams.NoteProto(resp)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if req.Method == http.MethodPost {
 			c.mu.Lock()
@@ -1006,9 +1007,9 @@ func (c *streamableConn) get(ctx context.Context, lastID string, standing bool) 
 	}
 	var resp *http.Response
 	if standing {
-		resp, err = c.streams.openStream(c.client, req)
+		resp, err = c.streams.OpenStream(c.client, req)
 	} else {
-		resp, err = c.streams.do(c.client, req)
+		resp, err = c.streams.Do(c.client, req)
 	}
 	if err != nil {
 		return nil, safetext.Err(err)
@@ -1041,7 +1042,7 @@ type streamResult struct {
 func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call jsonrpc.ID, cl *Call, long bool) streamResult {
 	var r streamResult
 	var sr *sse.Reader
-	if wait := idleWaitOf(body); long && wait != nil {
+	if wait := h1.IdleWaitOf(body); long && wait != nil {
 		sr = sse.NewIdleReader(body, c.maxMessageSize, wait) // holds no buffer while idle
 	} else if long {
 		sr = sse.NewLongReader(body, c.maxMessageSize)
@@ -1146,7 +1147,7 @@ func (c *streamableConn) Close() error {
 			}
 			if err == nil {
 				var resp *http.Response
-				if resp, err = c.streams.do(c.client, req); err == nil {
+				if resp, err = c.streams.Do(c.client, req); err == nil {
 					resp.Body.Close()
 				}
 			}
@@ -1203,7 +1204,7 @@ func newIdleReader(r io.Reader, d time.Duration, cancel context.CancelFunc) *idl
 	return &idleReader{r: r, d: d, timer: time.AfterFunc(d, cancel)}
 }
 
-func (r *idleReader) idleWait() func() error { return idleWaitOf(r.r) }
+func (r *idleReader) IdleWait() func() error { return h1.IdleWaitOf(r.r) }
 
 func (r *idleReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
