@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/benchopt"
 	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/backoff"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
@@ -127,6 +128,12 @@ type Options struct {
 	// status descriptions. False (the default) records none of them; header
 	// values, tokens and URL userinfo are never recorded.
 	RecordContent bool
+
+	// Bench is for agentmcp's benchmark (cmd/agentmcp-bench) alone: it
+	// turns parts of the Manager off, so that the benchmark can measure
+	// what they cost. Its type is internal to this module, so no other
+	// program can set it. Nil turns nothing off.
+	Bench *benchopt.Options
 }
 
 // Version is the version of agentmcp, reported in ClientInfo by default.

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/trace/embedded"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/agentmcp/agentmcp/internal/benchopt"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oteltest"
 	"github.com/agentmcp/agentmcp/mcpclient"
@@ -619,4 +620,35 @@ type swapTracer struct {
 
 func (t swapTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	return (*t.p.cur.Load()).Tracer(t.name, t.opts...).Start(ctx, name, opts...)
+}
+
+// TestBenchNoRequestTelemetry: Options.Bench.NoRequestTelemetry, which the
+// benchmark sets for its "telemetry off" client, builds a Manager without
+// the per-request spans; a Manager built without it, at the same time,
+// keeps them (the setting is the Manager's, not the process's).
+func TestBenchNoRequestTelemetry(t *testing.T) {
+	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server })
+	for _, tt := range []struct {
+		name  string
+		bench *benchopt.Options
+		spans int
+	}{
+		{"off", &benchopt.Options{NoRequestTelemetry: true}, 0},
+		{"default", nil, 1},
+		{"zero", &benchopt.Options{}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newOtel(t)
+			opts := o.options()
+			opts.Bench = tt.bench
+			m := newManager(t, opts)
+			connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
+			if _, err := m.CallTool(testCtx(t), "s1", "echo", map[string]any{"text": "hi"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(o.named("tools/call echo")); got != tt.spans {
+				t.Errorf("%d tools/call spans, want %d; spans: %s", got, tt.spans, spanNames(o.spans.Ended()))
+			}
+		})
+	}
 }
