@@ -110,7 +110,7 @@ type Gateway struct {
 
 // New returns a Gateway for a, which it exposes until Close: it builds the
 // MCP server and its handlers and lists a's catalogs, without network I/O.
-// It takes over a's elicitation and sampling handlers (Manager().
+// It takes over a's elicitation and sampling handlers (Agent.
 // ConfigureElicitationHandlers, ConfigureSampling), passing to the ones in
 // place what no downstream client takes; configure those first. Close the
 // Gateway before a.
