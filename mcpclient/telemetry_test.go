@@ -46,7 +46,6 @@ func newOtel(t *testing.T) *otelHarness {
 
 var (
 	attrMap        = oteltest.AttrMap
-	hasAttrs       = oteltest.HasAttrs
 	histogramCount = oteltest.HistogramCount
 	gaugeValue     = oteltest.IntValue
 )
@@ -365,17 +364,17 @@ func scanTelemetry(t *testing.T, o *otelHarness, secret string) []string {
 		check("span name", s.Name())
 		check("status", s.Status().Description)
 		for _, kv := range s.Attributes() {
-			check(s.Name()+" "+string(kv.Key), kv.Value.Emit())
+			check(s.Name()+" "+string(kv.Key), kv.Value.String())
 		}
 		for _, ev := range s.Events() {
 			check("event", ev.Name)
 			for _, kv := range ev.Attributes {
-				check("event "+string(kv.Key), kv.Value.Emit())
+				check("event "+string(kv.Key), kv.Value.String())
 			}
 		}
 		for _, l := range s.Links() {
 			for _, kv := range l.Attributes {
-				check("link "+string(kv.Key), kv.Value.Emit())
+				check("link "+string(kv.Key), kv.Value.String())
 			}
 		}
 	}
@@ -402,7 +401,7 @@ func scanTelemetry(t *testing.T, o *otelHarness, secret string) []string {
 			}
 			for _, set := range sets {
 				for _, kv := range set.ToSlice() {
-					check(mt.Name+" "+string(kv.Key), kv.Value.Emit())
+					check(mt.Name+" "+string(kv.Key), kv.Value.String())
 				}
 			}
 		}

@@ -24,8 +24,6 @@ const (
 	maxLineSize = 4 << 10
 )
 
-func newStderrTail(logger *slog.Logger) *stderrTail { return &stderrTail{logger: logger} }
-
 func (t *stderrTail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
