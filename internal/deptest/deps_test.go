@@ -200,7 +200,7 @@ func TestNoHarnessInLibraries(t *testing.T) {
 			}
 		}
 	}
-	if n < 40 {
+	if n < 30 {
 		t.Errorf("only %d library packages checked", n)
 	}
 }
