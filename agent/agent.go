@@ -64,7 +64,7 @@ type Options struct {
 	// pending Elicitation (Elicitations, AnswerElicitation, Watch) for an
 	// API or a dashboard to answer, and cancelled when no answer comes
 	// within ElicitationTimeout or the agent closes. Zero leaves
-	// elicitation to the application (Manager().ConfigureElicitationHandlers).
+	// elicitation to the application (ConfigureElicitationHandlers).
 	ElicitationTimeout time.Duration
 
 	// Dormant opens the agent without restoring its connections: its

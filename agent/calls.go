@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/aitools"
 	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/oauth"
@@ -72,6 +73,18 @@ func (a *Agent) ListResources(f mcpclient.Filter) []mcpclient.Resource {
 func (a *Agent) ListResourceTemplates(f mcpclient.Filter) []mcpclient.ResourceTemplate {
 	return listStored(a, f, a.m.ListResourceTemplates)
 }
+
+// Servers returns a snapshot of each server registered with the agent's
+// Manager, in the order they were registered: its id, its name, its live
+// state and what its handshake said (mcpclient.Manager.Servers). For the
+// stored servers as an API shows them, see MCPServers.
+func (a *Agent) Servers() []mcpclient.ServerInfo { return a.m.Servers() }
+
+// AITools returns the tools of the agent's servers that f selects as LLM
+// tools, with keys unique over all of them (mcpclient.Manager.AITools):
+// what a model adapter, or a layer that exposes the agent's tools under
+// those keys (package gateway), needs.
+func (a *Agent) AITools(f mcpclient.Filter) *aitools.ToolSet { return a.m.AITools(f) }
 
 // CheckURL reports why the agent's SSRF guard would refuse a server URL,
 // or nil (see mcpclient.Manager.CheckURL).

@@ -164,9 +164,13 @@
 // ListTools, ListPrompts, ListResources and ListResourceTemplates list
 // the catalogs of its stored servers, each item tagged with its server id
 // (mcpclient.Filter selects servers and states). A call to a server still
-// connecting, after Open or a wake, waits for that server alone. Manager
-// gives the mcpclient.Manager underneath, for what the Agent does not
-// offer (AITools, events, sampling and roots handlers).
+// connecting, after Open or a wake, waits for that server alone. AITools
+// gives the tools as LLM tools (keys unique over every server), and
+// Servers each live server with its name and state.
+// ConfigureElicitationHandlers and ConfigureSampling set the handlers of
+// the servers' requests for input (ElicitationHandlers and SamplingHandler
+// read them). Manager gives the mcpclient.Manager underneath, for what the
+// Agent does not offer (events, roots).
 //
 // # Exposure
 //

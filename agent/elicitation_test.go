@@ -141,7 +141,7 @@ func TestElicitationPersisted(t *testing.T) {
 			}
 
 			// The next restart advertises nothing.
-			a, st = restart(a, st)
+			a, _ = restart(a, st)
 			if got := seen(a); got != "" {
 				t.Errorf("second restart advertised %q", got)
 			}

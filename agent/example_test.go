@@ -2,19 +2,25 @@ package agent_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"testing"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
@@ -23,13 +29,18 @@ import (
 // of its tools.
 func ExampleAgent_AddMCPServer() {
 	ctx := context.Background()
-	t := newExampleT()
-	defer t.cleanup()
-	// An MCP server on 127.0.0.1 stands in for a remote one.
-	docs := mcptest.NewServer("docs")
-	hs := mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return docs.Server })
+	// A go-sdk MCP server on 127.0.0.1 stands in for a remote one.
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return docsServer(nil) },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	defer hs.Close()
 
-	st, err := sqlite.Open(ctx, filepath.Join(t.dir(), "agents.db"), nil)
+	dir, err := os.MkdirTemp("", "agent-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "agents.db"), nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,15 +84,20 @@ func ExampleAgent_AddMCPServer() {
 // HandleOAuthCallback); the server is then ready.
 func ExampleAgent_HandleOAuthCallback() {
 	ctx := context.Background()
-	t := newExampleT()
-	defer t.cleanup()
-	// A fake authorization server and an MCP server it protects, on
-	// 127.0.0.1.
-	as := oauthtest.NewServer(t, nil)
-	private := mcptest.NewServer("private")
-	resource := as.ServeMCP(t, mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return private.Server }), nil)
+	// An authorization server and an MCP server it protects, on
+	// 127.0.0.1 (see authServer and protectedServer below).
+	as := newAuthServer()
+	defer as.Close()
+	resource := protectedServer(as)
+	defer resource.Close()
 
-	st, err := sqlite.Open(ctx, filepath.Join(t.dir(), "agents.db"), nil)
+	dir, err := os.MkdirTemp("", "agent-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "agents.db"), nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -111,7 +127,7 @@ func ExampleAgent_HandleOAuthCallback() {
 	// origin itself).
 	a.ConfigureOAuthCallback(agent.OAuthCallbackConfig{SuccessRedirect: "/signed-in"})
 
-	res, err := a.AddMCPServer(ctx, "Private", resource.URL, &agent.AddOptions{ID: "private"})
+	res, err := a.AddMCPServer(ctx, "Private", resource.URL+"/mcp", &agent.AddOptions{ID: "private"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -120,14 +136,20 @@ func ExampleAgent_HandleOAuthCallback() {
 
 	// The user opens res.AuthURL and signs in; the authorization server
 	// redirects the browser to the callback, which reaches the agent.
-	loc, err := as.VisitAuthURL(ctx, res.AuthURL)
+	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := browser.Get(res.AuthURL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	loc, err := resp.Location()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println("callback path:", loc.Path)
-	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := browser.Get(loc.String())
+	resp, err = browser.Get(loc.String())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -159,15 +181,27 @@ func ExampleAgent_HandleOAuthCallback() {
 // without a new handshake.
 func ExampleHost() {
 	ctx := context.Background()
-	t := newExampleT()
-	defer t.cleanup()
-	// A legacy (session) server on 127.0.0.1, behind a proxy that counts
-	// the handshakes (initialize requests) it passes.
-	docs := mcptest.NewServer("docs")
-	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return docs.Server })
-	proxy, counts := mcptest.CountingProxy(t, hs.URL)
+	// A go-sdk MCP server on 127.0.0.1 that keeps sessions (the 2025-11-25
+	// era), counting the handshakes its clients complete.
+	var handshakes atomic.Int32
+	docs := docsServer(&mcp.ServerOptions{
+		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { handshakes.Add(1) },
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return docs }, nil))
+	defer hs.Close()
+	defer func() { // the sessions it keeps for its clients to resume
+		for ss := range docs.Sessions() {
+			ss.Close()
+		}
+	}()
 
-	st, err := sqlite.Open(ctx, filepath.Join(t.dir(), "agents.db"), nil)
+	dir, err := os.MkdirTemp("", "agent-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "agents.db"), nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -182,7 +216,7 @@ func ExampleHost() {
 		fmt.Println(err)
 		return
 	}
-	res, err := a.AddMCPServer(ctx, "Docs", proxy.URL, &agent.AddOptions{ID: "docs"})
+	res, err := a.AddMCPServer(ctx, "Docs", hs.URL, &agent.AddOptions{ID: "docs"})
 	release() // a must not be used after this
 	if err != nil {
 		fmt.Println(err)
@@ -212,7 +246,7 @@ func ExampleHost() {
 	tools := a.ListTools(mcpclient.Filter{ServerID: []string{"docs"}})
 	fmt.Println("tools of docs:", slices.ContainsFunc(tools, func(t mcpclient.Tool) bool { return t.Name == "add" }))
 	s := host.Stats()
-	fmt.Println("wakes:", s.Wakes, "hibernations:", s.Hibernations, "handshakes:", counts.Handshakes.Load())
+	fmt.Println("wakes:", s.Wakes, "hibernations:", s.Hibernations, "handshakes:", handshakes.Load())
 	// Output:
 	// added: docs ready awake: [assistant/alice]
 	// hibernated: true awake: []
@@ -221,40 +255,111 @@ func ExampleHost() {
 	// wakes: 2 hibernations: 1 handshakes: 1
 }
 
-// exampleT is the part of testing.TB that internal/mcptest and
-// internal/oauthtest use, for examples, which have no testing.TB: Cleanup
-// functions run at cleanup, and a failure panics (failing the example).
-type exampleT struct {
-	testing.TB // nil: the methods below are all that are called
-	cleanups   []func()
-	tmp        string
+// docsServer returns a go-sdk MCP server with one tool, "add".
+func docsServer(opts *mcp.ServerOptions) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1.0.0"}, opts)
+	type addArgs struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(in.A + in.B)}}}, nil, nil
+		})
+	return s
 }
 
-func newExampleT() *exampleT { return &exampleT{} }
-
-func (t *exampleT) Helper()                      {}
-func (t *exampleT) Logf(string, ...any)          {}
-func (t *exampleT) Cleanup(f func())             { t.cleanups = append(t.cleanups, f) }
-func (t *exampleT) Errorf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
-func (t *exampleT) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
-func (t *exampleT) Fatal(args ...any)            { panic(fmt.Sprint(args...)) }
-
-// dir returns a temporary directory, removed at cleanup.
-func (t *exampleT) dir() string {
-	if t.tmp == "" {
-		dir, err := os.MkdirTemp("", "agent-example-")
-		if err != nil {
-			panic(err)
-		}
-		t.tmp = dir
-		t.Cleanup(func() { os.RemoveAll(dir) })
-	}
-	return t.tmp
+// authServer is the smallest authorization server the flow needs, on
+// 127.0.0.1: RFC 8414 metadata, dynamic registration, an authorization
+// endpoint that signs the user in at once, and a token endpoint. It checks
+// nothing a real one would (PKCE, the client, the redirect URI): it only
+// shows the flow.
+type authServer struct {
+	*httptest.Server
+	mu     sync.Mutex
+	issued map[string]bool // access tokens
+	codes  atomic.Int32    // sign-ins
+	tokens atomic.Int32    // token responses
 }
 
-// cleanup runs the Cleanup functions, last first.
-func (t *exampleT) cleanup() {
-	for i := len(t.cleanups) - 1; i >= 0; i-- {
-		t.cleanups[i]()
+func newAuthServer() *authServer {
+	as := &authServer{issued: map[string]bool{}}
+	mux := http.NewServeMux()
+	as.Server = httptest.NewServer(mux)
+	writeJSON := func(w http.ResponseWriter, status int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(v)
 	}
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{
+			"issuer":                           as.URL,
+			"authorization_endpoint":           as.URL + "/authorize",
+			"token_endpoint":                   as.URL + "/token",
+			"registration_endpoint":            as.URL + "/register",
+			"response_types_supported":         []string{"code"},
+			"grant_types_supported":            []string{"authorization_code", "refresh_token"},
+			"code_challenge_methods_supported": []string{"S256"},
+		})
+	})
+	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
+		var meta map[string]any
+		json.NewDecoder(r.Body).Decode(&meta)
+		meta["client_id"] = "client-" + rand.Text()
+		writeJSON(w, http.StatusCreated, meta)
+	})
+	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		as.codes.Add(1)
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		back.RawQuery = url.Values{"code": {rand.Text()}, "state": {q.Get("state")}}.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		as.tokens.Add(1)
+		tok := rand.Text()
+		as.mu.Lock()
+		as.issued[tok] = true
+		as.mu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]any{
+			"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rand.Text(),
+		})
+	})
+	return as
+}
+
+// verify is the resource server's check of an access token.
+func (as *authServer) verify(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if !as.issued[tok] {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
+}
+
+// protectedServer is a go-sdk MCP server with a tool "echo" at /mcp on
+// 127.0.0.1, which takes the tokens of as (RFC 9728 metadata tells
+// clients where to get them).
+func protectedServer(as *authServer) *httptest.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1.0.0"}, nil)
+	type echoArgs struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echoes its text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+	mux := http.NewServeMux()
+	hs := httptest.NewUnstartedServer(mux)
+	origin := "http://" + hs.Listener.Addr().String()
+	metadata := "/.well-known/oauth-protected-resource/mcp"
+	mux.Handle(metadata, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:             origin + "/mcp",
+		AuthorizationServers: []string{as.URL},
+	}))
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	mux.Handle("/mcp", auth.RequireBearerToken(as.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: origin + metadata})(handler))
+	hs.Start()
+	return hs
 }

@@ -35,8 +35,8 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/cluster/lease"
 	"github.com/agentmcp/agentmcp/store"
-	"github.com/agentmcp/agentmcp/store/postgres"
 )
 
 // Defaults of Options.
@@ -79,6 +79,48 @@ type Options struct {
 	now func() time.Time // the local clock; nil means time.Now
 }
 
+// LeaseStore is what a Replica needs of the database its cluster shares:
+// the replicas' rows, the agents' leases and the hints about them. Every
+// expiry is set and judged by the database's clock, never by a replica's;
+// store/postgres implements it (its doc gives each method's guarantee).
+// Its methods are safe for concurrent use.
+type LeaseStore interface {
+	// RegisterReplica adds the replica id, live until ttl from now, in
+	// state lease.ReplicaLive; an id that has a row, live or expired,
+	// fails (wrapping store.ErrConflict).
+	RegisterReplica(ctx context.Context, id, clusterURL, version string, ttl time.Duration) error
+	// Heartbeat renews the live replica id until ttl from now, with its
+	// load; false means its row had expired or is gone: it lost every
+	// lease and must register again under a new id.
+	Heartbeat(ctx context.Context, id string, ttl time.Duration, awake int) (bool, error)
+	// SetReplicaState sets the state of the replica id.
+	SetReplicaState(ctx context.Context, id, state string) error
+	// DeleteReplica deletes the row of the replica id; none is no error.
+	DeleteReplica(ctx context.Context, id string) error
+	// LiveReplicas returns the live replicas, those in state
+	// lease.ReplicaLive first, each group least loaded first.
+	LiveReplicas(ctx context.Context) ([]lease.Replica, error)
+
+	// Claim makes the live replica the owner of the agent ns under a new
+	// epoch, unless another live replica owns it (false).
+	Claim(ctx context.Context, ns, replica string) (store.Fence, bool, error)
+	// Release gives back the lease f names, if it is still the current one.
+	Release(ctx context.Context, f store.Fence) error
+	// ReleaseAll gives back every lease of the replica.
+	ReleaseAll(ctx context.Context, replica string) error
+	// Resolve returns the lease of the agent ns.
+	Resolve(ctx context.Context, ns string) (lease.Owner, error)
+	// UnownedKeepAwake returns up to limit agents with a keep-awake server
+	// that no live replica owns.
+	UnownedKeepAwake(ctx context.Context, limit int) ([]string, error)
+
+	// Listen calls fn with the payload of each hint, in order: "" once
+	// first, when it listens (hints before were missed), then each
+	// namespace whose lease was given back. It returns nil when ctx ends,
+	// or the error that ended its connection (call it again to resume).
+	Listen(ctx context.Context, fn func(payload string)) error
+}
+
 // ErrUntrusted is the Gate's error while the replica does not trust its
 // leases.
 var ErrUntrusted = errors.New("cluster: this replica's leases are not trusted (the database could not be reached in time)")
@@ -86,7 +128,7 @@ var ErrUntrusted = errors.New("cluster: this replica's leases are not trusted (t
 // Replica is one process's membership of a cluster. It implements
 // agent.Directory.
 type Replica struct {
-	st     *postgres.Store
+	st     LeaseStore
 	opts   Options
 	logger *slog.Logger
 	quit   chan struct{}
@@ -114,8 +156,9 @@ var (
 	_ agent.ClaimGater = (*Replica)(nil)
 )
 
-// Join registers a new replica on st and starts renewing it. Leave ends it.
-func Join(ctx context.Context, st *postgres.Store, opts *Options) (*Replica, error) {
+// Join registers a new replica on st (a *postgres.Store) and starts
+// renewing it. Leave ends it.
+func Join(ctx context.Context, st LeaseStore, opts *Options) (*Replica, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -419,12 +462,12 @@ func (r *Replica) Release(ctx context.Context, f store.Fence) error {
 }
 
 // Resolve returns the owner of the agent ns.
-func (r *Replica) Resolve(ctx context.Context, ns string) (postgres.Owner, error) {
+func (r *Replica) Resolve(ctx context.Context, ns string) (lease.Owner, error) {
 	return r.st.Resolve(ctx, ns)
 }
 
 // LiveReplicas returns the live replicas, least loaded first.
-func (r *Replica) LiveReplicas(ctx context.Context) ([]postgres.Replica, error) {
+func (r *Replica) LiveReplicas(ctx context.Context) ([]lease.Replica, error) {
 	return r.st.LiveReplicas(ctx)
 }
 
@@ -439,7 +482,7 @@ func (r *Replica) UnownedKeepAwake(ctx context.Context, limit int) ([]string, er
 // others stop sending it new ones. The caller then hibernates its agents
 // and calls Leave.
 func (r *Replica) Drain(ctx context.Context) error {
-	return r.st.SetReplicaState(ctx, r.ID(), postgres.ReplicaDraining)
+	return r.st.SetReplicaState(ctx, r.ID(), lease.ReplicaDraining)
 }
 
 // Leave stops renewing the replica, gives back every lease it holds and

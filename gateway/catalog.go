@@ -78,9 +78,8 @@ func (g *Gateway) sync() {
 	if closed {
 		return
 	}
-	m := g.a.Manager()
 	ready := map[string]string{} // server id -> label
-	for _, info := range m.Servers() {
+	for _, info := range g.a.Servers() {
 		if info.State == mcpclient.StateReady && g.exposed(info.ID, "") {
 			label := info.Name
 			if label == "" || label == info.ID {
@@ -94,7 +93,7 @@ func (g *Gateway) sync() {
 
 	// Tools.
 	tools := map[string]toolEntry{}
-	for t := range m.AITools(mcpclient.Filter{}).All() {
+	for t := range g.a.AITools(mcpclient.Filter{}).All() {
 		label, ok := ready[t.ServerID]
 		if !ok || !g.exposed(t.ServerID, t.Name) {
 			continue

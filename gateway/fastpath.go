@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated from 2026-07-28 on (SEP-2577); agentmcp speaks the earlier eras too, which have them
+
 package gateway
 
 import (
@@ -10,11 +12,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -280,7 +282,7 @@ func (g *Gateway) serveSessionFast(w http.ResponseWriter, r *http.Request, ls *l
 	if g.noFast.Load() || !g.httpChecked(r) {
 		return false
 	}
-	if v := r.Header.Get(protocolVersionHeader); !slices.Contains(sessionVersions, v) {
+	if v := r.Header.Get(protocolVersionHeader); !protocol.IsSession(v) {
 		return false
 	}
 	m, ok := decodeMessage(body)
@@ -325,10 +327,6 @@ func (g *Gateway) serveSessionFast(w http.ResponseWriter, r *http.Request, ls *l
 	writeResponse(w, m.id, res, err)
 	return true
 }
-
-// sessionVersions are the protocol versions of sessions that go-sdk's
-// server negotiates (its default list, before 2026-07-28).
-var sessionVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // serveStatelessFast answers a 2026-07-28 POST when it is a tools/call the
 // fast path takes; it reports whether it did. body is the request's body.

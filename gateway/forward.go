@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated from 2026-07-28 on (SEP-2577); agentmcp speaks the earlier eras too, which have them
+
 package gateway
 
 import (
@@ -280,17 +282,16 @@ func (p *progress) stop() {
 // call it belongs to when that client takes it, else to the handler in
 // place before.
 func (g *Gateway) installHandlers() {
-	m := g.a.Manager()
-	g.fallbackElicit = m.ElicitationHandlers()
+	g.fallbackElicit = g.a.ElicitationHandlers()
 	if g.fallbackElicit == nil {
 		g.fallbackElicit = &input.ElicitationHandlers{}
 	}
-	g.fallbackSample = m.SamplingHandler()
+	g.fallbackSample = g.a.SamplingHandler()
 	h := *g.fallbackElicit
 	h.Form = g.elicit("form", g.fallbackElicit.Form)
 	h.URL = g.elicit("url", g.fallbackElicit.URL)
-	m.ConfigureElicitationHandlers(&h)
-	m.ConfigureSampling(g.sample)
+	g.a.ConfigureElicitationHandlers(&h)
+	g.a.ConfigureSampling(g.sample)
 }
 
 // errNoClient is the error of a request for input that neither a

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 )
 
@@ -135,7 +136,7 @@ type Gateway struct {
 
 // New returns a Gateway for a, which it exposes until Close: it builds the
 // MCP server and its handlers and lists a's catalogs, without network I/O.
-// It takes over a's elicitation and sampling handlers (Manager().
+// It takes over a's elicitation and sampling handlers (Agent.
 // ConfigureElicitationHandlers, ConfigureSampling), passing to the ones in
 // place what no downstream client takes; configure those first. Close the
 // Gateway before a.
@@ -220,7 +221,7 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 const protocolVersionHeader = "Mcp-Protocol-Version"
 
 // firstStateless is the first protocol version without sessions.
-const firstStateless = "2026-07-28"
+const firstStateless = protocol.Stateless
 
 // ServeHTTP serves MCP over streamable HTTP: requests in 2026-07-28 (or
 // later), told by their MCP-Protocol-Version header, statelessly, and the

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated from 2026-07-28 on (SEP-2577); agentmcp speaks the earlier eras too, which have them
+
 package gateway_test
 
 import (
@@ -79,9 +81,6 @@ func newEnv(t testing.TB, opts *gateway.Options) *env {
 	e.URL = mcptest.ServeHandler(t, e.g).URL
 	return e
 }
-
-// elicitAnswer is what the "ask" tool received.
-type elicitAnswer struct{ action, name string }
 
 // addElicitTool adds to s a tool "ask" that asks the client for a name
 // (elicitation, form mode) and returns the answer.

@@ -250,54 +250,6 @@ func (c *server) listTemplates(ctx context.Context, s *session) ([]*mcp.Resource
 	})
 }
 
-// listPage requests one page of a list. On a legacy session over one of
-// our HTTP transports, whose lists directMiddleware sends itself, the
-// request goes through the Manager's sending middleware (sessionHooks.send:
-// telemetry, the calls in flight, URL elicitations, then the transport)
-// without go-sdk's session method, and direct is true. That method adds
-// nothing to a legacy list but a check of the tools' x-mcp-header
-// annotations, which encodes and decodes every tool's input schema again
-// (the Manager checks them cheaply: toolfilter.Valid). A 2026-07-28 session keeps
-// go-sdk's method, which adds the request _meta of that era (and keeps
-// go-sdk's list cache, which the Manager's middleware bypasses). sdk is
-// that method.
-func listPage[P mcp.Params, R mcp.Result](ctx context.Context, s *session, method string, params P, sdk func(context.Context, P) (R, error)) (r R, direct bool, err error) {
-	if !s.listsDirect() {
-		r, err = sdk(ctx, params)
-		return r, false, err
-	}
-	res, err := s.hooks.send(ctx, method, &mcp.ClientRequest[P]{Session: s.cs, Params: params})
-	if err != nil {
-		return r, true, err
-	}
-	r, ok := res.(R)
-	if !ok {
-		return r, true, fmt.Errorf("%s: unexpected result %T", method, res)
-	}
-	return r, true, nil
-}
-
-// listsDirect reports whether listPage sends the session's lists through
-// its middleware alone: a legacy session on a connection that
-// directMiddleware sends lists on.
-func (s *session) listsDirect() bool {
-	if s.hooks == nil || s.hooks.send == nil {
-		return false
-	}
-	if init := s.cs.InitializeResult(); init == nil || init.ProtocolVersion >= protocolModern {
-		return false
-	}
-	_, ok := s.raw.(transport.DirectCaller)
-	_, ok2 := s.conn.(*sessionConn)
-	return ok && ok2
-}
-
-// notSentDirectly ends sessionHooks.send, below directMiddleware, which
-// sends every request listPage hands it.
-func notSentDirectly(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
-	return nil, fmt.Errorf("%s was not sent on the transport's direct path", method)
-}
-
 // Kinds of catalog a list_changed notification refreshes.
 const (
 	kindTools = iota

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/gate"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -119,6 +120,6 @@ func isSessionLost(err error) bool {
 
 // The protocol versions that mark the eras.
 const (
-	protocolModern = transport.ProtocolModern
-	protocolLegacy = transport.ProtocolLegacy
+	protocolModern = protocol.Stateless
+	protocolLegacy = protocol.LatestSession
 )

@@ -3,8 +3,8 @@ package mcpclient_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -15,13 +15,21 @@ func Example() {
 	m := mcpclient.New(nil)
 	defer m.Close(ctx)
 
-	// An in-process server stands in for a remote one; a URL or a Command
-	// works the same way.
-	server := mcptest.NewServer("demo")
+	// An in-process go-sdk server with one tool stands in for a remote
+	// one; a URL or a Command works the same way.
+	server := mcp.NewServer(&mcp.Implementation{Name: "demo", Version: "1.0.0"}, nil)
+	type addArgs struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(in.A + in.B)}}}, nil, nil
+		})
 	m.RegisterServer(ctx, "demo", mcpclient.ServerOptions{
 		Name: "Demo",
 		InProcess: func(context.Context, map[string]any) (*mcp.Server, error) {
-			return server.Server, nil
+			return server, nil
 		},
 	})
 	res, _ := m.ConnectToServer(ctx, "demo")

@@ -1,26 +1,21 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated from 2026-07-28 on (SEP-2577); agentmcp speaks the earlier eras too, which have them
+
 package mcpclient
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/inbound"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/inflight"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/roots"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/telemetry"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/urlelicit"
-	"github.com/agentmcp/agentmcp/mcpclient/transport"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,7 +65,7 @@ type sessionHooks struct {
 	seeded   bool                    // caps.Elicitation is the connection's seed
 	seedUsed atomic.Bool             // a request of the seeded session succeeded
 	directID atomic.Int64            // the last id of a request sent by directMiddleware
-	send     mcp.MethodHandler       // the sending middleware without go-sdk's session (discover.go)
+	send     mcp.MethodHandler       // the sending middleware without go-sdk's session (direct.go)
 	tel      *telemetry.Session      // its telemetry attributes (telemetry.go)
 	roots    *roots.Syncer           // keeps the client's roots current (roots.go)
 
@@ -119,12 +114,7 @@ func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 		h.client.AddReceivingMiddleware(m.tel.Receiving(h.tel))
 		sending = slices.Insert(sending, 0, traced)
 	}
-	// The same middleware, in the same order, over nothing: for the
-	// requests directMiddleware always sends itself (discover.go).
-	h.send = notSentDirectly
-	for _, mw := range slices.Backward(sending) {
-		h.send = mw(h.send)
-	}
+	h.send = overNothing(sending)
 	h.roots = roots.NewSyncer(h.client, list, m.currentRoots, m.goBackground)
 	c.hooks.mu.Lock()
 	c.hooks.latest = h
@@ -185,117 +175,6 @@ func (h *sessionHooks) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		}
 		return res, nil
 	}
-}
-
-// directMiddleware sends tools/call, the four list requests and the
-// handshake (initialize, server/discover; a resumed session's is answered
-// locally by the transport) of a session on one of our own HTTP
-// transports straight through its
-// connection (transport.DirectCaller): the response comes back on the
-// caller's goroutine, its result decoded once from the bytes, without
-// go-sdk's jsonrpc2 bookkeeping, goroutine handoffs and its streaming
-// decoder (docs/PERFORMANCE.md). It is the innermost of the Manager's
-// middleware, so that they (telemetry, the calls in flight, the
-// elicitation seed, URL elicitations) see every request the same either
-// way. Everything else goes through go-sdk, as do:
-//
-//   - a call with a progress token: its progress notifications, handed to
-//     go-sdk's reading of the connection, must all be routed (sessionConn)
-//     before the call returns, which only go-sdk's own wait ensures;
-//   - a 2026-07-28 input_required result: go-sdk's multi round-trip
-//     middleware, below this one, fulfils the input requests, so the
-//     request goes again through it; the transport answers its first
-//     round locally with the result it already has (transport.DirectCaller),
-//     so the server sees the rounds it would have seen.
-//
-// Its requests have string ids ("agentmcp-N"), apart from go-sdk's
-// integers: both kinds are unique on the session.
-func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		dc, ok := h.s.raw.(transport.DirectCaller)
-		if !ok {
-			return next(ctx, method, req)
-		}
-		pc, ok := h.s.conn.(*sessionConn)
-		if !ok {
-			return next(ctx, method, req)
-		}
-		var res mcp.Result
-		switch method {
-		case "tools/call":
-			if p, ok := req.GetParams().(*mcp.CallToolParams); !ok || p.GetProgressToken() != nil {
-				return next(ctx, method, req)
-			}
-			res = &mcp.CallToolResult{}
-		case "tools/list":
-			res = &mcp.ListToolsResult{}
-		case "prompts/list":
-			res = &mcp.ListPromptsResult{}
-		case "resources/list":
-			res = &mcp.ListResourcesResult{}
-		case "resources/templates/list":
-			res = &mcp.ListResourceTemplatesResult{}
-		case "initialize":
-			res = &mcp.InitializeResult{}
-		case "server/discover":
-			res = &mcp.DiscoverResult{}
-		default:
-			return next(ctx, method, req)
-		}
-		params, err := marshalParams(req.GetParams())
-		if err != nil {
-			return nil, fmt.Errorf("calling %q: %w", method, err)
-		}
-		id, _ := jsonrpc.MakeID("agentmcp-" + strconv.FormatInt(h.directID.Add(1), 10))
-		if err := pc.callDirect(ctx, dc, &jsonrpc.Request{ID: id, Method: method, Params: params}, res); err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return nil, ctx.Err() // as go-sdk returns it
-			case errors.Is(err, mcp.ErrConnectionClosed):
-				return nil, err
-			}
-			return nil, fmt.Errorf("calling %q: %w", method, err)
-		}
-		if r, ok := res.(*mcp.CallToolResult); ok && r.NeedsInput() {
-			return next(ctx, method, req)
-		}
-		return res, nil
-	}
-}
-
-// marshalParams encodes request params to the bytes go-sdk's jsonrpc2
-// sends (encoding/json without escaping HTML), without reflection for a
-// tools/call's or a list's params and the _meta go-sdk adds to them
-// (jsonrpcwire.AppendParams).
-func marshalParams(params mcp.Params) (json.RawMessage, error) {
-	if p, ok := params.(*mcp.InitializeParams); ok {
-		return marshalInitialize(p)
-	}
-	return jsonrpcwire.MarshalParams(params)
-}
-
-// initializeParams is what go-sdk's sending handler encodes for initialize
-// params (its unexported initializeParamsV2, mcp/shared.go, a workaround
-// for go-sdk's issue 607): the capabilities with roots taken from RootsV2,
-// a pointer, so that a client without roots declares none (the struct
-// field Roots, never empty to encoding/json, would declare them always).
-type initializeParams struct {
-	*mcp.InitializeParams
-	Capabilities *initializeCapabilities `json:"capabilities"`
-}
-
-type initializeCapabilities struct {
-	mcp.ClientCapabilities
-	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
-}
-
-// marshalInitialize encodes p as go-sdk sends it.
-func marshalInitialize(p *mcp.InitializeParams) (json.RawMessage, error) {
-	v := &initializeParams{InitializeParams: p}
-	if p.Capabilities != nil {
-		v.Capabilities = &initializeCapabilities{ClientCapabilities: *p.Capabilities, Roots: p.Capabilities.RootsV2}
-	}
-	return jsonrpcwire.AppendJSON(nil, v)
 }
 
 // mayTakeInput reports whether a 2026-07-28 server may answer method with

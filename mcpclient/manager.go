@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/benchknob"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/eventq"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/gate"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/telemetry"
@@ -140,7 +139,7 @@ func New(opts *Options) *Manager {
 		Propagator:     o.Propagator,
 		RecordContent:  o.RecordContent,
 		Version:        Version,
-		Off:            benchknob.NoRequestTelemetry.Load(),
+		Off:            o.Bench != nil && o.Bench.NoRequestTelemetry,
 		ErrorType:      errorType,
 		Gauges:         m.gauges,
 	})

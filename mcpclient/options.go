@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/benchopt"
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/backoff"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/agentmcp/agentmcp/netguard"
@@ -126,6 +128,12 @@ type Options struct {
 	// status descriptions. False (the default) records none of them; header
 	// values, tokens and URL userinfo are never recorded.
 	RecordContent bool
+
+	// Bench is for agentmcp's benchmark (cmd/agentmcp-bench) alone: it
+	// turns parts of the Manager off, so that the benchmark can measure
+	// what they cost. Its type is internal to this module, so no other
+	// program can set it. Nil turns nothing off.
+	Bench *benchopt.Options
 }
 
 // Version is the version of agentmcp, reported in ClientInfo by default.
@@ -373,22 +381,10 @@ func (o *ServerOptions) validate() error {
 	if _, err := o.Retry.withDefaults(); err != nil {
 		return err
 	}
-	if v := o.Client.ProtocolVersion; v != "" && !supportedVersion(v) {
+	if v := o.Client.ProtocolVersion; v != "" && !protocol.Supported(v) {
 		return fmt.Errorf("unsupported protocol version %q", v)
 	}
 	return nil
-}
-
-// supportedProtocolVersions are the versions agentmcp speaks, newest first.
-var supportedProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
-func supportedVersion(v string) bool {
-	for _, s := range supportedProtocolVersions {
-		if s == v {
-			return true
-		}
-	}
-	return false
 }
 
 // clone returns a copy of o that shares nothing mutable with it.

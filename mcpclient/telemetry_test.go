@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/otel/trace/embedded"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/agentmcp/agentmcp/internal/benchopt"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oteltest"
 	"github.com/agentmcp/agentmcp/mcpclient"
@@ -46,7 +47,6 @@ func newOtel(t *testing.T) *otelHarness {
 
 var (
 	attrMap        = oteltest.AttrMap
-	hasAttrs       = oteltest.HasAttrs
 	histogramCount = oteltest.HistogramCount
 	gaugeValue     = oteltest.IntValue
 )
@@ -365,17 +365,17 @@ func scanTelemetry(t *testing.T, o *otelHarness, secret string) []string {
 		check("span name", s.Name())
 		check("status", s.Status().Description)
 		for _, kv := range s.Attributes() {
-			check(s.Name()+" "+string(kv.Key), kv.Value.Emit())
+			check(s.Name()+" "+string(kv.Key), kv.Value.String())
 		}
 		for _, ev := range s.Events() {
 			check("event", ev.Name)
 			for _, kv := range ev.Attributes {
-				check("event "+string(kv.Key), kv.Value.Emit())
+				check("event "+string(kv.Key), kv.Value.String())
 			}
 		}
 		for _, l := range s.Links() {
 			for _, kv := range l.Attributes {
-				check("link "+string(kv.Key), kv.Value.Emit())
+				check("link "+string(kv.Key), kv.Value.String())
 			}
 		}
 	}
@@ -402,7 +402,7 @@ func scanTelemetry(t *testing.T, o *otelHarness, secret string) []string {
 			}
 			for _, set := range sets {
 				for _, kv := range set.ToSlice() {
-					check(mt.Name+" "+string(kv.Key), kv.Value.Emit())
+					check(mt.Name+" "+string(kv.Key), kv.Value.String())
 				}
 			}
 		}
@@ -671,5 +671,36 @@ func TestTelemetryNamesListed(t *testing.T) {
 	}
 	if len(o.named("prompts/get made-up-7")) != 1 {
 		t.Error("no span named after the made-up prompt")
+	}
+}
+
+// TestBenchNoRequestTelemetry: Options.Bench.NoRequestTelemetry, which the
+// benchmark sets for its "telemetry off" client, builds a Manager without
+// the per-request spans; a Manager built without it, at the same time,
+// keeps them (the setting is the Manager's, not the process's).
+func TestBenchNoRequestTelemetry(t *testing.T) {
+	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server })
+	for _, tt := range []struct {
+		name  string
+		bench *benchopt.Options
+		spans int
+	}{
+		{"off", &benchopt.Options{NoRequestTelemetry: true}, 0},
+		{"default", nil, 1},
+		{"zero", &benchopt.Options{}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newOtel(t)
+			opts := o.options()
+			opts.Bench = tt.bench
+			m := newManager(t, opts)
+			connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
+			if _, err := m.CallTool(testCtx(t), "s1", "echo", map[string]any{"text": "hi"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(o.named("tools/call echo")); got != tt.spans {
+				t.Errorf("%d tools/call spans, want %d; spans: %s", got, tt.spans, spanNames(o.spans.Ended()))
+			}
+		})
 	}
 }

@@ -70,6 +70,7 @@ func (g *Guard) Transport(base *http.Transport) *http.Transport {
 	t.DialTLSContext = nil
 	// The deprecated DialTLS would still be used for https when
 	// DialTLSContext is nil; DialContext already takes priority over Dial.
+	//lint:ignore SA1019 clearing the deprecated field is what keeps a base's DialTLS from dialling around the guard
 	t.DialTLS = nil
 	return t
 }

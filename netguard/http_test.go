@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 TestTransport sets the deprecated http.Transport.DialTLS to check that Transport clears it
+
 package netguard
 
 import (

@@ -78,14 +78,14 @@ func TestTelemetry(t *testing.T) {
 				t.Errorf("span %q holds a secret", s.Name())
 			}
 			for _, kv := range s.Attributes() {
-				if strings.Contains(kv.Value.Emit(), sec) {
+				if strings.Contains(kv.Value.String(), sec) {
 					t.Errorf("span %q: attribute %s holds a secret", s.Name(), kv.Key)
 				}
 			}
 		}
 		a := map[attribute.Key]string{}
 		for _, kv := range s.Attributes() {
-			a[kv.Key] = kv.Value.Emit()
+			a[kv.Key] = kv.Value.String()
 		}
 		if a["agentmcp.server.id"] != "srv" || a["server.address"] != "127.0.0.1" {
 			t.Errorf("span %q attributes %v", s.Name(), a)
@@ -114,7 +114,7 @@ func TestTelemetry(t *testing.T) {
 				for _, dp := range sum.DataPoints {
 					g, _ := dp.Attributes.Value("agentmcp.oauth.grant_type")
 					o, _ := dp.Attributes.Value("agentmcp.outcome")
-					got[g.Emit()+" "+o.Emit()] += dp.Value
+					got[g.String()+" "+o.String()] += dp.Value
 				}
 			}
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/cluster"
-	"github.com/agentmcp/agentmcp/store/postgres"
+	"github.com/agentmcp/agentmcp/cluster/lease"
 )
 
 // ClusterOptions make a Server one replica of several that share a
@@ -420,7 +420,7 @@ func (s *Server) place(w http.ResponseWriter, r *http.Request, ns string) bool {
 		return false
 	}
 	for _, rep := range replicas {
-		if rep.ID != c.Replica.ID() && rep.State == postgres.ReplicaLive {
+		if rep.ID != c.Replica.ID() && rep.State == lease.ReplicaLive {
 			return s.forward(w, r, &agent.OwnedElsewhereError{Namespace: ns, Owner: rep.ID, URL: rep.ClusterURL})
 		}
 	}

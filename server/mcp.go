@@ -162,14 +162,6 @@ func (s *Server) gatewayFor(a *agent.Agent) *gateway.Gateway {
 	return g
 }
 
-// gatewayOf returns the gateway of a if it has one.
-func (s *Server) gatewayOf(a *agent.Agent) *gateway.Gateway {
-	gws := &s.gateways
-	gws.mu.Lock()
-	defer gws.mu.Unlock()
-	return gws.m[a]
-}
-
 // closeGateways closes every gateway; later requests get none.
 func (s *Server) closeGateways(ctx context.Context) {
 	gws := &s.gateways

@@ -420,8 +420,17 @@ func (rs *resourceServer) fetchKeys(ctx context.Context) (map[string]crypto.Publ
 		case k.Kty == "RSA" && k.N != "" && k.E != "":
 			keys[k.Kid] = &rsa.PublicKey{N: b(k.N), E: int(b(k.E).Int64())}
 		case k.Kty == "EC" && k.Crv == "P-256":
-			pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: b(k.X), Y: b(k.Y)}
-			if pub.Curve.IsOnCurve(pub.X, pub.Y) { //nolint:staticcheck // a check, not arithmetic
+			// The uncompressed point 0x04 || X || Y, each coordinate
+			// 32 bytes (a shorter one left-padded, as the big integer
+			// it stands for); a longer one, or a point off the curve, is
+			// refused.
+			x, y := b(k.X), b(k.Y)
+			if x.BitLen() > 256 || y.BitLen() > 256 {
+				continue
+			}
+			point := append([]byte{4}, x.FillBytes(make([]byte, 32))...)
+			point = append(point, y.FillBytes(make([]byte, 32))...)
+			if pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), point); err == nil {
 				keys[k.Kid] = pub
 			}
 		}

@@ -162,7 +162,7 @@ func TestBrowserChecks(t *testing.T) {
 	if status, _, _ := e.do("GET", "/static/", ""); status != 404 {
 		t.Errorf("directory listing: %d", status)
 	}
-	status, h, b = e.do("GET", "/", "")
+	status, _, b = e.do("GET", "/", "")
 	if status != 200 || !strings.Contains(string(b), `content="agentmcp/default"`) || strings.Contains(string(b), "<script>") {
 		t.Errorf("index: %d %s", status, b)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/agentmcp/agentmcp/internal/protocol"
 )
 
 // Server is one stored MCP server of one agent: the row that lets the agent
@@ -111,7 +113,7 @@ type Retry struct {
 
 // StatelessProtocolVersion is the MCP protocol version whose sessions are
 // resumed from a discover result rather than a session id.
-const StatelessProtocolVersion = "2026-07-28"
+const StatelessProtocolVersion = protocol.Stateless
 
 // Resumable returns o with the session fields cleared when they must not be
 // resumed, following the reference's decode rules: a SessionID without a

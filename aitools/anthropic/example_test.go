@@ -20,7 +20,7 @@ func Example() {
 
 	set := m.AITools(mcpclient.Filter{})
 	params := anthropic.MessageNewParams{
-		Model:     anthropic.ModelClaudeSonnet4_5,
+		Model:     anthropic.ModelClaudeSonnet5_5,
 		MaxTokens: 1024,
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is on my calendar today?"))},
 		Tools:     aianthropic.Tools(set),

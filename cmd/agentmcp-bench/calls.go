@@ -14,7 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/benchknob"
+	"github.com/agentmcp/agentmcp/internal/benchopt"
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -29,8 +30,8 @@ type era struct {
 }
 
 var eras = []era{
-	{"2026-07-28", pathStateless, pathFastStateless},
-	{"2025-11-25", pathStateful, pathFast},
+	{protocol.Stateless, pathStateless, pathFastStateless},
+	{protocol.LatestSession, pathStateful, pathFast},
 }
 
 // Servers of the calls section.
@@ -53,7 +54,7 @@ const (
 	clientManagerSDK = "agentmcp+go-sdk-transport"
 	clientRaw        = "go-sdk ClientSession"
 	// clientManagerOff is the Manager without its per-request telemetry
-	// (benchknob), against which clientManager (the global no-op
+	// (Options.Bench), against which clientManager (the global no-op
 	// OpenTelemetry providers, the default) is compared.
 	clientManagerOff = "agentmcp, telemetry off"
 	// clientManagerOTel is the Manager with OpenTelemetry SDK providers:
@@ -121,9 +122,7 @@ func newManagerCallerWith(ctx context.Context, url, version string, impl mcpclie
 // newTelemetryOffCaller is a managerCaller built without per-request
 // telemetry.
 func newTelemetryOffCaller(ctx context.Context, url, version string) (*managerCaller, error) {
-	benchknob.NoRequestTelemetry.Store(true)
-	defer benchknob.NoRequestTelemetry.Store(false)
-	return newManagerCaller(ctx, url, version, "")
+	return newManagerCallerWith(ctx, url, version, "", &mcpclient.Options{Bench: &benchopt.Options{NoRequestTelemetry: true}}, nil)
 }
 
 // newOTelCaller is a managerCaller with OpenTelemetry SDK providers: every

@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -19,7 +20,7 @@ func profile(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	client := fs.String("client", "manager", "manager, manager-sdk (the Manager on go-sdk's transport), manager-off (without telemetry), manager-otel (with the OpenTelemetry SDK), raw or floor")
-	eraName := fs.String("era", "2025-11-25", "2026-07-28 or 2025-11-25")
+	eraName := fs.String("era", protocol.LatestSession, protocol.Stateless+" or "+protocol.LatestSession)
 	tool := fs.String("tool", "echo", "echo or big")
 	server := fs.String("server", serverFast, "replay (the go-sdk server's answers, replayed) or go-sdk")
 	conc := fs.Int("conc", 1, "concurrent callers")

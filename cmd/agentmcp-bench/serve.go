@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -74,11 +75,11 @@ func serve(ctx context.Context, args []string, stdout io.Writer) error {
 			urls.Extra = append(urls.Extra, base)
 		}
 	}
-	fast, err := recordFast(ctx, urls.Main+pathStateful, "2025-11-25")
+	fast, err := recordFast(ctx, urls.Main+pathStateful, protocol.LatestSession)
 	if err != nil {
 		return fmt.Errorf("recording the stateful server: %w", err)
 	}
-	fastStateless, err := recordFast(ctx, urls.Main+pathStateless, "2026-07-28")
+	fastStateless, err := recordFast(ctx, urls.Main+pathStateless, protocol.Stateless)
 	if err != nil {
 		return fmt.Errorf("recording the stateless server: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/peers"
+	"github.com/agentmcp/agentmcp/internal/protocol"
 )
 
 //go:embed tsbench.mjs
@@ -22,7 +23,7 @@ var tsScript []byte
 
 // tsEra is the era of the TypeScript comparison: @modelcontextprotocol/sdk
 // 1.32 speaks up to 2025-11-25.
-const tsEra = "2025-11-25"
+const tsEra = protocol.LatestSession
 
 // runTS runs the TypeScript SDK client's sequential echo calls against the
 // same server as the calls section, then the Manager's, alternating.

@@ -91,16 +91,12 @@ type session struct {
 // after its stdin closes before it is terminated.
 const closeTimeout = 5 * time.Second
 
-// connect registers the server, connects to it and lists its catalog. ctx
-// bounds it all; timeout is the --timeout it came from, for messages. The
-// caller must close the session.
-func connect(ctx context.Context, spec *serverSpec, timeout time.Duration) (*session, error) {
-	return connectWith(ctx, spec, timeout, nil, nil)
-}
-
-// connectWith is connect with elicitation handlers (nil for none), which
-// must be in place before the session starts for it to advertise them,
-// and the TracerProvider of --trace (nil for the global one).
+// connectWith registers the server, connects to it and lists its catalog.
+// ctx bounds it all; timeout is the --timeout it came from, for messages.
+// elicit are the elicitation handlers (nil for none), which must be in
+// place before the session starts for it to advertise them, and tp the
+// TracerProvider of --trace (nil for the global one). The caller must
+// close the session.
 func connectWith(ctx context.Context, spec *serverSpec, timeout time.Duration, elicit *input.ElicitationHandlers, tp trace.TracerProvider) (*session, error) {
 	hc := newHTTPClient(timeout)
 	opts := &mcpclient.Options{

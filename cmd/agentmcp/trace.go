@@ -90,7 +90,7 @@ func formatSpanTree(spans []sdktrace.ReadOnlySpan) string {
 			b.WriteString("  error")
 			for _, a := range s.Attributes() {
 				if a.Key == attribute.Key("error.type") {
-					b.WriteString(": " + a.Value.Emit())
+					b.WriteString(": " + a.Value.String())
 				}
 			}
 		}

@@ -243,7 +243,7 @@ func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 	if !json.Valid(raw) {
 		return appendStd(dst, raw)
 	}
-	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+	if !bytes.ContainsAny(raw, " \t\r\n") {
 		return append(dst, raw...), nil
 	}
 	var buf bytes.Buffer

@@ -59,7 +59,7 @@ func encodeValues() map[string]any {
 		"map nil":    map[string]any(nil),
 		"meta":       mcp.Meta{"progressToken": "t", "k": 1.5},
 		"meta nil":   mcp.Meta(nil),
-		"slice":      []any{1.0, "two", nil, false, []any{map[string]any{"x": -0.0}}},
+		"slice":      []any{1.0, "two", nil, false, []any{map[string]any{"x": math.Copysign(0, -1)}}},
 		"slice nil":  []any(nil),
 		"many keys":  manyKeys(40),
 		"raw":        json.RawMessage(`{"a": [1, 2 ,"x y"] , "b":"<\u003c>"}`),

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // LegacyVersions are the protocol versions a legacy-only server speaks:
 // every one before 2026-07-28.
-var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+var LegacyVersions = protocol.SessionVersions()
 
 // NewLegacyServer returns a go-sdk server named name that speaks only
 // LegacyVersions, with one tool, "echo": it answers a 2026-07-28
@@ -55,7 +56,7 @@ func ServeStrictLegacy(in io.Reader, out io.Writer) error {
 		switch {
 		case req.Method == "initialize":
 			initialized = true
-			result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
+			result = map[string]any{"protocolVersion": protocol.LatestSession, "capabilities": map[string]any{"tools": map[string]any{}},
 				"serverInfo": map[string]any{"name": "strict-legacy", "version": "1.0.0"}}
 		case !initialized:
 			return fmt.Errorf("%q before initialize", req.Method)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agentmcp/agentmcp/mcpclient/transport/internal/h1"
 )
 
 // Redirects and a server's secrets.
@@ -56,19 +58,5 @@ func crossOriginHeader(k string) bool {
 
 // sameOrigin reports whether a and b have the same scheme, host and port.
 func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(hostPort(a), hostPort(b))
-}
-
-// hostPort is u's host with its port, the scheme's default if none.
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return u.Host + ":443"
-	case "http":
-		return u.Host + ":80"
-	}
-	return u.Host
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(h1.HostPort(a), h1.HostPort(b))
 }

@@ -1,8 +1,7 @@
 package transport
 
 import (
-	"slices"
-
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -16,13 +15,10 @@ type Resume struct {
 	Result          *mcp.InitializeResult `json:"result"`
 }
 
-// supportedVersions are the protocol versions a session can be resumed in.
-var supportedVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
 // Valid reports whether r can be resumed: a session needs a known
 // protocol version and its handshake result, and a legacy one its session
 // id. A nil Resume is not valid.
 func (r *Resume) Valid() bool {
-	return r != nil && r.Result != nil && slices.Contains(supportedVersions, r.ProtocolVersion) &&
+	return r != nil && r.Result != nil && protocol.Supported(r.ProtocolVersion) &&
 		(r.ProtocolVersion >= ProtocolModern || r.SessionID != "")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/internal/sse"
+	"github.com/agentmcp/agentmcp/mcpclient/transport/internal/h1"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -96,8 +97,8 @@ func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	// ctx bounds the handshake only: the stream's request uses life.
 	stop := context.AfterFunc(ctx, cancel)
-	streams := &streamVia{dialer: t.Dialer}
-	resp, err := streams.openStream(client, req)
+	streams := &h1.Via{Dialer: t.Dialer}
+	resp, err := streams.OpenStream(client, req)
 	if err != nil {
 		stop()
 		cancel()
@@ -125,7 +126,7 @@ func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
 			Status: "not an event stream: " + resp.Header.Get("Content-Type")})
 	}
 	var sr *sse.Reader
-	if wait := idleWaitOf(resp.Body); wait != nil {
+	if wait := h1.IdleWaitOf(resp.Body); wait != nil {
 		sr = sse.NewIdleReader(resp.Body, t.MaxMessageSize, wait) // holds no buffer while idle
 	} else {
 		sr = sse.NewLongReader(resp.Body, t.MaxMessageSize)
@@ -172,8 +173,8 @@ func (t *SSE) Connect(ctx context.Context) (mcp.Connection, error) {
 
 type sseConn struct {
 	connConfig
-	post     string     // where messages go; carries the session in its query
-	streams  *streamVia // how the stream was opened, and the POSTs go
+	post     string  // where messages go; carries the session in its query
+	streams  *h1.Via // how the stream was opened, and the POSTs go
 	ctx      context.Context
 	cancel   context.CancelFunc
 	incoming chan jsonrpc.Message
@@ -285,7 +286,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			return rejected(err)
 		}
 	}
-	resp, err := c.streams.do(c.client, req)
+	resp, err := c.streams.Do(c.client, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -293,7 +294,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return rejected(safetext.Err(err))
 	}
 	defer resp.Body.Close()
-	c.streams.noteProto(resp)
+	c.streams.NoteProto(resp)
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		herr := newHTTPError(req, resp)
 		if resp.StatusCode == http.StatusNotFound {

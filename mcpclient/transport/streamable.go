@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
+	"github.com/agentmcp/agentmcp/internal/protocol"
 	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/internal/sse"
+	"github.com/agentmcp/agentmcp/mcpclient/transport/internal/h1"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,9 +39,9 @@ const (
 const (
 	// ProtocolModern is the first version of the stateless era: no
 	// sessions, Mcp-Method and Mcp-Name headers, no GET stream.
-	ProtocolModern = "2026-07-28"
+	ProtocolModern = protocol.Stateless
 	// ProtocolLegacy is the newest version of the session era.
-	ProtocolLegacy = "2025-11-25"
+	ProtocolLegacy = protocol.LatestSession
 )
 
 // streamTiming bounds the reconnection of SSE streams (the legacy standalone
@@ -154,7 +156,7 @@ func (t *Streamable) Connect(context.Context) (mcp.Connection, error) {
 	c.counter = counterOf(t.Counter)
 	c.logger = loggerOf(t.Logger)
 	c.timing = t.timing
-	c.streams.dialer = t.Dialer
+	c.streams.Dialer = t.Dialer
 	if c.timing == (streamTiming{}) {
 		c.timing = defaultStreamTiming
 	}
@@ -185,7 +187,7 @@ type streamableConn struct {
 	cancel   context.CancelFunc
 	incoming chan jsonrpc.Message
 	wg       sync.WaitGroup // stream readers
-	streams  streamVia      // how standing streams are opened
+	streams  h1.Via         // how standing streams are opened
 
 	closeOnce sync.Once
 	closeErr  error
@@ -456,59 +458,23 @@ const cancelNotifyTimeout = 5 * time.Second
 
 // write sends msg. direct, if not nil, is the Call of a request sent with
 // CallDirect: its response goes to direct.answer, and a response stream is
-// read on this goroutine.
+// read on this goroutine. Its steps: prepare (what the message is, and
+// what is answered without the server), post (the HTTP request and its
+// answer's head), then readReply (the response, JSON or an event stream).
 func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct *Call) error {
 	if err := c.failure(); err != nil {
 		return err
 	}
-	var (
-		summary string
-		call    *jsonrpc.Request // set when msg expects a response
-		cl      = direct         // where the response goes, if not to Read as is
-	)
 	if handled, err := c.resumeHandshake(msg, direct); handled {
 		return err
 	}
-	switch m := msg.(type) {
-	case *jsonrpc.Request:
-		summary = m.Method
-		if m.IsCall() {
-			call = m
-			if direct == nil {
-				if info := callFrom(ctx); info != nil {
-					if data := info.needsInput.Swap(nil); data != nil && m.Method == "tools/call" {
-						// The first round of a call whose CallDirect
-						// result needs input, written again by the client
-						// to take it from there: it has its answer.
-						c.reply(callOf(ctx, m.Method), &jsonrpc.Response{ID: m.ID, Result: *data})
-						return nil
-					}
-				}
-				cl = callOf(ctx, m.Method)
-				cl.reset()
-			}
-			if m.Method == "initialize" {
-				c.mu.Lock()
-				c.initID = m.ID
-				unreachable := c.unreachable
-				c.mu.Unlock()
-				if unreachable != nil {
-					return unreachable
-				}
-			}
-		} else if c.modern() {
-			// 2026-07-28 defines no client-to-server notifications over
-			// HTTP; cancellation is closing the response stream.
-			return nil
-		} else if m.Method == "notifications/initialized" {
-			c.awaitStandalone(ctx)
-		}
-	case *jsonrpc.Response:
-		summary = "response"
+	out, done, err := c.prepare(ctx, msg, direct)
+	if done {
+		return err
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return fmt.Errorf("encoding %s: %w", summary, err)
+		return fmt.Errorf("encoding %s: %w", out.summary, err)
 	}
 	c.counter.Sent(len(data))
 
@@ -517,47 +483,117 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 	stop := context.AfterFunc(c.ctx, cancelReq)
 	release := func() { stop(); cancelReq() }
 
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.endpoint, bytes.NewReader(data))
+	resp, err := c.post(ctx, reqCtx, msg, out, data)
 	if err != nil {
 		release()
 		return err
+	}
+	if out.call == nil {
+		resp.Body.Close()
+		release()
+		return nil
+	}
+	return c.readReply(ctx, reqCtx, resp, out, direct != nil, release)
+}
+
+// outgoing is what write learnt of a message before posting it.
+type outgoing struct {
+	summary string           // the method, or "response": for errors
+	call    *jsonrpc.Request // set when the message expects a response
+	cl      *Call            // where the response goes, if not to Read as is
+}
+
+// prepare looks at msg before it is posted: what it is, and where its
+// response goes. done reports that write ends here, with err: the first
+// round of a call whose CallDirect result needs input (answered with that
+// result), an initialize after the server was found unreachable, or a
+// 2026-07-28 notification (none goes over HTTP: cancellation is closing
+// the response stream). Before notifications/initialized, it waits for
+// the legacy standalone stream.
+func (c *streamableConn) prepare(ctx context.Context, msg jsonrpc.Message, direct *Call) (out outgoing, done bool, err error) {
+	out.cl = direct
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		out.summary = m.Method
+		if m.IsCall() {
+			out.call = m
+			if direct == nil {
+				if info := callFrom(ctx); info != nil {
+					if data := info.needsInput.Swap(nil); data != nil && m.Method == "tools/call" {
+						// The first round of a call whose CallDirect
+						// result needs input, written again by the client
+						// to take it from there: it has its answer.
+						c.reply(callOf(ctx, m.Method), &jsonrpc.Response{ID: m.ID, Result: *data})
+						return out, true, nil
+					}
+				}
+				out.cl = callOf(ctx, m.Method)
+				out.cl.reset()
+			}
+			if m.Method == "initialize" {
+				c.mu.Lock()
+				c.initID = m.ID
+				unreachable := c.unreachable
+				c.mu.Unlock()
+				if unreachable != nil {
+					return out, true, unreachable
+				}
+			}
+		} else if c.modern() {
+			// 2026-07-28 defines no client-to-server notifications over
+			// HTTP; cancellation is closing the response stream.
+			return out, true, nil
+		} else if m.Method == "notifications/initialized" {
+			c.awaitStandalone(ctx)
+		}
+	case *jsonrpc.Response:
+		out.summary = "response"
+	}
+	return out, false, nil
+}
+
+// post sends data, msg encoded, as a POST in reqCtx (on the Dialer's
+// connections or through the HTTPClient) and checks the answer's head; it
+// notes the session id a legacy server gave. On an error, nothing is left
+// open; ctx's error is returned when the caller gave up.
+func (c *streamableConn) post(ctx, reqCtx context.Context, msg jsonrpc.Message, out outgoing, data []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.endpoint, bytes.NewReader(data))
+	if err != nil {
+		return nil, err
 	}
 	req.Header["Content-Type"] = headerJSON
 	req.Header["Accept"] = headerAcceptBoth
 	c.setHeaders(req, metaProtocolVersion(msg))
-	if call != nil {
-		setModernHeaders(ctx, req.Header, call)
+	if out.call != nil {
+		setModernHeaders(ctx, req.Header, out.call)
 	}
 	if c.authorize != nil {
 		if err := c.authorize(req); err != nil {
-			release()
-			return rejected(fmt.Errorf("%s: %w", summary, err))
+			return nil, rejected(fmt.Errorf("%s: %w", out.summary, err))
 		}
 	}
 	var resp *http.Response
-	if call != nil && call.Method == "subscriptions/listen" {
+	if out.call != nil && out.call.Method == "subscriptions/listen" {
 		// A standing stream, which may have a connection of its own.
-		resp, err = c.streams.openStream(c.client, req)
+		resp, err = c.streams.OpenStream(c.client, req)
 	} else {
-		resp, err = c.streams.do(c.client, req)
+		resp, err = c.streams.Do(c.client, req)
 	}
 	if err != nil {
-		release()
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		err = rejected(fmt.Errorf("%s: %w", summary, safetext.Err(err)))
-		if summary == "server/discover" && IsUnreachable(err) {
+		err = rejected(fmt.Errorf("%s: %w", out.summary, safetext.Err(err)))
+		if out.summary == "server/discover" && IsUnreachable(err) {
 			c.mu.Lock()
 			c.unreachable = err
 			c.mu.Unlock()
 		}
-		return err
+		return nil, err
 	}
 	if err := c.checkResponse(req, resp); err != nil {
 		resp.Body.Close()
-		release()
-		return err
+		return nil, err
 	}
 	if sid := resp.Header.Get(headerSessionID); sid != "" {
 		c.mu.Lock()
@@ -566,48 +602,29 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 		}
 		c.mu.Unlock()
 	}
-	if call == nil {
-		resp.Body.Close()
-		release()
-		return nil
-	}
+	return resp, nil
+}
+
+// readReply reads the response to out.call from resp, by its content
+// type: a JSON body at once, an event stream on this goroutine for a
+// direct call, else on a goroutine of the connection's. release ends the
+// request once its body is read.
+func (c *streamableConn) readReply(ctx, reqCtx context.Context, resp *http.Response, out outgoing, direct bool, release func()) error {
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mediaType {
 	case "application/json":
 		defer release()
 		defer resp.Body.Close()
-		body := bodyBuffers.Get().(*bytes.Buffer)
-		defer putBodyBuffer(body)
-		if err := readLimited(body, resp.Body, c.maxMessageSize); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return rejected(fmt.Errorf("%s: reading response: %w", summary, err))
-		}
-		c.counter.Received(body.Len())
-		reply, err := jsonrpcwire.DecodeShared(body.Bytes())
-		if err != nil {
-			return rejected(protocolError("%s: malformed response: %v: %s", summary, err, safetext.Quote(body.Bytes())))
-		}
-		if r, ok := reply.(*jsonrpc.Response); ok && r.ID == call.ID {
-			c.reply(cl, r)
-			return nil
-		}
-		// Something else than the answer: pass it on, and fail the call,
-		// which would otherwise wait for an answer that cannot come.
-		jsonrpcwire.Own(reply)
-		c.deliver(reply)
-		c.reply(cl, &jsonrpc.Response{ID: call.ID, Error: protocolError("%s: the server's JSON answer is not the response to the request", summary)})
-		return nil
+		return c.readJSONReply(ctx, resp.Body, out)
 	case "text/event-stream":
-		if direct != nil {
+		if direct {
 			defer release()
-			c.readCallStream(reqCtx, ctx, resp, call, cl)
+			c.readCallStream(reqCtx, ctx, resp, out.call, out.cl)
 			return nil
 		}
 		if !c.goStream(func() {
 			defer release()
-			c.readCallStream(reqCtx, ctx, resp, call, cl)
+			c.readCallStream(reqCtx, ctx, resp, out.call, out.cl)
 		}) {
 			resp.Body.Close()
 			release()
@@ -617,8 +634,36 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 	default:
 		resp.Body.Close()
 		release()
-		return rejected(protocolError("%s: unexpected content type %q", summary, resp.Header.Get("Content-Type")))
+		return rejected(protocolError("%s: unexpected content type %q", out.summary, resp.Header.Get("Content-Type")))
 	}
+}
+
+// readJSONReply reads a JSON answer to out.call from body and hands it to
+// out.cl. An answer that is not the response is passed on to Read, and
+// the call fails, as it would otherwise wait for an answer that cannot
+// come.
+func (c *streamableConn) readJSONReply(ctx context.Context, body io.Reader, out outgoing) error {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer putBodyBuffer(buf)
+	if err := readLimited(buf, body, c.maxMessageSize); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return rejected(fmt.Errorf("%s: reading response: %w", out.summary, err))
+	}
+	c.counter.Received(buf.Len())
+	reply, err := jsonrpcwire.DecodeShared(buf.Bytes())
+	if err != nil {
+		return rejected(protocolError("%s: malformed response: %v: %s", out.summary, err, safetext.Quote(buf.Bytes())))
+	}
+	if r, ok := reply.(*jsonrpc.Response); ok && r.ID == out.call.ID {
+		c.reply(out.cl, r)
+		return nil
+	}
+	jsonrpcwire.Own(reply)
+	c.deliver(reply)
+	c.reply(out.cl, &jsonrpc.Response{ID: out.call.ID, Error: protocolError("%s: the server's JSON answer is not the response to the request", out.summary)})
+	return nil
 }
 
 // reply hands resp, the response to a request whose Call is cl (nil if
@@ -719,7 +764,7 @@ var (
 // checkResponse turns an unusable response into an error. The body is left
 // for the caller to close.
 func (c *streamableConn) checkResponse(req *http.Request, resp *http.Response) error {
-	c.streams.noteProto(resp)
+	c.streams.NoteProto(resp)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if req.Method == http.MethodPost {
 			c.mu.Lock()
@@ -1005,9 +1050,9 @@ func (c *streamableConn) get(ctx context.Context, lastID string, standing bool) 
 	}
 	var resp *http.Response
 	if standing {
-		resp, err = c.streams.openStream(c.client, req)
+		resp, err = c.streams.OpenStream(c.client, req)
 	} else {
-		resp, err = c.streams.do(c.client, req)
+		resp, err = c.streams.Do(c.client, req)
 	}
 	if err != nil {
 		return nil, safetext.Err(err)
@@ -1040,7 +1085,7 @@ type streamResult struct {
 func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call jsonrpc.ID, cl *Call, long bool) streamResult {
 	var r streamResult
 	var sr *sse.Reader
-	if wait := idleWaitOf(body); long && wait != nil {
+	if wait := h1.IdleWaitOf(body); long && wait != nil {
 		sr = sse.NewIdleReader(body, c.maxMessageSize, wait) // holds no buffer while idle
 	} else if long {
 		sr = sse.NewLongReader(body, c.maxMessageSize)
@@ -1145,7 +1190,7 @@ func (c *streamableConn) Close() error {
 			}
 			if err == nil {
 				var resp *http.Response
-				if resp, err = c.streams.do(c.client, req); err == nil {
+				if resp, err = c.streams.Do(c.client, req); err == nil {
 					resp.Body.Close()
 				}
 			}
@@ -1202,7 +1247,7 @@ func newIdleReader(r io.Reader, d time.Duration, cancel context.CancelFunc) *idl
 	return &idleReader{r: r, d: d, timer: time.AfterFunc(d, cancel)}
 }
 
-func (r *idleReader) idleWait() func() error { return idleWaitOf(r.r) }
+func (r *idleReader) IdleWait() func() error { return h1.IdleWaitOf(r.r) }
 
 func (r *idleReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)

@@ -87,6 +87,10 @@
 // re-checks that mark after any claim it waited for: a claim and the
 // previous owner's renewal never both succeed.
 //
+// These methods are package cluster's cluster.LeaseStore, and they return
+// its model (package cluster/lease: lease.Replica, lease.Owner and the
+// states), so that cluster needs no concrete Store.
+//
 // # Fencing
 //
 

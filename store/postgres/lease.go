@@ -11,70 +11,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agentmcp/agentmcp/cluster/lease"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/internal/codec"
-)
-
-// The states of a replica (Replica.State, SetReplicaState).
-const (
-	// ReplicaLive is a replica that takes new agents.
-	ReplicaLive = "live"
-	// ReplicaDraining is a replica that is handing its agents off before it
-	// exits: it claims none.
-	ReplicaDraining = "draining"
 )
 
 // NotifyChannel is the PostgreSQL notification channel of a cluster's
 // hints (Release, ReleaseAll, Notify; received by Listen).
 const NotifyChannel = "agentmcp_cluster"
 
-// Replica is one replica of a cluster: a row of agentmcp_replicas.
-type Replica struct {
-	// ID identifies the replica's incarnation (a process start); it is never
-	// reused.
-	ID string
-	// ClusterURL is the URL of the replica's internal listener.
-	ClusterURL string
-	// Version is the replica's build, for mixed-version deploys.
-	Version string
-	// State is ReplicaLive or ReplicaDraining.
-	State string
-	// AwakeAgents is the load the replica reported with its last heartbeat.
-	AwakeAgents int
-	// ExpiresAt is when the replica stops being live unless it heartbeats
-	// first, on the database's clock.
-	ExpiresAt time.Time
-	// Live reports whether ExpiresAt was in the future when the row was
-	// read (on the database's clock).
-	Live bool
-}
-
-// Owner is the lease of one agent as Resolve read it.
-type Owner struct {
-	// Namespace is the agent.
-	Namespace string
-	// Replica is the id of the replica named as the owner; "" when the agent
-	// is hibernated (its lease was released) or was never claimed.
-	Replica string
-	// ClusterURL is the owner's internal listener; "" when Replica is "" or
-	// its row is gone.
-	ClusterURL string
-	// Epoch is the fencing token of the current ownership, or of the last
-	// one when the lease was released; 0 when the agent was never claimed.
-	Epoch int64
-	// Live reports whether the lease is valid: Replica's row exists and had
-	// not expired when read. A Replica whose row expired or is gone owns
-	// nothing: the agent can be claimed.
-	Live bool
-	// State is the owner's state (ReplicaLive, ReplicaDraining); "" when its
-	// row is gone.
-	State string
-	// ExpiresIn is how long the lease had left when it was read, by the
-	// database's clock: the owner's row expires then unless it is renewed
-	// first. Zero when the lease is not live. A replica waiting for the
-	// agent of an owner it cannot reach claims it once this has passed.
-	ExpiresIn time.Duration
-}
+// The model of replicas and leases (lease.Replica, lease.Owner and the
+// states) is package cluster/lease's: package cluster acts on it through
+// cluster.LeaseStore, which Store implements.
 
 // interval returns d as microseconds, for "$n * interval '1 microsecond'"
 // (durations are added to the database's now(), never to Go's clock).
@@ -89,7 +37,7 @@ func checkReplica(id string) error {
 }
 
 // RegisterReplica adds the replica id, live until ttl from now on the
-// database's clock, in state ReplicaLive, with its internal listener
+// database's clock, in state lease.ReplicaLive, with its internal listener
 // clusterURL and build version. An id is an incarnation: registering an id
 // that has a row (live or expired) fails with an error wrapping
 // store.ErrConflict, so an expired replica can never come back under its
@@ -141,13 +89,13 @@ func (s *Store) Heartbeat(ctx context.Context, id string, ttl time.Duration, awa
 	return tag.RowsAffected() == 1, nil
 }
 
-// SetReplicaState sets the state of the replica id: ReplicaLive, or
-// ReplicaDraining (it then claims no agent; others stop placing agents on
+// SetReplicaState sets the state of the replica id: lease.ReplicaLive, or
+// lease.ReplicaDraining (it then claims no agent; others stop placing agents on
 // it). It does not renew or revive the replica. A missing row is an error
 // wrapping store.ErrNotFound.
 func (s *Store) SetReplicaState(ctx context.Context, id, state string) error {
 	var err error
-	if state != ReplicaLive && state != ReplicaDraining {
+	if state != lease.ReplicaLive && state != lease.ReplicaDraining {
 		err = fmt.Errorf("unknown state %q", state)
 	} else {
 		var tag pgconn.CommandTag
@@ -173,17 +121,17 @@ func (s *Store) DeleteReplica(ctx context.Context, id string) error {
 }
 
 // LiveReplicas returns the replicas that are live on the database's clock:
-// those in state ReplicaLive first, then the draining ones, each group
+// those in state lease.ReplicaLive first, then the draining ones, each group
 // least awake agents first (then by id); an empty slice when there are none.
-func (s *Store) LiveReplicas(ctx context.Context) ([]Replica, error) {
+func (s *Store) LiveReplicas(ctx context.Context) ([]lease.Replica, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, cluster_url, version, state, awake_agents, expires_at, true
 		FROM agentmcp_replicas WHERE expires_at > now()
 		ORDER BY state <> 'live', awake_agents, id`)
-	var out []Replica
+	var out []lease.Replica
 	if err == nil {
-		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Replica, error) {
-			var r Replica
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (lease.Replica, error) {
+			var r lease.Replica
 			err := row.Scan(&r.ID, &r.ClusterURL, &r.Version, &r.State, &r.AwakeAgents, &r.ExpiresAt, &r.Live)
 			r.ExpiresAt = r.ExpiresAt.UTC()
 			return r, err
@@ -193,7 +141,7 @@ func (s *Store) LiveReplicas(ctx context.Context) ([]Replica, error) {
 		return nil, fmt.Errorf("postgres: list live replicas: %w", err)
 	}
 	if out == nil {
-		out = []Replica{}
+		out = []lease.Replica{}
 	}
 	return out, nil
 }
@@ -204,11 +152,11 @@ func (s *Store) LiveReplicas(ctx context.Context) ([]Replica, error) {
 //	FROM agentmcp_agents a LEFT JOIN agentmcp_replicas r ON r.id = a.owner
 //	WHERE a.namespace = $1
 //
-// An agent never claimed is Owner{Namespace: ns} (Replica ""). The answer
+// An agent never claimed is lease.Owner{Namespace: ns} (Replica ""). The answer
 // may be stale as soon as it is read; Claim and the fenced writes are what
 // decide.
-func (s *Store) Resolve(ctx context.Context, ns string) (Owner, error) {
-	o := Owner{Namespace: ns}
+func (s *Store) Resolve(ctx context.Context, ns string) (lease.Owner, error) {
+	o := lease.Owner{Namespace: ns}
 	err := codec.CheckNamespace(ns)
 	if err == nil {
 		var owner, url, state *string
@@ -233,7 +181,7 @@ func (s *Store) Resolve(ctx context.Context, ns string) (Owner, error) {
 		}
 	}
 	if err != nil {
-		return Owner{}, fmt.Errorf("postgres: resolve owner of %q: %w", ns, err)
+		return lease.Owner{}, fmt.Errorf("postgres: resolve owner of %q: %w", ns, err)
 	}
 	return o, nil
 }
@@ -268,7 +216,7 @@ const claimSQL = `
 	RETURNING a.epoch`
 
 // Claim makes replica the owner of the agent ns, with a new epoch from
-// agentmcp_lease_epoch, if replica is live and in state ReplicaLive and no
+// agentmcp_lease_epoch, if replica is live and in state lease.ReplicaLive and no
 // other replica holds a valid lease of the agent (it was never claimed, was
 // released, or is owned by a replica whose row has expired or is gone). It
 // returns the Fence of the new ownership and true; or false when another

@@ -11,8 +11,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/agentmcp/agentmcp/cluster"
+	"github.com/agentmcp/agentmcp/cluster/lease"
 	"github.com/agentmcp/agentmcp/store"
 )
+
+// Store is the lease store of package cluster.
+var _ cluster.LeaseStore = (*Store)(nil)
 
 // leaseCtx returns a context that ends with t or after a minute, so that a
 // deadlock fails the test instead of hanging it.
@@ -64,7 +69,7 @@ func mustNotClaim(t *testing.T, s *Store, ns, replica, why string) {
 	}
 }
 
-func mustResolve(t *testing.T, s *Store, ns string) Owner {
+func mustResolve(t *testing.T, s *Store, ns string) lease.Owner {
 	t.Helper()
 	o, err := s.Resolve(t.Context(), ns)
 	if err != nil {
@@ -129,7 +134,7 @@ func TestClaimRace(t *testing.T) {
 		last = winner.Epoch
 		wins[winner.Replica]++
 		o := mustResolve(t, stores[0], ns)
-		if o.Replica != winner.Replica || o.Epoch != winner.Epoch || !o.Live || o.State != ReplicaLive {
+		if o.Replica != winner.Replica || o.Epoch != winner.Epoch || !o.Live || o.State != lease.ReplicaLive {
 			t.Fatalf("round %d: Resolve = %+v after %+v won", round, o, *winner)
 		}
 		if err := stores[round%2].Release(ctx, *winner); err != nil {
@@ -178,7 +183,7 @@ func TestExpiredReplica(t *testing.T) {
 			t.Fatalf("Heartbeat %d of an expired replica = %v, %v; want false", i, ok, err)
 		}
 	}
-	if err := s.SetReplicaState(ctx, "dead", ReplicaLive); err != nil {
+	if err := s.SetReplicaState(ctx, "dead", lease.ReplicaLive); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RegisterReplica(ctx, "dead", "http://127.0.0.1:9/dead", "v1", time.Hour); !errors.Is(err, store.ErrConflict) {
@@ -245,7 +250,7 @@ func TestReleaseAndReclaim(t *testing.T) {
 	const ns = "chat/release"
 	mustRegister(t, s, "r1", time.Hour)
 	mustRegister(t, s, "r2", time.Hour)
-	if o := mustResolve(t, s, ns); o != (Owner{Namespace: ns}) {
+	if o := mustResolve(t, s, ns); o != (lease.Owner{Namespace: ns}) {
 		t.Fatalf("Resolve of an agent never claimed = %+v", o)
 	}
 	f0 := mustClaim(t, s, ns, "r1")
@@ -265,7 +270,7 @@ func TestReleaseAndReclaim(t *testing.T) {
 	if err := s.Release(ctx, f1); err != nil {
 		t.Fatal(err)
 	}
-	if o := mustResolve(t, s, ns); o != (Owner{Namespace: ns, Epoch: f1.Epoch}) {
+	if o := mustResolve(t, s, ns); o != (lease.Owner{Namespace: ns, Epoch: f1.Epoch}) {
 		t.Fatalf("Resolve of a released agent = %+v", o)
 	}
 	if err := s.Release(ctx, f1); err != nil {
@@ -676,7 +681,7 @@ func TestReplicas(t *testing.T) {
 			t.Fatalf("Heartbeat(%q) = %v, %v", id, ok, err)
 		}
 	}
-	if err := s.SetReplicaState(ctx, "c", ReplicaDraining); err != nil {
+	if err := s.SetReplicaState(ctx, "c", lease.ReplicaDraining); err != nil {
 		t.Fatal(err)
 	}
 	live, err := s.LiveReplicas(ctx)
@@ -696,7 +701,7 @@ func TestReplicas(t *testing.T) {
 	if err := s.SetReplicaState(ctx, "c", "sleeping"); err == nil {
 		t.Fatal("SetReplicaState with an unknown state: nil error")
 	}
-	if err := s.SetReplicaState(ctx, "nobody", ReplicaLive); !errors.Is(err, store.ErrNotFound) {
+	if err := s.SetReplicaState(ctx, "nobody", lease.ReplicaLive); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("SetReplicaState of an unknown replica: %v, want ErrNotFound", err)
 	}
 	mustNotClaim(t, s, "chat/x", "c", "by a draining replica")

@@ -46,7 +46,8 @@ func LockFile(dbPath string) (release func() error, err error) {
 		return nil, fmt.Errorf("sqlite: lock %s: %w", path, err)
 	}
 	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt(pid, 0)
 	}
 	if err != nil {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated from 2026-07-28 on (SEP-2577); agentmcp speaks the earlier eras too, which have them
+
 // Package inbound admits the requests MCP servers send to package
 // mcpclient's Manager (elicitation, sampling, roots/list, ping) and bounds
 // what they can make it hold: the rules of mcpclient.ServerRequestLimits.

@@ -1,4 +1,4 @@
-package transport
+package h1
 
 import (
 	"bufio"
@@ -63,17 +63,17 @@ func (d *countingDialer) count() int {
 	return d.n
 }
 
-// ownVia returns a streamVia whose requests go on connections dialled by
+// ownVia returns a Via whose requests go on connections dialled by
 // d, closed when the test ends.
-func ownVia(t *testing.T, d *countingDialer) *streamVia {
-	v := &streamVia{dialer: &Dialer{DialContext: d.dial}}
-	t.Cleanup(v.dialer.CloseIdleConnections)
+func ownVia(t *testing.T, d *countingDialer) *Via {
+	v := &Via{Dialer: &Dialer{DialContext: d.dial}}
+	t.Cleanup(v.Dialer.CloseIdleConnections)
 	return v
 }
 
 // post sends a POST of body to url through v and returns the answer's
 // body, read to its end.
-func post(t *testing.T, v *streamVia, client *http.Client, url, body string, header http.Header) (string, *http.Response, error) {
+func post(t *testing.T, v *Via, client *http.Client, url, body string, header http.Header) (string, *http.Response, error) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -82,7 +82,7 @@ func post(t *testing.T, v *streamVia, client *http.Client, url, body string, hea
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
-	resp, err := v.do(client, req)
+	resp, err := v.Do(client, req)
 	if err != nil {
 		return "", nil, err
 	}
@@ -93,10 +93,10 @@ func post(t *testing.T, v *streamVia, client *http.Client, url, body string, hea
 
 // open sends a POST to url through v and returns the response, its body
 // unread.
-func open(t *testing.T, v *streamVia, url string) *http.Response {
+func open(t *testing.T, v *Via, url string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("x"))
-	resp, err := v.do(noClient(t), req)
+	resp, err := v.Do(noClient(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func TestOwnRequestsCancel(t *testing.T) {
 		cancel()
 	}()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url(), strings.NewReader("x"))
-	if _, err := v.do(noClient(t), req); !errors.Is(err, context.Canceled) {
+	if _, err := v.Do(noClient(t), req); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 	if n := len(v.pool.Load().idle); n != 0 {
@@ -492,8 +492,8 @@ func TestOwnRequestsShared(t *testing.T) {
 	s := newScripted(t, answerAll, answerAll)
 	d := &countingDialer{}
 	first := ownVia(t, d)
-	second := &streamVia{dialer: first.dialer}
-	for i, v := range []*streamVia{first, second} {
+	second := &Via{Dialer: first.Dialer}
+	for i, v := range []*Via{first, second} {
 		if got, _, err := post(t, v, noClient(t), s.url(), "x", nil); err != nil || got != "ok" {
 			t.Fatalf("request %d: %q, %v", i, got, err)
 		}
@@ -501,7 +501,7 @@ func TestOwnRequestsShared(t *testing.T) {
 	if d.count() != 1 {
 		t.Errorf("%d dials, want 1", d.count())
 	}
-	first.dialer.CloseIdleConnections()
+	first.Dialer.CloseIdleConnections()
 	if n := len(first.pool.Load().idle); n != 0 {
 		t.Errorf("%d idle connections after CloseIdleConnections", n)
 	}
@@ -525,7 +525,7 @@ func TestOwnRequestsContextEnded(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url(), strings.NewReader("late"))
-		if _, err := v.do(noClient(t), req); !errors.Is(err, context.Canceled) {
+		if _, err := v.Do(noClient(t), req); !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v, want context.Canceled", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package transport
+package h1
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -63,7 +64,7 @@ type reqPool struct {
 
 // poolFor returns the pool of u's scheme and host.
 func (d *Dialer) poolFor(u *url.URL) *reqPool {
-	key := u.Scheme + "://" + hostPort(u)
+	key := u.Scheme + "://" + HostPort(u)
 	if p, ok := d.pools.Load(key); ok {
 		return p.(*reqPool)
 	}
@@ -81,13 +82,13 @@ func (d *Dialer) CloseIdleConnections() {
 	})
 }
 
-// pool returns the pool of the connection's endpoint (all its requests go
-// to it).
-func (v *streamVia) reqPool(u *url.URL) *reqPool {
+// reqPool returns the pool of the connection's endpoint (all its requests
+// go to it).
+func (v *Via) reqPool(u *url.URL) *reqPool {
 	if p := v.pool.Load(); p != nil {
 		return p
 	}
-	p := v.dialer.poolFor(u)
+	p := v.Dialer.poolFor(u)
 	v.pool.Store(p)
 	return p
 }
@@ -181,16 +182,16 @@ func (p *reqPool) closeIdle() {
 	}
 }
 
-// do sends req: on a connection of the pool when it can, else through
+// Do sends req: on a connection of the pool when it can, else through
 // client. A response is returned whatever its status; the caller checks it
 // and closes its body.
-func (v *streamVia) do(client *http.Client, req *http.Request) (*http.Response, error) {
+func (v *Via) Do(client *http.Client, req *http.Request) (*http.Response, error) {
 	return v.via(client, req, v.ownRequest(req), v.roundTrip)
 }
 
 // via sends req with own's send when own is set, else through client; a
 // redirect its own connection met is sent again through client (resend).
-func (v *streamVia) via(client *http.Client, req *http.Request, own bool, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+func (v *Via) via(client *http.Client, req *http.Request, own bool, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	if !own {
 		return client.Do(req)
 	}
@@ -204,7 +205,7 @@ func (v *streamVia) via(client *http.Client, req *http.Request, own bool, send f
 // resend sends req through client, which follows the redirect its own
 // connection met or refuses it, as its CheckRedirect says, and so do the
 // connection's later requests.
-func (v *streamVia) resend(client *http.Client, req *http.Request) (*http.Response, error) {
+func (v *Via) resend(client *http.Client, req *http.Request) (*http.Response, error) {
 	v.viaClient.Store(true)
 	again := req.Clone(req.Context())
 	if req.GetBody != nil {
@@ -217,7 +218,7 @@ func (v *streamVia) resend(client *http.Client, req *http.Request) (*http.Respon
 }
 
 // ownRequest reports whether req goes on a connection of the pool.
-func (v *streamVia) ownRequest(req *http.Request) bool {
+func (v *Via) ownRequest(req *http.Request) bool {
 	if req.URL.Scheme == "https" && !v.http1.Load() {
 		return false // not yet seen to be answered over HTTP/1.1
 	}
@@ -229,7 +230,7 @@ func (v *streamVia) ownRequest(req *http.Request) bool {
 
 // roundTrip sends req on a connection of the pool, or a new one, and reads
 // the response's head.
-func (v *streamVia) roundTrip(req *http.Request) (*http.Response, error) {
+func (v *Via) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	resp, err := v.sendReused(req)
 	if err != nil && !errors.Is(err, errRedirected) {
@@ -244,8 +245,8 @@ func (v *streamVia) roundTrip(req *http.Request) (*http.Response, error) {
 // sendReused sends req on an idle connection of the pool, if any, else on
 // a new one; a request that met a reused connection the server closed
 // before it answered goes once more, on a new one.
-func (v *streamVia) sendReused(req *http.Request) (*http.Response, error) {
-	if err := v.dialer.gate(); err != nil {
+func (v *Via) sendReused(req *http.Request) (*http.Response, error) {
+	if err := v.Dialer.gate(); err != nil {
 		return nil, err
 	}
 	pool := v.reqPool(req.URL)
@@ -260,7 +261,7 @@ func (v *streamVia) sendReused(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	conn, err := v.dialer.dial(req.Context(), req.URL)
+	conn, err := v.Dialer.dial(req.Context(), req.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +274,7 @@ var errNothingRead = errors.New("the server closed the connection before answeri
 
 // send writes req on pc and reads its response's head. On an error, pc is
 // closed.
-func (v *streamVia) send(pool *reqPool, pc *reqConn, req *http.Request) (*http.Response, error) {
+func (v *Via) send(pool *reqPool, pc *reqConn, req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	b := &ownBody{pool: pool, pc: pc}
 	if ctx.Done() != nil {
@@ -564,4 +565,18 @@ func netConnOf(conn net.Conn) net.Conn {
 		}
 		conn = u.NetConn()
 	}
+}
+
+// HostPort is u's host with its port, the scheme's default if none.
+func HostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Host + ":443"
+	case "http":
+		return u.Host + ":80"
+	}
+	return u.Host
 }

@@ -1,4 +1,4 @@
-package transport
+package h1
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 
 // Dialer opens the connections a streamable connection sends its
 // requests on and keeps its standing stream on, rather than net/http's
-// Transport behind the HTTPClient; an [SSE] connection uses it for its
+// Transport behind the HTTPClient; a transport.SSE connection uses it for its
 // event stream alone.
 //
 // Requests: on HTTP/1.1 connections of the connection's own, kept idle
@@ -93,9 +93,16 @@ type Dialer struct {
 	pools sync.Map
 }
 
-// streamVia says how a connection opens its standing streams.
-type streamVia struct {
-	dialer *Dialer
+// Via is how one MCP connection sends its requests and opens its
+// standing streams: on the Dialer's connections while it can, through the
+// connection's HTTPClient once it must (see [Dialer]). Its zero value
+// sends everything through the HTTPClient. A Via is safe for concurrent
+// use; it must not be copied after first use.
+type Via struct {
+	// Dialer is the Dialer of the connection's requests and streams; nil
+	// sends them all through the HTTPClient. Set it before the first
+	// request.
+	Dialer *Dialer
 	// viaClient is set once a stream had to go through the HTTPClient
 	// (a redirect, a proxy, HTTP/2): the later ones do too.
 	viaClient atomic.Bool
@@ -107,10 +114,10 @@ type streamVia struct {
 	pool    atomic.Pointer[reqPool] // the dialer's pool of the endpoint's host, once known
 }
 
-// noteProto records the protocol a response of the connection came over:
+// NoteProto records the protocol a response of the connection came over:
 // with HTTP/2, the standing stream shares that connection.
-func (v *streamVia) noteProto(resp *http.Response) {
-	if v.dialer == nil || v.viaClient.Load() {
+func (v *Via) NoteProto(resp *http.Response) {
+	if v.Dialer == nil || v.viaClient.Load() {
 		return
 	}
 	if resp.ProtoMajor >= 2 {
@@ -123,16 +130,16 @@ func (v *streamVia) noteProto(resp *http.Response) {
 // errRedirected is how openOwn says the server redirected the stream.
 var errRedirected = errors.New("redirected")
 
-// openStream sends req and returns the response, on a connection of its
+// OpenStream sends req and returns the response, on a connection of its
 // own when the Dialer allows, else through client. A response is
 // returned whatever its status; the caller checks it and closes its body.
-func (v *streamVia) openStream(client *http.Client, req *http.Request) (*http.Response, error) {
+func (v *Via) OpenStream(client *http.Client, req *http.Request) (*http.Response, error) {
 	return v.via(client, req, v.own(req), v.openOwn)
 }
 
 // own reports whether req goes on a connection of its own.
-func (v *streamVia) own(req *http.Request) bool {
-	if v.dialer == nil || v.dialer.DialContext == nil || v.viaClient.Load() {
+func (v *Via) own(req *http.Request) bool {
+	if v.Dialer == nil || v.Dialer.DialContext == nil || v.viaClient.Load() {
 		return false
 	}
 	if s := req.URL.Scheme; s != "http" && s != "https" {
@@ -141,8 +148,8 @@ func (v *streamVia) own(req *http.Request) bool {
 	if req.URL.User != nil {
 		return false // net/http turns userinfo into Basic credentials
 	}
-	if v.dialer.Proxy != nil && !v.noProxy.Load() {
-		if p, err := v.dialer.Proxy(req); err != nil || p != nil {
+	if v.Dialer.Proxy != nil && !v.noProxy.Load() {
+		if p, err := v.Dialer.Proxy(req); err != nil || p != nil {
 			v.viaClient.Store(true)
 			return false
 		}
@@ -173,12 +180,12 @@ const maxInformational = 5
 // openOwn writes req on a connection dialled for it and reads the response
 // head. The response's body closes the connection; so does the end of
 // req's context, until then.
-func (v *streamVia) openOwn(req *http.Request) (*http.Response, error) {
+func (v *Via) openOwn(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	if err := v.dialer.gate(); err != nil {
+	if err := v.Dialer.gate(); err != nil {
 		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
 	}
-	conn, err := v.dialer.dial(ctx, req.URL)
+	conn, err := v.Dialer.dial(ctx, req.URL)
 	if err != nil {
 		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
 	}
@@ -241,7 +248,7 @@ func (d *Dialer) gate() error {
 // dial dials the connection of a request to u: TCP, with TLS over it for
 // https (HTTP/1.1 only).
 func (d *Dialer) dial(ctx context.Context, u *url.URL) (net.Conn, error) {
-	conn, err := d.DialContext(ctx, "tcp", hostPort(u))
+	conn, err := d.DialContext(ctx, "tcp", HostPort(u))
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +317,7 @@ type streamBody struct {
 	conn *streamConn
 }
 
-func (b *streamBody) idleWait() func() error { return idleWaitOf(b.ReadCloser) }
+func (b *streamBody) IdleWait() func() error { return IdleWaitOf(b.ReadCloser) }
 
 func (b *streamBody) Close() error {
 	b.conn.stop()
@@ -494,9 +501,9 @@ func unhex(c byte) byte {
 	}
 }
 
-// idleWait returns a function that blocks until a Read has something to
+// IdleWait returns a function that blocks until a Read has something to
 // return without blocking, or nil if none can be told.
-func (b *chunkedBody) idleWait() func() error {
+func (b *chunkedBody) IdleWait() func() error {
 	if b.wait == nil {
 		return nil
 	}
@@ -508,16 +515,17 @@ func (b *chunkedBody) idleWait() func() error {
 	}
 }
 
-// idleWaiter is a stream body that can tell when it has bytes to read (see
-// sse.NewIdleReader).
-type idleWaiter interface {
-	idleWait() func() error
+// IdleWaiter is a stream body that can tell when it has bytes to read (see
+// sse.NewIdleReader). A reader that wraps such a body implements it by
+// returning IdleWaitOf of the body.
+type IdleWaiter interface {
+	IdleWait() func() error
 }
 
-// idleWaitOf returns r's idle wait, or nil.
-func idleWaitOf(r io.Reader) func() error {
-	if w, ok := r.(idleWaiter); ok {
-		return w.idleWait()
+// IdleWaitOf returns r's idle wait, or nil.
+func IdleWaitOf(r io.Reader) func() error {
+	if w, ok := r.(IdleWaiter); ok {
+		return w.IdleWait()
 	}
 	return nil
 }

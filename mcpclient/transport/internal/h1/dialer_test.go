@@ -1,4 +1,4 @@
-package transport
+package h1
 
 import (
 	"bytes"
@@ -209,7 +209,7 @@ func TestStandingStreamHostileHead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := &streamVia{dialer: &Dialer{DialContext: (&net.Dialer{}).DialContext}}
+			v := &Via{Dialer: &Dialer{DialContext: (&net.Dialer{}).DialContext}}
 			resp, err := v.openOwn(req)
 			if err == nil {
 				resp.Body.Close()
