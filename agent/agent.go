@@ -229,13 +229,20 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 // settled notes the end of the first connection attempt of a restored
 // server: ready, failed, waiting for authorisation, closed, or any state
 // with an error (an attempt that failed, to be retried; a discovery that
-// failed). It is a Manager listener.
+// failed). A resumed session the server rejected is not an end: its one
+// fresh handshake follows at once (connecting, with the session's error),
+// and WaitRestored waits for that. It is a Manager listener.
 func (a *Agent) settled(ev mcpclient.Event) {
 	if ev.Kind != mcpclient.EventStateChanged && ev.Kind != mcpclient.EventRemoved {
 		return
 	}
 	switch ev.State {
 	case mcpclient.StateReady, mcpclient.StateFailed, mcpclient.StateAuthenticating, mcpclient.StateNotConnected:
+	case mcpclient.StateConnecting:
+		renewing := ev.Err == nil || errors.Is(ev.Err, mcpclient.ErrSessionExpired) || errors.Is(ev.Err, mcp.ErrSessionMissing)
+		if renewing && ev.Kind != mcpclient.EventRemoved {
+			return
+		}
 	default:
 		if ev.Err == nil && ev.Kind != mcpclient.EventRemoved {
 			return

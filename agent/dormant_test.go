@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -57,5 +58,47 @@ func TestDormantAndRestored(t *testing.T) {
 	w.WaitRestored(ctx)
 	if got := len(w.ListTools(mcpclient.Filter{})); got != want {
 		t.Errorf("%d tools once restored, want %d", got, want)
+	}
+}
+
+// TestRestoredForgottenSession: a restored server whose stored session the
+// server no longer knows gets its one fresh handshake before WaitRestored
+// returns, so that a request listing catalogs right after the wake sees
+// them whole rather than empty.
+func TestRestoredForgottenSession(t *testing.T) {
+	ctx := testCtx(t)
+	up := serve(t, mcptest.Stateful)
+	st := openSQLite(t, "")
+	a, err := agent.Open(ctx, st, "TestAgent", "forgotten", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AddMCPServer(ctx, "one", up.URL, &agent.AddOptions{ID: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	want := len(a.ListTools(mcpclient.Filter{}))
+	srv, _ := a.Server("one")
+	if srv.SessionID == "" || want == 0 {
+		t.Fatalf("no session or no tools to restore: %+v, %d tools", srv, want)
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The server forgets the session (it restarted, or another process
+	// ended it) while the agent sleeps.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, up.URL, nil)
+	req.Header.Set("Mcp-Session-Id", srv.SessionID)
+	req.Header.Set("Mcp-Protocol-Version", srv.ProtocolVersion)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	w := openAgent(t, st, "forgotten", nil)
+	w.WaitRestored(ctx)
+	if got := len(w.ListTools(mcpclient.Filter{})); got != want {
+		s, _ := w.Server("one")
+		t.Errorf("%d tools once restored, want %d (server %s)", got, want, s.State)
 	}
 }
