@@ -19,21 +19,11 @@ type remoteFailure struct{ aerr *server.APIError }
 func (e *remoteFailure) Error() string { return e.aerr.Message }
 func (e *remoteFailure) Unwrap() error { return e.aerr }
 
-// connectFailed turns err, from adding (verb "adding") or reconnecting
-// ("reconnecting") the server named name, into what the command prints
-// when it is the failed connection of a stored server: the server's
-// name, what failed in short (what ls shows), what happens to the server
-// now and the command that tries it again, then the whole error once.
-// Other errors are returned as they are.
-func connectFailed(verb, name string, b backend, err error) error {
-	if msg, ok := failureText(verb, name, b, err); ok {
-		return errors.New(msg)
-	}
-	return err
-}
-
-// failureText is connectFailed's text, ok when err is the failed
-// connection of a stored server.
+// failureText is what add (verb "adding") and reconnect ("reconnecting")
+// print when err is the failed connection of the stored server named
+// name: the server's name, what failed in short (what ls shows), what
+// happens to the server now and the command that tries it again, then the
+// whole error once. ok is false for other errors.
 func failureText(verb, name string, b backend, err error) (msg string, ok bool) {
 	var (
 		rf                  *remoteFailure

@@ -292,7 +292,7 @@ func (r *remote) explain(err error) error {
 			return unknownAgentError(r.agent, "agentmcp serve at "+r.base, aerr.Agents)
 		}
 		if aerr.Code == server.CodeConnectFailed {
-			return &remoteFailure{aerr} // for connectFailed
+			return &remoteFailure{aerr} // for failureText
 		}
 		return errors.New(aerr.Message)
 	}
