@@ -656,3 +656,12 @@ func (c *server) noteTasks(s *session) {
 		c.tasksSeen.Store(true)
 	}
 }
+
+// OffersTasks reports whether a session of the server ever took tasks
+// (2025-11-25 capabilities.tasks for tools/call, or the 2026-07-28
+// extension): whether a call to it may run as a task. It costs an atomic
+// load.
+func (m *Manager) OffersTasks(serverID string) bool {
+	c, err := m.lookup(serverID)
+	return err == nil && c.tasksSeen.Load()
+}
