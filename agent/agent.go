@@ -129,6 +129,7 @@ type Agent struct {
 	// write, so that the rules in memory are the last ones stored).
 	exposureMu sync.Mutex
 	busyN      atomic.Int64 // calls, adds and reconnections in flight
+	tasks      agentTasks   // its tasks (tasks.go)
 	authUntil  atomic.Int64 // unix nanoseconds until which an OAuth flow may complete
 }
 
@@ -222,6 +223,10 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	a.m.Subscribe(a.tell) // story.go
 	for _, row := range rows {
 		a.restore(ctx, row)
+	}
+	a.tasks.ctx, a.tasks.cancel = context.WithCancel(context.Background())
+	if err := a.resumeTasks(ctx); err != nil {
+		a.logger.Warn("cannot resume the stored tasks", "error", err)
 	}
 	return a, nil
 }
@@ -497,7 +502,9 @@ func (a *Agent) Close(ctx context.Context) error {
 		return nil
 	}
 	close(a.quit) // pending elicitations are answered cancel
+	a.tasks.cancel()
 	err := a.m.Close(ctx)
+	a.tasks.wg.Wait() // resumed polls end with the Manager
 	a.updates.stop()
 	a.writes.flush(ctx)
 	return err

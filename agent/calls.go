@@ -29,7 +29,9 @@ import (
 func (a *Agent) CallTool(ctx context.Context, serverID, name string, args any, opts *mcpclient.CallOptions) (*mcp.CallToolResult, error) {
 	defer a.hold()()
 	start := time.Now()
+	opts, tc := a.taskOptions(ctx, serverID, opts) // tasks.go
 	res, err := a.m.CallTool(ctx, serverID, name, args, opts)
+	tc.ended(res, err)
 	a.callFailed(ctx, serverID, "tools/call", name, start, err)
 	return res, err
 }

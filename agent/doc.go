@@ -172,6 +172,24 @@
 // read them). Manager gives the mcpclient.Manager underneath, for what the
 // Agent does not offer (events, roots).
 //
+// # Tasks
+//
+// A call that runs as an MCP task (a tool whose taskSupport is required,
+// one asked for with CallOptions.Task, any call to a 2026-07-28 server that
+// offers the tasks extension; see mcpclient) is durable when the store
+// keeps tasks (store.TaskStore; SQLite and Postgres do): its handle
+// (server, tool, task id, protocol, arguments hash, TTL and poll interval)
+// and the caller's correlation (WithTaskCorrelation) are stored before its
+// first poll, its status as it changes, and its result or error when it
+// ends. An agent opened (after a restart, or woken) with tasks that had
+// not ended resumes polling each once its server's first connection
+// attempt settled, and stores the outcome; TaskResult waits for it, Tasks
+// and Task list what is stored, and CancelTask sends tasks/cancel. A call
+// to a server that never offered tasks pays one atomic load for this.
+// Not yet: a Host does not wake a sleeping agent to poll its tasks (they
+// resume at its next wake), and two replicas are kept from polling the
+// same task only by the agent lease.
+//
 // # Exposure
 //
 // Every agent can be an MCP server of its own (package gateway). Its

@@ -14,6 +14,24 @@ type CallOptions struct {
 	// this call, in order, before the call returns. It is called on the
 	// connection's reading goroutine and must not block.
 	Progress func(*mcp.ProgressNotificationParams)
+
+	// Task asks for the call to run as a task when the tool allows it
+	// (2025-11-25 taskSupport "optional"); Options.Tasks.Prefer asks it
+	// for every call. A tool whose taskSupport is "required", and any call
+	// to a 2026-07-28 server that offers the tasks extension, goes as a
+	// task where the server decides, whatever this says.
+	Task bool
+
+	// TaskStarted, if set, is called once the server has created the
+	// call's task, before it is first polled: where a caller keeps the
+	// handle to resume the wait after a restart (Manager.WaitTask).
+	TaskStarted func(*TaskHandle)
+
+	// TaskStatus, if set, is called with the task's state each time its
+	// status or status message changes. Progress hears of the same
+	// changes, as progress notifications whose message is the status
+	// message.
+	TaskStatus func(*Task)
 }
 
 // CallTool calls a tool on a server. Cancelling ctx cancels the request on
@@ -28,6 +46,11 @@ func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any,
 	c, err := m.lookup(serverID)
 	if err != nil {
 		return nil, err
+	}
+	if c.tasksSeen.Load() || (opts != nil && opts.Task) {
+		if res, err, handled := c.callAsTask(ctx, name, args, opts); handled {
+			return res, err
+		}
 	}
 	tool := c.tool(name)
 	repeatable := tool != nil && tool.Annotations != nil &&

@@ -139,6 +139,54 @@
 // roots are offered. Legacy requests may arrive with no call in flight
 // (on the standalone stream, as 2025-11-25 allows), under the same limits.
 //
+// # Tasks
+//
+// A tool call may run as a task: the server answers at once with a task,
+// and the client polls it until it ends, rather than holding the request
+// open. Both eras are spoken: 2025-11-25 tasks (the server's
+// capabilities.tasks, a tool's execution.taskSupport, params.task,
+// tasks/get, tasks/result, tasks/cancel, notifications/tasks/status) and
+// the 2026-07-28 extension io.modelcontextprotocol/tasks (declared in the
+// client capabilities of the calls that may become tasks, resultType
+// "task", tasks/get, tasks/update, tasks/cancel).
+//
+// A plain CallTool on a tool that must run as a task (taskSupport
+// "required") just works: it creates the task, polls it at the interval
+// the server suggests (within Options.Tasks' bounds, 250 ms to 30 s by
+// default; a legacy status notification polls at once), answers its
+// requests for input with the elicitation and sampling handlers (legacy:
+// the server asks while tasks/result waits; 2026-07-28: the input requests
+// of tasks/get, answered with tasks/update), and returns the result as if
+// the call had been held; the status messages come to CallOptions.Progress
+// and CallOptions.TaskStatus. A tool whose taskSupport is "optional" runs
+// as a task when CallOptions.Task or Options.Tasks.Prefer asks; against a
+// 2026-07-28 server that offers the extension every tools/call declares
+// it, and the server decides. Cancelling the call's ctx sends tasks/cancel.
+// A task that is cancelled, fails with an error, or is forgotten by the
+// server (its TTL over) returns a [*TaskError] matching
+// [ErrTaskCancelled], [ErrTaskFailed] or [ErrTaskExpired].
+//
+// StartTask creates a task and returns its [TaskHandle] (server, tool,
+// task id, protocol, arguments hash, TTL and poll interval) without
+// waiting; CallOptions.TaskStarted hands a call's handle over before its
+// first poll. WaitTask resumes the wait from a handle, in this process or
+// another after a restart, for as long as the server keeps the task;
+// GetTask polls once and CancelTask cancels.
+//
+// The client also runs tasks for legacy servers: it declares
+// capabilities.tasks for the elicitation and sampling it handles, answers
+// a task-augmented elicitation/create or sampling/createMessage with a
+// task at once, runs the handler in the background, and answers the
+// server's tasks/get, tasks/result, tasks/list and tasks/cancel (at most
+// 32 tasks per session, kept for their TTL, at most an hour). Those form
+// answers are not checked against the schema as go-sdk checks those of
+// plain elicitations.
+//
+// Tasks need a connection the Manager wraps: every transport but
+// go-sdk's own streamable HTTP (ImplementationGoSDK), on which task tools
+// fail with [ErrTasksUnsupported]. 2026-07-28 status notifications on the
+// listen stream are not subscribed to; such tasks are polled.
+//
 // # Telemetry
 //
 // The Manager emits OpenTelemetry traces and metrics following the
@@ -176,7 +224,9 @@
 // [ErrCallInterrupted], [ErrProtocol], [ErrUnauthorized] and
 // [ErrTransportNotImplemented] (also through [IsUnauthorized] and
 // [IsTransportNotImplemented], which never match on message text), and
-// netguard.ErrBlockedURL for refused addresses. A tool that fails returns a
+// netguard.ErrBlockedURL for refused addresses; tasks add
+// [ErrTasksUnsupported], [ErrTaskCancelled], [ErrTaskExpired] and
+// [ErrTaskFailed] ([*TaskError]). A tool that fails returns a
 // result with IsError set, for the model to read, not a Go error. Errors
 // never contain header values, and URLs in them carry no query.
 package mcpclient

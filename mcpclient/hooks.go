@@ -102,6 +102,7 @@ func (c *server) buildClient(s *session, opts *mcp.ClientOptions) *mcp.Client {
 	opts.Capabilities = caps
 	h.caps = cloneCaps(caps)
 	h.client = mcp.NewClient(m.clientInfo, opts)
+	registerTaskMethods(h.client)
 	sending := []mcp.Middleware{h.callMiddleware, h.urlElicitations(), h.directMiddleware}
 	h.client.AddSendingMiddleware(sending...)
 	h.client.AddReceivingMiddleware(h.requestLimits(), h.rootsMiddleware)

@@ -129,6 +129,11 @@ type Options struct {
 	// values, tokens and URL userinfo are never recorded.
 	RecordContent bool
 
+	// Tasks configures tool calls that run as tasks (tasks.go). The zero
+	// value calls as tasks only the tools that require it, and those the
+	// caller asks for (CallOptions.Task).
+	Tasks TaskOptions
+
 	// Bench is for agentmcp's benchmark (cmd/agentmcp-bench) alone: it
 	// turns parts of the Manager off, so that the benchmark can measure
 	// what they cost. Its type is internal to this module, so no other

@@ -34,6 +34,13 @@ type server struct {
 	// progress maps progress tokens of calls in flight to their callbacks.
 	progress sync.Map // string -> func(*mcp.ProgressNotificationParams)
 
+	// taskWake maps the ids of the tasks being waited for to a channel
+	// that a status notification wakes (tasks.go); tasksSeen is set once
+	// a session of the server took tasks, so that a call to a server that
+	// never did costs one atomic load for them.
+	taskWake  sync.Map // string -> chan struct{}
+	tasksSeen atomic.Bool
+
 	// mu guards the fields below. It is never held across I/O or callbacks.
 	mu             sync.Mutex
 	state          State
@@ -100,6 +107,8 @@ type session struct {
 	pending   [3]bool // lists the server changed before it was installed
 
 	hooks *sessionHooks // its client and what it advertised (hooks.go)
+
+	tasks sessionTasks // what it knows of tasks (taskwire.go)
 
 	// unverified marks a resumed session that has not yet exchanged a
 	// message with the server: its first exchange decides whether the
@@ -325,6 +334,7 @@ func (c *server) connectOnceUntraced(ctx context.Context, discoverNext bool) Con
 	}
 	c.authURL = ""
 	c.mu.Unlock()
+	c.noteTasks(s)
 	if s.unverified && discoverNext {
 		c.setStateAt(epoch, StateDiscovering, nil)
 	} else {

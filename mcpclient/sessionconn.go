@@ -40,7 +40,7 @@ func (t sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc := &sessionConn{Connection: conn, c: t.c, gate: inbound.NewGate(t.c.m.limits(), t.c.m.logger, t.c.ID)}
+	pc := &sessionConn{Connection: conn, c: t.c, s: t.s, gate: inbound.NewGate(t.c.m.limits(), t.c.m.logger, t.c.ID)}
 	t.s.conn, t.s.raw = pc, conn
 	return pc, nil
 }
@@ -48,6 +48,7 @@ func (t sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type sessionConn struct {
 	mcp.Connection
 	c    *server
+	s    *session
 	gate *inbound.Gate // admits the server's requests
 }
 
@@ -68,10 +69,22 @@ func (p *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 					p.c.m.logger.Debug("cannot refuse a server request", "server", p.c.ID(), "error", err)
 				}
 				continue
+			case p.receive(req): // tasks (taskrecv.go)
+				continue
 			}
 			return msg, nil
 		}
-		if !ok || req.Method != "notifications/progress" {
+		if !ok {
+			if resp, isResp := msg.(*jsonrpc.Response); isResp && p.s.tasks.taps.Load() != 0 {
+				p.s.tasks.read(resp) // an initialize or a tools/list (taskwire.go)
+			}
+			return msg, nil
+		}
+		if req.Method == "notifications/tasks/status" {
+			p.c.routeTaskStatus(req.Params)
+			continue
+		}
+		if req.Method != "notifications/progress" {
 			return msg, nil
 		}
 		var params mcp.ProgressNotificationParams
@@ -97,6 +110,19 @@ func (c *server) routeProgress(params *mcp.ProgressNotificationParams) {
 // It also tells the request gate (package inbound) what the client
 // writes: the handshake, and the answers to the server's requests.
 func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		switch req.Method {
+		case methodTaskCall:
+			// A task-augmented tools/call (taskwire.go).
+			cp := *req
+			cp.Method = "tools/call"
+			msg = &cp
+		case "initialize", "tools/list":
+			req = p.withTaskCaps(req)
+			p.s.tasks.tap(req)
+			msg = req
+		}
+	}
 	if cl, ok := inflight.FromContext(ctx); ok {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 			p.c.m.tel.NoteRequestID(ctx, req)
@@ -117,7 +143,27 @@ func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // transport's own connection, with what Write notes of a request: its id
 // on the call's span, and the request gate's view of the session.
 func (p *sessionConn) callDirect(ctx context.Context, dc transport.DirectCaller, req *jsonrpc.Request, result any) error {
+	switch req.Method {
+	case "initialize", "tools/list":
+		req = p.withTaskCaps(req)
+		result = &tapResult{into: result, method: req.Method, tasks: &p.s.tasks}
+	}
 	p.c.m.tel.NoteRequestID(ctx, req)
 	p.gate.Written(req)
 	return dc.CallDirect(ctx, req, result)
+}
+
+// withTaskCaps returns req with the client's tasks capability added to
+// an initialize's (taskwire.go).
+func (p *sessionConn) withTaskCaps(req *jsonrpc.Request) *jsonrpc.Request {
+	if req.Method != "initialize" || p.s.hooks == nil {
+		return req
+	}
+	params := withClientTaskCaps(req.Params, p.s.hooks.caps)
+	if len(params) == len(req.Params) {
+		return req
+	}
+	cp := *req
+	cp.Params = params
+	return &cp
 }

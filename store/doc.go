@@ -27,7 +27,9 @@
 // program starts (KeepAwakeLister finds such agents among many) and never
 // hibernates it. BatchPutter writes many servers in one transaction.
 // ExposureStore keeps each agent's exposure rules (what its MCP endpoint
-// exposes; see agent.Exposure), apart from its servers.
+// exposes; see agent.Exposure), apart from its servers. TaskStore keeps
+// its tasks (tool calls running as MCP tasks), so that their polling
+// resumes after a restart.
 //
 // DeleteServer removes all of a server's keys with its row, and RenameServer
 // (the move from a generated id to a stable one) moves them with it, each in

@@ -275,12 +275,19 @@ func setModernHeaders(ctx context.Context, h http.Header, call *jsonrpc.Request)
 	} else {
 		h.Set(headerMethod, call.Method)
 	}
+	info := callFrom(ctx)
 	switch call.Method {
 	case "tools/call", "prompts/get", "resources/read":
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		// The tasks extension mirrors params.taskId, which the Call
+		// names.
+		if info != nil && info.Name != "" {
+			h.Set(headerName, encodeHeaderValue(info.Name))
+		}
+		return
 	default:
 		return
 	}
-	info := callFrom(ctx)
 	var name string
 	if info != nil && info.Name != "" {
 		name = info.Name

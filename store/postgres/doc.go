@@ -27,6 +27,8 @@
 //	                index (owner) WHERE owner IS NOT NULL
 //	sequence agentmcp_lease_epoch (fencing tokens)
 //	agentmcp_exposure(namespace PRIMARY KEY, rules JSONB, updated_at TIMESTAMPTZ)
+//	agentmcp_tasks(namespace, server_id, task_id, record TEXT, seq BIGSERIAL,
+//	               created_at, updated_at, PRIMARY KEY(namespace, server_id, task_id))
 //
 // options holds store.ServerOptions as JSON and value the key-value value,
 // both sealed by store.Cipher.
@@ -36,7 +38,9 @@
 // server, from a partial index, so quick among many agents) and PutServers
 // (store.BatchPutter: many rows in one transaction, for seeding large
 // databases), and GetExposure and PutExposure (store.ExposureStore: each
-// agent's exposure rules, readable JSON; PutExposure is fenced).
+// agent's exposure rules, readable JSON; PutExposure is fenced), and
+// PutTask, ListTasks and DeleteTask (store.TaskStore: each agent's tasks,
+// readable JSON; the writes are fenced).
 //
 // # Usage
 //

@@ -19,6 +19,8 @@
 //	kv(namespace, server_id, key, value BLOB, expires_at,
 //	   PRIMARY KEY(namespace, server_id, key))
 //	exposure(namespace PRIMARY KEY, rules TEXT, updated_at)
+//	tasks(namespace, server_id, task_id, record TEXT, seq, created_at,
+//	      updated_at, PRIMARY KEY(namespace, server_id, task_id))
 //
 // Times are unix microseconds; keep_awake is 0 or 1. options holds store.ServerOptions as JSON
 // and value the key-value value, both sealed by store.Cipher.
@@ -36,7 +38,9 @@
 // server, from a partial index, so quick among many agents) and PutServers
 // (store.BatchPutter: many rows in one transaction, for seeding large
 // databases), and GetExposure and PutExposure (store.ExposureStore: each
-// agent's exposure rules, store.Exposure as readable JSON).
+// agent's exposure rules, store.Exposure as readable JSON), and PutTask,
+// ListTasks and DeleteTask (store.TaskStore: each agent's tasks, readable
+// JSON).
 //
 // Open(ctx, sqlite.Memory, nil) opens a private in-memory database on a
 // single connection, for tests; it disappears with Close.

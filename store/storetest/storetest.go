@@ -75,6 +75,7 @@ func Run(t *testing.T, b Backend) {
 		{"Namespaces", testNamespaces},
 		{"KeepAwake", testKeepAwake},
 		{"Exposure", testExposure},
+		{"Tasks", testTasks},
 		{"Batch", testBatch},
 		{"Batch/Invalid", testBatchInvalid},
 		{"Batch/Encryption", testBatchEncryption},

@@ -1,0 +1,306 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/store"
+)
+
+// Durable tasks: a tool call that runs as an MCP task (see mcpclient's
+// Tasks) is stored with the agent, when its store keeps tasks
+// (store.TaskStore), before its first poll; its status as it changes; and
+// its result or error when it ends. An agent opened on a store with
+// running tasks resumes polling them, once their server is restored, and
+// stores their outcome: TaskResult waits for it, Tasks lists them.
+
+// ErrUnknownTask is returned for a task the agent does not have.
+var ErrUnknownTask = errors.New("agent: unknown task")
+
+// taskWrites bounds one write of a task's record.
+const taskWriteTimeout = 5 * time.Second
+
+type correlationKey struct{}
+
+// WithTaskCorrelation returns a context whose tool calls, when they run
+// as tasks, are stored with the caller's reference id (store.Task's
+// Correlation): what an API request or a conversation turn uses to find
+// its task again after a restart.
+func WithTaskCorrelation(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, correlationKey{}, id)
+}
+
+type taskKey struct{ serverID, taskID string }
+
+// agentTasks is the agent's part in its tasks.
+type agentTasks struct {
+	ctx    context.Context // ends with the agent: resumed polls
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // resumed polls
+
+	// mu guards done. It is a leaf lock.
+	mu   sync.Mutex
+	done map[taskKey]chan struct{} // closed when the task's outcome is stored
+}
+
+// taskStore returns the agent's store as a TaskStore, if it is one.
+func (a *Agent) taskStore() (store.TaskStore, bool) {
+	ts, ok := a.st.(store.TaskStore)
+	return ts, ok
+}
+
+// doneChan returns the channel closed when the outcome of task k is
+// stored.
+func (a *Agent) doneChan(k taskKey) chan struct{} {
+	a.tasks.mu.Lock()
+	defer a.tasks.mu.Unlock()
+	if a.tasks.done == nil {
+		a.tasks.done = make(map[taskKey]chan struct{})
+	}
+	ch, ok := a.tasks.done[k]
+	if !ok {
+		ch = make(chan struct{})
+		a.tasks.done[k] = ch
+	}
+	return ch
+}
+
+// taskCall is the record of one call's task, kept while the call runs.
+type taskCall struct {
+	a   *Agent
+	mu  sync.Mutex
+	rec *store.Task // nil until the server created the task
+}
+
+// taskOptions returns opts with the hooks that store the call's task,
+// when the call may become one: the server offered tasks and the store
+// keeps them. Other calls get opts as they are, at no cost.
+func (a *Agent) taskOptions(ctx context.Context, serverID string, opts *mcpclient.CallOptions) (*mcpclient.CallOptions, *taskCall) {
+	if !a.m.OffersTasks(serverID) {
+		return opts, nil
+	}
+	if _, ok := a.taskStore(); !ok {
+		return opts, nil
+	}
+	var o mcpclient.CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	tc := &taskCall{a: a}
+	correlation, _ := ctx.Value(correlationKey{}).(string)
+	started, status := o.TaskStarted, o.TaskStatus
+	o.TaskStarted = func(h *mcpclient.TaskHandle) {
+		rec := recordOf(a.ns, h)
+		rec.Correlation = correlation
+		tc.mu.Lock()
+		tc.rec = &rec
+		tc.mu.Unlock()
+		a.doneChan(taskKey{h.ServerID, h.TaskID})
+		a.putTask(rec) // before the first poll
+		if started != nil {
+			started(h)
+		}
+	}
+	o.TaskStatus = func(t *mcpclient.Task) {
+		tc.mu.Lock()
+		var rec store.Task
+		if tc.rec != nil {
+			tc.rec.Status, tc.rec.StatusMessage = string(t.Status), t.StatusMessage
+			rec = *tc.rec
+		}
+		tc.mu.Unlock()
+		if rec.TaskID != "" && !t.Status.Terminal() {
+			a.putTask(rec)
+		}
+		if status != nil {
+			status(t)
+		}
+	}
+	return &o, tc
+}
+
+// ended stores the outcome of the call's task, if it had one. A call cut
+// short by the agent's end leaves it running, to be resumed.
+func (tc *taskCall) ended(res *mcp.CallToolResult, err error) {
+	if tc == nil {
+		return
+	}
+	tc.mu.Lock()
+	rec := tc.rec
+	tc.mu.Unlock()
+	if rec == nil {
+		return
+	}
+	tc.a.finishTask(*rec, res, err)
+}
+
+// recordOf returns the record of a task just created.
+func recordOf(ns string, h *mcpclient.TaskHandle) store.Task {
+	return store.Task{
+		Namespace: ns, ServerID: h.ServerID, TaskID: h.TaskID, Tool: h.Tool, Protocol: h.Protocol,
+		ArgumentsHash: h.ArgumentsHash, Status: string(mcpclient.TaskWorking),
+		TTLMS: h.TTL.Milliseconds(), PollIntervalMS: h.PollInterval.Milliseconds(), ServerCreatedAt: h.CreatedAt,
+	}
+}
+
+// handleOf returns the handle of a stored task.
+func handleOf(t store.Task) *mcpclient.TaskHandle {
+	return &mcpclient.TaskHandle{
+		ServerID: t.ServerID, Tool: t.Tool, TaskID: t.TaskID, Protocol: t.Protocol, ArgumentsHash: t.ArgumentsHash,
+		CreatedAt: t.ServerCreatedAt, TTL: time.Duration(t.TTLMS) * time.Millisecond,
+		PollInterval: time.Duration(t.PollIntervalMS) * time.Millisecond,
+	}
+}
+
+// finishTask stores a task's outcome and tells whoever waits for it;
+// an outcome that is only the agent's end stores nothing.
+func (a *Agent) finishTask(rec store.Task, res *mcp.CallToolResult, err error) {
+	if err != nil && (errors.Is(err, mcpclient.ErrClosed) || a.tasks.ctx.Err() != nil) {
+		return // the agent ends: the task is resumed when it opens again
+	}
+	rec.Done = true
+	switch {
+	case err == nil:
+		data, merr := json.Marshal(res)
+		if merr != nil {
+			rec.Error = merr.Error()
+		} else {
+			rec.Result, rec.Status = data, string(mcpclient.TaskCompleted)
+		}
+	default:
+		rec.Error = err.Error()
+		var te *mcpclient.TaskError
+		switch {
+		case errors.As(err, &te):
+			rec.Status = string(te.Status)
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			rec.Status = string(mcpclient.TaskCancelled) // the call cancelled it
+		default:
+			rec.Status = string(mcpclient.TaskFailed)
+		}
+	}
+	a.putTask(rec)
+	close(a.doneChan(taskKey{rec.ServerID, rec.TaskID}))
+}
+
+// putTask writes a task's record.
+func (a *Agent) putTask(rec store.Task) {
+	ts, ok := a.taskStore()
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), taskWriteTimeout)
+	defer cancel()
+	if err := ts.PutTask(ctx, rec); err != nil {
+		a.logger.Warn("cannot store a task", "server", rec.ServerID, "task", rec.TaskID, "error", err)
+	}
+}
+
+// resumeTasks resumes polling the stored tasks that had not ended, each
+// once its server's first connection attempt settled. Open calls it.
+func (a *Agent) resumeTasks(ctx context.Context) error {
+	ts, ok := a.taskStore()
+	if !ok {
+		return nil
+	}
+	tasks, err := ts.ListTasks(ctx, a.ns)
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		if t.Done {
+			continue
+		}
+		a.doneChan(taskKey{t.ServerID, t.TaskID})
+		a.tasks.wg.Add(1)
+		go func() {
+			defer a.tasks.wg.Done()
+			a.WaitRestored(a.tasks.ctx, t.ServerID)
+			rec := t
+			res, err := a.m.WaitTask(a.tasks.ctx, handleOf(t), &mcpclient.CallOptions{
+				TaskStatus: func(s *mcpclient.Task) {
+					rec.Status, rec.StatusMessage = string(s.Status), s.StatusMessage
+					if !s.Status.Terminal() {
+						a.putTask(rec)
+					}
+				},
+			})
+			a.finishTask(rec, res, err)
+		}()
+	}
+	return nil
+}
+
+// Tasks returns the agent's stored tasks, running and ended, in the
+// order they started. It fails when the store keeps no tasks.
+func (a *Agent) Tasks(ctx context.Context) ([]store.Task, error) {
+	ts, ok := a.taskStore()
+	if !ok {
+		return nil, fmt.Errorf("agent %s: the store keeps no tasks", a.ns)
+	}
+	return ts.ListTasks(ctx, a.ns)
+}
+
+// Task returns one stored task, or an error wrapping ErrUnknownTask.
+func (a *Agent) Task(ctx context.Context, serverID, taskID string) (store.Task, error) {
+	tasks, err := a.Tasks(ctx)
+	if err != nil {
+		return store.Task{}, err
+	}
+	for _, t := range tasks {
+		if t.ServerID == serverID && t.TaskID == taskID {
+			return t, nil
+		}
+	}
+	return store.Task{}, fmt.Errorf("%w: %q on server %q", ErrUnknownTask, taskID, serverID)
+}
+
+// TaskResult waits for a stored task to end (its call, or the agent's
+// resumed polling, stores its outcome) and returns its result, or an
+// error saying why it has none.
+func (a *Agent) TaskResult(ctx context.Context, serverID, taskID string) (*mcp.CallToolResult, error) {
+	t, err := a.Task(ctx, serverID, taskID)
+	if err != nil {
+		return nil, err
+	}
+	if !t.Done {
+		select {
+		case <-a.doneChan(taskKey{serverID, taskID}):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-a.quit:
+			return nil, mcpclient.ErrClosed
+		}
+		if t, err = a.Task(ctx, serverID, taskID); err != nil {
+			return nil, err
+		}
+	}
+	if t.Result == nil {
+		return nil, fmt.Errorf("task %q on server %q %s: %s", taskID, serverID, t.Status, t.Error)
+	}
+	res := &mcp.CallToolResult{}
+	if err := res.UnmarshalJSON(t.Result); err != nil {
+		return nil, fmt.Errorf("task %q on server %q: stored result: %w", taskID, serverID, err)
+	}
+	return res, nil
+}
+
+// CancelTask cancels a stored task on its server (tasks/cancel); its
+// wait, in the call or resumed, then stores it cancelled.
+func (a *Agent) CancelTask(ctx context.Context, serverID, taskID string) error {
+	t, err := a.Task(ctx, serverID, taskID)
+	if err != nil {
+		return err
+	}
+	if t.Done {
+		return nil
+	}
+	return a.m.CancelTask(ctx, handleOf(t))
+}

@@ -1,0 +1,143 @@
+package agent_test
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/postgres"
+)
+
+// waitTaskServer waits until cond holds on the TaskServer.
+func waitTaskServer(t *testing.T, ts *mcptest.TaskServer, cond func() bool) {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		ch := ts.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("timed out; methods %v", ts.Methods())
+		}
+	}
+}
+
+// TestDurableTask runs a tool call as a task on an HTTP server, closes the
+// agent while the task runs, and opens it again on the same store: the
+// task, stored before its first poll with the caller's correlation, is
+// polled again and its result stored and delivered. Then a task is
+// cancelled through the agent: tasks/cancel reaches the server, and the
+// task is stored cancelled.
+func TestDurableTask(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, modern := range []bool{false, true} {
+			name := backend + "/2025-11-25"
+			if modern {
+				name = backend + "/2026-07-28"
+			}
+			t.Run(name, func(t *testing.T) {
+				var open func() store.Store
+				switch backend {
+				case "sqlite":
+					path := filepath.Join(t.TempDir(), "agent.db")
+					open = func() store.Store { return openSQLite(t, path) }
+				case "postgres":
+					dsn := pg.Database(t)
+					open = func() store.Store {
+						st, err := postgres.Open(testCtx(t), dsn, nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						t.Cleanup(func() { st.Close() })
+						return st
+					}
+				}
+				ts := mcptest.NewTaskServer(modern)
+				srv := mcptest.ServeHandler(t, ts)
+				opts := &agent.Options{Manager: &mcpclient.Options{Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}}}
+				ctx := testCtx(t)
+				st := open()
+				a := openAgent(t, st, "durable", opts)
+				if _, err := a.AddMCPServer(ctx, "Tasks", srv.URL, &agent.AddOptions{ID: "ts"}); err != nil {
+					t.Fatal(err)
+				}
+
+				done := make(chan error, 1)
+				go func() {
+					_, err := a.CallTool(agent.WithTaskCorrelation(ctx, "request-1"), "ts", "work", map[string]any{"n": 1}, nil)
+					done <- err
+				}()
+				waitTaskServer(t, ts, func() bool { return slices.Contains(ts.Methods(), "tasks/get") })
+				tasks, err := a.Tasks(ctx)
+				if err != nil || len(tasks) != 1 {
+					t.Fatalf("Tasks = %+v, %v", tasks, err)
+				}
+				task := tasks[0]
+				if task.Done || task.ServerID != "ts" || task.Tool != "work" || task.Correlation != "request-1" ||
+					task.ArgumentsHash == "" || task.Status != "working" || task.TaskID != ts.Tasks()[0] {
+					t.Fatalf("stored task %+v", task)
+				}
+				if err := a.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-done; err == nil {
+					t.Fatal("the call returned no error when the agent closed under it")
+				}
+				if tasks, _ := st.(store.TaskStore).ListTasks(ctx, a.Namespace()); len(tasks) != 1 || tasks[0].Done {
+					t.Fatalf("after Close: %+v", tasks)
+				}
+
+				// A new process: the store, the agent, the task resumed.
+				st2 := open()
+				b := openAgent(t, st2, "durable", opts)
+				polls := len(ts.Methods())
+				waitTaskServer(t, ts, func() bool { return slices.Contains(ts.Methods()[polls:], "tasks/get") })
+				ts.Finish(task.TaskID, "finished after the restart")
+				res, err := b.TaskResult(ctx, "ts", task.TaskID)
+				if err != nil || len(res.Content) != 1 {
+					t.Fatalf("TaskResult = %+v, %v", res, err)
+				}
+				stored, err := b.Task(ctx, "ts", task.TaskID)
+				if err != nil || !stored.Done || stored.Status != "completed" || stored.Result == nil {
+					t.Fatalf("stored after the result: %+v, %v", stored, err)
+				}
+
+				// Cancel through the agent.
+				go func() {
+					_, err := b.CallTool(ctx, "ts", "work", nil, nil)
+					done <- err
+				}()
+				waitTaskServer(t, ts, func() bool { return len(ts.Tasks()) == 2 })
+				var second store.Task
+				waitTaskServer(t, ts, func() bool {
+					tasks, _ := b.Tasks(ctx)
+					if len(tasks) == 2 {
+						second = tasks[1]
+					}
+					return len(tasks) == 2
+				})
+				if err := b.CancelTask(ctx, "ts", second.TaskID); err != nil {
+					t.Fatal(err)
+				}
+				if got := ts.Cancelled(); !slices.Equal(got, []string{second.TaskID}) {
+					t.Errorf("cancelled on the server: %v, want %s", got, second.TaskID)
+				}
+				if err := <-done; !errors.Is(err, mcpclient.ErrTaskCancelled) {
+					t.Errorf("the cancelled call returned %v", err)
+				}
+				if stored, err := b.Task(ctx, "ts", second.TaskID); err != nil || !stored.Done || stored.Status != "cancelled" {
+					t.Errorf("stored after the cancel: %+v, %v", stored, err)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package mcpclient_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/input"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// taskEras are the two eras of tasks, served by mcptest.TaskServer.
+var taskEras = []struct {
+	name     string
+	modern   bool
+	protocol string
+}{
+	{"2025-11-25", false, "2025-11-25"},
+	{"2026-07-28", true, "2026-07-28"},
+}
+
+// newTaskManager returns a Manager that polls tasks quickly, with the
+// TaskServer ts registered and ready as "ts".
+func newTaskManager(t *testing.T, srv *mcptest.HTTPServer) *mcpclient.Manager {
+	t.Helper()
+	m := newManager(t, &mcpclient.Options{Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}})
+	m.ConfigureElicitationHandlers(&input.ElicitationHandlers{
+		Form: func(_ context.Context, req *input.ElicitationRequest, _ string) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	connectReady(t, m, "ts", mcpclient.ServerOptions{URL: srv.URL})
+	return m
+}
+
+// waitServer waits until cond holds on the TaskServer.
+func waitServer(t *testing.T, ts *mcptest.TaskServer, cond func() bool) {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		ch := ts.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("timed out; methods %v, tasks %v", ts.Methods(), ts.Tasks())
+		}
+	}
+}
+
+// TestTaskLifecycle runs a task in each era against a Go server: a plain
+// CallTool creates it, polls it (its status message comes as progress),
+// and returns its result once the server finishes it.
+func TestTaskLifecycle(t *testing.T) {
+	for _, era := range taskEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ts := mcptest.NewTaskServer(era.modern)
+			m := newTaskManager(t, mcptest.ServeHandler(t, ts))
+			if info, _ := m.Server("ts"); info.ProtocolVersion != era.protocol {
+				t.Fatalf("protocol %q, want %q", info.ProtocolVersion, era.protocol)
+			}
+			ctx := testCtx(t)
+
+			var (
+				mu       sync.Mutex
+				messages []string
+			)
+			type outcome struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := m.CallTool(ctx, "ts", "work", nil, &mcpclient.CallOptions{
+					Progress: func(p *mcp.ProgressNotificationParams) {
+						mu.Lock()
+						messages = append(messages, p.Message)
+						mu.Unlock()
+					},
+				})
+				done <- outcome{res, err}
+			}()
+			waitServer(t, ts, func() bool { return len(ts.Tasks()) == 1 })
+			id := ts.Tasks()[0]
+			ts.SetStatus(id, "halfway")
+			waitServer(t, ts, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return slices.Contains(messages, "halfway")
+			})
+			ts.Finish(id, "done")
+			out := <-done
+			if out.err != nil || textOf(t, out.res) != "done" {
+				t.Fatalf("CallTool = %+v, %v", out.res, out.err)
+			}
+			methods := ts.Methods()
+			if !slices.Contains(methods, "tasks/get") {
+				t.Errorf("no tasks/get in %v", methods)
+			}
+			if want := !era.modern; slices.Contains(methods, "tasks/result") != want {
+				t.Errorf("tasks/result sent = %v, want %v: %v", !want, want, methods)
+			}
+
+			// A tool without tasks is called plainly (2025-11-25), or the
+			// server answers at once (2026-07-28).
+			res, err := m.CallTool(ctx, "ts", "plain", nil, nil)
+			if err != nil || textOf(t, res) != "plain result" {
+				t.Fatalf("plain: %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// TestTaskCancel cancels a task's call: tasks/cancel reaches the server.
+func TestTaskCancel(t *testing.T) {
+	for _, era := range taskEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ts := mcptest.NewTaskServer(era.modern)
+			m := newTaskManager(t, mcptest.ServeHandler(t, ts))
+			ctx, cancel := context.WithCancel(testCtx(t))
+			done := make(chan error, 1)
+			go func() {
+				_, err := m.CallTool(ctx, "ts", "work", nil, nil)
+				done <- err
+			}()
+			// Once the client polls, it knows the task.
+			waitServer(t, ts, func() bool { return slices.Contains(ts.Methods(), "tasks/get") })
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("CallTool = %v, want context.Canceled", err)
+			}
+			waitServer(t, ts, func() bool { return len(ts.Cancelled()) == 1 })
+			if got, want := ts.Cancelled(), ts.Tasks(); !slices.Equal(got, want) {
+				t.Errorf("cancelled %v, want %v", got, want)
+			}
+
+			// CancelTask cancels by handle.
+			h, _, err := m.StartTask(testCtx(t), "ts", "work", nil, nil)
+			if err != nil || h == nil {
+				t.Fatalf("StartTask = %+v, %v", h, err)
+			}
+			if err := m.CancelTask(testCtx(t), h); err != nil {
+				t.Fatal(err)
+			}
+			if got := ts.Cancelled(); len(got) != 2 || got[1] != h.TaskID {
+				t.Errorf("cancelled %v, want %s last", got, h.TaskID)
+			}
+			_, err = m.WaitTask(testCtx(t), h, nil)
+			if !errors.Is(err, mcpclient.ErrTaskCancelled) {
+				t.Errorf("WaitTask of a cancelled task = %v", err)
+			}
+		})
+	}
+}
+
+// TestTaskInput answers a 2026-07-28 task's request for input through the
+// elicitation handler, with tasks/update.
+func TestTaskInput(t *testing.T) {
+	ts := mcptest.NewTaskServer(true)
+	m := newTaskManager(t, mcptest.ServeHandler(t, ts))
+	res, err := m.CallTool(testCtx(t), "ts", "ask", nil, nil)
+	if err != nil || textOf(t, res) != "hello Ada" {
+		t.Fatalf("CallTool = %+v, %v", res, err)
+	}
+	if methods := ts.Methods(); !slices.Contains(methods, "tasks/update") {
+		t.Errorf("no tasks/update in %v", methods)
+	}
+}
+
+// TestTaskExpired: a task the server forgot (its TTL ended) fails the
+// wait with ErrTaskExpired.
+func TestTaskExpired(t *testing.T) {
+	for _, era := range taskEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ts := mcptest.NewTaskServer(era.modern)
+			m := newTaskManager(t, mcptest.ServeHandler(t, ts))
+			h, _, err := m.StartTask(testCtx(t), "ts", "work", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.TTL != time.Minute {
+				t.Errorf("TTL %v, want the server's 1m", h.TTL)
+			}
+			ts.Expire(h.TaskID)
+			_, err = m.WaitTask(testCtx(t), h, nil)
+			var te *mcpclient.TaskError
+			if !errors.Is(err, mcpclient.ErrTaskExpired) || !errors.As(err, &te) || te.TaskID != h.TaskID {
+				t.Fatalf("WaitTask = %v, want ErrTaskExpired", err)
+			}
+		})
+	}
+}
+
+// TestTaskResumeByHandle starts a task with one Manager and gets its
+// result with another, from the handle alone: what a restarted process
+// does.
+func TestTaskResumeByHandle(t *testing.T) {
+	for _, era := range taskEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ts := mcptest.NewTaskServer(era.modern)
+			srv := mcptest.ServeHandler(t, ts)
+			first := newTaskManager(t, srv)
+			var started *mcpclient.TaskHandle
+			h, _, err := first.StartTask(testCtx(t), "ts", "work", map[string]any{"n": 1},
+				&mcpclient.CallOptions{TaskStarted: func(h *mcpclient.TaskHandle) { started = h }})
+			if err != nil || started != h {
+				t.Fatalf("StartTask = %+v, %v (started %+v)", h, err, started)
+			}
+			if err := first.Close(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+
+			second := newTaskManager(t, srv)
+			task, err := second.GetTask(testCtx(t), h)
+			if err != nil || task.Status != mcpclient.TaskWorking {
+				t.Fatalf("GetTask = %+v, %v", task, err)
+			}
+			ts.Finish(h.TaskID, "finished later")
+			res, err := second.WaitTask(testCtx(t), h, nil)
+			if err != nil || textOf(t, res) != "finished later" {
+				t.Fatalf("WaitTask = %+v, %v", res, err)
+			}
+		})
+	}
+}
