@@ -569,7 +569,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 			writeError(w, addError(err))
 			return
 		case errors.Is(err, agent.ErrNotSaved):
-			writeError(w, apiErrorf(http.StatusBadGateway, CodeConnectFailed, "%v", err))
+			writeError(w, notSaved(req.Name, err))
 			return
 		}
 		// The checks passed, so the server was stored: the connection

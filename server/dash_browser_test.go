@@ -36,6 +36,9 @@ func TestDashboardFailures(t *testing.T) {
 	hs.Stop()
 	row := `#servers tr[data-server-id="docs"]`
 
+	const summary = "cannot connect: connection refused"
+	// Without "Keep it", a server that cannot be reached is not saved,
+	// and the form keeps what was typed.
 	p.do("adding a server that is down",
 		chromedp.Navigate(e.ts.URL+"/"),
 		chromedp.WaitVisible(css(`#status[data-status="open"]`)),
@@ -44,10 +47,25 @@ func TestDashboardFailures(t *testing.T) {
 		chromedp.SendKeys(css(`#add-form input[name="id"]`), "docs"),
 		chromedp.Click(css(`#add-form button[type="submit"]`)),
 		chromedp.WaitVisible(css(`#add-result[data-outcome="error"] .failure-summary`)),
-		chromedp.WaitVisible(css(row+` .state[data-state="failed"]`)),
 	)
 	got := p.text(`#add-result`)
-	const summary = "cannot connect: connection refused"
+	if want := "docs: " + summary + ". Nothing was saved: check the URL"; !strings.HasPrefix(got, want) {
+		t.Errorf("add result %q, want it to start %q", got, want)
+	}
+	if n := eval[int](p, `document.querySelectorAll('`+row+`').length`); n != 0 {
+		t.Errorf("a row for the server not saved")
+	}
+	if v := eval[string](p, `document.querySelector('#add-form input[name="url"]').value`); v != hs.URL {
+		t.Errorf("the form lost its URL: %q", v)
+	}
+	// With it, the server is saved and retried.
+	p.do("adding a server that is down, kept",
+		chromedp.Click(css(`#add-form input[name="keep"]`)),
+		chromedp.Click(css(`#add-form button[type="submit"]`)),
+		chromedp.WaitVisible(css(row+` .state[data-state="failed"]`)),
+	)
+	p.poll("the kept server's result", `document.querySelector('#add-result').textContent.includes("It is saved")`)
+	got = p.text(`#add-result`)
 	if want := "docs: " + summary + ". It is saved and retried in the background: press Reconnect in its row to try it now."; !strings.HasPrefix(got, want) {
 		t.Errorf("add result %q, want it to start %q", got, want)
 	}

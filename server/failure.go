@@ -21,6 +21,17 @@ func connectFailed(a *agent.Agent, id string, err error, note string) *APIError 
 	return e
 }
 
+// notSaved is the connect_failed error of a new server named name whose
+// first connection failed with err and that was not kept (no
+// keepIfUnreachable): no ServerID, since nothing was saved; Summary and
+// Detail as connectFailed's.
+func notSaved(name string, err error) *APIError {
+	summary := explain.Summary(err)
+	e := apiErrorf(http.StatusBadGateway, CodeConnectFailed, "MCP server %q: %s; nothing was saved", name, summary)
+	e.ServerName, e.Summary, e.Detail = name, summary, err.Error()
+	return e
+}
+
 // serverName is the name of server id, or its id when it has none.
 func serverName(a *agent.Agent, id string) string {
 	if s, ok := a.Server(id); ok && s.Name != "" {

@@ -45,7 +45,7 @@ func TestConnectFailedReadable(t *testing.T) {
 			t.Errorf("%s: detail %q, want the whole error once", what, aerr.Detail)
 		}
 	}
-	_, err := c.AddMCPServer(ctx, AddRequest{Name: "docs", URL: hs.URL, ID: "docs-1", Retry: slowRetry})
+	_, err := c.AddMCPServer(ctx, AddRequest{Name: "docs", URL: hs.URL, ID: "docs-1", Retry: slowRetry, KeepIfUnreachable: true})
 	check("add", err, `MCP server "docs" (id docs-1): `+summary+"; it is saved and retried in the background")
 	_, err = c.Reconnect(ctx, "docs-1")
 	check("reconnect", err, `MCP server "docs" (id docs-1): `+summary+"; it keeps being retried in the background")

@@ -40,6 +40,8 @@ func failureText(verb, name string, b backend, err error) (msg string, ok bool) 
 		if rf.aerr.ServerName != "" {
 			name = rf.aerr.ServerName
 		}
+	case errors.Is(err, agent.ErrNotSaved):
+		return "", false // nothing was saved: nothing to reconnect
 	case errors.As(err, &cerr):
 		id, summary, detail = cerr.ID, explain.Summary(cerr.Err), cerr.Err.Error()
 		if cerr.Name != "" {

@@ -34,7 +34,7 @@ func TestConnectFailureText(t *testing.T) {
 	t.Setenv(envToken, "")
 	db := filepath.Join(t.TempDir(), "agentmcp.db")
 
-	r := runCmd(t, "add", "--db", db, "--id", "broken", "broken", "--", "/bin/false", "a b")
+	r := runCmd(t, "add", "--db", db, "--keep-if-unreachable", "--id", "broken", "broken", "--", "/bin/false", "a b")
 	line := r.errorLine(t, exitFailure)
 	want := `agentmcp: adding broken: the server closed the connection. It is saved: agentmcp serve retries it; to try it now: agentmcp reconnect --db ` + shellWord(db) +
 		` broken. Detail: failed to connect to MCP server at command /bin/false 'a b': calling "initialize": EOF`

@@ -831,6 +831,7 @@ addForm.addEventListener("submit", async (ev) => {
     }
     const id = String(data.get("id") || "").trim();
     if (id) options.id = id;
+    if (data.get("keep")) options.keepIfUnreachable = true;
     await submitAdd(form, String(data.get("name")).trim(), undefined, options);
     return;
   }
@@ -849,6 +850,7 @@ addForm.addEventListener("submit", async (ev) => {
   if (Object.keys(headers).length) options.transport.headers = headers;
   const id = String(data.get("id") || "").trim();
   if (id) options.id = id;
+  if (data.get("keep")) options.keepIfUnreachable = true;
   await submitAdd(form, String(data.get("name")).trim(), String(data.get("url")).trim(), options);
 });
 
@@ -869,10 +871,13 @@ async function submitAdd(form, name, url, options) {
     if (stdioAdds) setAddKind("url");
   } catch (e) {
     out.dataset.outcome = "error";
-    if (e.code === "connect_failed") {
+    if (e.code === "connect_failed" && e.serverId) {
       out.replaceChildren(...failureNodes(e.serverName || name, e, "It is saved and retried in the background: press Reconnect in its row to try it now."));
       form.reset();
       if (stdioAdds) setAddKind("url");
+    } else if (e.code === "connect_failed") {
+      // Nothing was saved: the form keeps what was typed.
+      out.replaceChildren(...failureNodes(name, e, "Nothing was saved: check the URL, or tick \u201cKeep it\u201d to keep the server and retry it in the background."));
     } else {
       out.textContent = `${e.message}`;
     }
