@@ -21,8 +21,12 @@ func connectFailed(a *agent.Agent, id string, err error, note string) *APIError 
 	return e
 }
 
-// serverName is the name of server id, or its id when it has none.
+// serverName is the name of server id, or its id when it has none (or
+// there is no agent).
 func serverName(a *agent.Agent, id string) string {
+	if a == nil {
+		return id
+	}
 	if s, ok := a.Server(id); ok && s.Name != "" {
 		return s.Name
 	}
