@@ -862,6 +862,11 @@ func (c *server) startStdio(ctx context.Context, version string) (*session, erro
 		if errors.Is(err, stdio.ErrStarterClosed) {
 			return nil, ErrClosed
 		}
+		if exit := t.Exit(); exit != nil {
+			// The server went away during the handshake: why, typed
+			// (stdio.ExitError), besides what it wrote.
+			err = fmt.Errorf("%w; %w", err, exit)
+		}
 		if out := t.Output(); out != "" {
 			err = fmt.Errorf("%w; %s", err, out)
 		}
