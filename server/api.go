@@ -45,6 +45,7 @@ func (s *Server) routes() *http.ServeMux {
 	})
 	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
 	mux.HandleFunc("/agents/{class}/{name}/hibernate", s.hibernate)
+	mux.HandleFunc("/agents/{class}/{name}/busy", s.busy)
 	mux.Handle("/agents/{class}/{name}/reload", s.agentRoute(methods{http.MethodPost: s.reload}))
 	mux.Handle("/agents/{class}/{name}/servers", s.stdioGate(s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost)))
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
