@@ -186,7 +186,9 @@ var ErrIDInUse = errors.New("mcp server id is already in use")
 // it again while it is failed, or Reconnect, retries it at once, as does
 // a restart; its error is then a *ConnectError. Adding again a server that
 // has no connection (closed with Manager().CloseConnection, or not
-// connected yet in a Dormant agent) connects it, as Reconnect does.
+// connected yet in a Dormant agent) connects it, as Reconnect does; adding
+// again one that is connecting or discovering in a retry waits for that
+// attempt and reports its outcome.
 func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *AddOptions) (AddResult, error) {
 	defer a.hold()()
 	var o AddOptions
@@ -384,7 +386,8 @@ func (a *Agent) freshID() string {
 // there: the outcome of its connection in flight (an add's, or a restore's
 // first attempt), its pending authorisation, or ready; a server with no
 // connection (failed, closed with CloseConnection, or dormant) is connected
-// again, as Reconnect does.
+// again, as Reconnect does, and one whose connection or discovery is in
+// flight with no restore under way (a retry) reports how that ends.
 func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddResult, error) {
 	if op != nil {
 		select {
@@ -415,13 +418,25 @@ func (a *Agent) existingResult(ctx context.Context, id string, op *addOp) (AddRe
 		row := a.rows[id]
 		a.mu.Unlock()
 		return a.connect(ctx, id, describe(row))
-	case mcpclient.StateFailed:
-		// Adding it again is asking for it: one attempt now.
-		res, err := a.Reconnect(ctx, id)
-		if err != nil {
+	case mcpclient.StateFailed, mcpclient.StateConnecting:
+		// Adding it again is asking for it: one attempt now, or the one in
+		// flight (a retry's), whose outcome is the answer.
+		return a.Reconnect(ctx, id)
+	case mcpclient.StateConnected, mcpclient.StateDiscovering:
+		// Connected, its catalog not (yet) known: the discovery in flight
+		// (a retry's, which Reconnect joins) or a new one answers.
+		d, err := a.m.DiscoverIfConnected(ctx, id, nil)
+		switch {
+		case err != nil:
 			return AddResult{}, err
+		case d.Success:
+			return AddResult{ID: id, State: mcpclient.StateReady}, nil
+		case d.State == mcpclient.StateAuthenticating:
+			return a.existingResult(ctx, id, nil)
+		case d.State == mcpclient.StateConnected:
+			return AddResult{}, a.connectError(id, fmt.Errorf("failed to discover MCP server capabilities: %w", d.Err))
 		}
-		return res, nil
+		return a.Reconnect(ctx, id)
 	}
 	return AddResult{ID: id, State: mcpclient.StateReady}, nil
 }

@@ -30,7 +30,9 @@
 // as SameServerURL does, is the same server, and concurrent adds share one
 // connection attempt), and a stable id (AddOptions.ID, NormalizeServerID)
 // makes a server's id predictable; adding again a server that has no
-// connection (failed, closed, dormant) connects it, as Reconnect does.
+// connection (failed, closed, dormant) connects it, as Reconnect does,
+// and adding again one whose retry is connecting or discovering answers
+// with that attempt's outcome.
 // RemoveMCPServer forgets a server with its OAuth data and ends its session
 // on the server, a stored one the agent holds no connection for included (a
 // DELETE with its session id, no handshake); Reconnect connects one again

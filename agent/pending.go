@@ -244,3 +244,23 @@ func (h *Host) Busy() map[string]Busyness {
 	}
 	return out
 }
+
+// KeptAwake reports whether the awake agent class/name is kept awake
+// whatever it does (HostOptions.KeepAwake, or a keep-awake server): its
+// idle timeout never hibernates it.
+func (h *Host) KeptAwake(class, name string) bool {
+	key := class + "/" + name
+	h.mu.Lock()
+	e, ok := h.awake[key]
+	keep := h.keep[key]
+	h.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case <-e.ready:
+	default:
+		return keep // being opened
+	}
+	return keep || (e.err == nil && e.a != nil && e.a.KeepAwake())
+}

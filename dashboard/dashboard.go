@@ -21,6 +21,10 @@
 //     and p95 latency over the last minutes, from GET .../stats), asked
 //     for every 5 seconds while the page is visible and live, and after a
 //     call made from the page.
+//   - static/busy.js: the line under the header on what keeps the agent
+//     awake (GET .../busy: calls and requests in flight, open streams,
+//     pending elicitations, a keep-awake mark), or that it is idle or
+//     asleep, asked for every 5 seconds and after each state change.
 //   - static/forms.js: forms generated from JSON schemas (defaults,
 //     enumerations with titles, arrays, nested objects).
 //   - static/content.js: MCP content as page nodes (text, images and audio

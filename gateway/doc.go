@@ -38,10 +38,11 @@
 // on the server. A call that does not complete (the server went away
 // during it, or asks for authorisation) is a tool result with IsError and
 // the reason, which a model can read, rather than a protocol error. A
-// result reaches each era's client in that era's shape, whatever the
-// upstream server's era: "resultType" and the gateway's own server info
-// in _meta for 2026-07-28, neither in a session; an upstream server's
-// info is never passed on.
+// result (of a tool, a prompt, a resource read, or a list) reaches each
+// era's client in that era's shape, whatever the upstream server's era:
+// "resultType", the gateway's own server info in _meta and, on lists and
+// reads, the cache hints ttlMs and cacheScope for 2026-07-28, none of them
+// in a session; an upstream server's info is never passed on.
 //
 // A request for input that an upstream server makes during a call
 // (elicitation, sampling) goes to the client that made the call when it

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -83,6 +84,64 @@ func TestEraShapes(t *testing.T) {
 					if resultType != `"complete"` || m["io.modelcontextprotocol/serverInfo"].Name != "the-gateway" {
 						t.Errorf("%s from %s, %s path: resultType %s, _meta %s; want complete and the gateway's info", era, up, r.path, resultType, meta)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestEraShapesOtherResults: the lists, prompts and resource reads reach
+// each era's client in that era's shape too, whatever the upstream
+// server's era: a 2025-11-25 session gets none of 2026-07-28's fields
+// (ttlMs and cacheScope, which go-sdk's server adds to lists and reads in
+// every era, resultType, server info in _meta); a 2026-07-28 client gets
+// them, with the gateway's own server info, never an upstream's.
+func TestEraShapesOtherResults(t *testing.T) {
+	e := newEnv(t, &gateway.Options{Name: "the-gateway"})
+	requests := []struct{ method, name, params string }{
+		{"tools/list", "", ""},
+		{"prompts/list", "", ""},
+		{"resources/list", "", ""},
+		{"resources/templates/list", "", ""},
+		{"prompts/get", "alpha.greet", `"name":"alpha.greet","arguments":{"name":"a"}`},
+		{"prompts/get", "beta.greet", `"name":"beta.greet","arguments":{"name":"a"}`},
+		{"resources/read", "test://static", `"uri":"test://static"`},
+		{"resources/read", "test://items/1", `"uri":"test://items/1"`},
+	}
+	cacheable := map[string]bool{"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true, "resources/read": true}
+	for _, era := range []string{eraSessions, eraStateless} {
+		rc := newRawClient(t, e, era)
+		for _, r := range requests {
+			params := r.params
+			if era == eraStateless {
+				if params != "" {
+					params += ","
+				}
+				params += `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
+			}
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s}}`, r.method, params)
+			rep := rc.post("", body, map[string]string{"Mcp-Method": r.method, "Mcp-Name": r.name})
+			var msg struct {
+				Result map[string]json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(rep.msg), &msg); err != nil || msg.Result == nil {
+				t.Fatalf("%s %s %s: %d %s", era, r.method, r.name, rep.status, rep.msg)
+			}
+			var meta map[string]struct{ Name string }
+			json.Unmarshal(msg.Result["_meta"], &meta)
+			info, hasInfo := meta["io.modelcontextprotocol/serverInfo"]
+			_, ttl := msg.Result["ttlMs"]
+			_, scope := msg.Result["cacheScope"]
+			resultType := string(msg.Result["resultType"])
+			what := fmt.Sprintf("%s %s %s", era, r.method, r.name)
+			switch era {
+			case eraSessions:
+				if ttl || scope || resultType != "" || hasInfo {
+					t.Errorf("%s: %s; want none of ttlMs, cacheScope, resultType, serverInfo", what, rep.msg)
+				}
+			case eraStateless:
+				if resultType != `"complete"` || !hasInfo || info.Name != "the-gateway" || ttl != cacheable[r.method] || scope != cacheable[r.method] {
+					t.Errorf("%s: %s; want resultType complete, the gateway's server info, and the cache fields on lists and reads", what, rep.msg)
 				}
 			}
 		}

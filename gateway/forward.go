@@ -182,15 +182,23 @@ func ownResult(res *mcp.CallToolResult) *mcp.CallToolResult {
 		InputRequests:     res.InputRequests,
 		RequestState:      res.RequestState,
 	}
-	if _, ok := r.Meta[mcp.MetaKeyServerInfo]; ok {
-		meta := maps.Clone(r.Meta)
-		delete(meta, mcp.MetaKeyServerInfo)
-		if len(meta) == 0 {
-			meta = nil
-		}
-		r.Meta = meta
-	}
+	r.Meta = withoutServerInfo(r.Meta)
 	return r
+}
+
+// withoutServerInfo returns meta without an upstream server's info, which
+// is not the gateway's to pass on (go-sdk's server puts the gateway's own
+// there for a 2026-07-28 client).
+func withoutServerInfo(meta mcp.Meta) mcp.Meta {
+	if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
+		return meta
+	}
+	meta = maps.Clone(meta)
+	delete(meta, mcp.MetaKeyServerInfo)
+	if len(meta) == 0 {
+		meta = nil
+	}
+	return meta
 }
 
 func toolError(msg string) *mcp.CallToolResult {
@@ -203,7 +211,12 @@ func (g *Gateway) getPrompt(serverID, name string) mcp.PromptHandler {
 		if !g.exposed(serverID, "") {
 			return nil, fmt.Errorf("prompt %q is not exposed", req.Params.Name)
 		}
-		return g.a.GetPrompt(ctx, serverID, name, req.Params.Arguments)
+		res, err := g.a.GetPrompt(ctx, serverID, name, req.Params.Arguments)
+		if err != nil || res == nil {
+			return res, err
+		}
+		// Made the gateway's own, as ownResult does for a tool's.
+		return &mcp.GetPromptResult{Meta: withoutServerInfo(res.Meta), Description: res.Description, Messages: res.Messages}, nil
 	}
 }
 
@@ -213,7 +226,14 @@ func (g *Gateway) readResource(serverID string) mcp.ResourceHandler {
 		if !g.exposed(serverID, "") {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
-		return g.a.ReadResource(ctx, serverID, req.Params.URI)
+		res, err := g.a.ReadResource(ctx, serverID, req.Params.URI)
+		if err != nil || res == nil {
+			return res, err
+		}
+		// Made the gateway's own, as ownResult does for a tool's; the
+		// server's cache hints stay (a 2025-11-25 session gets none:
+		// legacyShapes).
+		return &mcp.ReadResourceResult{Meta: withoutServerInfo(res.Meta), Contents: res.Contents, Cacheable: res.Cacheable}, nil
 	}
 }
 

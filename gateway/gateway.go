@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -185,7 +186,7 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 		},
 		Logger: g.logger,
 	})
-	g.srv.AddReceivingMiddleware(g.holdSessions, g.freshLists)
+	g.srv.AddReceivingMiddleware(g.holdSessions, g.freshLists, legacyShapes)
 	getServer := func(*http.Request) *mcp.Server { return g.srv }
 	// The stateful handler speaks the session era (2025-11-25 and
 	// before), the stateless one 2026-07-28; ServeHTTP picks by the
@@ -558,6 +559,42 @@ func (g *Gateway) freshLists(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// legacyShapes gives a 2025-11-25 session's lists and resource reads the
+// shape of its era: go-sdk's server adds the cache hints of 2026-07-28
+// (ttlMs, cacheScope) to them in every era.
+func legacyShapes(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || res == nil {
+			return res, err
+		}
+		if _, ok := res.(mcp.CacheableResult); !ok {
+			return res, nil
+		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); !ok || stateless(ss) {
+			return res, nil
+		}
+		return legacyResult{res}, nil
+	}
+}
+
+// legacyResult is a result whose JSON lacks the cache hints of 2026-07-28.
+type legacyResult struct{ mcp.Result }
+
+func (r legacyResult) MarshalJSON() ([]byte, error) {
+	data, err := json.Marshal(r.Result)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "ttlMs")
+	delete(fields, "cacheScope")
+	return json.Marshal(fields)
 }
 
 // listed reports whether a tool is in the catalog.

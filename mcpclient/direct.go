@@ -83,8 +83,9 @@ import (
 //     round locally with the result it already has (transport.DirectCaller),
 //     so the server sees the rounds it would have seen.
 //
-// Its requests have string ids ("agentmcp-N"), apart from go-sdk's
-// integers: both kinds are unique on the session.
+// Its requests have string ids ("agentmcp-N", N counted from the
+// session's idBase), apart from go-sdk's integers: both kinds are unique
+// on the session.
 func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		dc, ok := h.s.raw.(transport.DirectCaller)
@@ -121,7 +122,7 @@ func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 		if err != nil {
 			return nil, fmt.Errorf("calling %q: %w", method, err)
 		}
-		id, _ := jsonrpc.MakeID("agentmcp-" + strconv.FormatInt(h.directID.Add(1), 10))
+		id, _ := jsonrpc.MakeID("agentmcp-" + strconv.FormatInt(h.s.idBase+h.directID.Add(1), 10))
 		if err := pc.callDirect(ctx, dc, &jsonrpc.Request{ID: id, Method: method, Params: params}, res); err != nil {
 			switch {
 			case ctx.Err() != nil:

@@ -97,7 +97,12 @@
 // answers keeps the session; one that cannot be reached (refused, reset,
 // timed out, a name that does not resolve) fails the attempt, and the
 // retry policy goes on as for any failed connect; one that rejects the
-// session gets exactly one fresh handshake. A discovery that fails for a
+// session gets exactly one fresh handshake (the session it gave up is
+// ended with a DELETE, unless the server answered 404: it may live on). A
+// resumed session's requests are numbered from a random offset above
+// 2^32, never again from 1: the process that opened it may have left a
+// request running on the server, which would refuse its id as a
+// duplicate. A discovery that fails for a
 // protocol reason on a live connection still leaves the server connected.
 // So after a restore, WaitForConnections returns once each server is
 // confirmed or failed.
@@ -105,7 +110,9 @@
 // CloseConnection, CloseAllConnections and RemoveServer cancel the
 // connection work in flight at once (a handshake, a retry waiting for its
 // backoff, the background retry, a discovery); what was cancelled never
-// brings the server back.
+// brings the server back. A legacy handshake cancelled after the server
+// may have made its session is not cut short on the wire: its answer is
+// awaited (at most two seconds more) and the session it names ended.
 //
 // # Elicitation, sampling and roots
 //

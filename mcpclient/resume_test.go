@@ -157,25 +157,33 @@ func TestCloseEndsSessions(t *testing.T) {
 // know with something else than the spec's 404 (server-everything's
 // "400 No valid session ID provided", a 410, any 4xx to the first
 // request) gets exactly one fresh handshake, and ends ready with its
-// tools, never connected with none.
+// tools, never connected with none. The session it gave up is ended (a
+// DELETE), as it may live on on the server, unless the server answered
+// 404, which says it does not.
 func TestResumeRejected(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		status int
 		body   string
 	}{
+		{"404", http.StatusNotFound, "session not found"},
 		{"400 naming the session", http.StatusBadRequest, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`},
 		{"410 naming the session", http.StatusGone, "session gone"},
 		{"400 on the first request", http.StatusBadRequest, "bad request"},
 		{"403 on the first request", http.StatusForbidden, "forbidden"},
+		{"duplicate request id", http.StatusBadRequest, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"duplicate in-flight request ID 2"},"id":2}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var forgotten atomic.Value // the session id the server no longer knows
 			forgotten.Store("")
+			var deletes atomic.Int64 // DELETEs of the forgotten session
 			handshakes := new(atomic.Int64)
 			real := countingHandler(t, mcptest.Stateful, handshakes)
 			hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && sid == forgotten.Load() {
+					if r.Method == http.MethodDelete {
+						deletes.Add(1)
+					}
 					if tc.body[0] == '{' {
 						w.Header().Set("Content-Type", "application/json")
 					}
@@ -208,6 +216,13 @@ func TestResumeRejected(t *testing.T) {
 			}
 			if n := handshakes.Load() - before; n != 1 {
 				t.Errorf("%d handshakes, want 1", n)
+			}
+			want := int64(1)
+			if tc.status == http.StatusNotFound {
+				want = 0
+			}
+			if n := deletes.Load(); n != want {
+				t.Errorf("the session given up got %d DELETEs, want %d", n, want)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -114,6 +115,12 @@ type session struct {
 	// message with the server: its first exchange decides whether the
 	// server is still there (guarded by the server's mu).
 	unverified bool
+
+	// idBase is added to the JSON-RPC ids of the client's requests: 0 for
+	// a new session, random and large for a resumed one, whose requests
+	// must not reuse the ids of the process that opened it (a request it
+	// left running on the server would refuse them as duplicates).
+	idBase int64
 
 	sessionTel // mcp.client.session.duration (telemetry.go)
 }
@@ -766,6 +773,7 @@ func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, 
 		if resume.Valid() {
 			version = resume.ProtocolVersion
 			s.unverified = true
+			s.idBase = resumedIDBase()
 		} else {
 			resume = nil
 		}
@@ -872,6 +880,11 @@ func (c *server) startStdio(ctx context.Context, version string) (*session, erro
 		if errors.Is(err, stdio.ErrStarterClosed) {
 			return nil, ErrClosed
 		}
+		if exit := t.Exit(); exit != nil {
+			// The server went away during the handshake: why, typed
+			// (stdio.ExitError), besides what it wrote.
+			err = fmt.Errorf("%w; %w", err, exit)
+		}
 		if out := t.Output(); out != "" {
 			err = fmt.Errorf("%w; %s", err, out)
 		}
@@ -883,6 +896,13 @@ func (c *server) startStdio(ctx context.Context, version string) (*session, erro
 	}
 	s.cs = cs
 	return s, nil
+}
+
+// resumedIDBase returns the idBase of a resumed session: random in
+// [2^32, 2^52), above the ids a process numbering from 1 ever reaches and
+// below 2^53, which a JSON number holds exactly in every language.
+func resumedIDBase() int64 {
+	return 1<<32 + rand.Int64N(1<<52-1<<32)
 }
 
 // checkPinned fails a session that did not negotiate a pinned 2026-07-28.

@@ -40,16 +40,17 @@ func (t sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc := &sessionConn{Connection: conn, c: t.c, s: t.s, gate: inbound.NewGate(t.c.m.limits(), t.c.m.logger, t.c.ID)}
+	pc := &sessionConn{Connection: conn, c: t.c, s: t.s, gate: inbound.NewGate(t.c.m.limits(), t.c.m.logger, t.c.ID), idBase: t.s.idBase}
 	t.s.conn, t.s.raw = pc, conn
 	return pc, nil
 }
 
 type sessionConn struct {
 	mcp.Connection
-	c    *server
-	s    *session
-	gate *inbound.Gate // admits the server's requests
+	c      *server
+	s      *session
+	gate   *inbound.Gate // admits the server's requests
+	idBase int64         // the session's idBase: go-sdk's integer ids are shifted by it on the wire
 }
 
 func (p *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -57,6 +58,11 @@ func (p *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := p.Connection.Read(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if res, ok := msg.(*jsonrpc.Response); ok && p.idBase != 0 {
+			if n, ok := res.ID.Raw().(int64); ok && n > p.idBase {
+				res.ID, _ = jsonrpc.MakeID(float64(n - p.idBase))
+			}
 		}
 		req, ok := msg.(*jsonrpc.Request)
 		if ok && req.IsCall() {
@@ -123,6 +129,9 @@ func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			msg = req
 		}
 	}
+	if p.idBase != 0 {
+		msg = p.shift(msg)
+	}
 	if cl, ok := inflight.FromContext(ctx); ok {
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 			p.c.m.tel.NoteRequestID(ctx, req)
@@ -137,6 +146,40 @@ func (p *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		p.gate.Answered(res.ID)
 	}
 	return p.Connection.Write(ctx, msg)
+}
+
+// shift moves the integer id of a request of go-sdk's by idBase, as the
+// server is to see it (Read moves its answer's back), and the requestId
+// of a cancellation. A new message is returned; msg is left as it was.
+func (p *sessionConn) shift(msg jsonrpc.Message) jsonrpc.Message {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return msg // an answer to the server's request keeps its id
+	}
+	if n, ok := req.ID.Raw().(int64); ok {
+		r := *req
+		r.ID, _ = jsonrpc.MakeID(float64(n + p.idBase)) // exact: below 2^53
+		return &r
+	}
+	if req.Method != "notifications/cancelled" || req.IsCall() {
+		return msg
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &params) != nil {
+		return msg
+	}
+	var n int64
+	if json.Unmarshal(params["requestId"], &n) != nil {
+		return msg // a string id: directMiddleware's, already counted from idBase
+	}
+	params["requestId"], _ = json.Marshal(n + p.idBase)
+	b, err := json.Marshal(params)
+	if err != nil {
+		return msg
+	}
+	r := *req
+	r.Params = b
+	return &r
 }
 
 // callDirect sends req, a request of directMiddleware, through the

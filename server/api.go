@@ -45,6 +45,7 @@ func (s *Server) routes() *http.ServeMux {
 	})
 	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
 	mux.HandleFunc("/agents/{class}/{name}/hibernate", s.hibernate)
+	mux.HandleFunc("/agents/{class}/{name}/busy", s.busy)
 	mux.Handle("/agents/{class}/{name}/reload", s.agentRoute(methods{http.MethodPost: s.reload}))
 	mux.Handle("/agents/{class}/{name}/servers", s.stdioGate(s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost)))
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
@@ -643,7 +644,7 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.A
 			writeError(w, addError(err)) // owner_moved, unavailable
 			return
 		}
-		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, CodeInternal, "removing MCP server %q: %v", id, err)))
+		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, CodeInternal, "removing MCP server %s: %v", serverLabel(a, id), err)))
 		return
 	}
 	if err != nil {
@@ -843,13 +844,13 @@ func (s *Server) callFailed(ctx context.Context, r *http.Request, a *agent.Agent
 	switch {
 	case context.Cause(ctx) == errCallTimeout:
 		aerr := apiErrorf(http.StatusGatewayTimeout, CodeTimeout,
-			"%s on MCP server %q took longer than %v (timeoutMs, or the server's default); it was cancelled on the MCP server", what, id, limit)
+			"%s on MCP server %s took longer than %v (timeoutMs, or the server's default); it was cancelled on the MCP server", what, serverLabel(a, id), limit)
 		aerr.ServerID = id
 		return aerr
 	case r.Context().Err() != nil:
 		s.logger.Info("call cancelled: its HTTP client went away", "agent", a.Namespace(), "server", id, "call", what)
 	}
-	return callError(id, err)
+	return callError(a, id, what, err)
 }
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
@@ -894,7 +895,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 			found = found || t.Name == req.Name
 		}
 		if !found {
-			aerr := apiErrorf(http.StatusNotFound, CodeUnknownTool, "MCP server %q has no tool %q (it has: %s)", id, req.Name, list(names))
+			aerr := apiErrorf(http.StatusNotFound, CodeUnknownTool, "MCP server %s has no tool %q (it has: %s)", serverLabel(a, id), req.Name, list(names))
 			aerr.ServerID = id
 			writeError(w, aerr)
 			return

@@ -388,3 +388,50 @@ func TestAddRequestRetry(t *testing.T) {
 		t.Errorf("retry options (-want +got):\n%s", diff)
 	}
 }
+
+// TestAPIErrorsNameServers: the messages of the errors of calls on a
+// server name it by its name, with its id where that differs, not by its
+// id alone.
+func TestAPIErrorsNameServers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	srv, url := mcpServer(t, "s")
+	t.Cleanup(srv.ReleaseSlow)
+	status, _, b := e.do("POST", agentPath+"/servers", `{"name":"Docs Server","url":"`+url+`"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("add: %d %s", status, b)
+	}
+	var added struct{ ID string }
+	json.Unmarshal(b, &added)
+	status, _, b = e.do("POST", agentPath+"/servers", `{"name":"Down Server","url":"http://127.0.0.1:1/mcp","retry":{"maxAttempts":1},"keepIfUnreachable":true}`)
+	down := apiError(t, b)
+	if status != http.StatusBadGateway || down.ServerID == "" {
+		t.Fatalf("add an unreachable server: %d %s", status, b)
+	}
+	tests := []struct {
+		name, path, body string
+		status           int
+		code, label      string
+		id               string
+	}{
+		{"unknown tool", "/tools/call", `{"name":"nope"}`, 404, CodeUnknownTool, `"Docs Server" (id ` + added.ID + `)`, added.ID},
+		{"timeout", "/tools/call", `{"name":"slow","timeoutMs":50}`, 504, CodeTimeout, `"Docs Server" (id ` + added.ID + `)`, added.ID},
+		{"mcp error", "/resources/read", `{"uri":"test://nope"}`, 502, CodeMCPError, `"Docs Server" (id ` + added.ID + `)`, added.ID},
+		{"not connected", "/tools/call", `{"name":"echo"}`, 409, CodeNotConnected, `"Down Server" (id ` + down.ServerID + `)`, down.ServerID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, b := e.do("POST", agentPath+"/servers/"+tt.id+tt.path, tt.body)
+			got := apiError(t, b)
+			if status != tt.status || got.Code != tt.code || got.ServerID != tt.id {
+				t.Fatalf("%d %s; want %d %s", status, b, tt.status, tt.code)
+			}
+			if !strings.Contains(got.Message, "MCP server "+tt.label) {
+				t.Errorf("message %q does not name the server as %s", got.Message, tt.label)
+			}
+			if strings.Contains(got.Message, fmt.Sprintf("server %q", tt.id)) {
+				t.Errorf("message %q names the server by its id alone", got.Message)
+			}
+		})
+	}
+}

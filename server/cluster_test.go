@@ -391,7 +391,7 @@ func TestClusterRehome(t *testing.T) {
 // not the MCP server's error.
 func TestCallErrorGateClosed(t *testing.T) {
 	t.Parallel()
-	e := callError("one", fmt.Errorf("calling tool: %w: %w", mcpclient.ErrGateClosed, errors.New("replica not trusted")))
+	e := callError(nil, "one", `tools/call "echo"`, fmt.Errorf("calling tool: %w: %w", mcpclient.ErrGateClosed, errors.New("replica not trusted")))
 	rec := httptest.NewRecorder()
 	writeError(rec, e)
 	if rec.Code != http.StatusServiceUnavailable || e.Code != CodeUnavailable || rec.Header().Get("Retry-After") != "1" || e.ServerID != "one" {

@@ -279,3 +279,39 @@ func TestDashboardCallProgress(t *testing.T) {
 	}
 	p.noProblems()
 }
+
+// TestDashboardAwakeLine: a line under the header says what keeps the
+// agent awake (the page's own stream, a call in flight), as hibernate's
+// 409 names it.
+func TestDashboardAwakeLine(t *testing.T) {
+	p := newPage(t)
+	e := newEnv(t, &Options{DefaultAgent: "test/a"})
+	srv, url := mcpServer(t, "s")
+	t.Cleanup(srv.ReleaseSlow)
+	ctx := testCtx(t)
+	c := e.client("test", "a")
+	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	p.do("opening the dashboard",
+		chromedp.Navigate(e.ts.URL+"/"),
+		chromedp.WaitVisible(css(`#status[data-status="open"]`)),
+		chromedp.WaitVisible(css(`#awake[data-awake="busy"]`)),
+	)
+	// The page's WebSocket is a request in flight and an open stream.
+	if got, want := p.text(`#awake`), "Kept awake by: 1 request in flight, 1 open stream (this page's stream among them)."; got != want {
+		t.Errorf("awake line %q, want %q", got, want)
+	}
+
+	called := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "one", "slow", map[string]any{})
+		called <- err
+	}()
+	<-srv.SlowStarted
+	p.poll("the call in flight shown", `(document.querySelector("#awake")?.textContent || "").includes("call (or add, reconnection) in flight")`)
+	srv.ReleaseSlow()
+	if err := <-called; err != nil {
+		t.Fatal(err)
+	}
+}

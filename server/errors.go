@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/mcpclient/explain"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/agentmcp/agentmcp/store"
 )
@@ -132,23 +134,31 @@ func storeUnavailable(err error) *APIError {
 	return e
 }
 
-// callError maps the error of a call on a server (tool call, resource
-// read, prompt) to an API error.
-func callError(serverID string, err error) *APIError {
+// callError maps the error of a call on server id of a (tool call,
+// resource read, prompt), what the call was (`tools/call "echo"`), to an
+// API error whose message names the server by its name (serverLabel).
+func callError(a *agent.Agent, id, what string, err error) *APIError {
 	e := storeUnavailable(err)
+	label := serverLabel(a, id)
 	var ierr *mcpclient.InterruptedCallError
 	switch {
 	case e != nil:
 	case errors.Is(err, context.DeadlineExceeded):
-		e = apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%v", err)
+		e = apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "%s", callMessage(what, id, label, err))
 	case errors.Is(err, mcpclient.ErrClosed):
 		e = apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the agent is closing")
 	case errors.Is(err, mcpclient.ErrNotRegistered):
-		e = apiErrorf(http.StatusConflict, CodeNotConnected, "MCP server %q is stored but not registered (see the server log: it could not be restored)", serverID)
+		e = apiErrorf(http.StatusConflict, CodeNotConnected, "MCP server %s is stored but not registered (see the server log: it could not be restored)", label)
 	case errors.Is(err, mcpclient.ErrNotConnected):
-		e = apiErrorf(http.StatusConflict, CodeNotConnected, "%v", err)
+		state := "not connected"
+		if a != nil {
+			if info, ok := a.Manager().Server(id); ok {
+				state = string(info.State)
+			}
+		}
+		e = apiErrorf(http.StatusConflict, CodeNotConnected, "MCP server %s is not connected (%s): %s", label, state, explain.Summary(err))
 	case errors.As(err, &ierr):
-		e = apiErrorf(http.StatusBadGateway, CodeCallInterrupted, "%v", err)
+		e = apiErrorf(http.StatusBadGateway, CodeCallInterrupted, "%s", callMessage(what, id, label, err))
 	case errors.Is(err, mcpclient.ErrGateClosed):
 		// This replica's ownership is in doubt (the store does not
 		// answer): the request was not sent, and another try may find the
@@ -156,10 +166,21 @@ func callError(serverID string, err error) *APIError {
 		e = apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err)
 		e.retryAfter = 1
 	default:
-		e = apiErrorf(http.StatusBadGateway, CodeMCPError, "%v", err)
+		e = apiErrorf(http.StatusBadGateway, CodeMCPError, "%s", callMessage(what, id, label, err))
 	}
-	e.ServerID = serverID
+	e.ServerID = id
 	return e
+}
+
+// callMessage says that call what on server id (label) failed with err.
+// The Manager's errors name the server by its id (`tools/call "echo" on
+// server "a1b2c3d4": ...`); that part is replaced by the label.
+func callMessage(what, id, label string, err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, fmt.Sprintf("%s on server %q: ", what, id)); ok {
+		msg = rest
+	}
+	return fmt.Sprintf("%s on MCP server %s: %s", what, label, msg)
 }
 
 // addError maps an AddMCPServer or CheckAdd error to an API error.

@@ -32,8 +32,12 @@ func notSaved(name string, err error) *APIError {
 	return e
 }
 
-// serverName is the name of server id, or its id when it has none.
+// serverName is the name of server id, or its id when it has none (or
+// there is no agent).
 func serverName(a *agent.Agent, id string) string {
+	if a == nil {
+		return id
+	}
 	if s, ok := a.Server(id); ok && s.Name != "" {
 		return s.Name
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -237,4 +238,60 @@ func TestManyAgents(t *testing.T) {
 		t.Errorf("GET /agents listed %d agents (%v)", len(agents), err)
 	}
 	ts.Close() // before srv.Close: no request left
+}
+
+// TestBusyRoute: GET .../busy says what keeps an agent awake (the figures
+// and the words of hibernate's 409), without counting itself, and never
+// wakes an agent.
+func TestBusyRoute(t *testing.T) {
+	t.Parallel()
+	srv, url := mcpServer(t, "one")
+	t.Cleanup(srv.ReleaseSlow)
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	c := e.client("test", "a")
+	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	busy := func(what string) BusyState {
+		t.Helper()
+		status, _, b := e.do("GET", "/agents/test/a/busy", "")
+		var st BusyState
+		if status != http.StatusOK || json.Unmarshal(b, &st) != nil {
+			t.Fatalf("%s: GET busy: %d %s", what, status, b)
+		}
+		return st
+	}
+	if st := busy("idle"); !st.Awake || !st.Idle() || st.Reason != "idle" {
+		t.Errorf("an idle agent: %+v", st)
+	}
+
+	called := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "one", "slow", map[string]any{})
+		called <- err
+	}()
+	<-srv.SlowStarted
+	st := busy("a call in flight")
+	if !st.Awake || st.Work < 1 || st.InUse < 1 || !strings.Contains(st.Reason, "call") {
+		t.Errorf("an agent with a call in flight: %+v", st)
+	}
+	status, _, b := e.do("POST", "/agents/test/a/hibernate", "")
+	if status != http.StatusConflict || !strings.Contains(apiError(t, b).Message, st.Reason) {
+		t.Errorf("hibernate: %d %s; want 409 saying %q", status, b, st.Reason)
+	}
+	srv.ReleaseSlow()
+	if err := <-called; err != nil {
+		t.Fatal(err)
+	}
+
+	for e.awake("test", "a") && ctx.Err() == nil { // until the call's request has let go of the agent
+		e.do("POST", "/agents/test/a/hibernate", "")
+	}
+	if st := busy("asleep"); st.Awake || st.Reason != "asleep" {
+		t.Errorf("an agent asleep: %+v", st)
+	}
+	if e.awake("test", "a") {
+		t.Error("GET busy woke the agent")
+	}
 }

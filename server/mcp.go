@@ -179,22 +179,70 @@ func (s *Server) closeGateways(ctx context.Context) {
 // hibernating (agent.Busyness), with its MCP clients' questions waiting
 // for an answer, or that it is kept awake.
 func (s *Server) busyReasons(class, name string) string {
-	b := s.host.Busy()[class+"/"+name]
-	why := b.String()
-	if why == "idle" {
-		why = "kept awake (a keep-awake server, or --keep-awake)"
+	return s.busyState(class, name).Reason
+}
+
+// BusyState is the answer of GET /agents/{class}/{name}/busy: what keeps
+// the agent awake now, what POST .../hibernate's 409 agent_busy names.
+type BusyState struct {
+	// Awake is false for an agent asleep: the other fields are then zero.
+	Awake bool `json:"awake"`
+	// The figures of agent.Busyness: requests to the agent in flight
+	// (inUse), calls, adds and reconnections in flight (work), open
+	// streams (watchers: a dashboard, an SSE or WebSocket client),
+	// pending elicitations, an OAuth sign-in in progress (authorizing).
+	agent.Busyness
+	// Questions counts MCP client questions (of the agent's MCP endpoint)
+	// waiting for the client's answer, each cancelled if not answered in
+	// time; they are counted in work too.
+	Questions int `json:"questions,omitempty"`
+	// KeepAwake is set when the agent is kept awake whatever it does (a
+	// keep-awake server, or serve --keep-awake).
+	KeepAwake bool `json:"keepAwake,omitempty"`
+	// Reason says it in words: "asleep", "idle" (the idle timeout will
+	// hibernate it), or what keeps it awake.
+	Reason string `json:"reason"`
+}
+
+// busyState reports what keeps agent class/name awake, without waking it.
+func (s *Server) busyState(class, name string) BusyState {
+	if !s.host.IsAwake(class, name) {
+		return BusyState{Reason: "asleep"}
 	}
-	var waiting int
+	st := BusyState{Awake: true, Busyness: s.host.Busy()[class+"/"+name], KeepAwake: s.host.KeptAwake(class, name)}
 	gws := &s.gateways
 	gws.mu.Lock()
 	for a, g := range gws.m {
 		if a.Namespace() == class+"/"+name {
-			waiting += g.PendingInputs()
+			st.Questions += g.PendingInputs()
 		}
 	}
 	gws.mu.Unlock()
-	if waiting > 0 {
-		why += fmt.Sprintf(" (%d of them MCP client questions waiting for the client's answer, each cancelled if not answered in time)", waiting)
+	st.Reason = st.Busyness.String()
+	switch {
+	case st.Reason == "idle" && st.KeepAwake:
+		st.Reason = "kept awake (a keep-awake server, or --keep-awake)"
+	case st.KeepAwake:
+		st.Reason += "; kept awake (a keep-awake server, or --keep-awake)"
 	}
-	return why
+	if st.Questions > 0 {
+		st.Reason += fmt.Sprintf(" (%d of them MCP client questions waiting for the client's answer, each cancelled if not answered in time)", st.Questions)
+	}
+	return st
+}
+
+// busy is GET /agents/{class}/{name}/busy: what keeps the agent awake
+// (BusyState). It never wakes an agent, nor counts as a request to it.
+func (s *Server) busy(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", http.MethodGet)
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+		return
+	}
+	class, name := r.PathValue("class"), r.PathValue("name")
+	if aerr := s.checkAgent(class, name); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.busyState(class, name))
 }

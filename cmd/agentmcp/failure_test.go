@@ -36,8 +36,8 @@ func TestConnectFailureText(t *testing.T) {
 
 	r := runCmd(t, "add", "--db", db, "--keep-if-unreachable", "--id", "broken", "broken", "--", "/bin/false", "a b")
 	line := r.errorLine(t, exitFailure)
-	want := `agentmcp: adding broken: the server closed the connection. It is saved: agentmcp serve retries it; to try it now: agentmcp reconnect --db ` + shellWord(db) +
-		` broken. Detail: failed to connect to MCP server at command /bin/false 'a b': calling "initialize": EOF`
+	want := `agentmcp: adding broken: the server exited with status 1. It is saved: agentmcp serve retries it; to try it now: agentmcp reconnect --db ` + shellWord(db) +
+		` broken. Detail: failed to connect to MCP server at command /bin/false 'a b': calling "initialize": EOF; stdio server exited with status 1`
 	if line != want {
 		t.Errorf("add of a failing stdio server:\n%s\nwant\n%s", line, want)
 	}

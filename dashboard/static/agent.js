@@ -304,6 +304,10 @@ export function connectAgent(options = {}) {
     // the last minutes: {windowSeconds, servers: {id: {calls, errors,
     // errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}.
     getStats: () => api("GET", "/stats"),
+    // getBusy resolves to what keeps the agent awake, without waking it:
+    // {awake, inUse?, work?, watchers?, elicitations?, authorizing?,
+    // questions?, keepAwake?, reason}.
+    getBusy: () => api("GET", "/busy"),
     // getServerLogs resolves to a server's last log messages
     // (notifications/message): {serverId, logs: [{time, level, logger?, data}]}.
     getServerLogs: (id) => api("GET", `/servers/${seg(id)}/logs`),

@@ -7,6 +7,7 @@ import { schemaForm } from "./forms.js";
 import { callStats } from "./stats.js";
 import { serverLogs } from "./logs.js";
 import { exposureEditor } from "./exposure.js";
+import { awakeLine } from "./busy.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -34,6 +35,7 @@ const conn = connectAgent({
   onMcpUpdate(mcp) {
     lastMcp = mcp;
     render();
+    awake.refresh();
   },
   onElicitations: renderElicitations,
   onStatus(status) {
@@ -53,6 +55,7 @@ const conn = connectAgent({
       notice.hidden = true;
       refreshAgents();
       stats.refresh();
+      awake.refresh();
       exposure.load();
     }
     render();
@@ -67,6 +70,9 @@ const stats = callStats({
   windowNote: $("stats-window"),
   servers: () => serverEntries(lastMcp),
 });
+
+// What keeps the agent awake (busy.js), on a line under the header.
+const awake = awakeLine({ conn, line: $("awake") });
 
 // The servers' log messages (logs.js), in their own section.
 const logs = serverLogs({ conn, list: $("server-logs").tBodies[0], none: $("no-logs"), servers: () => serverEntries(lastMcp) });

@@ -113,13 +113,12 @@ func (s *churnServe) kill9(t *testing.T) {
 // serve is killed with SIGKILL and restarted. Once every server is
 // removed, every session whose handshake completed is ended on the
 // upstream: hibernation keeps sessions (to resume them), and a remove, from
-// an awake, sleeping or just-woken agent, ends the stored one. Left out,
-// and counted in the figures: the sessions the killed process had opened
-// and not stored (no process knows them), those whose handshake was given
-// up after the server made them (the client may never have seen their
-// id), and those whose resume after a wake was refused as a duplicate
-// in-flight request id (a new Manager numbers its requests from 1 again;
-// the connection then starts a new session and does not end that one).
+// an awake, sleeping or just-woken agent, ends the stored one; a handshake
+// given up after the server made its session ends that session; a resumed
+// session numbers its requests apart from those the hibernated agent left
+// running, so none is refused as a duplicate in-flight request id. Left
+// out, and counted in the figures: only the sessions the killed process
+// had opened and not stored (no process knows them).
 func TestChurnSessions(t *testing.T) {
 	prof := fastChurn
 	switch os.Getenv(EnvProfile) {
@@ -276,23 +275,18 @@ func TestChurnSessions(t *testing.T) {
 		histMu.Lock()
 		ok, dup := established[id], duplicateID[id]
 		histMu.Unlock()
-		if dup {
-			// A woken agent's resume of the session was refused: its new
-			// Manager numbers its requests from 1 again, and the server
-			// still ran the request of that id that the hibernated agent
-			// had sent; the resume gives way to a new session and this
-			// one is not ended (mcpclient's doing, not the remove's).
+		switch {
+		case dup:
+			// A woken agent's resume of the session was refused as a
+			// duplicate in-flight request id.
 			refused = append(refused, id)
-			continue
-		}
-		if !ok {
+		case !ok:
 			// A handshake given up after the server made the session
-			// (a remove or a hibernation cancelled the connection): the
-			// client may never have seen its id.
+			// (a remove or a hibernation cancelled the connection).
 			abandoned = append(abandoned, id)
-			continue
+		default:
+			open = append(open, id)
 		}
-		open = append(open, id)
 	}
 	summary := func(m *sync.Map) string {
 		var parts []string
@@ -309,14 +303,15 @@ func TestChurnSessions(t *testing.T) {
 		summary(&ops), summary(&failed), len(all), len(ended), len(orphans), len(abandoned), len(refused))
 	fmt.Printf("churn_sessions=%d churn_sessions_left_open=%d churn_sessions_orphaned_by_kill=%d churn_sessions_abandoned_in_handshake=%d churn_sessions_resume_refused=%d\n",
 		len(all), len(open), len(orphans), len(abandoned), len(refused))
-	if len(open) > 0 {
+	if left := slices.Concat(open, abandoned, refused); len(left) > 0 {
 		b, _ := os.ReadFile(current().log)
-		for _, id := range open {
+		for _, id := range left {
 			histMu.Lock()
 			t.Logf("session %s:\n%s", id, strings.Join(hist[id], "\n"))
 			histMu.Unlock()
 		}
-		t.Errorf("%d of %d sessions left open on the upstream after every server was removed: %v\nserve's log:\n%s", len(open), len(all), open, tail(string(b), 40))
+		t.Errorf("%d of %d sessions left open on the upstream after every server was removed: %v (abandoned in their handshake: %v; resume refused as a duplicate request id: %v)\nserve's log:\n%s",
+			len(left), len(all), open, abandoned, refused, tail(string(b), 40))
 	}
 }
 

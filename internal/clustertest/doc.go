@@ -56,8 +56,9 @@
 // whose servers (go-sdk's stateful streamable HTTP: legacy sessions) are
 // added and removed while the agents hibernate every fraction of a second,
 // kills serve with SIGKILL and restarts it, then removes every server and
-// checks that no session whose handshake completed stays open on the
-// upstream, but those the killed process had not stored. It prints
+// checks that no session stays open on the upstream (those of handshakes
+// given up and of refused resumes included), but those the killed process
+// had not stored. It prints
 // churn_sessions=N figures, runs in the same profiles (fast: seconds) and
 // skips likewise.
 //

@@ -63,6 +63,7 @@ func run(parent string) int {
 	}
 	if err := server.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		rep.exit() // nothing was started: the supervisor did not die
 		return 127
 	}
 	// The server holds stdin and stdout now: the supervisor's copies go,

@@ -12,15 +12,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 
 	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
+	"github.com/agentmcp/agentmcp/mcpclient/stdio"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,8 +35,9 @@ import (
 // the detail for those who want it.
 //
 // The summary is chosen from the typed errors in err's chain (the
-// sentinels and types of mcpclient and of its packages transport and
-// input, netguard's, net, TLS and x509 errors, context deadlines), never
+// sentinels and types of mcpclient and of its packages transport, input
+// and stdio, netguard's, net, TLS and x509 errors, os/exec's, context
+// deadlines), never
 // from the text of messages. It carries no
 // secret and no response body; where nothing in the chain is recognised,
 // it is the innermost error's message, shortened. It is "" for a nil err.
@@ -42,23 +46,26 @@ func Summary(err error) string {
 		return ""
 	}
 	var (
-		blocked  *netguard.BlockedError
-		authReq  *mcpclient.AuthRequiredError
-		urlElic  *input.URLElicitationRequiredError
-		interr   *mcpclient.InterruptedCallError
-		herr     *mcpclient.HTTPError
-		dnsErr   *net.DNSError
-		unknown  x509.UnknownAuthorityError
-		hostErr  x509.HostnameError
-		invalid  x509.CertificateInvalidError
-		verify   *tls.CertificateVerificationError
-		record   tls.RecordHeaderError
-		alert    tls.AlertError
-		exitErr  *exec.ExitError
-		opErr    *net.OpError
-		rpcErr   *jsonrpc.Error
-		netErr   net.Error
-		hostname string
+		blocked   *netguard.BlockedError
+		authReq   *mcpclient.AuthRequiredError
+		urlElic   *input.URLElicitationRequiredError
+		interr    *mcpclient.InterruptedCallError
+		herr      *mcpclient.HTTPError
+		dnsErr    *net.DNSError
+		unknown   x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		verify    *tls.CertificateVerificationError
+		record    tls.RecordHeaderError
+		alert     tls.AlertError
+		exitErr   *exec.ExitError
+		execErr   *exec.Error
+		pathErr   *fs.PathError
+		stdioExit *stdio.ExitError
+		opErr     *net.OpError
+		rpcErr    *jsonrpc.Error
+		netErr    net.Error
+		hostname  string
 	)
 	switch {
 	case errors.As(err, &blocked):
@@ -120,8 +127,23 @@ func Summary(err error) string {
 		return "TLS failure: the server does not speak TLS on this port"
 	case errors.As(err, &alert):
 		return "TLS failure: the server refused the handshake"
+	case errors.As(err, &execErr) && (errors.Is(execErr.Err, exec.ErrNotFound) || errors.Is(execErr.Err, fs.ErrNotExist)):
+		return "command not found: " + safetext.Sanitize(execErr.Name, 80)
+	case errors.As(err, &execErr) && errors.Is(execErr.Err, fs.ErrPermission):
+		return "command not executable: " + safetext.Sanitize(execErr.Name, 80)
 	case errors.Is(err, exec.ErrNotFound):
 		return "command not found"
+	case errors.As(err, &pathErr) && pathErr.Op == "chdir":
+		return "working directory not usable: " + safetext.Sanitize(pathErr.Path, 80) + ": " + pathErr.Err.Error()
+	case errors.As(err, &stdioExit):
+		s := "the server exited with status " + strconv.Itoa(stdioExit.Code)
+		if stdioExit.Signal != "" {
+			s = "the server was killed (signal: " + stdioExit.Signal + ")"
+		}
+		if stdioExit.Stderr != "" {
+			s += ": " + safetext.Sanitize(stdioExit.Stderr, 120)
+		}
+		return s
 	case errors.As(err, &exitErr):
 		return fmt.Sprintf("the server process exited (status %d)", exitErr.ExitCode())
 	case errors.Is(err, syscall.ECONNREFUSED):

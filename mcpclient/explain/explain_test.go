@@ -9,6 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +154,55 @@ func TestSummaryRealFailures(t *testing.T) {
 			t.Errorf("Summary(%v) = %q, want blocked URL: ...loopback...", err, got)
 		}
 	})
+}
+
+// TestSummaryStdio starts stdio servers that cannot run or that exit
+// during the handshake, for real: the summary names the cause (the
+// program, the exit status and the last stderr line), not the closed
+// connection it shows as.
+func TestSummaryStdio(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "server.txt")
+	if err := os.WriteFile(notExec, []byte("not a program"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badFormat := filepath.Join(dir, "server.bin")
+	if err := os.WriteFile(badFormat, []byte{0, 1, 2, 3}, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		cmd  mcpclient.CommandOptions
+		want string
+	}{
+		{"not in PATH", mcpclient.CommandOptions{Path: "agentmcp-no-such-server"}, "command not found: agentmcp-no-such-server"},
+		{"no such file", mcpclient.CommandOptions{Path: filepath.Join(dir, "missing", "server")}, "command not found: " + filepath.Join(dir, "missing", "server")},
+		{"relative to its directory", mcpclient.CommandOptions{Path: "./server", Dir: dir}, "command not found: ./server"},
+		{"not executable", mcpclient.CommandOptions{Path: notExec}, "command not executable: " + notExec},
+		{"no working directory", mcpclient.CommandOptions{Path: sh, Dir: filepath.Join(dir, "nope")},
+			"working directory not usable: " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{"exits with a status", mcpclient.CommandOptions{Path: sh, Args: []string{"-c", "echo starting >&2; echo 'fatal: API_KEY is not set' >&2; exit 3"}},
+			"the server exited with status 3: fatal: API_KEY is not set"},
+		{"not a program", mcpclient.CommandOptions{Path: badFormat}, "the server exited with status 127: fork/exec " + badFormat + ": exec format error"},
+		{"exits silently", mcpclient.CommandOptions{Path: sh, Args: []string{"-c", "exit 0"}}, "the server exited with status 0"},
+		{"killed", mcpclient.CommandOptions{Path: sh, Args: []string{"-c", "kill -9 $$"}}, "the server was killed (signal: killed)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.name == "not a program" && runtime.GOOS != "linux" {
+				t.Skip("the supervisor, which reports the failed start as its exit, runs on Linux")
+			}
+			cmd := tt.cmd
+			err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{Command: &cmd})
+			if got := explain.Summary(err); got != tt.want {
+				t.Errorf("Summary(%v) = %q, want %q", err, got, tt.want)
+			}
+		})
+	}
 }
 
 // TestSummaryTypes covers errors that cannot be provoked on

@@ -25,7 +25,13 @@
 //     [LineLimiter]: a burst of 200 lines, then 20 a second; the lines
 //     past it are counted and the count logged), and [Transport.Output]
 //     quotes the last lines of it, with the last stdout line that was not
-//     a message, to explain a server that failed to start.
+//     a message, to explain a server that failed to start. A server that
+//     went away by itself (during its handshake, typically) leaves how it
+//     ended in [Transport.Exit], an [*ExitError]: its exit status or
+//     signal and its last stderr line. A program that cannot be run (not
+//     found, not executable, a working directory that is not there) fails
+//     Connect with os/exec's *exec.Error or an *fs.PathError (op "chdir"),
+//     under the supervisor too.
 //   - Closing the connection closes the server's stdin, then sends SIGTERM
 //     and SIGKILL, TerminateDuration apart, if it does not exit, to its
 //     process group: whatever it started (npx's node, a shell's children)

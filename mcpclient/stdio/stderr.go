@@ -76,6 +76,19 @@ func (t *stderrTail) flush() {
 	}
 }
 
+// last returns the last line, or "".
+func (t *stderrTail) last() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.partial) > 0 {
+		return safetext.Sanitize(string(t.partial), 500)
+	}
+	if len(t.lines) == 0 {
+		return ""
+	}
+	return t.lines[len(t.lines)-1]
+}
+
 // String returns the last lines, joined with " | ".
 func (t *stderrTail) String() string {
 	t.mu.Lock()

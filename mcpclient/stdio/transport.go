@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -83,6 +86,40 @@ type Transport struct {
 	// Set by Connect:
 	noise *stdoutNoise
 	tail  *stderrTail // nil when Command.Stderr was set
+	exit  atomic.Pointer[ExitError]
+}
+
+// ExitError is how a stdio server's process ended when it ended of its own
+// accord: it closed its stdout (typically by exiting) before its
+// connection was closed, as a server does that fails during its
+// handshake. [Transport.Exit] returns it.
+type ExitError struct {
+	// Code is the exit status, or -1 when a signal killed the process.
+	Code int
+	// Signal names the signal that killed it ("killed"), or is "".
+	Signal string
+	// Stderr is the last line the server wrote to its stderr, sanitised,
+	// or "" when it wrote none or Command.Stderr was set.
+	Stderr string
+}
+
+func (e *ExitError) Error() string {
+	if e.Signal != "" {
+		return "stdio server was killed (signal: " + e.Signal + ")"
+	}
+	return fmt.Sprintf("stdio server exited with status %d", e.Code)
+}
+
+// Exit returns how the server's process ended (an *ExitError) when it
+// ended of its own accord before the connection was closed, once the
+// connection is closed; nil otherwise (before Connect, while it runs, or
+// when it was stopped by Close). After a Connect of go-sdk's that failed,
+// it says why the server went away.
+func (t *Transport) Exit() error {
+	if e := t.exit.Load(); e != nil {
+		return e
+	}
+	return nil
 }
 
 // Connect starts the command and returns the connection over its stdin
@@ -95,6 +132,9 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	cmd := t.Command
+	if err := checkCommand(cmd); err != nil {
+		return nil, err
+	}
 	t.noise = &stdoutNoise{logger: logger}
 	if cmd.Stderr == nil {
 		limit := t.StderrLimit
@@ -139,9 +179,15 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	lines := &jsonLines{r: bufio.NewReaderSize(out, 64<<10), max: t.MaxLineLength, noise: t.noise}
 	input := &processInput{stdin: stdin, cmd: cmd, watch: watch, terminate: terminate, exited: starter.exited}
-	if t.tail != nil {
-		input.ended = t.tail.flush
+	input.ended = func(early bool) {
+		if t.tail != nil {
+			t.tail.flush()
+		}
+		if early && cmd.ProcessState != nil {
+			t.exit.Store(exitOf(cmd.ProcessState, t.tail))
+		}
 	}
+	input.early = out.ended.Load
 	var r io.Reader = lines
 	var w io.WriteCloser = input
 	if t.Counter != nil {
@@ -182,12 +228,60 @@ func (t *Transport) Output() string {
 	return strings.Join(parts, "; ")
 }
 
+// checkCommand makes the checks the start of cmd under the supervisor
+// cannot make itself (the supervisor starts, then fails to start the
+// server): its working directory exists, and its program, when given as
+// a path, exists and is executable. The errors are those of os/exec (an
+// *exec.Error) and os (an *fs.PathError, op "chdir").
+func checkCommand(cmd *exec.Cmd) error {
+	if cmd.Err != nil {
+		return nil // Start returns it
+	}
+	if cmd.Dir != "" {
+		fi, err := os.Stat(cmd.Dir)
+		switch {
+		case err != nil:
+			return &fs.PathError{Op: "chdir", Path: cmd.Dir, Err: errors.Unwrap(err)}
+		case !fi.IsDir():
+			return &fs.PathError{Op: "chdir", Path: cmd.Dir, Err: syscall.ENOTDIR}
+		}
+	}
+	if !strings.ContainsRune(cmd.Path, filepath.Separator) {
+		return nil
+	}
+	path := cmd.Path
+	if !filepath.IsAbs(path) && cmd.Dir != "" {
+		path = filepath.Join(cmd.Dir, path)
+	}
+	if _, err := exec.LookPath(path); err != nil {
+		var ee *exec.Error
+		if errors.As(err, &ee) {
+			ee.Name = cmd.Path
+		}
+		return err
+	}
+	return nil
+}
+
+// exitOf describes a process that ended of its own accord.
+func exitOf(ps *os.ProcessState, tail *stderrTail) *ExitError {
+	e := &ExitError{Code: ps.ExitCode()}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal().String()
+	}
+	if tail != nil {
+		e.Stderr = tail.last()
+	}
+	return e
+}
+
 // stdoutReader is a server's stdout. Should its supervisor die (see
 // supervisorWatch), died ends it at once with the reason, even while a
 // process that escaped the kill still holds its other end.
 type stdoutReader struct {
 	f     io.ReadCloser
 	cause atomic.Pointer[error]
+	ended atomic.Bool // the server closed its stdout (read io.EOF)
 }
 
 func (r *stdoutReader) Read(p []byte) (int, error) {
@@ -195,6 +289,8 @@ func (r *stdoutReader) Read(p []byte) (int, error) {
 	if err != nil {
 		if cause := r.cause.Load(); cause != nil {
 			err = *cause
+		} else if err == io.EOF {
+			r.ended.Store(true)
 		}
 	}
 	return n, err
@@ -373,10 +469,15 @@ type processInput struct {
 	watch     *supervisorWatch // nil when not supervised
 	terminate time.Duration
 	exited    func() // tells the Starter the process is reaped
-	ended     func() // if not nil, called once the process is reaped
+	// early reports whether the server closed its stdout before Close.
+	early func() bool
+	// ended is called once the process is reaped, with early's answer
+	// from before Close began, unless Close had to signal the process.
+	ended func(early bool)
 
-	once sync.Once
-	err  error
+	once    sync.Once
+	err     error
+	stopped bool // stop signalled the process: it did not end of its own accord
 }
 
 func (w *processInput) Write(p []byte) (int, error) { return w.stdin.Write(p) }
@@ -387,6 +488,7 @@ func (w *processInput) Write(p []byte) (int, error) { return w.stdin.Write(p) }
 // first one's result.
 func (w *processInput) Close() error {
 	w.once.Do(func() {
+		early := w.early()
 		w.err = w.stop()
 		// A supervisor that died rather than exited leaves its tree to its
 		// watch, which kills it: wait for that too.
@@ -398,9 +500,7 @@ func (w *processInput) Close() error {
 			// goes to a group id that may have been reused since.)
 			signalGroup(w.cmd, syscall.SIGKILL)
 		}
-		if w.ended != nil {
-			w.ended()
-		}
+		w.ended(early && !w.stopped)
 		w.exited()
 	})
 	return w.err
@@ -435,6 +535,7 @@ func (w *processInput) stop() error {
 	// From here on the process is ended by our own signal: that is the
 	// shutdown working (a server slow to notice its closed stdin, as a busy
 	// machine makes any), not an error of the server's.
+	w.stopped = true
 	if err := signalGroup(w.cmd, syscall.SIGTERM); err == nil {
 		if err, ok := wait(); ok {
 			return endedBy(err, syscall.SIGTERM)

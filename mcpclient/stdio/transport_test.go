@@ -3,8 +3,11 @@ package stdio_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +146,72 @@ func TestStarterCloseWaits(t *testing.T) {
 	<-closed
 	if cmd.ProcessState == nil {
 		t.Error("the process was not reaped")
+	}
+}
+
+// TestExit: a server that exits during its handshake leaves its exit
+// status and last stderr line in Exit; one stopped by Close leaves
+// nothing there; a program that cannot run fails Connect with os/exec's
+// typed error, not an exit.
+func TestExit(t *testing.T) {
+	tr := &stdio.Transport{Command: serverCmd("fail")}
+	if tr.Exit() != nil {
+		t.Errorf("Exit before Connect = %v", tr.Exit())
+	}
+	if _, err := newClient().Connect(testCtx(t), tr, nil); err == nil {
+		t.Fatal("Connect succeeded; want the server's exit")
+	}
+	var exit *stdio.ExitError
+	if !errors.As(tr.Exit(), &exit) || *exit != (stdio.ExitError{Code: 1, Stderr: "fatal: bad configuration"}) {
+		t.Errorf("Exit = %#v; want status 1 with the stderr line", tr.Exit())
+	}
+
+	ok := &stdio.Transport{Command: serverCmd("serve")}
+	cs, err := newClient().Connect(testCtx(t), ok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	if ok.Exit() != nil {
+		t.Errorf("Exit of a server stopped by Close = %v; want nil", ok.Exit())
+	}
+
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		cmd  *exec.Cmd
+		want error
+	}{
+		{"no such program", exec.Command(dir + "/missing"), fs.ErrNotExist},
+		{"not executable", exec.Command("/dev/null"), fs.ErrPermission},
+	} {
+		tr := &stdio.Transport{Command: tt.cmd}
+		_, err := newClient().Connect(testCtx(t), tr, nil)
+		var ee *exec.Error
+		if !errors.As(err, &ee) || !errors.Is(err, tt.want) || ee.Name != tt.cmd.Path {
+			t.Errorf("%s: Connect = %v; want an *exec.Error for %s wrapping %v", tt.name, err, tt.cmd.Path, tt.want)
+		}
+	}
+}
+
+// TestStartFailureUnderSupervisor: a program the supervisor cannot start
+// (it is executable but no program) is the supervisor's exit with status
+// 127 and the reason on stderr, not the supervisor's death.
+func TestStartFailureUnderSupervisor(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the supervisor runs on Linux")
+	}
+	path := filepath.Join(t.TempDir(), "server")
+	if err := os.WriteFile(path, []byte{0, 1, 2, 3}, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr := &stdio.Transport{Command: exec.Command(path)}
+	_, err := newClient().Connect(testCtx(t), tr, nil)
+	if err == nil || strings.Contains(err.Error(), "died") {
+		t.Errorf("Connect = %v; want the failed start, not the supervisor's death", err)
+	}
+	var exit *stdio.ExitError
+	if !errors.As(tr.Exit(), &exit) || exit.Code != 127 || !strings.Contains(exit.Stderr, "exec format error") {
+		t.Errorf("Exit = %#v; want status 127 with the reason", tr.Exit())
 	}
 }

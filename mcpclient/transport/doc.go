@@ -80,6 +80,11 @@
 // Read, Write and Close may be called concurrently, as mcp.Connection
 // requires; Close is idempotent, bounded (the DELETE of a session waits at
 // most two seconds) and waits for every goroutine the connection started.
+// A legacy initialize whose caller gave up is not cut short on the wire:
+// the server may have made its session already, so its answer is awaited
+// in the background (at most two seconds; Close waits for it too) and the
+// session it names ended with a DELETE. A session the server rejected
+// other than with a 404 is ended by Close too: it may live on.
 //
 // # Errors
 //

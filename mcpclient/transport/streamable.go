@@ -573,10 +573,13 @@ func (c *streamableConn) post(ctx, reqCtx context.Context, msg jsonrpc.Message, 
 		}
 	}
 	var resp *http.Response
-	if out.call != nil && out.call.Method == "subscriptions/listen" {
+	switch {
+	case out.call != nil && out.call.Method == "subscriptions/listen":
 		// A standing stream, which may have a connection of its own.
 		resp, err = c.streams.OpenStream(c.client, req)
-	} else {
+	case out.call != nil && out.call.Method == "initialize":
+		resp, err = c.postInitialize(reqCtx, req)
+	default:
 		resp, err = c.streams.Do(c.client, req)
 	}
 	if err != nil {
@@ -603,6 +606,103 @@ func (c *streamableConn) post(ctx, reqCtx context.Context, msg jsonrpc.Message, 
 		c.mu.Unlock()
 	}
 	return resp, nil
+}
+
+// abandonedWait bounds how long the answer to an initialize whose caller
+// gave up is awaited, to end the session it made.
+const abandonedWait = 2 * time.Second
+
+// postInitialize sends req, a legacy initialize, which may make a session
+// on the server as soon as it is read. A caller that gave up (reqCtx done)
+// before the answer came would leave that session open on the server, its
+// id known to no one: the request is not cut short then, but awaited in
+// the background for at most abandonedWait, and the session its answer
+// names is ended (a DELETE). It returns the answer, whose body lives as
+// long as reqCtx, or reqCtx's error.
+func (c *streamableConn) postInitialize(reqCtx context.Context, req *http.Request) (*http.Response, error) {
+	hctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := c.streams.Do(c.client, req.WithContext(hctx))
+		answered <- answer{resp, err}
+	}()
+	select {
+	case a := <-answered:
+		if a.err != nil {
+			cancel()
+			return nil, a.err
+		}
+		stop := context.AfterFunc(reqCtx, cancel)
+		a.resp.Body = &afterBody{ReadCloser: a.resp.Body, release: func() { stop(); cancel() }}
+		return a.resp, nil
+	case <-reqCtx.Done():
+	}
+	abandon := func() {
+		defer cancel()
+		t := time.NewTimer(abandonedWait)
+		defer t.Stop()
+		var a answer
+		select {
+		case a = <-answered:
+		case <-t.C:
+			cancel()
+			a = <-answered
+		}
+		if a.err != nil {
+			return
+		}
+		sid := a.resp.Header.Get(headerSessionID)
+		a.resp.Body.Close()
+		if sid != "" && a.resp.StatusCode/100 == 2 {
+			c.logger.Debug("ending the mcp session of an abandoned handshake")
+			c.deleteSession(sid)
+		}
+	}
+	if !c.goStream(abandon) {
+		abandon() // Close has begun: this goroutine is the handshake's
+	}
+	return nil, reqCtx.Err()
+}
+
+// afterBody is a response body that calls release once closed.
+type afterBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *afterBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
+}
+
+// deleteSession ends the legacy session sid on the server (a DELETE,
+// bounded to two seconds); failures are logged at debug level.
+func (c *streamableConn) deleteSession(sid string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint, nil)
+	if err == nil {
+		c.setHeaders(req, "")
+		req.Header[headerSessionID] = []string{sid}
+		if c.authorize != nil {
+			err = c.authorize(req)
+		}
+	}
+	if err == nil {
+		var resp *http.Response
+		if resp, err = c.streams.Do(c.client, req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	if err != nil {
+		c.logger.Debug("ending mcp session", "error", err)
+	}
 }
 
 // readReply reads the response to out.call from resp, by its content
@@ -785,6 +885,17 @@ func (c *streamableConn) checkResponse(req *http.Request, resp *http.Response) e
 		return rejected(fmt.Errorf("%w: %w", herr.JSONRPC, herr))
 	}
 	return rejected(herr)
+}
+
+// sessionGone reports whether the server said it no longer knows the
+// session with a 404, as the spec says: ending it (DELETE) is pointless.
+// A session rejected otherwise (a 400 or 410 naming it, any 4xx to a
+// resumed session's first POST, such as a refused duplicate request id)
+// may live on on the server, and is ended when the connection closes.
+func (c *streamableConn) sessionGone() bool {
+	var herr *HTTPError
+	err := c.failure()
+	return errors.Is(err, ErrSessionExpired) && errors.As(err, &herr) && herr.StatusCode == http.StatusNotFound
 }
 
 // sessionRejected reports whether herr, the answer to req (which carried a
@@ -1179,25 +1290,8 @@ func (c *streamableConn) Close() error {
 		c.mu.Lock()
 		sid, keep := c.sessionID, c.keep
 		c.mu.Unlock()
-		if sid != "" && !keep && !errors.Is(c.failure(), ErrSessionExpired) && !c.modern() {
-			ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
-			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint, nil)
-			if err == nil {
-				c.setHeaders(req, "")
-				if c.authorize != nil {
-					err = c.authorize(req)
-				}
-			}
-			if err == nil {
-				var resp *http.Response
-				if resp, err = c.streams.Do(c.client, req); err == nil {
-					resp.Body.Close()
-				}
-			}
-			cancel()
-			if err != nil {
-				c.logger.Debug("ending mcp session", "error", err)
-			}
+		if sid != "" && !keep && !c.sessionGone() && !c.modern() {
+			c.deleteSession(sid)
 		}
 		c.mu.Lock()
 		c.closing = true
