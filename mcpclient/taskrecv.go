@@ -1,3 +1,4 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated from 2026-07-28 on (SEP-2577); agentmcp speaks the earlier eras too, which have them
 package mcpclient
 
 import (

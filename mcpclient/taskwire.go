@@ -1,3 +1,4 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated from 2026-07-28 on (SEP-2577); agentmcp speaks the earlier eras too, which have them
 package mcpclient
 
 import (
@@ -118,11 +119,6 @@ func firstOf(a, b *int64) int64 {
 		return *b
 	}
 	return 0
-}
-
-// createTaskResult is the legacy answer to a task-augmented request.
-type createTaskResult struct {
-	Task *wireTask `json:"task"`
 }
 
 // sessionTasks is what a session knows of tasks.
