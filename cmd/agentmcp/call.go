@@ -140,6 +140,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		}
 		return spec.redact(err)
 	}
+	term.clearProgress()
 	if err := writeJSON(stdout, res); err != nil {
 		return err
 	}
@@ -279,6 +280,7 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 		}
 		return err
 	}
+	term.clearProgress()
 	if err := writeJSON(stdout, res); err != nil {
 		return err
 	}

@@ -139,6 +139,16 @@ func (t *terminal) clearLineLocked() {
 	}
 }
 
+// clearProgress removes the progress line, so that what the call prints
+// next (its result, on the same terminal) starts a line of its own.
+func (t *terminal) clearProgress() {
+	t.outMu.Lock()
+	defer t.outMu.Unlock()
+	if t.errTTY != nil {
+		t.clearLineLocked()
+	}
+}
+
 // close clears the progress line and stops the reader of stdin. Call it
 // once the call's context has ended, so that no prompt is waiting.
 func (t *terminal) close() {

@@ -60,6 +60,28 @@ func TestCallThroughServeProgressTerminal(t *testing.T) {
 	p.waitFor(t, "\rprogress: 100% (2/2) step 2\x1b[K")
 }
 
+// TestCallResultAfterProgress: on a terminal that shows both stderr and
+// stdout, the progress line is cleared before the result is printed, so
+// that the result starts a line of its own (it was printed after
+// "100% (2/2) step 2").
+func TestCallResultAfterProgress(t *testing.T) {
+	_, hs := serve(t, mcptest.Stateful)
+	s := serveWith(t, "s", hs.URL)
+	p := openPTY(t)
+	ctx, cancel := context.WithTimeout(withStdin(context.Background(), p.slave), time.Minute)
+	defer cancel()
+	if err := run(ctx, []string{"call", "--server", s.base, "s", "progress", "--args", `{"steps":2}`}, p.slave, p.slave); err != nil {
+		t.Fatalf("call: %v\n%s", err, p.shown())
+	}
+	p.waitFor(t, "}\r\n") // the terminal turns \n into \r\n
+	shown := p.shown()
+	last := strings.LastIndex(shown, "step 2\x1b[K")
+	result := strings.Index(shown, "{")
+	if last < 0 || result < last || !strings.Contains(shown[last:result], "\r\x1b[K") {
+		t.Errorf("the result is not on a line of its own after the progress line:\n%q", shown)
+	}
+}
+
 // TestCallThroughServeForm: a form the server asks for during a call
 // through serve is asked in the terminal, and the server gets the answer.
 func TestCallThroughServeForm(t *testing.T) {
