@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/cluster/lease"
 )
@@ -139,7 +140,7 @@ func (s *Server) ClusterHTTPServer() *http.Server {
 // (clusterAuth), reading its body (at most maxMCPBody, within
 // Options.BodyTimeout) to check its hash, and gives the body back to r in
 // memory.
-func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *APIError {
+func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *api.APIError {
 	sig, err := s.clusterAuth.parse(r)
 	if err == nil {
 		if aerr := readBody(w, r, maxMCPBody, s.sec.bodyTimeout); aerr != nil {
@@ -156,48 +157,30 @@ func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *APIError {
 	case err == nil:
 		return nil
 	case errors.Is(err, errFull):
-		aerr := apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err)
-		aerr.retryAfter = 1
+		aerr := apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "%v", err)
+		aerr.RetryAfter = 1
 		return aerr
 	}
-	return apiErrorf(http.StatusUnauthorized, CodeUnauthorized, "%v", err)
+	return apiErrorf(http.StatusUnauthorized, api.CodeUnauthorized, "%v", err)
 }
 
 // StatsPath is where the cluster listener (ClusterHandler) reports the
-// process's RuntimeStats, to a request with the cluster key: for a leak
-// check across failovers, say.
+// process's api.RuntimeStats, to a request with the cluster key: for a
+// leak check across failovers, say. They are taken right after a garbage
+// collection. With ?closeIdle=1, the replica first closes its idle
+// connections to the other replicas and its database connections (they
+// are opened again when needed), so that they do not count. With
+// ?profile=heap, the answer is the heap profile (runtime/pprof, the live
+// heap as of that collection) instead, for a leak's source: its detail
+// depends on runtime.MemProfileRate (the GODEBUG setting memprofilerate
+// sets it for a process).
 const StatsPath = "/cluster/stats"
-
-// RuntimeStats is the answer of GET StatsPath, taken right after a
-// garbage collection (so HeapAlloc is the live heap). With ?closeIdle=1,
-// the replica first closes its idle connections to the other replicas and
-// its database connections (they are opened again when needed), so that
-// they do not count. With ?profile=heap, the answer is the heap profile
-// (runtime/pprof, the live heap as of that collection) instead, for a
-// leak's source: its detail depends on runtime.MemProfileRate (the
-// GODEBUG setting memprofilerate sets it for a process).
-type RuntimeStats struct {
-	// Goroutines is how many goroutines the process runs.
-	Goroutines int `json:"goroutines"`
-	// HeapAlloc and HeapObjects are the live heap: bytes and objects.
-	HeapAlloc   uint64 `json:"heapAlloc"`
-	HeapObjects uint64 `json:"heapObjects"`
-	// Sys is the memory the Go runtime holds from the operating system.
-	Sys uint64 `json:"sys"`
-	// NumGC counts the garbage collections so far.
-	NumGC uint32 `json:"numGC"`
-	// AwakeAgents is how many agents are awake on this replica, and Wakes
-	// and Hibernations count those it opened and closed (agent.HostStats).
-	AwakeAgents  int   `json:"awakeAgents"`
-	Wakes        int64 `json:"wakes"`
-	Hibernations int64 `json:"hibernations"`
-}
 
 // runtimeStats answers GET StatsPath.
 func (s *Server) runtimeStats(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
 		return
 	}
 	if r.URL.Query().Get("closeIdle") != "" {
@@ -219,7 +202,7 @@ func (s *Server) runtimeStats(w http.ResponseWriter, r *http.Request) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	hs := s.host.Stats()
-	writeJSON(w, http.StatusOK, RuntimeStats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, HeapObjects: ms.HeapObjects,
+	writeJSON(w, http.StatusOK, api.RuntimeStats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, HeapObjects: ms.HeapObjects,
 		Sys: ms.Sys, NumGC: ms.NumGC, AwakeAgents: hs.Awake, Wakes: hs.Wakes, Hibernations: hs.Hibernations})
 }
 
@@ -246,12 +229,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 	if forwarded(r) {
 		w.Header().Set(movedHeader, "1")
 		w.Header().Set("Retry-After", "1")
-		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerMoved, "agent %s has moved to another replica; retry", owned.Namespace))
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerMoved, "agent %s has moved to another replica; retry", owned.Namespace))
 		return true
 	}
 	body, err := io.ReadAll(r.Body) // read whole already (readBody)
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "reading the body: %v", err))
+		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: %v", err))
 		return true
 	}
 	// The request may end up served here after all (its owner died).
@@ -284,7 +267,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 			}
 			if sent && !repeatable(r) {
 				s.logger.Warn("forwarded request interrupted: its agent's replica went away", "agent", owned.Namespace, "error", err)
-				writeError(w, apiErrorf(http.StatusBadGateway, CodeInterrupted,
+				writeError(w, apiErrorf(http.StatusBadGateway, api.CodeInterrupted,
 					"the replica that held agent %s went away during the request; whether it took effect is unknown (it was not repeated)", owned.Namespace))
 				return true
 			}
@@ -313,7 +296,7 @@ func (s *Server) awaitOwner(w http.ResponseWriter, r *http.Request, owned *agent
 	owner, err := c.Replica.Resolve(r.Context(), owned.Namespace)
 	switch {
 	case err != nil:
-		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
 		return nil, true
 	case owner.Replica == "" || !owner.Live:
 		return nil, false // free: wake it here
@@ -326,7 +309,7 @@ func (s *Server) awaitOwner(w http.ResponseWriter, r *http.Request, owned *agent
 	left := time.Until(deadline)
 	if left <= 0 {
 		w.Header().Set("Retry-After", "2")
-		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
 		return nil, true
 	}
 	// The same owner: it may answer again (tried after ownerRetry; a hint
@@ -455,7 +438,7 @@ func (s *Server) useOrForward(w http.ResponseWriter, r *http.Request, create, ca
 			return nil, nil, true
 		}
 	}
-	writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "agent %s/%s is moving between replicas; retry", class, name))
+	writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "agent %s/%s is moving between replicas; retry", class, name))
 	return nil, nil, true
 }
 
@@ -521,13 +504,13 @@ var errMoved = errors.New("the agent moved to another replica")
 // unavailableOr is aerr, unless aerr is an internal error and the server is
 // not ready (the store does not answer, or the replica does not trust its
 // leases): then 503 unavailable, which a client retries.
-func (s *Server) unavailableOr(ctx context.Context, aerr *APIError) *APIError {
+func (s *Server) unavailableOr(ctx context.Context, aerr *api.APIError) *api.APIError {
 	if aerr.Status != http.StatusInternalServerError {
 		return aerr
 	}
 	if reason := s.notReady(ctx); reason != "" {
-		u := apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "the server cannot serve agents now (%s); retry", reason)
-		u.retryAfter = 2
+		u := apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "the server cannot serve agents now (%s); retry", reason)
+		u.RetryAfter = 2
 		return u
 	}
 	return aerr

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 )
 
@@ -105,7 +106,7 @@ func TestDashboardServerPanel(t *testing.T) {
 	p := newPage(t)
 	e := newEnv(t, &Options{DefaultAgent: "test/a"})
 	srv, url := mcpServer(t, "docs")
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "docs", URL: url, ID: "docs", Transport: &TransportRequest{Type: "streamable-http"}}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "docs", URL: url, ID: "docs", Transport: &api.TransportRequest{Type: "streamable-http"}}); err != nil {
 		t.Fatal(err)
 	}
 	row := `#servers tr[data-server-id="docs"]`
@@ -229,7 +230,7 @@ func TestDashboardCallProgress(t *testing.T) {
 			}
 		})
 	_, url := mcpServerOf(t, srv.Server)
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "docs", URL: url, ID: "docs"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "docs", URL: url, ID: "docs"}); err != nil {
 		t.Fatal(err)
 	}
 	// Does the call route stream events?

@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/netguard"
 )
 
@@ -171,7 +172,7 @@ func (rs *resourceServer) ownOrigin(r *http.Request, scheme string) bool {
 // refuseHost answers a request whose Host is not this server's when the
 // audience would come from it.
 func refuseHost(w http.ResponseWriter, r *http.Request) {
-	refuse(w, r, apiErrorf(http.StatusForbidden, CodeHostNotAllowed,
+	refuse(w, r, apiErrorf(http.StatusForbidden, api.CodeHostNotAllowed,
 		"host %q is not this server's: access tokens are accepted for its public URL (agentmcp serve --public-url), or for loopback and allowed host names at the port it listens on", r.Host))
 }
 
@@ -194,7 +195,7 @@ func (rs *resourceServer) challenge(w http.ResponseWriter, r *http.Request, reas
 	if reason != "" {
 		msg = "the access token is not valid here: " + reason
 	}
-	refuse(w, r, apiErrorf(http.StatusUnauthorized, CodeUnauthorized, "%s", msg))
+	refuse(w, r, apiErrorf(http.StatusUnauthorized, api.CodeUnauthorized, "%s", msg))
 }
 
 // serveMetadata serves an endpoint's protected resource metadata.
@@ -466,7 +467,7 @@ func (sec *security) mcpAuthorized(w http.ResponseWriter, r *http.Request) bool 
 	case errors.Is(err, errHostNotServed):
 		refuseHost(w, r)
 	default:
-		refuse(w, r, apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "cannot check the access token: %v", err))
+		refuse(w, r, apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "cannot check the access token: %v", err))
 	}
 	return false
 }

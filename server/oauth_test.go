@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/internal/oauthtest"
 	"github.com/agentmcp/agentmcp/netguard"
 )
@@ -37,7 +38,7 @@ func TestMCPEndpointOAuth(t *testing.T) {
 			e := newEnv(t, &Options{Token: "secret", OAuth: &OAuthOptions{Issuer: as.Issuer(), Now: clock.Now}})
 			ctx := testCtx(t)
 			_, url := mcpServer(t, "s")
-			if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+			if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 				t.Fatal(err)
 			}
 			endpoint := e.ts.URL + agentPath + "/mcp"
@@ -117,7 +118,7 @@ func TestMCPEndpointAuth(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	accept := "Accept: application/json, text/event-stream"
 	open := newEnv(t, nil)
-	if status, _, b := open.do("POST", agentPath+"/mcp", ping, "Host: agents.example.com", accept); status != http.StatusForbidden || !strings.Contains(string(b), CodeHostNotAllowed) {
+	if status, _, b := open.do("POST", agentPath+"/mcp", ping, "Host: agents.example.com", accept); status != http.StatusForbidden || !strings.Contains(string(b), api.CodeHostNotAllowed) {
 		t.Errorf("no token, another host: %d %s; want 403 host_not_allowed", status, b)
 	}
 	if status, _, b := open.do("POST", agentPath+"/mcp", ping, accept); status == http.StatusUnauthorized || status == http.StatusForbidden {
@@ -164,7 +165,7 @@ func TestMCPEndpointSignIn(t *testing.T) {
 	e := newEnv(t, &Options{Token: "secret", OAuth: &OAuthOptions{Issuer: as.Issuer()}})
 	ctx := testCtx(t)
 	_, url := mcpServer(t, "s")
-	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	const redirect = "http://127.0.0.1:1/callback"
@@ -264,7 +265,7 @@ func TestMCPEndpointAudienceFromConfig(t *testing.T) {
 	}
 
 	e := newEnv(t, &Options{Token: "secret", OAuth: &OAuthOptions{Issuer: as.Issuer()}})
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	self := strings.TrimPrefix(e.ts.URL, "http://")
@@ -290,7 +291,7 @@ func TestMCPEndpointAudienceFromConfig(t *testing.T) {
 
 	const public = "https://agents.example.com"
 	p := newEnv(t, &Options{Token: "secret", Agent: &agent.Options{CallbackHost: public}, OAuth: &OAuthOptions{Issuer: as.Issuer()}})
-	if _, err := p.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+	if _, err := p.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	publicSelf := strings.TrimPrefix(p.ts.URL, "http://")

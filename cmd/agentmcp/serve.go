@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/server"
@@ -602,7 +603,7 @@ const maxEndpointsShown = 5
 // maxEndpointsShown, then where the others are: every agent is an MCP
 // server. It reads nothing from the store, so that start-up takes the same
 // time however many agents are stored.
-func printMCPEndpoints(w io.Writer, base, dashboardAgent string, awake []server.AgentInfo) {
+func printMCPEndpoints(w io.Writer, base, dashboardAgent string, awake []api.AgentInfo) {
 	refs := []string{dashboardAgent}
 	for _, a := range awake {
 		if ref := a.Class + "/" + a.Name; ref != dashboardAgent && len(refs) < maxEndpointsShown {

@@ -26,10 +26,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/oauthtest"
 	"github.com/agentmcp/agentmcp/internal/pgtest"
-	"github.com/agentmcp/agentmcp/server"
 )
 
 var pg = pgtest.New()
@@ -1511,7 +1511,7 @@ func TestCluster(t *testing.T) {
 // memSample is a survivor's memory after a kill cycle.
 type memSample struct {
 	rssKiB, threads int
-	server.RuntimeStats
+	api.RuntimeStats
 }
 
 // quietSample hibernates every agent of the replica's process pid (the

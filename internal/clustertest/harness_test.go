@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/server"
 )
 
@@ -265,8 +266,8 @@ func (c *cluster) waitReady(r *replica, within time.Duration) error {
 // runtimeStats asks the slot's cluster listener for the process's
 // goroutines, live heap and awake agents (server.StatsPath).
 // Its idle connections to the other replicas are closed first.
-func (c *cluster) runtimeStats(ctx context.Context, r *replica) (server.RuntimeStats, error) {
-	var st server.RuntimeStats
+func (c *cluster) runtimeStats(ctx context.Context, r *replica) (api.RuntimeStats, error) {
+	var st api.RuntimeStats
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.clusterURL()+server.StatsPath+"?closeIdle=1", nil)

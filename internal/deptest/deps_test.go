@@ -76,9 +76,9 @@ var rules = []rule{
 	{pkg: "cluster/lease", forbid: []string{module + "/"}},
 	// A Go user of the HTTP API compiles the wire types and the client,
 	// not the engine, go-sdk's server or a database driver.
-	{pkg: "server", forbid: []string{module + "/agent", module + "/mcpclient", goSDKMCP, pgx},
-		skip: "the API client is still in package server (server/client.go, Dial, NewClient), which is the HTTP server and imports agent and mcpclient for its wire types: " +
-			"move the wire types and error codes to a package of their own (api) and the client to one that imports only them, then name that package here"},
+	{pkg: "api/client", forbid: []string{module + "/agent", module + "/mcpclient", module + "/server", module + "/gateway", goSDKMCP, pgx, sqliteDriver}},
+	// The wire types are types alone.
+	{pkg: "api", forbid: []string{module + "/"}},
 }
 
 // pkg is what `go list -json` says of a package.
