@@ -237,5 +237,6 @@
 //
 // The wire types of the API (bodies, answers, error codes, stream frames,
 // call events) are in package api, and its Go client in package
-// api/client, which imports nothing of the engine.
+// api/client, which imports nothing of the engine. The MCP endpoints'
+// access tokens (Options.OAuth) are verified by package oauth/resource.
 package server

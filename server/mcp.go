@@ -3,17 +3,15 @@ package server
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/gateway"
+	"github.com/agentmcp/agentmcp/oauth/resource"
 )
 
 // mcpRoute is an agent's MCP endpoint: the agent as an MCP server
@@ -77,24 +75,7 @@ func (s *Server) tokenSubject(r *http.Request) (string, bool) {
 	if tok == "" || (s.sec.token != nil && s.sec.matches(tok)) {
 		return "", false
 	}
-	var claims struct {
-		Sub      string `json:"sub"`
-		ClientID string `json:"client_id"`
-		Azp      string `json:"azp"`
-	}
-	if parts := strings.Split(tok, "."); len(parts) == 3 {
-		decodeSegment(parts[1], &claims)
-	}
-	switch {
-	case claims.Sub != "":
-		return "sub:" + claims.Sub, true
-	case claims.ClientID != "":
-		return "client:" + claims.ClientID, true
-	case claims.Azp != "":
-		return "client:" + claims.Azp, true
-	}
-	sum := sha256.Sum256([]byte(tok))
-	return "token:" + hex.EncodeToString(sum[:]), true
+	return resource.Subject(tok), true
 }
 
 // bindSubject gives h's requests go-sdk's token info with subject as the

@@ -66,6 +66,9 @@ var rules = []rule{
 	{pkg: "agent", forbid: []string{storeSQLite, storePostgres, module + "/server", module + "/gateway", pgx, sqliteDriver, chromedp, openAI, anthropic}},
 	{pkg: "gateway", forbid: []string{storeSQLite, storePostgres, module + "/server", pgx, sqliteDriver, chromedp}},
 	{pkg: "oauth", forbid: []string{module + "/agent", module + "/store", pgx, sqliteDriver}},
+	// The resource server's token verifier needs neither the engine nor the
+	// HTTP server that uses it.
+	{pkg: "oauth/resource", forbid: []string{module + "/agent", module + "/mcpclient", module + "/store", module + "/server", pgx, sqliteDriver}},
 	{pkg: "netguard", forbid: []string{module + "/mcpclient", module + "/agent", goSDKMCP}},
 	// The backends depend on the store's interface and the cluster's
 	// model, never on the engine that uses them.

@@ -1,4 +1,4 @@
-package server
+package resource
 
 import (
 	"crypto/ecdsa"
@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestJWKSECKeys: the resource server takes a JWKS's P-256 keys whose
+// TestJWKSECKeys: the verifier takes a JWKS's P-256 keys whose
 // point is on the curve, a coordinate shorter than 32 bytes included (its
 // leading zeros left out), and refuses a point off the curve and a
 // coordinate longer than the curve's, without failing the others.
@@ -77,8 +77,8 @@ func TestJWKSECKeys(t *testing.T) {
 		}
 	}))
 	defer hs.Close()
-	rs := newResourceServer(&OAuthOptions{Issuer: hs.URL, HTTPClient: hs.Client()}, "")
-	got, err := rs.fetchKeys(t.Context())
+	v := New(&Options{Issuer: hs.URL, HTTPClient: hs.Client()})
+	got, err := v.fetchKeys(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
