@@ -18,7 +18,6 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
-	"github.com/agentmcp/agentmcp/cluster/lease"
 )
 
 // ClusterOptions make a Server one replica of several that share a
@@ -42,40 +41,17 @@ type ClusterOptions struct {
 	WaitForOwner time.Duration
 }
 
-// rehome wakes, here, the keep-awake agents no replica owns (their replica
-// died, or drained), every interval until the server closes: such agents
-// must hear their servers without waiting for a request. The replicas race
-// for each; the database's claim lets one win.
-func (s *Server) rehome(interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(s.ctx, interval)
-		s.rehomeOnce(ctx)
-		cancel()
-	}
+// rehomeOnce is one round of cluster.Replica.Rehome: the keep-awake
+// agents no replica owns are woken here.
+func (s *Server) rehomeOnce(ctx context.Context) {
+	s.opts.Cluster.Replica.RehomeOnce(ctx, s.isDraining, s.wake)
 }
 
-// rehomeOnce is one round of rehome.
-func (s *Server) rehomeOnce(ctx context.Context) {
-	if s.isDraining() || s.opts.Cluster.Replica.Gate() != nil {
-		return
-	}
-	orphans, err := s.opts.Cluster.Replica.UnownedKeepAwake(ctx, 100)
-	if err != nil {
-		s.logger.Warn("cluster: listing the keep-awake agents nobody holds", "error", err)
-		return
-	}
-	for _, ns := range orphans {
-		class, name, _ := strings.Cut(ns, "/")
-		if _, release, err := s.Use(ctx, class, name); err == nil {
-			release()
-		}
+// wake wakes the agent ns here, and lets it be.
+func (s *Server) wake(ctx context.Context, ns string) {
+	class, name, _ := strings.Cut(ns, "/")
+	if _, release, err := s.Use(ctx, class, name); err == nil {
+		release()
 	}
 }
 
@@ -258,7 +234,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 			if stream {
 				var wctx context.Context
 				wctx, stopWatch = context.WithCancel(r.Context())
-				go s.watchLease(wctx, endStream, owned.Namespace, owned.Owner)
+				go c.Replica.WatchLease(wctx, endStream, owned.Namespace, owned.Owner)
 			}
 			sent, err := s.proxy(w, r, owned.URL, body)
 			stopWatch()
@@ -282,98 +258,27 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 	}
 }
 
-// awaitOwner looks up the owner of owned's agent, which forward could not
-// reach, and waits for it while its lease lasts: until the lease would
-// expire (by the database's clock), a hint that the agent was given back,
-// or ownerRetry, whichever comes first. It returns the owner to try next,
-// or nil when the agent is free (to wake here); or answered when it
-// answered r (an error, or the client left).
+// awaitOwner waits for the owner of owned's agent, which forward could
+// not reach, while its lease lasts (cluster.Replica.AwaitOwner). It
+// returns the owner to try next, or nil when the agent is free (to wake
+// here); or answered when it answered r (an error, or the client left).
 func (s *Server) awaitOwner(w http.ResponseWriter, r *http.Request, owned *agent.OwnedElsewhereError, deadline time.Time) (next *agent.OwnedElsewhereError, answered bool) {
-	c := s.opts.Cluster
-	// Watching before the look-up: a hint sent after it is not missed.
-	hint, stop := c.Replica.Watch(owned.Namespace)
-	defer stop()
-	owner, err := c.Replica.Resolve(r.Context(), owned.Namespace)
+	o, err := s.opts.Cluster.Replica.AwaitOwner(r.Context(), owned.Namespace, owned.Owner, owned.URL, deadline)
 	switch {
-	case err != nil:
-		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
-		return nil, true
-	case owner.Replica == "" || !owner.Live:
-		return nil, false // free: wake it here
-	case owner.Replica == c.Replica.ID():
-		return nil, false // ours again
-	case owner.Replica != owned.Owner || owner.ClusterURL != owned.URL:
-		// Another owner (perhaps a new incarnation at the same address).
-		return &agent.OwnedElsewhereError{Namespace: owned.Namespace, Owner: owner.Replica, URL: owner.ClusterURL}, false
-	}
-	left := time.Until(deadline)
-	if left <= 0 {
+	case errors.Is(err, cluster.ErrOwnerUnavailable):
 		w.Header().Set("Retry-After", "2")
 		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
 		return nil, true
-	}
-	// The same owner: it may answer again (tried after ownerRetry; a hint
-	// may also have been missed), or its lease lapses at its expiry unless
-	// it renews it.
-	wait := min(ownerRetry, left)
-	if owner.ExpiresIn < wait {
-		wait = owner.ExpiresIn + time.Millisecond
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-hint:
-	case <-r.Context().Done():
+	case err != nil && err == r.Context().Err():
+		return nil, true // the client left
+	case err != nil:
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
 		return nil, true
+	case o.Replica == "":
+		return nil, false // free: wake it here
 	}
-	return owned, false
+	return &agent.OwnedElsewhereError{Namespace: owned.Namespace, Owner: o.Replica, URL: o.ClusterURL}, false
 }
-
-// watchLease calls end when the lease of the agent ns no longer names
-// owner as a live replica: owner's row expired (a replica frozen past its
-// lease holds its streams open until it resumes), or another replica
-// claimed the agent. It looks when the lease would expire (by the
-// database's clock), on a hint, and at least every leaseLook, until ctx
-// ends. While nobody holds the agent (owner was only asked to wake it),
-// it waits.
-func (s *Server) watchLease(ctx context.Context, end context.CancelFunc, ns, owner string) {
-	c := s.opts.Cluster
-	for {
-		hint, stop := c.Replica.Watch(ns)
-		o, err := c.Replica.Resolve(ctx, ns)
-		wait := leaseLook
-		switch {
-		case ctx.Err() != nil:
-			stop()
-			return
-		case err != nil:
-			// The database does not answer: the replicas' trust windows
-			// decide (an owner that cannot renew closes its agents).
-		case (o.Replica == owner && !o.Live) || (o.Replica != "" && o.Replica != owner):
-			stop()
-			end()
-			return
-		case o.Replica == owner && o.ExpiresIn < wait:
-			wait = o.ExpiresIn + time.Millisecond
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-hint:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		stop()
-	}
-}
-
-// leaseLook bounds how long watchLease goes without looking.
-const leaseLook = 5 * time.Second
-
-// ownerRetry is how often forward tries again an owner it cannot reach
-// while the owner's lease lasts.
-const ownerRetry = time.Second
 
 // repeatable reports whether r may be sent again when its outcome is
 // unknown: reads, removals, and the API's idempotent actions (adding a
@@ -393,21 +298,15 @@ func repeatable(r *http.Request) bool {
 	return false
 }
 
-// place forwards r, for an agent no replica owns, to the least loaded
-// other live replica, which wakes it there: what a draining replica does.
+// place forwards r, for an agent no replica owns, to the replica that
+// should wake it instead of this draining one (cluster.Replica.Elsewhere).
 // It reports false when there is none.
 func (s *Server) place(w http.ResponseWriter, r *http.Request, ns string) bool {
-	c := s.opts.Cluster
-	replicas, err := c.Replica.LiveReplicas(r.Context())
-	if err != nil {
+	rep, ok := s.opts.Cluster.Replica.Elsewhere(r.Context())
+	if !ok {
 		return false
 	}
-	for _, rep := range replicas {
-		if rep.ID != c.Replica.ID() && rep.State == lease.ReplicaLive {
-			return s.forward(w, r, &agent.OwnedElsewhereError{Namespace: ns, Owner: rep.ID, URL: rep.ClusterURL})
-		}
-	}
-	return false
+	return s.forward(w, r, &agent.OwnedElsewhereError{Namespace: ns, Owner: rep.ID, URL: rep.ClusterURL})
 }
 
 // useOrForward is Use (create) or useKnown for r's agent, forwarding r

@@ -239,4 +239,7 @@
 // call events) are in package api, and its Go client in package
 // api/client, which imports nothing of the engine. The MCP endpoints'
 // access tokens (Options.OAuth) are verified by package oauth/resource.
+// With replicas, this package forwards requests and signs them; which
+// replica wakes an agent and how long a request waits for its owner is
+// package cluster's policy.
 package server

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/store"
 )
@@ -276,8 +277,8 @@ func Open(ctx context.Context, st store.Store, opts *Options) (*Server, error) {
 		s.Close(ctx)
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	if s.opts.Cluster != nil {
-		go s.rehome(rehomeInterval)
+	if c := s.opts.Cluster; c != nil {
+		go c.Replica.Rehome(s.ctx, cluster.RehomeInterval, s.isDraining, s.wake)
 	}
 	return s, nil
 }
@@ -414,10 +415,6 @@ func (s *Server) checkAgent(class, name string) *api.APIError {
 	}
 	return nil
 }
-
-// rehomeInterval is how often a replica looks for keep-awake agents that no
-// replica holds.
-const rehomeInterval = 2 * time.Second
 
 // errClosed is returned by Use after Close.
 var errClosed = errors.New("server: closed")
