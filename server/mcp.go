@@ -1,11 +1,9 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -23,17 +21,6 @@ const maxMCPBody = 4 << 20
 
 // DefaultMCPSessions is Options.MCPSessions's default.
 const DefaultMCPSessions = 1000
-
-// gateways are the MCP endpoints of the awake agents: one per agent
-// instance, made on its first MCP request and closed with it (a
-// hibernation, the server's Close); a wake makes a new one.
-type gateways struct {
-	// mu guards the fields below.
-	mu     sync.Mutex
-	m      map[*agent.Agent]*gateway.Gateway
-	cap    *gateway.SessionCap // Options.MCPSessions, shared by all; nil for none
-	closed bool
-}
 
 // mcp serves an agent's MCP endpoint. The agent is in use for the request
 // (a wake, if it sleeps), but for a stream that only waits for what the
@@ -89,33 +76,23 @@ func bindSubject(subject string, h http.Handler) http.Handler {
 	return auth.RequireBearerToken(verified, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
 
-// gatewayFor returns the gateway of a, made on first use; nil after
-// Close.
+// gatewayKey is the key of an agent's gateway among its attachments.
+type gatewayKey struct{}
+
+// gatewayFor returns the gateway of a: one per agent, made on its first
+// MCP request and closed with it (agent.Agent.Attach: a hibernation, the
+// server's Close); a wake makes a new one. It is nil once a is closing.
 func (s *Server) gatewayFor(a *agent.Agent) *gateway.Gateway {
-	gws := &s.gateways
-	gws.mu.Lock()
-	defer gws.mu.Unlock()
-	if gws.closed {
-		return nil
-	}
-	if g, ok := gws.m[a]; ok {
-		select {
-		case <-g.Done():
-		default:
-			return g
-		}
-	}
-	if gws.m == nil {
-		gws.m = map[*agent.Agent]*gateway.Gateway{}
-	}
-	// Forget the gateways of agents closed since (each closed itself).
-	for other, g := range gws.m {
-		select {
-		case <-g.Done():
-			delete(gws.m, other)
-		default:
-		}
-	}
+	g, _ := a.Attach(gatewayKey{}, func(a *agent.Agent) agent.Attachment { return s.newGateway(a) }).(*gateway.Gateway)
+	return g
+}
+
+// newGateway makes the gateway of a with Options.Gateway's options: the
+// server's logger, its session cap shared by all the agents
+// (Options.MCPSessions), the agent's exposure rules, and the agent's own
+// handlers of its servers' requests for input as the fallback of those no
+// MCP client takes.
+func (s *Server) newGateway(a *agent.Agent) *gateway.Gateway {
 	var o gateway.Options
 	if s.opts.Gateway != nil {
 		if set := s.opts.Gateway(a); set != nil {
@@ -126,10 +103,7 @@ func (s *Server) gatewayFor(a *agent.Agent) *gateway.Gateway {
 		o.Logger = s.logger
 	}
 	if o.Sessions == nil {
-		if gws.cap == nil && s.opts.MCPSessions >= 0 {
-			gws.cap = gateway.NewSessionCap(cmp.Or(s.opts.MCPSessions, DefaultMCPSessions))
-		}
-		o.Sessions = gws.cap
+		o.Sessions = s.mcpSessions
 	}
 	// The server checks the Host itself (only loopback names and
 	// AllowedHosts without a token), and may sit behind a proxy that
@@ -138,22 +112,13 @@ func (s *Server) gatewayFor(a *agent.Agent) *gateway.Gateway {
 	if o.Expose == nil {
 		o.Expose = a.Exposes // the agent's stored rules (exposure.go)
 	}
-	g := gateway.New(a, &o)
-	gws.m[a] = g
-	return g
-}
-
-// closeGateways closes every gateway; later requests get none.
-func (s *Server) closeGateways(ctx context.Context) {
-	gws := &s.gateways
-	gws.mu.Lock()
-	gws.closed = true
-	all := gws.m
-	gws.m = nil
-	gws.mu.Unlock()
-	for _, g := range all {
-		g.Close(ctx)
+	if o.Elicitation == nil {
+		o.Elicitation = a.ElicitationHandlers()
 	}
+	if o.Sampling == nil {
+		o.Sampling = a.SamplingHandler()
+	}
+	return gateway.New(a, &o)
 }
 
 // busyReasons says what keeps the awake agent class/name from
@@ -165,17 +130,8 @@ func (s *Server) busyReasons(class, name string) string {
 	if why == "idle" {
 		why = "kept awake (a keep-awake server, or --keep-awake)"
 	}
-	var waiting int
-	gws := &s.gateways
-	gws.mu.Lock()
-	for a, g := range gws.m {
-		if a.Namespace() == class+"/"+name {
-			waiting += g.PendingInputs()
-		}
-	}
-	gws.mu.Unlock()
-	if waiting > 0 {
-		why += fmt.Sprintf(" (%d of them MCP client questions waiting for the client's answer, each cancelled if not answered in time)", waiting)
+	if b.Inputs > 0 {
+		why += fmt.Sprintf(" (%d of them MCP client questions waiting for the client's answer, each cancelled if not answered in time)", b.Inputs)
 	}
 	return why
 }

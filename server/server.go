@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -219,7 +220,9 @@ type Server struct {
 
 	hooks atomic.Pointer[testHooks] // nil but in tests
 
-	gateways gateways // the agents' MCP endpoints (mcp.go)
+	// mcpSessions caps the MCP sessions of all the agents' gateways
+	// (Options.MCPSessions); nil for no cap.
+	mcpSessions *gateway.SessionCap
 
 	mux              *http.ServeMux // the routes, without sec's checks
 	clusterTransport http.RoundTripper
@@ -355,6 +358,9 @@ func newServer(st store.Store, opts *Options) *Server {
 		OnOpen:      s.configure,
 		Logger:      logger,
 	})
+	if o.MCPSessions >= 0 {
+		s.mcpSessions = gateway.NewSessionCap(cmp.Or(o.MCPSessions, DefaultMCPSessions))
+	}
 	s.probe.logger = logger
 	s.pages = parsePages()
 	s.sec = newSecurity(&o)
@@ -578,8 +584,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	s.closeGateways(ctx)
-	err := s.host.Close(ctx)
+	err := s.host.Close(ctx) // each agent closes its gateway first
 	if t, ok := s.clusterTransport.(*http.Transport); ok {
 		t.CloseIdleConnections()
 	}
