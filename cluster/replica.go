@@ -29,7 +29,8 @@
 // it cannot reach and whom to try next; WatchLease ends what a replica
 // relays to an owner whose lease lapsed or moved; Elsewhere names the
 // replica a draining one sends new agents to. Package server forwards the
-// requests these decide on.
+// requests these decide on, each signed with the cluster key (sign.go:
+// SignRequest, Signer; good once, within Skew of the receiver's clock).
 package cluster
 
 import (

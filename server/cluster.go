@@ -30,7 +30,7 @@ type ClusterOptions struct {
 	Replica *cluster.Replica
 
 	// Key signs the requests replicas forward to each other (each signed
-	// for once, within ClusterSkew: SignClusterRequest): every replica has
+	// for once, within cluster.Skew: cluster.SignRequest): every replica has
 	// the same one, at least 16 bytes. Required.
 	Key string
 
@@ -64,8 +64,8 @@ func forwarded(r *http.Request) bool { return r.Context().Value(forwardedKey{}) 
 // ClusterHandler serves the requests other replicas forward to this one:
 // the agent routes, for clients the forwarding replica has already
 // authenticated, and StatsPath. Each request must be signed with the
-// cluster key (SignClusterRequest: its method, Host, path and query, body,
-// time and signer), within ClusterSkew of this replica's clock, and only
+// cluster key (cluster.SignRequest: its method, Host, path and query, body,
+// time and signer), within cluster.Skew of this replica's clock, and only
 // once: a recorded request sent again, or changed, is refused 401. Serve
 // it on an address only the replicas reach (the cluster listener). It is
 // nil without Options.Cluster.
@@ -82,7 +82,7 @@ func (s *Server) ClusterHandler() http.Handler {
 			refuse(w, r, aerr)
 			return
 		}
-		r.Header.Del(ClusterSignatureHeader)
+		r.Header.Del(cluster.SignatureHeader)
 		if r.URL.Path == StatsPath {
 			s.runtimeStats(w, r)
 			return
@@ -113,11 +113,11 @@ func (s *Server) ClusterHTTPServer() *http.Server {
 }
 
 // checkSigned checks the signature of a request to the cluster listener
-// (clusterAuth), reading its body (at most maxMCPBody, within
+// (cluster.Signer), reading its body (at most maxMCPBody, within
 // Options.BodyTimeout) to check its hash, and gives the body back to r in
 // memory.
 func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *api.APIError {
-	sig, err := s.clusterAuth.parse(r)
+	sig, err := s.clusterAuth.Parse(r)
 	if err == nil {
 		if aerr := readBody(w, r, maxMCPBody, s.sec.bodyTimeout); aerr != nil {
 			return aerr
@@ -127,12 +127,12 @@ func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *api.APIErr
 			body, _ = io.ReadAll(r.Body) // in memory (readBody)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		err = s.clusterAuth.check(r, sig, body)
+		err = s.clusterAuth.Check(r, sig, body)
 	}
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, errFull):
+	case errors.Is(err, cluster.ErrReplayFull):
 		aerr := apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "%v", err)
 		aerr.RetryAfter = 1
 		return aerr
@@ -367,8 +367,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, base string, body
 			pr.Out.Body = io.NopCloser(bytes.NewReader(body))
 			pr.Out.ContentLength = int64(len(body))
 			// Signed last, each attempt anew: good once, for this request.
-			pr.Out.Header.Set(ClusterSignatureHeader, clusterSignature(s.clusterAuth.key, s.opts.Cluster.Replica.ID(), time.Now(), newNonce(),
-				pr.Out.Method, pr.Out.Host, pr.Out.URL.RequestURI(), pr.Out.Header.Get("X-Forwarded-Proto"), bodySum))
+			s.clusterAuth.Sign(pr.Out, s.opts.Cluster.Replica.ID(), time.Now(), bodySum)
 		},
 		Transport:     s.clusterTransport,
 		FlushInterval: -1, // streams

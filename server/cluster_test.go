@@ -171,7 +171,7 @@ func TestClusterStats(t *testing.T) {
 	_, url, a, _ := twoReplicas(t)
 	a.add("x", url, false)
 	req, _ := http.NewRequest("GET", a.cl.URL+StatsPath+"?closeIdle=1", nil)
-	if err := SignClusterRequest(req, testClusterKey, "test", nil); err != nil {
+	if err := cluster.SignRequest(req, testClusterKey, "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -189,7 +189,7 @@ func TestClusterStats(t *testing.T) {
 
 	// The heap profile: a gzipped pprof profile.
 	req, _ = http.NewRequest("GET", a.cl.URL+StatsPath+"?profile=heap", nil)
-	if err := SignClusterRequest(req, testClusterKey, "test", nil); err != nil {
+	if err := cluster.SignRequest(req, testClusterKey, "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	resp, err = http.DefaultClient.Do(req)
@@ -525,15 +525,14 @@ func TestClusterReplay(t *testing.T) {
 		t.Errorf("the forwarded call with another body: %d %s; want 401", status, body)
 	}
 
-	// Signed now: served once; stale or early by more than ClusterSkew, or
+	// Signed now: served once; stale or early by more than cluster.Skew, or
 	// with the key alone as a header (as before signatures), refused.
 	signed := func(at time.Time, path string) *http.Request {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.cl.URL+path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set(ClusterSignatureHeader, clusterSignature([]byte(testClusterKey), "test", at, newNonce(),
-			req.Method, req.URL.Host, req.URL.RequestURI(), "", sha256.Sum256(nil)))
+		cluster.NewSigner(testClusterKey).Sign(req, "test", at, sha256.Sum256(nil))
 		return req
 	}
 	do := func(req *http.Request) int {
@@ -555,10 +554,10 @@ func TestClusterReplay(t *testing.T) {
 	if status := do(again); status != http.StatusUnauthorized {
 		t.Errorf("the fresh request sent again: %d; want 401", status)
 	}
-	if status := do(signed(time.Now().Add(-ClusterSkew-time.Second), StatsPath)); status != http.StatusUnauthorized {
+	if status := do(signed(time.Now().Add(-cluster.Skew-time.Second), StatsPath)); status != http.StatusUnauthorized {
 		t.Errorf("a stale request: %d; want 401", status)
 	}
-	if status := do(signed(time.Now().Add(ClusterSkew+time.Minute), StatsPath)); status != http.StatusUnauthorized {
+	if status := do(signed(time.Now().Add(cluster.Skew+time.Minute), StatsPath)); status != http.StatusUnauthorized {
 		t.Errorf("a request signed for later: %d; want 401", status)
 	}
 	if status := do(signed(time.Now(), "/agents/test/x/servers")); status != http.StatusOK {
@@ -568,59 +567,5 @@ func TestClusterReplay(t *testing.T) {
 	keyOnly.Header.Set("Agentmcp-Cluster-Key", testClusterKey)
 	if status := do(keyOnly); status != http.StatusUnauthorized {
 		t.Errorf("the key as a header: %d; want 401", status)
-	}
-}
-
-// TestReplayCache: a signature is remembered for as long as its time can
-// be within ClusterSkew of the clock (two generations of 2*ClusterSkew),
-// and the cache is bounded.
-func TestReplayCache(t *testing.T) {
-	c := newClusterAuth(testClusterKey)
-	start := time.Unix(1e9, 0)
-	id := func(i int) [16]byte { return [16]byte{byte(i), byte(i >> 8), byte(i >> 16)} }
-	if err := c.remember(id(1), start); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []time.Duration{0, ClusterSkew, 2 * ClusterSkew, 2*ClusterSkew + ClusterSkew/2} {
-		if err := c.remember(id(1), start.Add(d)); !errors.Is(err, errReplayed) {
-			t.Errorf("the signature again after %v: %v; want replayed", d, err)
-		}
-	}
-	if err := c.remember(id(2), start.Add(4*ClusterSkew)); err != nil {
-		t.Fatal(err)
-	}
-	// Two generations on, the first is forgotten: its time is long stale.
-	if err := c.remember(id(1), start.Add(6*ClusterSkew)); err != nil {
-		t.Errorf("after two generations: %v; want it forgotten", err)
-	}
-	full := newClusterAuth(testClusterKey)
-	for i := range maxReplayEntries {
-		if err := full.remember(id(i), start); err != nil {
-			t.Fatalf("entry %d: %v", i, err)
-		}
-	}
-	if err := full.remember(id(maxReplayEntries), start); !errors.Is(err, errFull) {
-		t.Errorf("past the bound: %v; want errFull", err)
-	}
-}
-
-// BenchmarkClusterSign is what signing and checking cost a forwarded
-// request with a 1 KiB body.
-func BenchmarkClusterSign(b *testing.B) {
-	c := newClusterAuth(testClusterKey)
-	body := bytes.Repeat([]byte("x"), 1024)
-	req := httptest.NewRequest(http.MethodPost, "http://10.0.0.5:8788/agents/test/x/tools/call", nil)
-	req.Host = "agents.example.com"
-	b.ReportAllocs()
-	for b.Loop() {
-		req.Header.Set(ClusterSignatureHeader, clusterSignature(c.key, "r-abc", time.Now(), newNonce(), req.Method, req.Host, req.RequestURI, "https", sha256.Sum256(body)))
-		req.Header.Set("X-Forwarded-Proto", "https")
-		sig, err := c.parse(req)
-		if err == nil {
-			err = c.check(req, sig, body)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
 	}
 }

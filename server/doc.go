@@ -74,10 +74,10 @@
 // a time, and any replica answers any request above, forwarding it to the
 // agent's owner over the owner's cluster listener (ClusterHandler, served
 // by ClusterHTTPServer with the public listener's connection limits). Each
-// forwarded request is signed with ClusterOptions.Key (SignClusterRequest,
-// header ClusterSignatureHeader: HMAC-SHA256 of its method, Host, path and
+// forwarded request is signed with ClusterOptions.Key (cluster.SignRequest,
+// header cluster.SignatureHeader: HMAC-SHA256 of its method, Host, path and
 // query, body hash, time, signing replica and nonce); the owner serves it
-// only within ClusterSkew of its clock and only once (a replay cache), so a
+// only within cluster.Skew of its clock and only once (a replay cache), so a
 // recorded request cannot be sent again. Errors of its own: 503 owner_moved
 // (the agent moved while the request was forwarded; retry), 503
 // owner_unavailable (its replica does not answer and its lease has not

@@ -226,8 +226,8 @@ type Server struct {
 
 	mux              *http.ServeMux // the routes, without sec's checks
 	clusterTransport http.RoundTripper
-	clusterAuth      *clusterAuth // the cluster listener's signatures; nil without Options.Cluster
-	probe            storeProbe   // the store's answer for /readyz
+	clusterAuth      *cluster.Signer // forwarded requests' signatures; nil without Options.Cluster
+	probe            storeProbe      // the store's answer for /readyz
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -340,7 +340,7 @@ func newServer(st store.Store, opts *Options) *Server {
 		if c.WaitForOwner == 0 {
 			c.WaitForOwner = 15 * time.Second
 		}
-		s.clusterAuth = newClusterAuth(c.Key)
+		s.clusterAuth = cluster.NewSigner(c.Key)
 		s.clusterTransport = &http.Transport{
 			Proxy:                 nil, // replicas talk directly
 			DialContext:           (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,

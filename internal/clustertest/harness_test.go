@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/api"
+	agentcluster "github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/server"
 )
 
@@ -274,7 +275,7 @@ func (c *cluster) runtimeStats(ctx context.Context, r *replica) (api.RuntimeStat
 	if err != nil {
 		return st, err
 	}
-	if err := server.SignClusterRequest(req, c.key, "clustertest", nil); err != nil {
+	if err := agentcluster.SignRequest(req, c.key, "clustertest", nil); err != nil {
 		return st, err
 	}
 	// No connection kept: it would count in the process's goroutines.
@@ -303,7 +304,7 @@ func (c *cluster) saveHeapProfile(ctx context.Context, r *replica, name string) 
 	if err != nil {
 		return err
 	}
-	if err := server.SignClusterRequest(req, c.key, "clustertest", nil); err != nil {
+	if err := agentcluster.SignRequest(req, c.key, "clustertest", nil); err != nil {
 		return err
 	}
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
