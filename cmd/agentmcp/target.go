@@ -429,14 +429,15 @@ func (d *direct) call(ctx context.Context, id, tool string, args json.RawMessage
 	// advertises the modes configured when it started: one restored
 	// without them (no stamp stored yet) is connected again, so that the
 	// server may ask.
-	m := d.a.Manager()
-	m.ConfigureElicitationHandlers(term.handlers())
-	if info, ok := m.Server(id); ok && info.State == mcpclient.StateReady && !advertisesElicitation(info.Advertised) {
+	d.a.ConfigureElicitationHandlers(term.handlers())
+	// What the session advertised is the Manager's to say (the Agent's
+	// state has no session capabilities).
+	if info, ok := d.a.Manager().Server(id); ok && info.State == mcpclient.StateReady && !advertisesElicitation(info.Advertised) {
 		if _, err := d.a.Reconnect(ctx, id); err != nil {
 			return nil, err
 		}
 	}
-	return m.CallTool(ctx, id, tool, args, term.callOptions())
+	return d.a.CallTool(ctx, id, tool, args, term.callOptions())
 }
 
 // advertisesElicitation reports whether a session advertised both
