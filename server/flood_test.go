@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/api/client"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // formParams returns the params of a form-mode elicitation whose schema

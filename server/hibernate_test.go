@@ -14,8 +14,8 @@ import (
 
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/api/client"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/postgres"
 	"github.com/jackc/pgx/v5"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 )
 
 // TestMCPEndpointOAuth: with Options.OAuth the MCP endpoint is an OAuth

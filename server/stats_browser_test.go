@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
-	"github.com/agentmcp/agentmcp/internal/oteltest"
+	"github.com/agentmcp/agentmcp/internal/testing/oteltest"
 )
 
 // TestDashboardCallStats: the dashboard shows each server's tool calls

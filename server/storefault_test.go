@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/api"
-	"github.com/agentmcp/agentmcp/internal/pgtest"
+	"github.com/agentmcp/agentmcp/internal/testing/pgtest"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/postgres"
 	"github.com/agentmcp/agentmcp/store/sqlite"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/api/client"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestAddDBHandOver: with serve running on a database, add --db stores

@@ -20,9 +20,9 @@ import (
 
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/api/client"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/peers"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 )
 
 // liveChildren returns, by parent pid, the pids of the processes that are
@@ -220,7 +220,7 @@ func TestStdioServers(t *testing.T) {
 		t.Fatalf("stop: %+v", r)
 	}
 	for id, pids := range before {
-		testutil.WaitGone(t, pids[0], id+" after serve stopped")
+		fixture.WaitGone(t, pids[0], id+" after serve stopped")
 	}
 	start := time.Now()
 	s = startServe(t, "--db", db)
@@ -233,7 +233,7 @@ func TestStdioServers(t *testing.T) {
 	old := after["everything"][0]
 	killed := time.Now()
 	syscall.Kill(old, syscall.SIGKILL)
-	testutil.WaitGone(t, old, "the killed everything server")
+	fixture.WaitGone(t, old, "the killed everything server")
 	waitState(t, s.base, "everything restarted", func(st api.MCPServersState) bool {
 		p := childrenOf(t, me, "server-everything")
 		return st.Servers["everything"].State == "ready" && len(p) == 1 && p[0] != old
@@ -246,7 +246,7 @@ func TestStdioServers(t *testing.T) {
 
 	// rm stops the process.
 	runCmd(t, "rm", "memory", "--server", s.base).mustSucceed(t)
-	testutil.WaitGone(t, after["memory"][0], "the removed memory server")
+	fixture.WaitGone(t, after["memory"][0], "the removed memory server")
 
 	// The env value is nowhere to be seen: API, frames (the state), logs,
 	// the database.
@@ -361,7 +361,7 @@ func TestStdioServersDieWithServe(t *testing.T) {
 	}
 	for _, p := range left[:len(left)-2] {
 		pid, _ := strconv.Atoi(p)
-		testutil.WaitGone(t, pid, "a process left by a stopped server")
+		fixture.WaitGone(t, pid, "a process left by a stopped server")
 	}
 	t.Logf("%d processes under serve before kill -9: %v", len(tree), tree)
 	t.Cleanup(func() {
@@ -374,7 +374,7 @@ func TestStdioServersDieWithServe(t *testing.T) {
 	}
 	serve.Wait()
 	for _, pid := range tree {
-		testutil.WaitGone(t, pid, "a process under the killed serve")
+		fixture.WaitGone(t, pid, "a process under the killed serve")
 	}
 }
 

@@ -18,14 +18,7 @@ const module = "github.com/agentmcp/agentmcp"
 // benchmark and conformance programs) that no library package may import,
 // with everything under them.
 var harnesses = []string{
-	module + "/internal/mcptest",
-	module + "/internal/oauthtest",
-	module + "/internal/peers",
-	module + "/internal/pgtest",
-	module + "/internal/oteltest",
-	module + "/internal/testutil",
-	module + "/internal/clustertest",
-	module + "/internal/conformance",
+	module + "/internal/testing", // mcptest, oauthtest, peers, pgtest, oteltest, fixture, clustertest, conformance
 	module + "/store/storetest",
 	module + "/aitools/internal/aitest",
 }

@@ -27,9 +27,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/api"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
-	"github.com/agentmcp/agentmcp/internal/pgtest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/testing/pgtest"
 )
 
 var pg = pgtest.New()
@@ -110,7 +110,7 @@ func buildAgentmcp(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "agentmcp")
 	if b := os.Getenv(EnvBin); b != "" {
 		bin = b
-	} else if out, err := exec.Command(goTool, "build", "-o", bin, "../../cmd/agentmcp").CombinedOutput(); err != nil {
+	} else if out, err := exec.Command(goTool, "build", "-o", bin, "../../../cmd/agentmcp").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	out, _ := exec.Command(bin, "help", "serve").CombinedOutput()

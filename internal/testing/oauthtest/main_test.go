@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/oauth2"
 
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 )
 
 func TestMain(m *testing.M) {

@@ -242,7 +242,7 @@ func TestDirDefault(t *testing.T) {
 	}
 	// go test runs in the package directory, two levels below the repo root.
 	wd, _ := os.Getwd()
-	if want := filepath.Join(wd, "..", "..", ".cache", "npm", "node_modules"); got != filepath.Clean(want) {
+	if want := filepath.Join(wd, "..", "..", "..", ".cache", "npm", "node_modules"); got != filepath.Clean(want) {
 		t.Errorf("Dir() = %q, want %q", got, want)
 	}
 	if _, err := os.Stat(Loopback()); err != nil {

@@ -5,11 +5,11 @@
 //
 // # What runs
 //
-// On 127.0.0.1 only: a PostgreSQL server (internal/pgtest); three
+// On 127.0.0.1 only: a PostgreSQL server (internal/testing/pgtest); three
 // agentmcp serve --postgres DSN --cluster processes, each started and
 // stopped by its process id; MCP test servers of both eras (go-sdk's
 // stateless streamable HTTP, which speaks 2026-07-28, and its stateful one,
-// the legacy era), some behind the fake OAuth server (internal/oauthtest)
+// the legacy era), some behind the fake OAuth server (internal/testing/oauthtest)
 // with short-lived access tokens so that refreshes happen during the
 // faults (it honours a rotated refresh token presented again within 60 s,
 // as real servers can: a replica killed between the server's answer and

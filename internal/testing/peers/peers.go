@@ -113,7 +113,7 @@ func Loopback() string {
 	// Outside the repo's tree (a test binary run elsewhere), fall back to this
 	// source file's location.
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "test", "npm", "loopback.cjs")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "test", "npm", "loopback.cjs")
 }
 
 // EverythingCommand returns the command for server-everything over stdio.
