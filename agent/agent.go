@@ -109,10 +109,11 @@ type Agent struct {
 	// asked to connect since: they show their stored state.
 	dormant map[string]bool
 
-	updates *updates
-	pending elicitations
-	tracked trackedCalls // calls whose elicitations a caller follows
-	writes  writes       // database writes, off the event path
+	updates     *updates
+	pending     elicitations
+	attachments attachments  // parts that live as long as the agent (attach.go)
+	tracked     trackedCalls // calls whose elicitations a caller follows
+	writes      writes       // database writes, off the event path
 
 	// testHookAuthURL, when set by a test, runs in an authorisation URL's
 	// queued write between reading the Manager's URL and writing it.
@@ -501,11 +502,15 @@ func (a *Agent) Close(ctx context.Context) error {
 	if already {
 		return nil
 	}
+	// The attachments first (the MCP endpoint: its clients' sessions end,
+	// the agent's input handlers are given back), while the connections
+	// they use are up.
+	aerr := a.closeAttachments(ctx)
 	close(a.quit) // pending elicitations are answered cancel
 	a.tasks.cancel()
 	err := a.m.Close(ctx)
 	a.tasks.wg.Wait() // resumed polls end with the Manager
 	a.updates.stop()
 	a.writes.flush(ctx)
-	return err
+	return errors.Join(err, aerr)
 }

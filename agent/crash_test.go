@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -174,6 +174,10 @@
 // read them). Manager gives the mcpclient.Manager underneath, for what the
 // Agent does not offer (events, roots).
 //
+// Attach gives an agent parts that live as long as it does (package
+// gateway's MCP endpoint): one per key, made on first use, closed first by
+// the agent's Close; an InputAsker's questions count in Busyness.Inputs.
+//
 // # Tasks
 //
 // A call that runs as an MCP task (a tool whose taskSupport is required,

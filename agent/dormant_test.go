@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 

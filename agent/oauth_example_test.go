@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/peers"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 

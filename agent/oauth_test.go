@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/agentmcp/agentmcp/oauth"

@@ -180,6 +180,11 @@ type Busyness struct {
 	Elicitations int `json:"elicitations,omitempty"`
 	// Authorizing is set while an OAuth flow may still complete.
 	Authorizing bool `json:"authorizing,omitempty"`
+	// Inputs counts the questions the agent's attachments asked their own
+	// clients and wait for (InputAsker: the MCP endpoint's clients). Each
+	// belongs to a call in flight, counted in Work too; String leaves
+	// them out.
+	Inputs int `json:"inputs,omitempty"`
 }
 
 // Busyness reports what keeps the agent busy now (InUse is the Host's:
@@ -190,6 +195,7 @@ func (a *Agent) Busyness() Busyness {
 		Watchers:     a.updates.watching(),
 		Elicitations: a.pending.count(),
 		Authorizing:  a.authorizing(),
+		Inputs:       a.pendingInputs(),
 	}
 }
 

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -128,7 +128,7 @@ func TestReconnectKeepsOAuth(t *testing.T) {
 func TestNextRetryShown(t *testing.T) {
 	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server })
 	hs.Stop()
-	clock := testutil.NewClock()
+	clock := fixture.NewClock()
 	a := openAgent(t, openSQLite(t, ""), "retry", &agent.Options{Manager: &mcpclient.Options{Clock: clock}})
 	ctx := testCtx(t)
 	w := a.Watch(64)

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/peers"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -126,7 +126,7 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 			refused := refuse(t, gone.URL)
 			liveHandshakes, restartedHandshakes := live.handshakes.Load(), restarted.handshakes.Load()
 
-			clock := testutil.NewClock()
+			clock := fixture.NewClock()
 			a = openAgent(t, st, "truth", &agent.Options{Manager: &mcpclient.Options{Clock: clock}})
 			<-clock.Waiting() // the gone server's backoff after its first attempt
 			clock.Fire()

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // logLines is a JSON log, safe for concurrent writes.

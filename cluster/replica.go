@@ -23,6 +23,14 @@
 // leases given back, so that one waiting for an agent (Watch) takes it at
 // once rather than at its next look. Hints are only hints: a waiter also
 // looks again by itself, and nothing depends on them for safety.
+//
+// Policy (policy.go): Rehome wakes, on some replica, the keep-awake agents
+// nobody holds; AwaitOwner decides how long a request waits for an owner
+// it cannot reach and whom to try next; WatchLease ends what a replica
+// relays to an owner whose lease lapsed or moved; Elsewhere names the
+// replica a draining one sends new agents to. Package server forwards the
+// requests these decide on, each signed with the cluster key (sign.go:
+// SignRequest, Signer; good once, within Skew of the receiver's clock).
 package cluster
 
 import (

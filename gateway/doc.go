@@ -46,9 +46,10 @@
 //
 // A request for input that an upstream server makes during a call
 // (elicitation, sampling) goes to the client that made the call when it
-// declared the capability (and the mode); otherwise to the agent's own
-// handlers, as without the gateway (agentmcp serve queues elicitations
-// for its dashboard and API). A session's client (2025-11-25) is asked on
+// declared the capability (and the mode); otherwise to the fallback
+// handlers (Options.Elicitation and Sampling; by default the agent's own,
+// as without the gateway: agentmcp serve queues elicitations for its
+// dashboard and API). A session's client (2025-11-25) is asked on
 // its session. A 2026-07-28 client, which has none, gets an
 // input-required result with the request and a state, and its retry with
 // the answer resumes the call, which runs on meanwhile (for at most
@@ -112,8 +113,15 @@
 // # Lifetime
 //
 // New takes over the agent's elicitation and sampling handlers (passing
-// on what no client takes); Close ends the sessions and stops following
-// the agent. A Gateway closes itself when its agent is closed (or
-// hibernated by its Host): a program that hosts many agents makes a new
-// one after a wake. Authentication is the caller's: wrap the handler.
+// on what no client takes to the fallback handlers); Close ends the
+// sessions, stops following the agent and puts back the handlers the
+// agent had before New, so that gateways made one after another on an
+// agent never chain. A Gateway is an agent.Attachment: a program that
+// hosts many agents attaches one to each (agent.Agent.Attach; agentmcp
+// serve does on an agent's first MCP request), and the agent closes it
+// when it closes (or is hibernated by its Host), before its connections;
+// a wake makes a new one. Its questions waiting for a client's answer
+// (PendingInputs) count in the agent's Busyness. A Gateway also closes
+// itself when its agent is closed. Authentication is the caller's: wrap
+// the handler.
 package gateway

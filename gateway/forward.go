@@ -299,14 +299,21 @@ func (p *progress) stop() {
 
 // installHandlers takes over the agent's elicitation and sampling
 // handlers: a request for input goes to the downstream client of the
-// call it belongs to when that client takes it, else to the handler in
-// place before.
+// call it belongs to when that client takes it, else to the fallback
+// (Options.Elicitation and Sampling, by default the handlers in place
+// before, which Close puts back).
 func (g *Gateway) installHandlers() {
-	g.fallbackElicit = g.a.ElicitationHandlers()
+	g.restoreElicit, g.restoreSample = g.a.ElicitationHandlers(), g.a.SamplingHandler()
+	g.fallbackElicit, g.fallbackSample = g.opts.Elicitation, g.opts.Sampling
+	if g.fallbackElicit == nil {
+		g.fallbackElicit = g.restoreElicit
+	}
+	if g.fallbackSample == nil {
+		g.fallbackSample = g.restoreSample
+	}
 	if g.fallbackElicit == nil {
 		g.fallbackElicit = &input.ElicitationHandlers{}
 	}
-	g.fallbackSample = g.a.SamplingHandler()
 	h := *g.fallbackElicit
 	h.Form = g.elicit("form", g.fallbackElicit.Form)
 	h.URL = g.elicit("url", g.fallbackElicit.URL)

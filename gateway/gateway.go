@@ -69,6 +69,16 @@ type Options struct {
 	// among them ending first. Nil means no shared cap.
 	Sessions *SessionCap
 
+	// Elicitation and Sampling answer the agent's servers' requests for
+	// input that no downstream client takes (the request is not within a
+	// client's call, or its client does not offer that kind of input).
+	// Nil means the handlers in place on the agent when New is called
+	// (Agent.ElicitationHandlers, Agent.SamplingHandler). The gateway
+	// installs its own on the agent, which pass such requests to these,
+	// and Close puts back the handlers that were in place before New.
+	Elicitation *input.ElicitationHandlers
+	Sampling    input.SamplingHandler
+
 	// AnyHost turns off go-sdk's DNS-rebinding protection, which refuses a
 	// request that arrives on a loopback address with a Host header that
 	// is not a loopback name (403). Set it when something in front checks
@@ -103,10 +113,13 @@ type Gateway struct {
 	// to send but its response (see ServeHTTP).
 	statelessJSON *mcp.StreamableHTTPHandler
 
-	// fallback are the agent's own handlers of server requests, used when
-	// the request cannot go to a downstream client.
+	// fallback are the handlers of server requests used when the request
+	// cannot go to a downstream client (Options.Elicitation, Sampling);
+	// restore those the agent had before New, which Close puts back.
 	fallbackElicit *input.ElicitationHandlers
 	fallbackSample input.SamplingHandler
+	restoreElicit  *input.ElicitationHandlers
+	restoreSample  input.SamplingHandler
 
 	unsubscribe func()
 	kick        chan struct{} // capacity 1: the catalogs changed
@@ -138,9 +151,11 @@ type Gateway struct {
 // New returns a Gateway for a, which it exposes until Close: it builds the
 // MCP server and its handlers and lists a's catalogs, without network I/O.
 // It takes over a's elicitation and sampling handlers (Agent.
-// ConfigureElicitationHandlers, ConfigureSampling), passing to the ones in
-// place what no downstream client takes; configure those first. Close the
-// Gateway before a.
+// ConfigureElicitationHandlers, ConfigureSampling), passing what no
+// downstream client takes to Options.Elicitation and Sampling (by
+// default, the handlers in place: configure those first); Close puts the
+// handlers in place before New back. Close the Gateway before a: a
+// program attaches it to a (agent.Agent.Attach), which closes it first.
 func New(a *agent.Agent, opts *Options) *Gateway {
 	var o Options
 	if opts != nil {
@@ -316,7 +331,7 @@ func (g *Gateway) Refresh() { g.sync() }
 
 // Close ends the downstream sessions and stops following the agent; the
 // agent's requests for input go to the handlers it had before New from
-// then on. A Gateway closes itself when its agent is closed. Close is
+// then on (Close puts them back). A Gateway closes itself when its agent is closed. Close is
 // idempotent and safe to call concurrently; ctx bounds the wait for the
 // gateway's goroutines.
 func (g *Gateway) Close(ctx context.Context) error {
@@ -353,6 +368,9 @@ func (g *Gateway) shutdown() {
 	for ss := range g.srv.Sessions() {
 		ss.Close()
 	}
+	// The agent's requests for input go to the handlers it had before.
+	g.a.ConfigureElicitationHandlers(g.restoreElicit)
+	g.a.ConfigureSampling(g.restoreSample)
 }
 
 // Done is closed when the gateway is closed: by Close, or because its

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/peers"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,7 +27,7 @@ func TestResumedDeadNeverConnected(t *testing.T) {
 	m := newManager(t, nil)
 	rec := record(m)
 	retry := &mcpclient.RetryOptions{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, DisableBackground: true}
-	if _, err := m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: "http://" + testutil.RefusingAddr(t) + "/mcp", Resume: saved, Retry: retry}); err != nil {
+	if _, err := m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: "http://" + fixture.RefusingAddr(t) + "/mcp", Resume: saved, Retry: retry}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.EstablishConnection("s1"); err != nil {

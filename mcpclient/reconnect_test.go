@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -17,7 +17,7 @@ import (
 // failedServer returns a Manager with server "s1" registered on hs, which
 // is stopped: its connection fails retry.MaxAttempts times (the clock's
 // backoff fired between them) and the server is left failed.
-func failedServer(t *testing.T, hs *mcptest.HTTPServer, retry *mcpclient.RetryOptions, clock *testutil.Clock) (*mcpclient.Manager, *recorder) {
+func failedServer(t *testing.T, hs *mcptest.HTTPServer, retry *mcpclient.RetryOptions, clock *fixture.Clock) (*mcpclient.Manager, *recorder) {
 	t.Helper()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
@@ -54,7 +54,7 @@ func statefulServer(t *testing.T) *mcptest.HTTPServer {
 func TestManagerReconnect(t *testing.T) {
 	hs, handshakes := countingServer(t, mcptest.Stateful)
 	ctx := testCtx(t)
-	m, _ := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, testutil.NewClock())
+	m, _ := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, fixture.NewClock())
 
 	res, err := m.Reconnect(ctx, "s1")
 	if err != nil || res.State != mcpclient.StateFailed || res.Err == nil {
@@ -114,7 +114,7 @@ func TestCallReconnectsFailed(t *testing.T) {
 	} {
 		t.Run(op.name, func(t *testing.T) {
 			hs := statefulServer(t)
-			m, _ := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, testutil.NewClock())
+			m, _ := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, fixture.NewClock())
 			// Still down: the attempt fails, and says so.
 			if err := op.do(m); err == nil || (op.name != "discover" && !errors.Is(err, mcpclient.ErrNotConnected)) {
 				t.Fatalf("%s with the server down: %v", op.name, err)
@@ -135,7 +135,7 @@ func TestCallReconnectsFailed(t *testing.T) {
 // background until it is back; without the background retry it is not.
 func TestBackgroundRetry(t *testing.T) {
 	hs := statefulServer(t)
-	clock := testutil.NewClock()
+	clock := fixture.NewClock()
 	m, rec := failedServer(t, hs, &mcpclient.RetryOptions{MaxAttempts: 2}, clock)
 	<-clock.Waiting() // the background retry, waiting
 	// Two background attempts fail; the server stays failed.
@@ -155,7 +155,7 @@ func TestBackgroundRetry(t *testing.T) {
 
 	// Turned off: nothing is scheduled after the attempts.
 	hs2 := statefulServer(t)
-	clock2 := testutil.NewClock()
+	clock2 := fixture.NewClock()
 	m2, _ := failedServer(t, hs2, &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}, clock2)
 	// Close waits for the background work, and a background retry asks
 	// the clock before it sees the close: after Close, a retry that was
@@ -252,7 +252,7 @@ func TestCloseCancelsConnect(t *testing.T) {
 	// A retry waiting for its backoff.
 	hs := statefulServer(t)
 	hs.Stop()
-	clock := testutil.NewClock()
+	clock := fixture.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	m.RegisterServer(testCtx(t), "s1", mcpclient.ServerOptions{URL: hs.URL, Retry: &mcpclient.RetryOptions{MaxAttempts: 3}})
@@ -278,7 +278,7 @@ func TestCloseCancelsConnect(t *testing.T) {
 func TestBackgroundRetryAfterConnect(t *testing.T) {
 	hs := statefulServer(t)
 	hs.Stop()
-	clock := testutil.NewClock()
+	clock := fixture.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	ctx := testCtx(t)
@@ -300,7 +300,7 @@ func TestBackgroundRetryAfterConnect(t *testing.T) {
 func TestNextRetryAt(t *testing.T) {
 	hs := statefulServer(t)
 	hs.Stop()
-	clock := testutil.NewClock()
+	clock := fixture.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	ctx := testCtx(t)

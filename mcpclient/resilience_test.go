@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/peers"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,7 +93,7 @@ func TestReconnect(t *testing.T) {
 			t.Parallel()
 			newServer := func() *mcp.Server { return mcptest.NewServer("s").Server }
 			hs := mcptest.Serve(t, era.mode, newServer)
-			clock := testutil.NewClock()
+			clock := fixture.NewClock()
 			m := newManager(t, &mcpclient.Options{Clock: clock})
 			rec := record(m)
 			connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})
@@ -132,7 +132,7 @@ func TestReconnect(t *testing.T) {
 func TestReconnectProcess(t *testing.T) {
 	peers.Require(t)
 	ps := peers.StartEverything(t, "streamableHttp")
-	clock := testutil.NewClock()
+	clock := fixture.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	connectReady(t, m, "ev", mcpclient.ServerOptions{URL: ps.URL})
@@ -155,7 +155,7 @@ func TestReconnectProcess(t *testing.T) {
 // WaitForConnections.
 func TestRetryBudget(t *testing.T) {
 	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server })
-	clock := testutil.NewClock()
+	clock := fixture.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL, Retry: &mcpclient.RetryOptions{MaxAttempts: 2}})
@@ -255,7 +255,7 @@ func TestListenGivesUp(t *testing.T) {
 		}
 		return false
 	})
-	clock := testutil.NewClock()
+	clock := fixture.NewClock()
 	m := newManager(t, &mcpclient.Options{Clock: clock})
 	rec := record(m)
 	connectReady(t, m, "s1", mcpclient.ServerOptions{URL: hs.URL})

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -241,7 +241,7 @@ func TestResumeCancelledDiscovery(t *testing.T) {
 	// The same session, resumed against an address where nothing answers.
 	m := newManager(t, nil)
 	retry := &mcpclient.RetryOptions{MaxAttempts: 1, DisableBackground: true}
-	if _, err := m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: "http://" + testutil.RefusingAddr(t) + "/mcp", Resume: saved, Retry: retry}); err != nil {
+	if _, err := m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: "http://" + fixture.RefusingAddr(t) + "/mcp", Resume: saved, Retry: retry}); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := m.ConnectToServer(ctx, "s1"); err != nil || res.State != mcpclient.StateConnected {

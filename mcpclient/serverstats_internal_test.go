@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/agentmcp/agentmcp/internal/callstats"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oteltest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oteltest"
 	"github.com/agentmcp/agentmcp/mcpclient/internal/telemetry"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -55,7 +55,7 @@ func TestStdioRestartsAfterKill(t *testing.T) {
 	if _, err := m.CallTool(testCtx(t), "s", "echo", map[string]any{"text": "again"}, nil); err != nil {
 		t.Fatalf("call after the restart: %v", err)
 	}
-	testutil.WaitGone(t, first, "the killed server") // reaped, not a zombie of ours
+	fixture.WaitGone(t, first, "the killed server") // reaped, not a zombie of ours
 }
 
 // recordingClock is a Clock whose waits end at once; it records how long
@@ -136,8 +136,8 @@ func TestStdioStopsProcessGroup(t *testing.T) {
 	if err := m.RemoveServer(testCtx(t), "s"); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitGone(t, server, "the server")
-	testutil.WaitGone(t, child, "the server's child")
+	fixture.WaitGone(t, server, "the server")
+	fixture.WaitGone(t, child, "the server's child")
 }
 
 // TestStdioDiesWithParent: a stdio server and what it started do not
@@ -175,8 +175,8 @@ func TestStdioDiesWithParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent.Wait()
-	testutil.WaitGone(t, server, "the server of a killed parent")
-	testutil.WaitGone(t, child, "the server's child, out of its group, of a killed parent")
+	fixture.WaitGone(t, server, "the server of a killed parent")
+	fixture.WaitGone(t, child, "the server's child, out of its group, of a killed parent")
 }
 
 // parentOf returns the parent pid of pid, from /proc.
@@ -222,7 +222,7 @@ func TestStdioSupervisorKilled(t *testing.T) {
 	if err := syscall.Kill(supervisor, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitGone(t, server, "the real server of a killed supervisor")
+	fixture.WaitGone(t, server, "the real server of a killed supervisor")
 	rec.waitFor(t, "the drop", stateIs("s", mcpclient.StateConnecting))
 	rec.waitFor(t, "ready again", stateIs("s", mcpclient.StateReady))
 	second := readPid(t, pidFile)

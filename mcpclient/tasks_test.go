@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentmcp/agentmcp/internal/peers"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 	"github.com/modelcontextprotocol/go-sdk/mcp"

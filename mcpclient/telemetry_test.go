@@ -26,8 +26,8 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentmcp/agentmcp/internal/benchopt"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oteltest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oteltest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
 )

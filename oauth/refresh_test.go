@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/oauth"
 )

@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
-	"github.com/agentmcp/agentmcp/internal/oteltest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/testing/oteltest"
 	"github.com/agentmcp/agentmcp/oauth"
 )
 

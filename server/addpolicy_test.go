@@ -11,7 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestAPINotMCPEndpoint: a URL that answers 404, 405 or 501 to both
@@ -28,7 +29,7 @@ func TestAPINotMCPEndpoint(t *testing.T) {
 			status, _, b := e.do("POST", agentPath+"/servers", body)
 			got := apiError(t, b)
 			want := fmt.Sprintf("docs is not an MCP endpoint: %s/mpc answered HTTP %d", ts.URL, code)
-			if status != http.StatusBadRequest || got.Code != CodeNotMCPEndpoint || !strings.Contains(got.Message, want) || !strings.Contains(got.Message, "nothing was saved") {
+			if status != http.StatusBadRequest || got.Code != api.CodeNotMCPEndpoint || !strings.Contains(got.Message, want) || !strings.Contains(got.Message, "nothing was saved") {
 				t.Errorf("%d, keep %v: %d %s", code, keep, status, b)
 			}
 			if stored := e.stored("test/a"); len(stored) != 0 {
@@ -77,7 +78,7 @@ func TestAPINameInUse(t *testing.T) {
 	}
 	status, _, b := e.do("POST", agentPath+"/servers", fmt.Sprintf(`{"name":"docs","url":%q}`, second))
 	got := apiError(t, b)
-	if status != http.StatusConflict || got.Code != CodeNameInUse || got.ServerID != "docs" ||
+	if status != http.StatusConflict || got.Code != api.CodeNameInUse || got.ServerID != "docs" ||
 		!strings.Contains(got.Message, `a server named "docs" already exists (id docs, `+first+")") {
 		t.Errorf("same name, another URL: %d %s", status, b)
 	}

@@ -13,7 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -25,7 +27,7 @@ func TestUnknownAgent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	_, url := mcpServer(t, "s")
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	const nosuch = "/agents/test/nosuch"
@@ -52,7 +54,7 @@ func TestUnknownAgent(t *testing.T) {
 				t.Fatalf("status %d: %s", status, b)
 			}
 			got := apiError(t, b)
-			if got.Code != CodeUnknownAgent {
+			if got.Code != api.CodeUnknownAgent {
 				t.Errorf("code %q: %s", got.Code, b)
 			}
 			if diff := cmp.Diff(wantAgents, got.Agents); diff != "" {
@@ -61,16 +63,16 @@ func TestUnknownAgent(t *testing.T) {
 		})
 	}
 	// The WebSocket is refused before the upgrade; the Go client says why.
-	_, res, err := websocket.Dial(testCtx(t), AgentURL(e.ts.URL, "test", "nosuch"), nil)
+	_, res, err := websocket.Dial(testCtx(t), client.AgentURL(e.ts.URL, "test", "nosuch"), nil)
 	if err == nil || res == nil || res.StatusCode != http.StatusNotFound {
 		t.Errorf("WebSocket of an unknown agent: %v %v", res, err)
 	}
 	_, err = e.client("test", "nosuch").MCPServers(testCtx(t))
-	var aerr *APIError
-	if !errors.As(err, &aerr) || aerr.Code != CodeUnknownAgent || !cmp.Equal(wantAgents, aerr.Agents) {
+	var aerr *api.APIError
+	if !errors.As(err, &aerr) || aerr.Code != api.CodeUnknownAgent || !cmp.Equal(wantAgents, aerr.Agents) {
 		t.Errorf("client: %v %+v", err, aerr)
 	}
-	if diff := cmp.Diff([]AgentInfo{{Class: "test", Name: "a"}}, e.srv.Agents()); diff != "" {
+	if diff := cmp.Diff([]api.AgentInfo{{Class: "test", Name: "a"}}, e.srv.Agents()); diff != "" {
 		t.Fatalf("reads opened agents (-want +got):\n%s", diff)
 	}
 
@@ -84,7 +86,7 @@ func TestUnknownAgent(t *testing.T) {
 			t.Errorf("PUT: %d %s, want %d", status, b, want)
 		}
 	}
-	if status, _, b := e.do("PUT", "/agents/Bad/made", ""); status != http.StatusNotFound || apiError(t, b).Code != CodeUnknownAgent {
+	if status, _, b := e.do("PUT", "/agents/Bad/made", ""); status != http.StatusNotFound || apiError(t, b).Code != api.CodeUnknownAgent {
 		t.Errorf("PUT of a bad class: %d %s", status, b)
 	}
 	if status, _, b := e.do("GET", "/agents/test/made/servers", ""); status != http.StatusOK {
@@ -92,15 +94,15 @@ func TestUnknownAgent(t *testing.T) {
 	}
 	// Adding a server creates an agent.
 	c := e.client("test", "added")
-	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+	if _, err := c.AddMCPServer(testCtx(t), api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	agents, err := ListAgents(testCtx(t), e.ts.URL, nil)
+	agents, err := client.ListAgents(testCtx(t), e.ts.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The default agents, then the stored ones, then those only awake.
-	want := []AgentInfo{{"agentmcp", "default"}, {"test", "a"}, {"test", "added"}, {"test", "made"}}
+	want := []api.AgentInfo{{Class: "agentmcp", Name: "default"}, {Class: "test", Name: "a"}, {Class: "test", Name: "added"}, {Class: "test", Name: "made"}}
 	if diff := cmp.Diff(want, agents); diff != "" {
 		t.Errorf("agents (-want +got):\n%s", diff)
 	}
@@ -135,7 +137,7 @@ func TestCallTimeout(t *testing.T) {
 
 	c := e.client("test", "a")
 	for id, u := range map[string]string{"s": url, "slow": slowURL} {
-		if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: id, URL: u, ID: id}); err != nil {
+		if _, err := c.AddMCPServer(testCtx(t), api.AddRequest{Name: id, URL: u, ID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,7 +155,7 @@ func TestCallTimeout(t *testing.T) {
 		if status != http.StatusGatewayTimeout {
 			t.Fatalf("POST %s %s: %d %s", path, body, status, b)
 		}
-		if got := apiError(t, b); got.Code != CodeTimeout || got.ServerID == "" || !strings.Contains(got.Message, "longer than "+limit+" ") {
+		if got := apiError(t, b); got.Code != api.CodeTimeout || got.ServerID == "" || !strings.Contains(got.Message, "longer than "+limit+" ") {
 			t.Errorf("error %+v, want timeout after %s", got, limit)
 		}
 	}
@@ -196,35 +198,11 @@ func TestCallTimeout(t *testing.T) {
 		t.Errorf("client: %v", err)
 	}
 
-	for _, body := range []string{`{"name":"slow","timeoutMs":-1}`, fmt.Sprintf(`{"name":"slow","timeoutMs":%d}`, MaxCallTimeout.Milliseconds()+1)} {
+	for _, body := range []string{`{"name":"slow","timeoutMs":-1}`, fmt.Sprintf(`{"name":"slow","timeoutMs":%d}`, api.MaxCallTimeout.Milliseconds()+1)} {
 		status, _, b := e.do("POST", agentPath+"/servers/s/tools/call", body)
-		if status != http.StatusBadRequest || apiError(t, b).Code != CodeInvalidRequest {
+		if status != http.StatusBadRequest || apiError(t, b).Code != api.CodeInvalidRequest {
 			t.Errorf("%s: %d %s", body, status, b)
 		}
-	}
-}
-
-// TestClientTimeoutMS: the Go client sends the time left before its
-// context's deadline as timeoutMs, within what the server takes.
-func TestClientTimeoutMS(t *testing.T) {
-	t.Parallel()
-	if got := timeoutMS(context.Background()); got != 0 {
-		t.Errorf("no deadline: %d", got)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if got := timeoutMS(ctx); got < 1 || got > 10_001 {
-		t.Errorf("10s: %d", got)
-	}
-	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Hour)
-	defer cancel()
-	if got := timeoutMS(ctx); got != MaxCallTimeout.Milliseconds() {
-		t.Errorf("5h: %d, want %d", got, MaxCallTimeout.Milliseconds())
-	}
-	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
-	defer cancel()
-	if got := timeoutMS(ctx); got != 1 {
-		t.Errorf("past: %d", got)
 	}
 }
 
@@ -240,28 +218,28 @@ func TestAPIReconnect(t *testing.T) {
 	hs.Stop()
 	c := e.client("test", "a")
 	ctx := testCtx(t)
-	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
-	_, err := c.AddMCPServer(ctx, AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry, KeepIfUnreachable: true})
-	var aerr *APIError
-	if !errors.As(err, &aerr) || aerr.Code != CodeConnectFailed {
+	slowRetry := &api.RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
+	_, err := c.AddMCPServer(ctx, api.AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry, KeepIfUnreachable: true})
+	var aerr *api.APIError
+	if !errors.As(err, &aerr) || aerr.Code != api.CodeConnectFailed {
 		t.Fatalf("add while down: %v", err)
 	}
-	if _, err := c.Reconnect(ctx, "s"); !errors.As(err, &aerr) || aerr.Code != CodeConnectFailed || aerr.ServerID != "s" || aerr.Status != http.StatusBadGateway {
+	if _, err := c.Reconnect(ctx, "s"); !errors.As(err, &aerr) || aerr.Code != api.CodeConnectFailed || aerr.ServerID != "s" || aerr.Status != http.StatusBadGateway {
 		t.Fatalf("reconnect while down: %v", err)
 	}
 	hs.Restart()
 	res, err := c.Reconnect(ctx, "s")
-	if err != nil || res.State != mcpclient.StateReady || res.ID != "s" {
+	if err != nil || res.State != string(mcpclient.StateReady) || res.ID != "s" {
 		t.Fatalf("reconnect: %+v %v", res, err)
 	}
-	tools, err := c.ListTools(ctx, mcpclient.Filter{ServerID: []string{"s"}})
+	tools, err := c.ListTools(ctx, client.Filter{ServerID: []string{"s"}})
 	if err != nil || len(tools) == 0 {
 		t.Errorf("tools after reconnect: %d %v", len(tools), err)
 	}
-	if _, err := c.Reconnect(ctx, "nope"); !errors.As(err, &aerr) || aerr.Code != CodeUnknownServer {
+	if _, err := c.Reconnect(ctx, "nope"); !errors.As(err, &aerr) || aerr.Code != api.CodeUnknownServer {
 		t.Errorf("unknown server: %v", err)
 	}
-	if _, err := e.client("test", "nosuch").Reconnect(ctx, "s"); !errors.As(err, &aerr) || aerr.Code != CodeUnknownAgent {
+	if _, err := e.client("test", "nosuch").Reconnect(ctx, "s"); !errors.As(err, &aerr) || aerr.Code != api.CodeUnknownAgent {
 		t.Errorf("unknown agent: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/agentmcp/agentmcp/store"
@@ -93,7 +94,7 @@ func (s *Server) agentRoute(m methods, creating ...string) http.Handler {
 			}
 			slices.Sort(allow)
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: %s)", r.Method, strings.Join(allow, ", ")))
+			writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: %s)", r.Method, strings.Join(allow, ", ")))
 			return
 		}
 		a, release, handled := s.useOrForward(w, r, slices.Contains(creating, r.Method), false)
@@ -106,17 +107,17 @@ func (s *Server) agentRoute(m methods, creating ...string) http.Handler {
 }
 
 // openError maps an agentEntry error to an API error.
-func (s *Server) openError(err error) *APIError {
-	var aerr *APIError
+func (s *Server) openError(err error) *api.APIError {
+	var aerr *api.APIError
 	switch {
 	case errors.As(err, &aerr):
 		return aerr
 	case errors.Is(err, store.ErrUnavailable):
 		return storeUnavailable(err)
 	case errors.Is(err, errClosed):
-		return apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		return apiErrorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "the server is shutting down")
 	}
-	return apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)
+	return apiErrorf(http.StatusInternalServerError, api.CodeInternal, "%v", err)
 }
 
 func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
@@ -124,7 +125,7 @@ func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 	if s.host.HandleOAuthCallback(w, r) {
 		return
 	}
-	writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
+	writeError(w, apiErrorf(http.StatusNotFound, api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
 }
 
 // callback is /agents/{class}/{name}/callback, where OAuth providers send
@@ -141,7 +142,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		res, err := s.host.CheckCallback(r.Context(), class, name, r)
 		switch {
 		case errors.Is(err, agent.ErrNoServers):
-			writeError(w, apiErrorf(http.StatusNotFound, CodeUnknownAgent, "agent %s/%s has no MCP servers: there is no authorization to complete", class, name))
+			writeError(w, apiErrorf(http.StatusNotFound, api.CodeUnknownAgent, "agent %s/%s has no MCP servers: there is no authorization to complete", class, name))
 			return
 		case err != nil:
 			s.callbackConfig().Respond(w, r, res)
@@ -159,7 +160,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
 		return
 	}
 	agents, more, err := s.knownAgents(r.Context(), maxAgentsListed)
@@ -168,7 +169,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Agents []AgentInfo `json:"agents"`
+		Agents []api.AgentInfo `json:"agents"`
 		// More is set when agents were left out of the list.
 		More bool `json:"more,omitempty"`
 	}{agents, more})
@@ -189,8 +190,8 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 		// Unknown: create it. Else (owned by another replica, or an error)
 		// useOrForward forwards it or answers the error.
 		create := false
-		var aerr *APIError
-		if errors.As(err, &aerr) && aerr.Code == CodeUnknownAgent && s.checkAgent(class, name) == nil {
+		var aerr *api.APIError
+		if errors.As(err, &aerr) && aerr.Code == api.CodeUnknownAgent && s.checkAgent(class, name) == nil {
 			status, create = http.StatusCreated, true
 		}
 		var handled bool
@@ -199,7 +200,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	release()
-	writeJSON(w, status, AgentInfo{Class: class, Name: name})
+	writeJSON(w, status, api.AgentInfo{Class: class, Name: name})
 }
 
 // hibernate is POST /agents/{class}/{name}/hibernate: it hibernates the
@@ -211,7 +212,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 func (s *Server) hibernate(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: POST)", r.Method))
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: POST)", r.Method))
 		return
 	}
 	class, name := r.PathValue("class"), r.PathValue("name")
@@ -220,17 +221,10 @@ func (s *Server) hibernate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.host.IsAwake(class, name) && !s.host.Hibernate(r.Context(), class, name) {
-		writeError(w, apiErrorf(http.StatusConflict, CodeAgentBusy, "agent %s/%s is busy: %s", class, name, s.busyReasons(class, name)))
+		writeError(w, apiErrorf(http.StatusConflict, api.CodeAgentBusy, "agent %s/%s is busy: %s", class, name, s.busyReasons(class, name)))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// ReloadResult is the answer of POST .../reload: the servers the agent
-// took in from the store, and those it dropped.
-type ReloadResult struct {
-	Added   []string `json:"added"`
-	Removed []string `json:"removed"`
 }
 
 // reload is POST /agents/{class}/{name}/reload: the agent takes in what
@@ -239,10 +233,10 @@ type ReloadResult struct {
 func (s *Server) reload(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	added, removed, err := a.Reload(r.Context())
 	if err != nil {
-		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, CodeInternal, "%v", err)))
+		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, api.CodeInternal, "%v", err)))
 		return
 	}
-	writeJSON(w, http.StatusOK, ReloadResult{Added: orEmpty(added), Removed: orEmpty(removed)})
+	writeJSON(w, http.StatusOK, api.ReloadResult{Added: orEmpty(added), Removed: orEmpty(removed)})
 }
 
 func orEmpty(ids []string) []string {
@@ -263,47 +257,36 @@ func (s *Server) agentRoot(w http.ResponseWriter, r *http.Request, a *agent.Agen
 	writeJSON(w, http.StatusOK, a.MCPServers())
 }
 
-// ServerState is one MCP server in API responses: its id and the seed's
-// MCPServer fields (its handshake's serverInfo among them), and for GET
-// .../servers/{id} (ServerStateOf) what the one-server views show besides.
-type ServerState struct {
-	ID string `json:"id"`
-	agent.MCPServer
-	// Session is "live" (connected), "resumable" (not connected, with a
-	// session to resume without a handshake at the next connection), or
-	// "none".
-	Session string `json:"session,omitempty"`
-	// ToolCount is how many tools the server lists.
-	ToolCount int `json:"toolCount"`
-}
-
-// Session states of ServerState.
-const (
-	SessionLive      = "live"
-	SessionResumable = "resumable"
-	SessionNone      = "none"
-)
-
 // ServerStateOf returns server id of a as GET .../servers/{id} shows it,
 // or false when a has no such server.
-func ServerStateOf(a *agent.Agent, id string) (ServerState, bool) {
+func ServerStateOf(a *agent.Agent, id string) (api.ServerState, bool) {
 	srv, ok := a.Server(id)
 	if !ok {
-		return ServerState{}, false
+		return api.ServerState{}, false
 	}
-	st := ServerState{ID: id, MCPServer: srv, Session: SessionNone}
+	st := api.ServerState{ID: id, MCPServer: wireServer(srv), Session: api.SessionNone}
 	if info, ok := a.Manager().Server(id); ok {
 		switch info.State {
 		case mcpclient.StateReady, mcpclient.StateConnected, mcpclient.StateDiscovering:
-			st.Session = SessionLive
+			st.Session = api.SessionLive
 		default:
 			if info.Resume != nil {
-				st.Session = SessionResumable
+				st.Session = api.SessionResumable
 			}
 		}
 	}
 	st.ToolCount = len(a.ListTools(mcpclient.Filter{ServerID: []string{id}}))
 	return st, true
+}
+
+// wireServer is srv in the API's shape: its JSON, as api.MCPServer reads
+// it.
+func wireServer(srv agent.MCPServer) api.MCPServer {
+	var out api.MCPServer
+	if b, err := json.Marshal(srv); err == nil {
+		json.Unmarshal(b, &out)
+	}
+	return out
 }
 
 func (s *Server) listServers(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
@@ -324,96 +307,23 @@ func (s *Server) getServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 	writeJSON(w, http.StatusOK, st)
 }
 
-func unknownServer(a *agent.Agent, id string) *APIError {
-	err := apiErrorf(http.StatusNotFound, CodeUnknownServer, "agent %s has no MCP server %q", a.Namespace(), id)
+func unknownServer(a *agent.Agent, id string) *api.APIError {
+	err := apiErrorf(http.StatusNotFound, api.CodeUnknownServer, "agent %s has no MCP server %q", a.Namespace(), id)
 	err.ServerID = id
 	return err
 }
 
-// AddRequest is the body of POST /agents/{class}/{name}/servers: the
-// seed's addMcpServer(serverName, url, options). Only name and url (or
-// command) are required.
-type AddRequest struct {
-	// Name is the display name: at most MaxNameLength characters, with no
-	// control characters.
-	Name string `json:"name"`
-	URL  string `json:"url,omitempty"`
-	// Command, with Args, Env and Cwd, makes the server a stdio server (a
-	// program the agent runs; see agent.Command) instead of a URL one: url
-	// must then be absent. The API refuses it unless the server allows
-	// stdio servers (Options.AllowStdioServers; CodeStdioNotAllowed). Env
-	// values are secrets: stored (encrypted when a key is set) and never
-	// sent back; only their names are shown.
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	Cwd     string            `json:"cwd,omitempty"`
-	// ID is a stable server id (normalised as agent.NormalizeServerID).
-	ID string `json:"id,omitempty"`
-	// CallbackHost is the origin of the OAuth callback URL. Empty means the
-	// agent's default, else the origin the request was sent to.
-	CallbackHost string `json:"callbackHost,omitempty"`
-	CallbackPath string `json:"callbackPath,omitempty"`
-	AgentsPrefix string `json:"agentsPrefix,omitempty"`
-	// Transport selects the transport ("auto", "streamable-http", "sse")
-	// and the headers sent on every request. Header values are secrets:
-	// they are stored (encrypted when a key is set) and never sent back.
-	Transport *TransportRequest `json:"transport,omitempty"`
-	Client    *ClientRequest    `json:"client,omitempty"`
-	Retry     *RetryRequest     `json:"retry,omitempty"`
-	// KeepAwake keeps the agent awake while it has this server (see
-	// agent.AddOptions.KeepAwake).
-	KeepAwake bool `json:"keepAwake,omitempty"`
-	// KeepIfUnreachable keeps a new server whose first connection fails
-	// (stored, and retried in the background): without it such an add
-	// stores nothing. A URL that answers as no MCP endpoint (404, 405 or
-	// 501 to both transports) is refused either way.
-	KeepIfUnreachable bool `json:"keepIfUnreachable,omitempty"`
-	// Replace replaces the server that has the name with another URL or
-	// command (it is removed first, with its OAuth grant); without it such
-	// an add is refused (name_in_use).
-	Replace bool `json:"replace,omitempty"`
-}
-
-// TransportRequest is AddRequest's transport.
-type TransportRequest struct {
-	Type    string            `json:"type,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-}
-
-// ClientRequest is AddRequest's client: the MCP client options.
-type ClientRequest struct {
-	// ProtocolVersion pins the protocol version, e.g. "2025-11-25".
-	ProtocolVersion string `json:"protocolVersion,omitempty"`
-}
-
-// RetryRequest is AddRequest's retry; zero fields mean the defaults.
-type RetryRequest struct {
-	MaxAttempts int   `json:"maxAttempts,omitempty"`
-	BaseDelayMS int64 `json:"baseDelayMs,omitempty"`
-	MaxDelayMS  int64 `json:"maxDelayMs,omitempty"`
-	// BackgroundMaxDelayMS caps the wait between the background attempts
-	// that follow the MaxAttempts attempts (zero: 3 minutes).
-	BackgroundMaxDelayMS int64 `json:"backgroundMaxDelayMs,omitempty"`
-	// DisableBackground turns the background retry off: the server stays
-	// failed until a call or a reconnect.
-	DisableBackground bool `json:"disableBackground,omitempty"`
-}
-
-// Options turns the request into agent.AddOptions, checking what
+// AddOptions turns req into agent.AddOptions, checking what
 // agent.Agent.CheckAdd does not (required fields, the URL's form, the
-// transport type, header names and values). An error is an *APIError.
-func (req *AddRequest) Options() (agent.AddOptions, error) {
-	o, aerr := req.options()
+// transport type, header names and values), as POST .../servers does. An
+// error is an *api.APIError.
+func AddOptions(req *api.AddRequest) (agent.AddOptions, error) {
+	o, aerr := addOptions(req)
 	if aerr != nil {
 		return o, aerr
 	}
 	return o, nil
 }
-
-// MaxNameLength is the longest server name AddRequest takes, in
-// characters.
-const MaxNameLength = 200
 
 // isControl reports whether r is a control character (C0, DEL, C1) or a
 // bidirectional control (U+202E and the like), which a display name must
@@ -422,44 +332,44 @@ func isControl(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
-func (req *AddRequest) options() (agent.AddOptions, *APIError) {
+func addOptions(req *api.AddRequest) (agent.AddOptions, *api.APIError) {
 	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix, KeepAwake: req.KeepAwake,
 		IDFromName: true, UniqueName: true, Replace: req.Replace, RemoveIfFailed: true, KeepIfUnreachable: req.KeepIfUnreachable}
 	switch {
 	case strings.TrimSpace(req.Name) == "":
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required")
-	case utf8.RuneCountInString(req.Name) > MaxNameLength:
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is longer than %d characters", MaxNameLength)
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is required")
+	case utf8.RuneCountInString(req.Name) > api.MaxNameLength:
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is longer than %d characters", api.MaxNameLength)
 	case strings.ContainsFunc(req.Name, isControl):
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name contains a control character (line breaks, escapes and bidirectional controls are refused)")
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name contains a control character (line breaks, escapes and bidirectional controls are refused)")
 	case req.ID != "" && strings.TrimSpace(req.ID) == "":
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "id is blank")
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "id is blank")
 	case req.Command != "":
-		return req.commandOptions(o)
+		return commandOptions(req, o)
 	case strings.TrimSpace(req.URL) == "":
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "url is required (or a command, for a stdio server)")
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "url is required (or a command, for a stdio server)")
 	case len(req.Args) > 0 || len(req.Env) > 0 || req.Cwd != "":
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "args, env and cwd are for a command")
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "args, env and cwd are for a command")
 	}
 	if u, err := url.Parse(req.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidURL, "url must be an absolute http or https URL")
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidURL, "url must be an absolute http or https URL")
 	}
 	if t := req.Transport; t != nil {
 		switch mcpclient.TransportType(t.Type) {
 		case "", mcpclient.TransportAuto, mcpclient.TransportStreamableHTTP, mcpclient.TransportSSE:
 			o.Transport.Type = mcpclient.TransportType(t.Type)
 		default:
-			return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.type %q: want auto, streamable-http or sse", t.Type)
+			return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.type %q: want auto, streamable-http or sse", t.Type)
 		}
 		if len(t.Headers) > 0 {
 			o.Transport.Headers = http.Header{}
 			for k, v := range t.Headers {
 				if !httpguts.ValidHeaderFieldName(k) {
-					return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.headers: %q is not a valid header name", k)
+					return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.headers: %q is not a valid header name", k)
 				}
 				if !httpguts.ValidHeaderFieldValue(v) {
 					// The value is a secret: never quoted.
-					return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.headers: the value of %q contains a line break or control character", k)
+					return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.headers: the value of %q contains a line break or control character", k)
 				}
 				o.Transport.Headers.Set(k, v)
 			}
@@ -479,26 +389,26 @@ func (req *AddRequest) options() (agent.AddOptions, *APIError) {
 }
 
 // commandOptions is options for a stdio server.
-func (req *AddRequest) commandOptions(o agent.AddOptions) (agent.AddOptions, *APIError) {
+func commandOptions(req *api.AddRequest, o agent.AddOptions) (agent.AddOptions, *api.APIError) {
 	switch {
 	case req.URL != "":
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "both url and command; a server has one of them")
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "both url and command; a server has one of them")
 	case req.Transport != nil && req.Transport.Type != "" && req.Transport.Type != string(mcpclient.TransportStdio):
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.type %q is not for a command", req.Transport.Type)
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.type %q is not for a command", req.Transport.Type)
 	case req.Transport != nil && len(req.Transport.Headers) > 0:
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "transport.headers are for a URL; give a command env instead")
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.headers are for a URL; give a command env instead")
 	case strings.ContainsRune(req.Command, 0) || strings.ContainsRune(req.Cwd, 0):
-		return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "command and cwd must not contain NUL")
+		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "command and cwd must not contain NUL")
 	}
 	for _, a := range req.Args {
 		if strings.ContainsRune(a, 0) {
-			return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "args must not contain NUL")
+			return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "args must not contain NUL")
 		}
 	}
 	for k, v := range req.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
 			// The value is a secret: never quoted.
-			return o, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "env: %q is not a valid variable name, or its value contains NUL", k)
+			return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "env: %q is not a valid variable name, or its value contains NUL", k)
 		}
 	}
 	o.Command = &agent.Command{Path: req.Command, Args: req.Args, Env: req.Env, Dir: req.Cwd}
@@ -517,13 +427,13 @@ func (req *AddRequest) commandOptions(o agent.AddOptions) (agent.AddOptions, *AP
 
 func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	// A blocked URL's error ends with how the operator allows it.
-	writeError := func(w http.ResponseWriter, aerr *APIError) {
-		if aerr.Code == CodeBlockedURL {
+	writeError := func(w http.ResponseWriter, aerr *api.APIError) {
+		if aerr.Code == api.CodeBlockedURL {
 			aerr.Message += s.opts.BlockedURLHint
 		}
 		writeError(w, aerr)
 	}
-	var req AddRequest
+	var req api.AddRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
 		return
@@ -534,12 +444,12 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 			return
 		}
 	}
-	opts, aerr := req.options()
+	opts, aerr := addOptions(&req)
 	if aerr != nil {
 		// The SSRF guard judges the host before the scheme, as netguard
 		// documents: ftp://10.0.0.1/ is a blocked URL, not an unsupported one.
 		var blocked *netguard.BlockedError
-		if aerr.Code == CodeInvalidURL && errors.As(a.CheckURL(req.URL), &blocked) && blocked.Host != "" {
+		if aerr.Code == api.CodeInvalidURL && errors.As(a.CheckURL(req.URL), &blocked) && blocked.Host != "" {
 			aerr = addError(blocked)
 		}
 		writeError(w, aerr)
@@ -595,7 +505,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 }
 
 // storedID finds the id under which the server of req was stored.
-func storedID(a *agent.Agent, req *AddRequest) (string, bool) {
+func storedID(a *agent.Agent, req *api.AddRequest) (string, bool) {
 	servers := a.MCPServers().Servers
 	if req.ID != "" {
 		id := agent.NormalizeServerID(req.ID)
@@ -644,7 +554,7 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.A
 			writeError(w, addError(err)) // owner_moved, unavailable
 			return
 		}
-		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, CodeInternal, "removing MCP server %s: %v", serverLabel(a, id), err)))
+		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, api.CodeInternal, "removing MCP server %s: %v", serverLabel(a, id), err)))
 		return
 	}
 	if err != nil {
@@ -655,15 +565,6 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.A
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// ServerLogsResponse is the answer of GET .../servers/{id}/logs.
-type ServerLogsResponse struct {
-	ServerID string `json:"serverId"`
-	// Logs are the last log messages (notifications/message) the server
-	// sent since its agent woke, oldest first, at most
-	// mcpclient.ServerLogsKept.
-	Logs []mcpclient.ServerLog `json:"logs"`
-}
-
 // serverLogs is GET .../servers/{id}/logs: the server's last log messages.
 func (s *Server) serverLogs(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
@@ -672,10 +573,11 @@ func (s *Server) serverLogs(w http.ResponseWriter, r *http.Request, a *agent.Age
 		writeError(w, unknownServer(a, id))
 		return
 	}
-	if logs == nil {
-		logs = []mcpclient.ServerLog{}
+	out := api.ServerLogs{ServerID: id, Logs: make([]api.ServerLog, len(logs))}
+	for i, l := range logs {
+		out.Logs[i] = api.ServerLog(l)
 	}
-	writeJSON(w, http.StatusOK, ServerLogsResponse{ServerID: id, Logs: logs})
+	writeJSON(w, http.StatusOK, out)
 }
 
 // reconnectServer is POST .../servers/{id}/reconnect: it connects the
@@ -698,12 +600,12 @@ func (s *Server) reconnectServer(w http.ResponseWriter, r *http.Request, a *agen
 	defer cancel()
 	res, err := a.Reconnect(ctx, id)
 	if err != nil {
-		var aerr *APIError
+		var aerr *api.APIError
 		switch {
 		case context.Cause(ctx) == errCallTimeout:
-			aerr = apiErrorf(http.StatusGatewayTimeout, CodeTimeout, "reconnecting MCP server %s took longer than %v; it keeps being retried in the background", serverLabel(a, id), limit)
+			aerr = apiErrorf(http.StatusGatewayTimeout, api.CodeTimeout, "reconnecting MCP server %s took longer than %v; it keeps being retried in the background", serverLabel(a, id), limit)
 		case errors.Is(err, mcpclient.ErrClosed):
-			aerr = apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the agent is closing")
+			aerr = apiErrorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "the agent is closing")
 		default:
 			aerr = connectFailed(a, id, err, "it keeps being retried in the background")
 		}
@@ -717,12 +619,12 @@ func (s *Server) reconnectServer(w http.ResponseWriter, r *http.Request, a *agen
 // filter parses the seed's filter from the query: serverId, serverName and
 // state, each repeatable. It selects only the agent's stored servers; ok
 // is false when it selects none.
-func filter(q url.Values, stored map[string]agent.MCPServer) (f mcpclient.Filter, ok bool, aerr *APIError) {
+func filter(q url.Values, stored map[string]agent.MCPServer) (f mcpclient.Filter, ok bool, aerr *api.APIError) {
 	for k := range q {
 		switch k {
 		case "serverId", "serverName", "state":
 		default:
-			return f, false, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "unknown query parameter %q (want serverId, serverName or state)", k)
+			return f, false, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "unknown query parameter %q (want serverId, serverName or state)", k)
 		}
 	}
 	for _, st := range q["state"] {
@@ -731,7 +633,7 @@ func filter(q url.Values, stored map[string]agent.MCPServer) (f mcpclient.Filter
 			mcpclient.StateDiscovering, mcpclient.StateReady, mcpclient.StateFailed, mcpclient.StateNotConnected:
 			f.State = append(f.State, mcpclient.State(st))
 		default:
-			return f, false, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "unknown state %q", st)
+			return f, false, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "unknown state %q", st)
 		}
 	}
 	f.ServerName = q["serverName"]
@@ -789,31 +691,6 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, a *agent.
 	listCatalog(w, r, a, "resourceTemplates", a.ListResourceTemplates)
 }
 
-// CallToolRequest is the body of POST .../servers/{id}/tools/call.
-type CallToolRequest struct {
-	Name string `json:"name"`
-	// Arguments is a JSON object; absent or null means {}.
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// TimeoutMS bounds the call, in milliseconds, up to MaxCallTimeout.
-	// Zero means Options.CallTimeout.
-	TimeoutMS int64 `json:"timeoutMs,omitempty"`
-}
-
-// ReadResourceRequest is the body of POST .../servers/{id}/resources/read.
-type ReadResourceRequest struct {
-	URI string `json:"uri"`
-	// TimeoutMS is as in CallToolRequest.
-	TimeoutMS int64 `json:"timeoutMs,omitempty"`
-}
-
-// GetPromptRequest is the body of POST .../servers/{id}/prompts/get.
-type GetPromptRequest struct {
-	Name      string            `json:"name"`
-	Arguments map[string]string `json:"arguments,omitempty"`
-	// TimeoutMS is as in CallToolRequest.
-	TimeoutMS int64 `json:"timeoutMs,omitempty"`
-}
-
 // errCallTimeout is the cause of a call's context when its bound passed.
 var errCallTimeout = errors.New("the call's time limit passed")
 
@@ -821,13 +698,13 @@ var errCallTimeout = errors.New("the call's time limit passed")
 // else Options.CallTimeout. The call also ends when the HTTP client goes
 // away (the request's context); either way the Manager cancels it on the
 // MCP server. It returns the bound (zero for none).
-func (s *Server) callContext(r *http.Request, timeoutMS int64) (context.Context, context.CancelFunc, time.Duration, *APIError) {
+func (s *Server) callContext(r *http.Request, timeoutMS int64) (context.Context, context.CancelFunc, time.Duration, *api.APIError) {
 	d := s.opts.CallTimeout
 	switch {
 	case timeoutMS < 0:
-		return nil, nil, 0, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "timeoutMs must not be negative")
-	case timeoutMS > MaxCallTimeout.Milliseconds():
-		return nil, nil, 0, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "timeoutMs is larger than %d (%v)", MaxCallTimeout.Milliseconds(), MaxCallTimeout)
+		return nil, nil, 0, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "timeoutMs must not be negative")
+	case timeoutMS > api.MaxCallTimeout.Milliseconds():
+		return nil, nil, 0, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "timeoutMs is larger than %d (%v)", api.MaxCallTimeout.Milliseconds(), api.MaxCallTimeout)
 	case timeoutMS > 0:
 		d = time.Duration(timeoutMS) * time.Millisecond
 	}
@@ -840,10 +717,10 @@ func (s *Server) callContext(r *http.Request, timeoutMS int64) (context.Context,
 }
 
 // callFailed maps the error of a call bounded by callContext.
-func (s *Server) callFailed(ctx context.Context, r *http.Request, a *agent.Agent, id, what string, limit time.Duration, err error) *APIError {
+func (s *Server) callFailed(ctx context.Context, r *http.Request, a *agent.Agent, id, what string, limit time.Duration, err error) *api.APIError {
 	switch {
 	case context.Cause(ctx) == errCallTimeout:
-		aerr := apiErrorf(http.StatusGatewayTimeout, CodeTimeout,
+		aerr := apiErrorf(http.StatusGatewayTimeout, api.CodeTimeout,
 			"%s on MCP server %s took longer than %v (timeoutMs, or the server's default); it was cancelled on the MCP server", what, serverLabel(a, id), limit)
 		aerr.ServerID = id
 		return aerr
@@ -855,20 +732,20 @@ func (s *Server) callFailed(ctx context.Context, r *http.Request, a *agent.Agent
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
-	var req CallToolRequest
+	var req api.CallToolRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
 	if req.Name == "" {
-		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required"))
+		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is required"))
 		return
 	}
 	args := json.RawMessage(`{}`)
 	if len(req.Arguments) > 0 && string(req.Arguments) != "null" {
 		var obj map[string]any
 		if json.Unmarshal(req.Arguments, &obj) != nil {
-			writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "arguments must be a JSON object"))
+			writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "arguments must be a JSON object"))
 			return
 		}
 		args = req.Arguments
@@ -895,7 +772,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 			found = found || t.Name == req.Name
 		}
 		if !found {
-			aerr := apiErrorf(http.StatusNotFound, CodeUnknownTool, "MCP server %s has no tool %q (it has: %s)", serverLabel(a, id), req.Name, list(names))
+			aerr := apiErrorf(http.StatusNotFound, api.CodeUnknownTool, "MCP server %s has no tool %q (it has: %s)", serverLabel(a, id), req.Name, list(names))
 			aerr.ServerID = id
 			writeError(w, aerr)
 			return
@@ -928,13 +805,13 @@ func list(names []string) string {
 
 func (s *Server) readResource(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
-	var req ReadResourceRequest
+	var req api.ReadResourceRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
 	if req.URI == "" {
-		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "uri is required"))
+		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "uri is required"))
 		return
 	}
 	if _, ok := a.Server(id); !ok {
@@ -957,13 +834,13 @@ func (s *Server) readResource(w http.ResponseWriter, r *http.Request, a *agent.A
 
 func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	id := r.PathValue("id")
-	var req GetPromptRequest
+	var req api.GetPromptRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
 	if req.Name == "" {
-		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "name is required"))
+		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is required"))
 		return
 	}
 	if _, ok := a.Server(id); !ok {
@@ -986,25 +863,25 @@ func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, a *agent.Agen
 
 // decodeBody reads a JSON request body into v: application/json, at most
 // maxBody bytes, one value, no unknown fields.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) *APIError {
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) *api.APIError {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return apiErrorf(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "the body must be JSON, with Content-Type: application/json")
+		return apiErrorf(http.StatusUnsupportedMediaType, api.CodeUnsupportedMediaType, "the body must be JSON, with Content-Type: application/json")
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return apiErrorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than %d bytes", maxBody)
+			return apiErrorf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the body is larger than %d bytes", maxBody)
 		}
 		if errors.Is(err, io.EOF) {
-			return apiErrorf(http.StatusBadRequest, CodeInvalidJSON, "the body is empty; want a JSON object")
+			return apiErrorf(http.StatusBadRequest, api.CodeInvalidJSON, "the body is empty; want a JSON object")
 		}
-		return apiErrorf(http.StatusBadRequest, CodeInvalidJSON, "invalid JSON body: %v", err)
+		return apiErrorf(http.StatusBadRequest, api.CodeInvalidJSON, "invalid JSON body: %v", err)
 	}
 	if dec.More() {
-		return apiErrorf(http.StatusBadRequest, CodeInvalidJSON, "invalid JSON body: more than one value")
+		return apiErrorf(http.StatusBadRequest, api.CodeInvalidJSON, "invalid JSON body: more than one value")
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
@@ -30,9 +32,9 @@ func TestAPIRoutes(t *testing.T) {
 	if status != http.StatusCreated {
 		t.Fatalf("add: %d %s", status, b)
 	}
-	var res agent.AddResult
+	var res api.AddResult
 	json.Unmarshal(b, &res)
-	if diff := cmp.Diff(agent.AddResult{ID: "my-server", State: mcpclient.StateReady}, res); diff != "" {
+	if diff := cmp.Diff(api.AddResult{ID: "my-server", State: string(mcpclient.StateReady)}, res); diff != "" {
 		t.Fatalf("add result (-want +got):\n%s", diff)
 	}
 	status, _, b = e.do("POST", agentPath+"/servers", body)
@@ -54,9 +56,9 @@ func TestAPIRoutes(t *testing.T) {
 		return b
 	}
 
-	var agents struct{ Agents []AgentInfo }
+	var agents struct{ Agents []api.AgentInfo }
 	json.Unmarshal(get("/agents", 200), &agents)
-	if diff := cmp.Diff([]AgentInfo{{Class: "agentmcp", Name: "default"}, {Class: "test", Name: "a"}}, agents.Agents); diff != "" {
+	if diff := cmp.Diff([]api.AgentInfo{{Class: "agentmcp", Name: "default"}, {Class: "test", Name: "a"}}, agents.Agents); diff != "" {
 		t.Errorf("agents (-want +got):\n%s", diff)
 	}
 
@@ -71,7 +73,7 @@ func TestAPIRoutes(t *testing.T) {
 	if len(servers.Servers) != 1 || servers.Servers["my-server"].ServerURL != url {
 		t.Errorf("servers: %+v", servers.Servers)
 	}
-	var one ServerState
+	var one api.ServerState
 	json.Unmarshal(get(agentPath+"/servers/my-server", 200), &one)
 	if one.ID != "my-server" || one.State != "ready" || one.Instructions == nil {
 		t.Errorf("server: %+v", one)
@@ -184,58 +186,58 @@ func TestAPIBadInput(t *testing.T) {
 		code         string
 		msg          string // a part of the message
 	}{
-		{"unknown class", "GET", "/agents/nope/a/servers", "", nil, 404, CodeUnknownAgent, `no agent class "nope"`},
-		{"class not kebab-case", "GET", "/agents/MyAgent/a/servers", "", nil, 404, CodeUnknownAgent, "kebab-case"},
-		{"bad agent name", "POST", "/agents/test/-a/servers", add(""), nil, 404, CodeUnknownAgent, "invalid agent name"},
-		{"bad agent name on the stream", "GET", "/agents/test/a%20b", "", nil, 404, CodeUnknownAgent, "invalid agent name"},
-		{"unknown route", "GET", agentPath + "/nope", "", nil, 404, CodeNotFound, "no route"},
-		{"method not allowed", "PUT", agentPath + "/servers", add(""), nil, 405, CodeMethodNotAllowed, "GET, POST"},
-		{"malformed JSON", "POST", agentPath + "/servers", `{"name":`, nil, 400, CodeInvalidJSON, "invalid JSON"},
-		{"empty body", "POST", agentPath + "/servers", " ", nil, 400, CodeInvalidJSON, "empty"},
-		{"two values", "POST", agentPath + "/servers", add("") + "{}", nil, 400, CodeInvalidJSON, "more than one"},
-		{"missing asset", "GET", "/static/nope.js", "", nil, 404, CodeNotFound, "/static/nope.js"},
-		{"asset directory", "GET", "/static/", "", nil, 404, CodeNotFound, "/static/"},
-		{"POST to an asset", "POST", "/static/app.js", "", nil, 405, CodeMethodNotAllowed, "POST"},
-		{"unknown field", "POST", agentPath + "/servers", add(`,"bogus":1`), nil, 400, CodeInvalidJSON, "bogus"},
-		{"wrong type", "POST", agentPath + "/servers", `{"name":1,"url":"x"}`, nil, 400, CodeInvalidJSON, "name"},
-		{"not JSON", "POST", agentPath + "/servers", add(""), []string{"Content-Type: text/plain"}, 415, CodeUnsupportedMediaType, "application/json"},
-		{"too large", "POST", agentPath + "/servers", `{"name":"` + strings.Repeat("x", maxBody) + `"}`, nil, 413, CodeBodyTooLarge, "larger"},
-		{"no name", "POST", agentPath + "/servers", `{"url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "name is required"},
-		{"no url", "POST", agentPath + "/servers", `{"name":"x"}`, nil, 400, CodeInvalidRequest, "url is required"},
-		{"name with an escape", "POST", agentPath + "/servers", `{"name":"\u001b[31mred","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "control character"},
-		{"name with a line break", "POST", agentPath + "/servers", `{"name":"a\nb","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "control character"},
-		{"name with a C1 control", "POST", agentPath + "/servers", `{"name":"a\u009bb","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "control character"},
-		{"name with a bidi override", "POST", agentPath + "/servers", `{"name":"a\u202eb","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "control character"},
-		{"name too long", "POST", agentPath + "/servers", `{"name":"` + strings.Repeat("é", MaxNameLength+1) + `","url":"` + url + `"}`, nil, 400, CodeInvalidRequest, "longer than 200 characters"},
-		{"relative url", "POST", agentPath + "/servers", `{"name":"x","url":"/mcp"}`, nil, 400, CodeInvalidURL, "http or https"},
-		{"ftp url", "POST", agentPath + "/servers", `{"name":"x","url":"ftp://example.com/"}`, nil, 400, CodeInvalidURL, "http or https"},
-		{"blocked host under ftp", "POST", agentPath + "/servers", `{"name":"x","url":"ftp://10.0.0.1/"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
-		{"blocked private address", "POST", agentPath + "/servers", `{"name":"x","url":"http://10.1.2.3/mcp"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
-		{"blocked metadata address", "POST", agentPath + "/servers", `{"name":"x","url":"http://169.254.169.254/latest"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
-		{"blocked hex address", "POST", agentPath + "/servers", `{"name":"x","url":"http://0x0a000001/mcp"}`, nil, 400, CodeBlockedURL, "Blocked URL"},
-		{"bad transport", "POST", agentPath + "/servers", add(`,"transport":{"type":"stdio"}`), nil, 400, CodeInvalidRequest, "transport.type"},
-		{"bad header name", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"Bad Name":"v"}}`), nil, 400, CodeInvalidRequest, "Bad Name"},
-		{"reserved header", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"Mcp-Session-Id":"v"}}`), nil, 400, CodeInvalidRequest, "Mcp-Session-Id"},
-		{"header value with a line break", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"X-Key":"SECRET\r\nX: y"}}`), nil, 400, CodeInvalidRequest, "line break"},
-		{"bad protocol version", "POST", agentPath + "/servers", add(`,"client":{"protocolVersion":"1999-01-01"}`), nil, 400, CodeInvalidRequest, "1999-01-01"},
-		{"bad retry", "POST", agentPath + "/servers", add(`,"retry":{"maxAttempts":-1}`), nil, 400, CodeInvalidRequest, "retry"},
-		{"bad background retry", "POST", agentPath + "/servers", add(`,"retry":{"backgroundMaxDelayMs":-1}`), nil, 400, CodeInvalidRequest, "BackgroundMaxDelay"},
-		{"bad callback host", "POST", agentPath + "/servers", add(`,"callbackHost":"ftp://x"`), nil, 400, CodeInvalidRequest, "callback host"},
-		{"id in use", "POST", agentPath + "/servers", `{"name":"other","url":"` + url + `?v=2","id":"taken"}`, nil, 409, CodeIDInUse, "taken"},
-		{"unknown server: get", "GET", agentPath + "/servers/nope", "", nil, 404, CodeUnknownServer, `"nope"`},
-		{"unknown server: remove", "DELETE", agentPath + "/servers/nope", "", nil, 404, CodeUnknownServer, `"nope"`},
-		{"unknown server: call", "POST", agentPath + "/servers/nope/tools/call", `{"name":"echo"}`, nil, 404, CodeUnknownServer, `"nope"`},
-		{"unknown server: read", "POST", agentPath + "/servers/nope/resources/read", `{"uri":"test://static"}`, nil, 404, CodeUnknownServer, `"nope"`},
-		{"unknown server: prompt", "POST", agentPath + "/servers/nope/prompts/get", `{"name":"greet"}`, nil, 404, CodeUnknownServer, `"nope"`},
-		{"unknown tool", "POST", agentPath + "/servers/taken/tools/call", `{"name":"nope"}`, nil, 404, CodeUnknownTool, "echo"},
-		{"call without name", "POST", agentPath + "/servers/taken/tools/call", `{}`, nil, 400, CodeInvalidRequest, "name is required"},
-		{"arguments not an object", "POST", agentPath + "/servers/taken/tools/call", `{"name":"echo","arguments":[1]}`, nil, 400, CodeInvalidRequest, "object"},
-		{"read without uri", "POST", agentPath + "/servers/taken/resources/read", `{}`, nil, 400, CodeInvalidRequest, "uri is required"},
-		{"unknown resource", "POST", agentPath + "/servers/taken/resources/read", `{"uri":"test://nope"}`, nil, 502, CodeMCPError, "test://nope"},
-		{"prompt without name", "POST", agentPath + "/servers/taken/prompts/get", `{}`, nil, 400, CodeInvalidRequest, "name is required"},
-		{"unknown filter", "GET", agentPath + "/tools?server=x", "", nil, 400, CodeInvalidRequest, `"server"`},
-		{"unknown state", "GET", agentPath + "/tools?state=sleepy", "", nil, 400, CodeInvalidRequest, "sleepy"},
-		{"agents: wrong method", "POST", "/agents", "{}", nil, 405, CodeMethodNotAllowed, "GET"},
+		{"unknown class", "GET", "/agents/nope/a/servers", "", nil, 404, api.CodeUnknownAgent, `no agent class "nope"`},
+		{"class not kebab-case", "GET", "/agents/MyAgent/a/servers", "", nil, 404, api.CodeUnknownAgent, "kebab-case"},
+		{"bad agent name", "POST", "/agents/test/-a/servers", add(""), nil, 404, api.CodeUnknownAgent, "invalid agent name"},
+		{"bad agent name on the stream", "GET", "/agents/test/a%20b", "", nil, 404, api.CodeUnknownAgent, "invalid agent name"},
+		{"unknown route", "GET", agentPath + "/nope", "", nil, 404, api.CodeNotFound, "no route"},
+		{"method not allowed", "PUT", agentPath + "/servers", add(""), nil, 405, api.CodeMethodNotAllowed, "GET, POST"},
+		{"malformed JSON", "POST", agentPath + "/servers", `{"name":`, nil, 400, api.CodeInvalidJSON, "invalid JSON"},
+		{"empty body", "POST", agentPath + "/servers", " ", nil, 400, api.CodeInvalidJSON, "empty"},
+		{"two values", "POST", agentPath + "/servers", add("") + "{}", nil, 400, api.CodeInvalidJSON, "more than one"},
+		{"missing asset", "GET", "/static/nope.js", "", nil, 404, api.CodeNotFound, "/static/nope.js"},
+		{"asset directory", "GET", "/static/", "", nil, 404, api.CodeNotFound, "/static/"},
+		{"POST to an asset", "POST", "/static/app.js", "", nil, 405, api.CodeMethodNotAllowed, "POST"},
+		{"unknown field", "POST", agentPath + "/servers", add(`,"bogus":1`), nil, 400, api.CodeInvalidJSON, "bogus"},
+		{"wrong type", "POST", agentPath + "/servers", `{"name":1,"url":"x"}`, nil, 400, api.CodeInvalidJSON, "name"},
+		{"not JSON", "POST", agentPath + "/servers", add(""), []string{"Content-Type: text/plain"}, 415, api.CodeUnsupportedMediaType, "application/json"},
+		{"too large", "POST", agentPath + "/servers", `{"name":"` + strings.Repeat("x", maxBody) + `"}`, nil, 413, api.CodeBodyTooLarge, "larger"},
+		{"no name", "POST", agentPath + "/servers", `{"url":"` + url + `"}`, nil, 400, api.CodeInvalidRequest, "name is required"},
+		{"no url", "POST", agentPath + "/servers", `{"name":"x"}`, nil, 400, api.CodeInvalidRequest, "url is required"},
+		{"name with an escape", "POST", agentPath + "/servers", `{"name":"\u001b[31mred","url":"` + url + `"}`, nil, 400, api.CodeInvalidRequest, "control character"},
+		{"name with a line break", "POST", agentPath + "/servers", `{"name":"a\nb","url":"` + url + `"}`, nil, 400, api.CodeInvalidRequest, "control character"},
+		{"name with a C1 control", "POST", agentPath + "/servers", `{"name":"a\u009bb","url":"` + url + `"}`, nil, 400, api.CodeInvalidRequest, "control character"},
+		{"name with a bidi override", "POST", agentPath + "/servers", `{"name":"a\u202eb","url":"` + url + `"}`, nil, 400, api.CodeInvalidRequest, "control character"},
+		{"name too long", "POST", agentPath + "/servers", `{"name":"` + strings.Repeat("é", api.MaxNameLength+1) + `","url":"` + url + `"}`, nil, 400, api.CodeInvalidRequest, "longer than 200 characters"},
+		{"relative url", "POST", agentPath + "/servers", `{"name":"x","url":"/mcp"}`, nil, 400, api.CodeInvalidURL, "http or https"},
+		{"ftp url", "POST", agentPath + "/servers", `{"name":"x","url":"ftp://example.com/"}`, nil, 400, api.CodeInvalidURL, "http or https"},
+		{"blocked host under ftp", "POST", agentPath + "/servers", `{"name":"x","url":"ftp://10.0.0.1/"}`, nil, 400, api.CodeBlockedURL, "Blocked URL"},
+		{"blocked private address", "POST", agentPath + "/servers", `{"name":"x","url":"http://10.1.2.3/mcp"}`, nil, 400, api.CodeBlockedURL, "Blocked URL"},
+		{"blocked metadata address", "POST", agentPath + "/servers", `{"name":"x","url":"http://169.254.169.254/latest"}`, nil, 400, api.CodeBlockedURL, "Blocked URL"},
+		{"blocked hex address", "POST", agentPath + "/servers", `{"name":"x","url":"http://0x0a000001/mcp"}`, nil, 400, api.CodeBlockedURL, "Blocked URL"},
+		{"bad transport", "POST", agentPath + "/servers", add(`,"transport":{"type":"stdio"}`), nil, 400, api.CodeInvalidRequest, "transport.type"},
+		{"bad header name", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"Bad Name":"v"}}`), nil, 400, api.CodeInvalidRequest, "Bad Name"},
+		{"reserved header", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"Mcp-Session-Id":"v"}}`), nil, 400, api.CodeInvalidRequest, "Mcp-Session-Id"},
+		{"header value with a line break", "POST", agentPath + "/servers", add(`,"transport":{"headers":{"X-Key":"SECRET\r\nX: y"}}`), nil, 400, api.CodeInvalidRequest, "line break"},
+		{"bad protocol version", "POST", agentPath + "/servers", add(`,"client":{"protocolVersion":"1999-01-01"}`), nil, 400, api.CodeInvalidRequest, "1999-01-01"},
+		{"bad retry", "POST", agentPath + "/servers", add(`,"retry":{"maxAttempts":-1}`), nil, 400, api.CodeInvalidRequest, "retry"},
+		{"bad background retry", "POST", agentPath + "/servers", add(`,"retry":{"backgroundMaxDelayMs":-1}`), nil, 400, api.CodeInvalidRequest, "BackgroundMaxDelay"},
+		{"bad callback host", "POST", agentPath + "/servers", add(`,"callbackHost":"ftp://x"`), nil, 400, api.CodeInvalidRequest, "callback host"},
+		{"id in use", "POST", agentPath + "/servers", `{"name":"other","url":"` + url + `?v=2","id":"taken"}`, nil, 409, api.CodeIDInUse, "taken"},
+		{"unknown server: get", "GET", agentPath + "/servers/nope", "", nil, 404, api.CodeUnknownServer, `"nope"`},
+		{"unknown server: remove", "DELETE", agentPath + "/servers/nope", "", nil, 404, api.CodeUnknownServer, `"nope"`},
+		{"unknown server: call", "POST", agentPath + "/servers/nope/tools/call", `{"name":"echo"}`, nil, 404, api.CodeUnknownServer, `"nope"`},
+		{"unknown server: read", "POST", agentPath + "/servers/nope/resources/read", `{"uri":"test://static"}`, nil, 404, api.CodeUnknownServer, `"nope"`},
+		{"unknown server: prompt", "POST", agentPath + "/servers/nope/prompts/get", `{"name":"greet"}`, nil, 404, api.CodeUnknownServer, `"nope"`},
+		{"unknown tool", "POST", agentPath + "/servers/taken/tools/call", `{"name":"nope"}`, nil, 404, api.CodeUnknownTool, "echo"},
+		{"call without name", "POST", agentPath + "/servers/taken/tools/call", `{}`, nil, 400, api.CodeInvalidRequest, "name is required"},
+		{"arguments not an object", "POST", agentPath + "/servers/taken/tools/call", `{"name":"echo","arguments":[1]}`, nil, 400, api.CodeInvalidRequest, "object"},
+		{"read without uri", "POST", agentPath + "/servers/taken/resources/read", `{}`, nil, 400, api.CodeInvalidRequest, "uri is required"},
+		{"unknown resource", "POST", agentPath + "/servers/taken/resources/read", `{"uri":"test://nope"}`, nil, 502, api.CodeMCPError, "test://nope"},
+		{"prompt without name", "POST", agentPath + "/servers/taken/prompts/get", `{}`, nil, 400, api.CodeInvalidRequest, "name is required"},
+		{"unknown filter", "GET", agentPath + "/tools?server=x", "", nil, 400, api.CodeInvalidRequest, `"server"`},
+		{"unknown state", "GET", agentPath + "/tools?state=sleepy", "", nil, 400, api.CodeInvalidRequest, "sleepy"},
+		{"agents: wrong method", "POST", "/agents", "{}", nil, 405, api.CodeMethodNotAllowed, "GET"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,10 +265,10 @@ func TestAPIBadInput(t *testing.T) {
 		})
 	}
 	// Refused agents were never opened, nor stored.
-	var agents struct{ Agents []AgentInfo }
+	var agents struct{ Agents []api.AgentInfo }
 	_, _, b := e.do("GET", "/agents", "")
 	json.Unmarshal(b, &agents)
-	if diff := cmp.Diff([]AgentInfo{{Class: "test", Name: "a"}}, agents.Agents); diff != "" {
+	if diff := cmp.Diff([]api.AgentInfo{{Class: "test", Name: "a"}}, agents.Agents); diff != "" {
 		t.Errorf("agents (-want +got):\n%s", diff)
 	}
 	ns, err := e.st.ListNamespaces(testCtx(t))
@@ -286,7 +288,7 @@ func TestAPIConnectFailed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	status, _, b := e.do("POST", agentPath+"/servers", `{"name":"down","url":"http://127.0.0.1:1/mcp","retry":{"maxAttempts":1}}`)
-	if got := apiError(t, b); status != http.StatusBadGateway || got.Code != CodeConnectFailed || got.ServerID != "" ||
+	if got := apiError(t, b); status != http.StatusBadGateway || got.Code != api.CodeConnectFailed || got.ServerID != "" ||
 		!strings.Contains(got.Message, "connection refused; nothing was saved") {
 		t.Errorf("without keepIfUnreachable: %d %s", status, b)
 	}
@@ -298,14 +300,14 @@ func TestAPIConnectFailed(t *testing.T) {
 		t.Fatalf("status %d: %s", status, b)
 	}
 	got := apiError(t, b)
-	if got.Code != CodeConnectFailed || got.ServerID == "" {
+	if got.Code != api.CodeConnectFailed || got.ServerID == "" {
 		t.Fatalf("error %+v", got)
 	}
 	if diff := cmp.Diff([]string{got.ServerID}, e.stored("test/a")); diff != "" {
 		t.Errorf("stored (-want +got):\n%s", diff)
 	}
 	status, _, b = e.do("POST", agentPath+"/servers/"+got.ServerID+"/tools/call", `{"name":"echo"}`)
-	if status != http.StatusConflict || apiError(t, b).Code != CodeNotConnected {
+	if status != http.StatusConflict || apiError(t, b).Code != api.CodeNotConnected {
 		t.Errorf("call on a failed server: %d %s", status, b)
 	}
 	if status, _, b := e.do("DELETE", agentPath+"/servers/"+got.ServerID, ""); status != 204 {
@@ -320,20 +322,20 @@ func TestClient(t *testing.T) {
 	_, url := mcpServer(t, "s")
 	c := e.client("test", "a")
 	ctx := testCtx(t)
-	res, err := c.AddMCPServer(ctx, AddRequest{Name: "s", URL: url, ID: "s"})
-	if err != nil || res.State != mcpclient.StateReady {
+	res, err := c.AddMCPServer(ctx, api.AddRequest{Name: "s", URL: url, ID: "s"})
+	if err != nil || res.State != string(mcpclient.StateReady) {
 		t.Fatalf("add: %+v %v", res, err)
 	}
 	st, err := c.MCPServers(ctx)
 	if err != nil || st.Servers["s"].State != "ready" {
 		t.Fatalf("state: %+v %v", st, err)
 	}
-	tools, err := c.ListTools(ctx, mcpclient.Filter{ServerID: []string{"s"}, State: []mcpclient.State{mcpclient.StateReady}})
+	tools, err := c.ListTools(ctx, client.Filter{ServerID: []string{"s"}, State: []string{string(mcpclient.StateReady)}})
 	if err != nil || len(tools) != 6 {
 		t.Fatalf("tools: %d %v", len(tools), err)
 	}
 	call, err := c.CallTool(ctx, "s", "add", map[string]int{"a": 2, "b": 3})
-	if err != nil || call.Content[0].(*mcp.TextContent).Text != "5" {
+	if err != nil || toolResult(t, call).Content[0].(*mcp.TextContent).Text != "5" {
 		t.Fatalf("call: %+v %v", call, err)
 	}
 	if _, err := c.ReadResource(ctx, "s", "test://static"); err != nil {
@@ -343,26 +345,26 @@ func TestClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.CallTool(ctx, "nope", "echo", nil)
-	var aerr *APIError
-	if !errorsAs(err, &aerr) || aerr.Code != CodeUnknownServer || aerr.Status != 404 {
+	var aerr *api.APIError
+	if !errorsAs(err, &aerr) || aerr.Code != api.CodeUnknownServer || aerr.Status != 404 {
 		t.Fatalf("unknown server: %v", err)
 	}
 	if err := c.RemoveMCPServer(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
-	bad, _ := NewClient(AgentURL(e.ts.URL, "test", "a"), nil)
-	if _, err := bad.MCPServers(ctx); !errorsAs(err, &aerr) || aerr.Code != CodeUnauthorized {
+	bad, _ := client.New(client.AgentURL(e.ts.URL, "test", "a"), nil)
+	if _, err := bad.MCPServers(ctx); !errorsAs(err, &aerr) || aerr.Code != api.CodeUnauthorized {
 		t.Fatalf("without token: %v", err)
 	}
 }
 
-// TestAddRequestName: names of up to MaxNameLength characters, however
+// TestAddRequestName: names of up to api.MaxNameLength characters, however
 // many bytes, and printable Unicode are taken.
 func TestAddRequestName(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{strings.Repeat("é", MaxNameLength), "Docs – 東京 🚀", "a b"} {
-		req := AddRequest{Name: name, URL: "https://example.com/mcp"}
-		if _, err := req.Options(); err != nil {
+	for _, name := range []string{strings.Repeat("é", api.MaxNameLength), "Docs – 東京 🚀", "a b"} {
+		req := api.AddRequest{Name: name, URL: "https://example.com/mcp"}
+		if _, err := AddOptions(&req); err != nil {
 			t.Errorf("name %q: %v", name, err)
 		}
 	}
@@ -372,13 +374,13 @@ func TestAddRequestName(t *testing.T) {
 // options, the background retry's included.
 func TestAddRequestRetry(t *testing.T) {
 	t.Parallel()
-	var req AddRequest
+	var req api.AddRequest
 	body := `{"name":"x","url":"https://example.com/mcp","retry":{"maxAttempts":2,"baseDelayMs":100,` +
 		`"maxDelayMs":1000,"backgroundMaxDelayMs":60000,"disableBackground":true}}`
 	if err := json.Unmarshal([]byte(body), &req); err != nil {
 		t.Fatal(err)
 	}
-	o, err := req.Options()
+	o, err := AddOptions(&req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,10 +416,10 @@ func TestAPIErrorsNameServers(t *testing.T) {
 		code, label      string
 		id               string
 	}{
-		{"unknown tool", "/tools/call", `{"name":"nope"}`, 404, CodeUnknownTool, `"Docs Server" (id ` + added.ID + `)`, added.ID},
-		{"timeout", "/tools/call", `{"name":"slow","timeoutMs":50}`, 504, CodeTimeout, `"Docs Server" (id ` + added.ID + `)`, added.ID},
-		{"mcp error", "/resources/read", `{"uri":"test://nope"}`, 502, CodeMCPError, `"Docs Server" (id ` + added.ID + `)`, added.ID},
-		{"not connected", "/tools/call", `{"name":"echo"}`, 409, CodeNotConnected, `"Down Server" (id ` + down.ServerID + `)`, down.ServerID},
+		{"unknown tool", "/tools/call", `{"name":"nope"}`, 404, api.CodeUnknownTool, `"Docs Server" (id ` + added.ID + `)`, added.ID},
+		{"timeout", "/tools/call", `{"name":"slow","timeoutMs":50}`, 504, api.CodeTimeout, `"Docs Server" (id ` + added.ID + `)`, added.ID},
+		{"mcp error", "/resources/read", `{"uri":"test://nope"}`, 502, api.CodeMCPError, `"Docs Server" (id ` + added.ID + `)`, added.ID},
+		{"not connected", "/tools/call", `{"name":"echo"}`, 409, api.CodeNotConnected, `"Down Server" (id ` + down.ServerID + `)`, down.ServerID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

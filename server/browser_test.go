@@ -16,7 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // chromium is Debian's Chromium, which scripts/install-test-deps installs.
@@ -207,7 +208,7 @@ func TestREADMEScreenshot(t *testing.T) {
 	c := e.client("agentmcp", "default")
 	for _, name := range []string{"docs", "tracker"} {
 		_, url := mcpServer(t, name)
-		if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: name, URL: url, ID: name}); err != nil {
+		if _, err := c.AddMCPServer(testCtx(t), api.AddRequest{Name: name, URL: url, ID: name}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -288,11 +289,11 @@ func TestDashboardBadSchemas(t *testing.T) {
 		defer cancel()
 		pending, _ := c.Elicitations(ctx)
 		for _, el := range pending {
-			c.AnswerElicitation(ctx, el.ID, ElicitationAnswer{Action: "decline"})
+			c.AnswerElicitation(ctx, el.ID, api.ElicitationAnswer{Action: "decline"})
 		}
 	})
 	for id, url := range map[string]string{"good": goodURL, "bad": badURL} {
-		if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: id, URL: url, ID: id}); err != nil {
+		if _, err := c.AddMCPServer(testCtx(t), api.AddRequest{Name: id, URL: url, ID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,8 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 )
 
 // TestCallbackPages: through serve's callback route, a callback with a
@@ -31,7 +32,7 @@ func TestCallbackPages(t *testing.T) {
 
 	add := func() *url.URL {
 		t.Helper()
-		r, err := c.AddMCPServer(ctx, AddRequest{Name: "private", URL: res.URL, ID: "private"})
+		r, err := c.AddMCPServer(ctx, api.AddRequest{Name: "private", URL: res.URL, ID: "private"})
 		if err != nil || r.AuthURL == "" {
 			t.Fatalf("add: %+v, %v", r, err)
 		}
@@ -105,10 +106,10 @@ func TestForgedCallbackSleeping(t *testing.T) {
 	_, url := mcpServer(t, "one")
 	c := e.client("test", "a")
 	ctx := testCtx(t)
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(AddRequest{Name: "local", ID: "local", Command: os.Args[0], Args: []string{"-test.run=^$"},
+	body, _ := json.Marshal(api.AddRequest{Name: "local", ID: "local", Command: os.Args[0], Args: []string{"-test.run=^$"},
 		Env: map[string]string{"AGENTMCP_TEST_STDIO_SERVER": "1", "AGENTMCP_TEST_PID_FILE": pidFile}})
 	if status, _, b := e.do("POST", agentPath+"/servers", string(body), auth); status != http.StatusCreated {
 		t.Fatalf("adding the stdio server: %d %s", status, b)

@@ -10,7 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // callEvents posts a tool call asking for its events and returns them as
@@ -51,13 +53,13 @@ func callEvents(t *testing.T, ctx context.Context, e *env, serverID, body string
 }
 
 // next returns the next event, which must be named want.
-func next(t *testing.T, ch <-chan [2]string, want string) CallEvent {
+func next(t *testing.T, ch <-chan [2]string, want string) api.CallEvent {
 	t.Helper()
 	ev, ok := <-ch
 	if !ok {
 		t.Fatalf("the stream ended; want event %q", want)
 	}
-	var ce CallEvent
+	var ce api.CallEvent
 	if err := json.Unmarshal([]byte(ev[1]), &ce); err != nil {
 		t.Fatalf("event %s: %q: %v", ev[0], ev[1], err)
 	}
@@ -77,11 +79,11 @@ func TestCallEvents(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := testCtx(t)
 	c := e.client("test", "a")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "asker", URL: askServer(t), ID: "asker"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "asker", URL: askServer(t), ID: "asker"}); err != nil {
 		t.Fatal(err)
 	}
 	s := mcptest.NewServer("s")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "s", URL: mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return s.Server }).URL, ID: "s"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "s", URL: mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return s.Server }).URL, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -90,24 +92,24 @@ func TestCallEvents(t *testing.T) {
 		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("%d %s", res.StatusCode, res.Header.Get("Content-Type"))
 		}
-		start := next(t, ch, CallEventStart)
+		start := next(t, ch, api.CallEventStart)
 		if start.CallID == "" || start.ServerID != "s" || start.Tool != "progress" {
 			t.Errorf("start: %+v", start)
 		}
 		for i := 1; i <= 2; i++ {
-			if p := next(t, ch, CallEventProgress); p.Progress != float64(i) || p.Total != 2 || p.Message != "step "+string(rune('0'+i)) {
+			if p := next(t, ch, api.CallEventProgress); p.Progress != float64(i) || p.Total != 2 || p.Message != "step "+string(rune('0'+i)) {
 				t.Errorf("progress %d: %+v", i, p)
 			}
 		}
-		if r := next(t, ch, CallEventResult); r.Result == nil || r.Result.Content[0].(*mcp.TextContent).Text != "done in 2 steps" {
+		if r := next(t, ch, api.CallEventResult); r.Result == nil || toolResult(t, r.Result).Content[0].(*mcp.TextContent).Text != "done in 2 steps" {
 			t.Errorf("result: %+v", r)
 		}
 	})
 
 	t.Run("elicitation", func(t *testing.T) {
 		_, ch := callEvents(t, ctx, e, "asker", `{"name":"ask"}`)
-		start := next(t, ch, CallEventStart)
-		q := next(t, ch, CallEventElicitation).Elicitation
+		start := next(t, ch, api.CallEventStart)
+		q := next(t, ch, api.CallEventElicitation).Elicitation
 		if q == nil || q.CallID != start.CallID || q.ServerID != "asker" || q.Message != "Who are you?" {
 			t.Fatalf("elicitation: %+v", q)
 		}
@@ -115,13 +117,13 @@ func TestCallEvents(t *testing.T) {
 		if pending, err := c.Elicitations(ctx); err != nil || len(pending) != 1 || pending[0].CallID != start.CallID {
 			t.Fatalf("pending: %+v %v", pending, err)
 		}
-		if err := c.AnswerElicitation(ctx, q.ID, ElicitationAnswer{Action: "accept", Content: map[string]any{"name": "Ada"}}); err != nil {
+		if err := c.AnswerElicitation(ctx, q.ID, api.ElicitationAnswer{Action: "accept", Content: map[string]any{"name": "Ada"}}); err != nil {
 			t.Fatal(err)
 		}
-		if ended := next(t, ch, CallEventElicitationEnded); ended.ID != q.ID {
+		if ended := next(t, ch, api.CallEventElicitationEnded); ended.ID != q.ID {
 			t.Errorf("ended: %+v", ended)
 		}
-		if r := next(t, ch, CallEventResult); r.Result == nil || r.Result.Content[0].(*mcp.TextContent).Text != "hello Ada" {
+		if r := next(t, ch, api.CallEventResult); r.Result == nil || toolResult(t, r.Result).Content[0].(*mcp.TextContent).Text != "hello Ada" {
 			t.Errorf("result: %+v", r)
 		}
 	})
@@ -138,9 +140,9 @@ func TestCallEvents(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		_, ch := callEvents(t, ctx, e, "s", `{"name":"slow","timeoutMs":50}`)
 		<-s.SlowStarted
-		next(t, ch, CallEventStart)
-		ev := next(t, ch, CallEventError)
-		if ev.Status != http.StatusGatewayTimeout || ev.Error == nil || ev.Error.Code != CodeTimeout || ev.Error.ServerID != "s" {
+		next(t, ch, api.CallEventStart)
+		ev := next(t, ch, api.CallEventError)
+		if ev.Status != http.StatusGatewayTimeout || ev.Error == nil || ev.Error.Code != api.CodeTimeout || ev.Error.ServerID != "s" {
 			t.Errorf("error: %+v", ev)
 		}
 		<-s.SlowCancelled
@@ -154,23 +156,23 @@ func TestCallToolWatched(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := testCtx(t)
 	c := e.client("test", "a")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "asker", URL: askServer(t), ID: "asker"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "asker", URL: askServer(t), ID: "asker"}); err != nil {
 		t.Fatal(err)
 	}
 	var callID string
 	answered := make(chan error, 1)
-	res, err := c.CallToolWatched(ctx, "asker", "ask", nil, &CallWatch{
+	res, err := c.CallToolWatched(ctx, "asker", "ask", nil, &client.CallWatch{
 		Started: func(id string) { callID = id },
-		Elicitation: func(q Elicitation) {
+		Elicitation: func(q api.Elicitation) {
 			if q.CallID != callID {
 				t.Errorf("elicitation of call %q, want %q", q.CallID, callID)
 			}
 			go func() {
-				answered <- c.AnswerElicitation(ctx, q.ID, ElicitationAnswer{Action: "decline"})
+				answered <- c.AnswerElicitation(ctx, q.ID, api.ElicitationAnswer{Action: "decline"})
 			}()
 		},
 	})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "decline" {
+	if err != nil || toolResult(t, res).Content[0].(*mcp.TextContent).Text != "decline" {
 		t.Fatalf("call: %+v %v", res, err)
 	}
 	if err := <-answered; err != nil {

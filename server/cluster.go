@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
-	"github.com/agentmcp/agentmcp/cluster/lease"
 )
 
 // ClusterOptions make a Server one replica of several that share a
@@ -30,7 +30,7 @@ type ClusterOptions struct {
 	Replica *cluster.Replica
 
 	// Key signs the requests replicas forward to each other (each signed
-	// for once, within ClusterSkew: SignClusterRequest): every replica has
+	// for once, within cluster.Skew: cluster.SignRequest): every replica has
 	// the same one, at least 16 bytes. Required.
 	Key string
 
@@ -41,40 +41,17 @@ type ClusterOptions struct {
 	WaitForOwner time.Duration
 }
 
-// rehome wakes, here, the keep-awake agents no replica owns (their replica
-// died, or drained), every interval until the server closes: such agents
-// must hear their servers without waiting for a request. The replicas race
-// for each; the database's claim lets one win.
-func (s *Server) rehome(interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(s.ctx, interval)
-		s.rehomeOnce(ctx)
-		cancel()
-	}
+// rehomeOnce is one round of cluster.Replica.Rehome: the keep-awake
+// agents no replica owns are woken here.
+func (s *Server) rehomeOnce(ctx context.Context) {
+	s.opts.Cluster.Replica.RehomeOnce(ctx, s.isDraining, s.wake)
 }
 
-// rehomeOnce is one round of rehome.
-func (s *Server) rehomeOnce(ctx context.Context) {
-	if s.isDraining() || s.opts.Cluster.Replica.Gate() != nil {
-		return
-	}
-	orphans, err := s.opts.Cluster.Replica.UnownedKeepAwake(ctx, 100)
-	if err != nil {
-		s.logger.Warn("cluster: listing the keep-awake agents nobody holds", "error", err)
-		return
-	}
-	for _, ns := range orphans {
-		class, name, _ := strings.Cut(ns, "/")
-		if _, release, err := s.Use(ctx, class, name); err == nil {
-			release()
-		}
+// wake wakes the agent ns here, and lets it be.
+func (s *Server) wake(ctx context.Context, ns string) {
+	class, name, _ := strings.Cut(ns, "/")
+	if _, release, err := s.Use(ctx, class, name); err == nil {
+		release()
 	}
 }
 
@@ -87,8 +64,8 @@ func forwarded(r *http.Request) bool { return r.Context().Value(forwardedKey{}) 
 // ClusterHandler serves the requests other replicas forward to this one:
 // the agent routes, for clients the forwarding replica has already
 // authenticated, and StatsPath. Each request must be signed with the
-// cluster key (SignClusterRequest: its method, Host, path and query, body,
-// time and signer), within ClusterSkew of this replica's clock, and only
+// cluster key (cluster.SignRequest: its method, Host, path and query, body,
+// time and signer), within cluster.Skew of this replica's clock, and only
 // once: a recorded request sent again, or changed, is refused 401. Serve
 // it on an address only the replicas reach (the cluster listener). It is
 // nil without Options.Cluster.
@@ -105,7 +82,7 @@ func (s *Server) ClusterHandler() http.Handler {
 			refuse(w, r, aerr)
 			return
 		}
-		r.Header.Del(ClusterSignatureHeader)
+		r.Header.Del(cluster.SignatureHeader)
 		if r.URL.Path == StatsPath {
 			s.runtimeStats(w, r)
 			return
@@ -136,11 +113,11 @@ func (s *Server) ClusterHTTPServer() *http.Server {
 }
 
 // checkSigned checks the signature of a request to the cluster listener
-// (clusterAuth), reading its body (at most maxMCPBody, within
+// (cluster.Signer), reading its body (at most maxMCPBody, within
 // Options.BodyTimeout) to check its hash, and gives the body back to r in
 // memory.
-func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *APIError {
-	sig, err := s.clusterAuth.parse(r)
+func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *api.APIError {
+	sig, err := s.clusterAuth.Parse(r)
 	if err == nil {
 		if aerr := readBody(w, r, maxMCPBody, s.sec.bodyTimeout); aerr != nil {
 			return aerr
@@ -150,54 +127,36 @@ func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *APIError {
 			body, _ = io.ReadAll(r.Body) // in memory (readBody)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		err = s.clusterAuth.check(r, sig, body)
+		err = s.clusterAuth.Check(r, sig, body)
 	}
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, errFull):
-		aerr := apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "%v", err)
-		aerr.retryAfter = 1
+	case errors.Is(err, cluster.ErrReplayFull):
+		aerr := apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "%v", err)
+		aerr.RetryAfter = 1
 		return aerr
 	}
-	return apiErrorf(http.StatusUnauthorized, CodeUnauthorized, "%v", err)
+	return apiErrorf(http.StatusUnauthorized, api.CodeUnauthorized, "%v", err)
 }
 
 // StatsPath is where the cluster listener (ClusterHandler) reports the
-// process's RuntimeStats, to a request with the cluster key: for a leak
-// check across failovers, say.
+// process's api.RuntimeStats, to a request with the cluster key: for a
+// leak check across failovers, say. They are taken right after a garbage
+// collection. With ?closeIdle=1, the replica first closes its idle
+// connections to the other replicas and its database connections (they
+// are opened again when needed), so that they do not count. With
+// ?profile=heap, the answer is the heap profile (runtime/pprof, the live
+// heap as of that collection) instead, for a leak's source: its detail
+// depends on runtime.MemProfileRate (the GODEBUG setting memprofilerate
+// sets it for a process).
 const StatsPath = "/cluster/stats"
-
-// RuntimeStats is the answer of GET StatsPath, taken right after a
-// garbage collection (so HeapAlloc is the live heap). With ?closeIdle=1,
-// the replica first closes its idle connections to the other replicas and
-// its database connections (they are opened again when needed), so that
-// they do not count. With ?profile=heap, the answer is the heap profile
-// (runtime/pprof, the live heap as of that collection) instead, for a
-// leak's source: its detail depends on runtime.MemProfileRate (the
-// GODEBUG setting memprofilerate sets it for a process).
-type RuntimeStats struct {
-	// Goroutines is how many goroutines the process runs.
-	Goroutines int `json:"goroutines"`
-	// HeapAlloc and HeapObjects are the live heap: bytes and objects.
-	HeapAlloc   uint64 `json:"heapAlloc"`
-	HeapObjects uint64 `json:"heapObjects"`
-	// Sys is the memory the Go runtime holds from the operating system.
-	Sys uint64 `json:"sys"`
-	// NumGC counts the garbage collections so far.
-	NumGC uint32 `json:"numGC"`
-	// AwakeAgents is how many agents are awake on this replica, and Wakes
-	// and Hibernations count those it opened and closed (agent.HostStats).
-	AwakeAgents  int   `json:"awakeAgents"`
-	Wakes        int64 `json:"wakes"`
-	Hibernations int64 `json:"hibernations"`
-}
 
 // runtimeStats answers GET StatsPath.
 func (s *Server) runtimeStats(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
 		return
 	}
 	if r.URL.Query().Get("closeIdle") != "" {
@@ -219,7 +178,7 @@ func (s *Server) runtimeStats(w http.ResponseWriter, r *http.Request) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	hs := s.host.Stats()
-	writeJSON(w, http.StatusOK, RuntimeStats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, HeapObjects: ms.HeapObjects,
+	writeJSON(w, http.StatusOK, api.RuntimeStats{Goroutines: runtime.NumGoroutine(), HeapAlloc: ms.HeapAlloc, HeapObjects: ms.HeapObjects,
 		Sys: ms.Sys, NumGC: ms.NumGC, AwakeAgents: hs.Awake, Wakes: hs.Wakes, Hibernations: hs.Hibernations})
 }
 
@@ -246,12 +205,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 	if forwarded(r) {
 		w.Header().Set(movedHeader, "1")
 		w.Header().Set("Retry-After", "1")
-		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerMoved, "agent %s has moved to another replica; retry", owned.Namespace))
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerMoved, "agent %s has moved to another replica; retry", owned.Namespace))
 		return true
 	}
 	body, err := io.ReadAll(r.Body) // read whole already (readBody)
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "reading the body: %v", err))
+		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: %v", err))
 		return true
 	}
 	// The request may end up served here after all (its owner died).
@@ -275,7 +234,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 			if stream {
 				var wctx context.Context
 				wctx, stopWatch = context.WithCancel(r.Context())
-				go s.watchLease(wctx, endStream, owned.Namespace, owned.Owner)
+				go c.Replica.WatchLease(wctx, endStream, owned.Namespace, owned.Owner)
 			}
 			sent, err := s.proxy(w, r, owned.URL, body)
 			stopWatch()
@@ -284,7 +243,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 			}
 			if sent && !repeatable(r) {
 				s.logger.Warn("forwarded request interrupted: its agent's replica went away", "agent", owned.Namespace, "error", err)
-				writeError(w, apiErrorf(http.StatusBadGateway, CodeInterrupted,
+				writeError(w, apiErrorf(http.StatusBadGateway, api.CodeInterrupted,
 					"the replica that held agent %s went away during the request; whether it took effect is unknown (it was not repeated)", owned.Namespace))
 				return true
 			}
@@ -299,98 +258,27 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 	}
 }
 
-// awaitOwner looks up the owner of owned's agent, which forward could not
-// reach, and waits for it while its lease lasts: until the lease would
-// expire (by the database's clock), a hint that the agent was given back,
-// or ownerRetry, whichever comes first. It returns the owner to try next,
-// or nil when the agent is free (to wake here); or answered when it
-// answered r (an error, or the client left).
+// awaitOwner waits for the owner of owned's agent, which forward could
+// not reach, while its lease lasts (cluster.Replica.AwaitOwner). It
+// returns the owner to try next, or nil when the agent is free (to wake
+// here); or answered when it answered r (an error, or the client left).
 func (s *Server) awaitOwner(w http.ResponseWriter, r *http.Request, owned *agent.OwnedElsewhereError, deadline time.Time) (next *agent.OwnedElsewhereError, answered bool) {
-	c := s.opts.Cluster
-	// Watching before the look-up: a hint sent after it is not missed.
-	hint, stop := c.Replica.Watch(owned.Namespace)
-	defer stop()
-	owner, err := c.Replica.Resolve(r.Context(), owned.Namespace)
+	o, err := s.opts.Cluster.Replica.AwaitOwner(r.Context(), owned.Namespace, owned.Owner, owned.URL, deadline)
 	switch {
-	case err != nil:
-		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
-		return nil, true
-	case owner.Replica == "" || !owner.Live:
-		return nil, false // free: wake it here
-	case owner.Replica == c.Replica.ID():
-		return nil, false // ours again
-	case owner.Replica != owned.Owner || owner.ClusterURL != owned.URL:
-		// Another owner (perhaps a new incarnation at the same address).
-		return &agent.OwnedElsewhereError{Namespace: owned.Namespace, Owner: owner.Replica, URL: owner.ClusterURL}, false
-	}
-	left := time.Until(deadline)
-	if left <= 0 {
+	case errors.Is(err, cluster.ErrOwnerUnavailable):
 		w.Header().Set("Retry-After", "2")
-		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
 		return nil, true
-	}
-	// The same owner: it may answer again (tried after ownerRetry; a hint
-	// may also have been missed), or its lease lapses at its expiry unless
-	// it renews it.
-	wait := min(ownerRetry, left)
-	if owner.ExpiresIn < wait {
-		wait = owner.ExpiresIn + time.Millisecond
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-hint:
-	case <-r.Context().Done():
+	case err != nil && err == r.Context().Err():
+		return nil, true // the client left
+	case err != nil:
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
 		return nil, true
+	case o.Replica == "":
+		return nil, false // free: wake it here
 	}
-	return owned, false
+	return &agent.OwnedElsewhereError{Namespace: owned.Namespace, Owner: o.Replica, URL: o.ClusterURL}, false
 }
-
-// watchLease calls end when the lease of the agent ns no longer names
-// owner as a live replica: owner's row expired (a replica frozen past its
-// lease holds its streams open until it resumes), or another replica
-// claimed the agent. It looks when the lease would expire (by the
-// database's clock), on a hint, and at least every leaseLook, until ctx
-// ends. While nobody holds the agent (owner was only asked to wake it),
-// it waits.
-func (s *Server) watchLease(ctx context.Context, end context.CancelFunc, ns, owner string) {
-	c := s.opts.Cluster
-	for {
-		hint, stop := c.Replica.Watch(ns)
-		o, err := c.Replica.Resolve(ctx, ns)
-		wait := leaseLook
-		switch {
-		case ctx.Err() != nil:
-			stop()
-			return
-		case err != nil:
-			// The database does not answer: the replicas' trust windows
-			// decide (an owner that cannot renew closes its agents).
-		case (o.Replica == owner && !o.Live) || (o.Replica != "" && o.Replica != owner):
-			stop()
-			end()
-			return
-		case o.Replica == owner && o.ExpiresIn < wait:
-			wait = o.ExpiresIn + time.Millisecond
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-hint:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		stop()
-	}
-}
-
-// leaseLook bounds how long watchLease goes without looking.
-const leaseLook = 5 * time.Second
-
-// ownerRetry is how often forward tries again an owner it cannot reach
-// while the owner's lease lasts.
-const ownerRetry = time.Second
 
 // repeatable reports whether r may be sent again when its outcome is
 // unknown: reads, removals, and the API's idempotent actions (adding a
@@ -410,21 +298,15 @@ func repeatable(r *http.Request) bool {
 	return false
 }
 
-// place forwards r, for an agent no replica owns, to the least loaded
-// other live replica, which wakes it there: what a draining replica does.
+// place forwards r, for an agent no replica owns, to the replica that
+// should wake it instead of this draining one (cluster.Replica.Elsewhere).
 // It reports false when there is none.
 func (s *Server) place(w http.ResponseWriter, r *http.Request, ns string) bool {
-	c := s.opts.Cluster
-	replicas, err := c.Replica.LiveReplicas(r.Context())
-	if err != nil {
+	rep, ok := s.opts.Cluster.Replica.Elsewhere(r.Context())
+	if !ok {
 		return false
 	}
-	for _, rep := range replicas {
-		if rep.ID != c.Replica.ID() && rep.State == lease.ReplicaLive {
-			return s.forward(w, r, &agent.OwnedElsewhereError{Namespace: ns, Owner: rep.ID, URL: rep.ClusterURL})
-		}
-	}
-	return false
+	return s.forward(w, r, &agent.OwnedElsewhereError{Namespace: ns, Owner: rep.ID, URL: rep.ClusterURL})
 }
 
 // useOrForward is Use (create) or useKnown for r's agent, forwarding r
@@ -455,7 +337,7 @@ func (s *Server) useOrForward(w http.ResponseWriter, r *http.Request, create, ca
 			return nil, nil, true
 		}
 	}
-	writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeOwnerUnavailable, "agent %s/%s is moving between replicas; retry", class, name))
+	writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "agent %s/%s is moving between replicas; retry", class, name))
 	return nil, nil, true
 }
 
@@ -485,8 +367,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, base string, body
 			pr.Out.Body = io.NopCloser(bytes.NewReader(body))
 			pr.Out.ContentLength = int64(len(body))
 			// Signed last, each attempt anew: good once, for this request.
-			pr.Out.Header.Set(ClusterSignatureHeader, clusterSignature(s.clusterAuth.key, s.opts.Cluster.Replica.ID(), time.Now(), newNonce(),
-				pr.Out.Method, pr.Out.Host, pr.Out.URL.RequestURI(), pr.Out.Header.Get("X-Forwarded-Proto"), bodySum))
+			s.clusterAuth.Sign(pr.Out, s.opts.Cluster.Replica.ID(), time.Now(), bodySum)
 		},
 		Transport:     s.clusterTransport,
 		FlushInterval: -1, // streams
@@ -521,13 +402,13 @@ var errMoved = errors.New("the agent moved to another replica")
 // unavailableOr is aerr, unless aerr is an internal error and the server is
 // not ready (the store does not answer, or the replica does not trust its
 // leases): then 503 unavailable, which a client retries.
-func (s *Server) unavailableOr(ctx context.Context, aerr *APIError) *APIError {
+func (s *Server) unavailableOr(ctx context.Context, aerr *api.APIError) *api.APIError {
 	if aerr.Status != http.StatusInternalServerError {
 		return aerr
 	}
 	if reason := s.notReady(ctx); reason != "" {
-		u := apiErrorf(http.StatusServiceUnavailable, CodeUnavailable, "the server cannot serve agents now (%s); retry", reason)
-		u.retryAfter = 2
+		u := apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "the server cannot serve agents now (%s); retry", reason)
+		u.RetryAfter = 2
 		return u
 	}
 	return aerr

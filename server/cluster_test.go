@@ -21,6 +21,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store/postgres"
@@ -99,13 +101,13 @@ func twoReplicas(t *testing.T) (dsn, url string, a, b *replica) {
 // add adds the server at url to agent test/name through r.
 func (r *replica) add(name, url string, keepAwake bool) {
 	r.t.Helper()
-	if _, err := r.client("test", name).AddMCPServer(testCtx(r.t), AddRequest{Name: "one", URL: url, ID: "one", KeepAwake: keepAwake}); err != nil {
+	if _, err := r.client("test", name).AddMCPServer(testCtx(r.t), api.AddRequest{Name: "one", URL: url, ID: "one", KeepAwake: keepAwake}); err != nil {
 		r.t.Fatal(err)
 	}
 }
 
-func (r *replica) client(class, name string) *Client {
-	c, err := NewClient(AgentURL(r.api.URL, class, name), nil)
+func (r *replica) client(class, name string) *client.Client {
+	c, err := client.New(client.AgentURL(r.api.URL, class, name), nil)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -134,13 +136,13 @@ func TestClusterForward(t *testing.T) {
 	ctx := testCtx(t)
 	a.add("x", url, false)
 	res, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "via b"})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: via b" {
+	if err != nil || toolResult(t, res).Content[0].(*mcp.TextContent).Text != "echo: via b" {
 		t.Fatalf("call through the other replica: %+v %v", res, err)
 	}
 	if len(a.srv.Agents()) != 1 || len(b.srv.Agents()) != 0 {
 		t.Errorf("awake: a %v, b %v; want the agent on a only", a.srv.Agents(), b.srv.Agents())
 	}
-	conn, err := Dial(ctx, AgentURL(b.api.URL, "test", "x"), nil)
+	conn, err := client.Dial(ctx, client.AgentURL(b.api.URL, "test", "x"), nil)
 	if err != nil {
 		t.Fatalf("WebSocket through the other replica: %v", err)
 	}
@@ -169,7 +171,7 @@ func TestClusterStats(t *testing.T) {
 	_, url, a, _ := twoReplicas(t)
 	a.add("x", url, false)
 	req, _ := http.NewRequest("GET", a.cl.URL+StatsPath+"?closeIdle=1", nil)
-	if err := SignClusterRequest(req, testClusterKey, "test", nil); err != nil {
+	if err := cluster.SignRequest(req, testClusterKey, "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -177,7 +179,7 @@ func TestClusterStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st RuntimeStats
+	var st api.RuntimeStats
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("stats: %d %v", resp.StatusCode, err)
 	}
@@ -187,7 +189,7 @@ func TestClusterStats(t *testing.T) {
 
 	// The heap profile: a gzipped pprof profile.
 	req, _ = http.NewRequest("GET", a.cl.URL+StatsPath+"?profile=heap", nil)
-	if err := SignClusterRequest(req, testClusterKey, "test", nil); err != nil {
+	if err := cluster.SignRequest(req, testClusterKey, "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	resp, err = http.DefaultClient.Do(req)
@@ -228,7 +230,7 @@ func TestClusterFailover(t *testing.T) {
 	a.cl.Close() // a is gone for the others
 	expireReplicaIn(t, dsn, a.rep.ID(), 1500*time.Millisecond)
 	res, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "after"})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: after" {
+	if err != nil || toolResult(t, res).Content[0].(*mcp.TextContent).Text != "echo: after" {
 		t.Fatalf("call after the owner died: %+v %v", res, err)
 	}
 	if len(b.srv.Agents()) != 1 {
@@ -270,7 +272,7 @@ func TestClusterRelayLease(t *testing.T) {
 	dsn, url, a, b := twoReplicas(t)
 	ctx := testCtx(t)
 	a.add("x", url, false)
-	conn, err := Dial(ctx, AgentURL(b.api.URL, "test", "x"), nil)
+	conn, err := client.Dial(ctx, client.AgentURL(b.api.URL, "test", "x"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +284,7 @@ func TestClusterRelayLease(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the relayed stream outlived its owner's lease")
 	}
-	again, err := Dial(ctx, AgentURL(b.api.URL, "test", "x"), nil)
+	again, err := client.Dial(ctx, client.AgentURL(b.api.URL, "test", "x"), nil)
 	if err != nil {
 		t.Fatalf("reconnecting: %v", err)
 	}
@@ -318,7 +320,7 @@ func TestClusterReadyAndDrain(t *testing.T) {
 	if s := ready(a); s != http.StatusServiceUnavailable {
 		t.Errorf("readyz while draining: %d", s)
 	}
-	if _, err := a.client("test", "y").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+	if _, err := a.client("test", "y").AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
 		t.Fatalf("add through a draining replica: %v", err)
 	}
 	if len(a.srv.Agents()) != 0 || len(b.srv.Agents()) != 1 {
@@ -355,8 +357,8 @@ func TestClusterInterrupted(t *testing.T) {
 	}
 	a.cl.CloseClientConnections() // the owner's listener goes away mid-call
 	err := <-done
-	var aerr *APIError
-	if !errorsAs(err, &aerr) || aerr.Code != CodeInterrupted {
+	var aerr *api.APIError
+	if !errorsAs(err, &aerr) || aerr.Code != api.CodeInterrupted {
 		t.Errorf("call whose owner went away: %v", err)
 	}
 	srv.ReleaseSlow()
@@ -381,7 +383,7 @@ func TestClusterRehome(t *testing.T) {
 	a.cl.Close()
 	expireReplica(t, dsn, a.rep.ID())
 	b.srv.rehomeOnce(ctx)
-	if got := b.srv.Agents(); len(got) != 1 || got[0] != (AgentInfo{Class: "test", Name: "kept"}) {
+	if got := b.srv.Agents(); len(got) != 1 || got[0] != (api.AgentInfo{Class: "test", Name: "kept"}) {
 		t.Errorf("awake on b after a died: %v", got)
 	}
 }
@@ -394,8 +396,8 @@ func TestCallErrorGateClosed(t *testing.T) {
 	e := callError(nil, "one", `tools/call "echo"`, fmt.Errorf("calling tool: %w: %w", mcpclient.ErrGateClosed, errors.New("replica not trusted")))
 	rec := httptest.NewRecorder()
 	writeError(rec, e)
-	if rec.Code != http.StatusServiceUnavailable || e.Code != CodeUnavailable || rec.Header().Get("Retry-After") != "1" || e.ServerID != "one" {
-		t.Errorf("gate closed: %d %+v, Retry-After %q; want 503 %s with Retry-After 1", rec.Code, e, rec.Header().Get("Retry-After"), CodeUnavailable)
+	if rec.Code != http.StatusServiceUnavailable || e.Code != api.CodeUnavailable || rec.Header().Get("Retry-After") != "1" || e.ServerID != "one" {
+		t.Errorf("gate closed: %d %+v, Retry-After %q; want 503 %s with Retry-After 1", rec.Code, e, rec.Header().Get("Retry-After"), api.CodeUnavailable)
 	}
 }
 
@@ -499,7 +501,7 @@ func TestClusterReplay(t *testing.T) {
 	}
 	a.tap.Store(&tap)
 	res, err := b.client("test", "x").CallTool(ctx, "one", "echo", map[string]string{"text": "via b"})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: via b" {
+	if err != nil || toolResult(t, res).Content[0].(*mcp.TextContent).Text != "echo: via b" {
 		t.Fatalf("call through the other replica: %+v %v", res, err)
 	}
 	a.tap.Store(nil)
@@ -523,15 +525,14 @@ func TestClusterReplay(t *testing.T) {
 		t.Errorf("the forwarded call with another body: %d %s; want 401", status, body)
 	}
 
-	// Signed now: served once; stale or early by more than ClusterSkew, or
+	// Signed now: served once; stale or early by more than cluster.Skew, or
 	// with the key alone as a header (as before signatures), refused.
 	signed := func(at time.Time, path string) *http.Request {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.cl.URL+path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set(ClusterSignatureHeader, clusterSignature([]byte(testClusterKey), "test", at, newNonce(),
-			req.Method, req.URL.Host, req.URL.RequestURI(), "", sha256.Sum256(nil)))
+		cluster.NewSigner(testClusterKey).Sign(req, "test", at, sha256.Sum256(nil))
 		return req
 	}
 	do := func(req *http.Request) int {
@@ -553,10 +554,10 @@ func TestClusterReplay(t *testing.T) {
 	if status := do(again); status != http.StatusUnauthorized {
 		t.Errorf("the fresh request sent again: %d; want 401", status)
 	}
-	if status := do(signed(time.Now().Add(-ClusterSkew-time.Second), StatsPath)); status != http.StatusUnauthorized {
+	if status := do(signed(time.Now().Add(-cluster.Skew-time.Second), StatsPath)); status != http.StatusUnauthorized {
 		t.Errorf("a stale request: %d; want 401", status)
 	}
-	if status := do(signed(time.Now().Add(ClusterSkew+time.Minute), StatsPath)); status != http.StatusUnauthorized {
+	if status := do(signed(time.Now().Add(cluster.Skew+time.Minute), StatsPath)); status != http.StatusUnauthorized {
 		t.Errorf("a request signed for later: %d; want 401", status)
 	}
 	if status := do(signed(time.Now(), "/agents/test/x/servers")); status != http.StatusOK {
@@ -566,59 +567,5 @@ func TestClusterReplay(t *testing.T) {
 	keyOnly.Header.Set("Agentmcp-Cluster-Key", testClusterKey)
 	if status := do(keyOnly); status != http.StatusUnauthorized {
 		t.Errorf("the key as a header: %d; want 401", status)
-	}
-}
-
-// TestReplayCache: a signature is remembered for as long as its time can
-// be within ClusterSkew of the clock (two generations of 2*ClusterSkew),
-// and the cache is bounded.
-func TestReplayCache(t *testing.T) {
-	c := newClusterAuth(testClusterKey)
-	start := time.Unix(1e9, 0)
-	id := func(i int) [16]byte { return [16]byte{byte(i), byte(i >> 8), byte(i >> 16)} }
-	if err := c.remember(id(1), start); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []time.Duration{0, ClusterSkew, 2 * ClusterSkew, 2*ClusterSkew + ClusterSkew/2} {
-		if err := c.remember(id(1), start.Add(d)); !errors.Is(err, errReplayed) {
-			t.Errorf("the signature again after %v: %v; want replayed", d, err)
-		}
-	}
-	if err := c.remember(id(2), start.Add(4*ClusterSkew)); err != nil {
-		t.Fatal(err)
-	}
-	// Two generations on, the first is forgotten: its time is long stale.
-	if err := c.remember(id(1), start.Add(6*ClusterSkew)); err != nil {
-		t.Errorf("after two generations: %v; want it forgotten", err)
-	}
-	full := newClusterAuth(testClusterKey)
-	for i := range maxReplayEntries {
-		if err := full.remember(id(i), start); err != nil {
-			t.Fatalf("entry %d: %v", i, err)
-		}
-	}
-	if err := full.remember(id(maxReplayEntries), start); !errors.Is(err, errFull) {
-		t.Errorf("past the bound: %v; want errFull", err)
-	}
-}
-
-// BenchmarkClusterSign is what signing and checking cost a forwarded
-// request with a 1 KiB body.
-func BenchmarkClusterSign(b *testing.B) {
-	c := newClusterAuth(testClusterKey)
-	body := bytes.Repeat([]byte("x"), 1024)
-	req := httptest.NewRequest(http.MethodPost, "http://10.0.0.5:8788/agents/test/x/tools/call", nil)
-	req.Host = "agents.example.com"
-	b.ReportAllocs()
-	for b.Loop() {
-		req.Header.Set(ClusterSignatureHeader, clusterSignature(c.key, "r-abc", time.Now(), newNonce(), req.Method, req.Host, req.RequestURI, "https", sha256.Sum256(body)))
-		req.Header.Set("X-Forwarded-Proto", "https")
-		sig, err := c.parse(req)
-		if err == nil {
-			err = c.check(req, sig, body)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
 	}
 }

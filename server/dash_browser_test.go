@@ -12,7 +12,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // poll waits until the JavaScript expression is truthy.
@@ -123,7 +124,7 @@ func TestDashboardServerPanel(t *testing.T) {
 	p := newPage(t)
 	e := newEnv(t, &Options{DefaultAgent: "test/a"})
 	srv, url := mcpServer(t, "docs")
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "docs", URL: url, ID: "docs", Transport: &TransportRequest{Type: "streamable-http"}}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "docs", URL: url, ID: "docs", Transport: &api.TransportRequest{Type: "streamable-http"}}); err != nil {
 		t.Fatal(err)
 	}
 	row := `#servers tr[data-server-id="docs"]`
@@ -247,7 +248,7 @@ func TestDashboardCallProgress(t *testing.T) {
 			}
 		})
 	_, url := mcpServerOf(t, srv.Server)
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "docs", URL: url, ID: "docs"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "docs", URL: url, ID: "docs"}); err != nil {
 		t.Fatal(err)
 	}
 	// Does the call route stream events?
@@ -290,7 +291,7 @@ func TestDashboardAwakeLine(t *testing.T) {
 	t.Cleanup(srv.ReleaseSlow)
 	ctx := testCtx(t)
 	c := e.client("test", "a")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
 		t.Fatal(err)
 	}
 	p.do("opening the dashboard",

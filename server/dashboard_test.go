@@ -23,7 +23,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // page drives one dashboard page in a test: do runs steps, text and eval
@@ -97,7 +98,7 @@ type gate struct {
 
 func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.down.Load() && strings.HasPrefix(r.URL.Path, "/agents") {
-		writeError(w, apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "down for the test"))
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "down for the test"))
 		return
 	}
 	g.h.ServeHTTP(w, r)
@@ -138,7 +139,7 @@ func TestDashboardDisconnected(t *testing.T) {
 	p := newPage(t)
 	e := newEnv(t, &Options{DefaultAgent: "test/a"})
 	_, url := mcpServer(t, "s")
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	g := &gate{h: e.srv}
@@ -311,7 +312,7 @@ func TestDashboardPanels(t *testing.T) {
 	e := newEnv(t, &Options{DefaultAgent: "test/a"})
 	srv, url := panelServer(t)
 	t.Cleanup(srv.ReleaseSlow)
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "panels", URL: url, ID: "p"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "panels", URL: url, ID: "p"}); err != nil {
 		t.Fatal(err)
 	}
 	tool := func(n string) string { return fmt.Sprintf(`details.tool[data-server-id="p"][data-tool=%q]`, n) }
@@ -452,8 +453,8 @@ func TestDashboardReconnect(t *testing.T) {
 	srv := mcptest.NewServer("s")
 	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
 	hs.Stop()
-	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry, KeepIfUnreachable: true}); err == nil {
+	slowRetry := &api.RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: slowRetry, KeepIfUnreachable: true}); err == nil {
 		t.Fatal("added a server that is down")
 	}
 	row := `#servers tr[data-server-id="s"]`
@@ -497,14 +498,14 @@ func TestDashboardNoSecrets(t *testing.T) {
 	secretURL := func(u string) string {
 		return strings.Replace(u, "http://", "http://user:url-password-1@", 1) + "?key=query-secret-2"
 	}
-	headers := &TransportRequest{Headers: map[string]string{"X-Api-Key": "header-secret-3"}}
+	headers := &api.TransportRequest{Headers: map[string]string{"X-Api-Key": "header-secret-3"}}
 	// Names in the other order than ids: the page keeps the state's order
 	// (by name), not the order of the servers object's keys.
-	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "a-up", URL: secretURL(url), ID: "up", Transport: headers}); err != nil {
+	if _, err := c.AddMCPServer(testCtx(t), api.AddRequest{Name: "a-up", URL: secretURL(url), ID: "up", Transport: headers}); err != nil {
 		t.Fatal(err)
 	}
-	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
-	if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: "b-down", URL: secretURL(down.URL), ID: "down", Transport: headers, Retry: slowRetry, KeepIfUnreachable: true}); err == nil {
+	slowRetry := &api.RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
+	if _, err := c.AddMCPServer(testCtx(t), api.AddRequest{Name: "b-down", URL: secretURL(down.URL), ID: "down", Transport: headers, Retry: slowRetry, KeepIfUnreachable: true}); err == nil {
 		t.Fatal("added a server that is down")
 	}
 	p.do("opening the dashboard",

@@ -16,20 +16,20 @@
 //	                                                        409 agent_busy while something keeps it awake, its message naming what (agent.Busyness: requests and calls in flight,
 //	                                                        streams, pending elicitations, an OAuth sign-in, MCP clients' unanswered questions); never wakes an agent
 //	GET    /agents/{class}/{name}/busy                      what keeps it awake now, without waking it nor counting as a request to it (BusyState): {awake, inUse?, work?,
-//	                                                        watchers?, elicitations?, authorizing?, questions?, keepAwake?, reason}, reason being "asleep", "idle" or
+//	                                                        watchers?, elicitations?, authorizing?, inputs?, keepAwake?, reason}, reason being "asleep", "idle" or
 //	                                                        what hibernate's 409 names; the dashboard shows it on a line under its header
 //	POST   /agents/{class}/{name}/reload                    take in what another process changed in the agent's stored servers (agentmcp add --db
 //	                                                        on serve's database): new ones connect, deleted ones close -> {"added": [id], "removed": [id]}
 //	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
 //	GET    /agents/{class}/{name}/events                    the state as server-sent events
 //	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)
-//	POST   /agents/{class}/{name}/servers                   add (AddRequest; "keepAwake": true marks the server keep-awake) -> {id, state, authUrl?};
+//	POST   /agents/{class}/{name}/servers                   add (api.AddRequest; "keepAwake": true marks the server keep-awake) -> {id, state, authUrl?};
 //	                                                        201 new, 200 existing; creates the agent. The id defaults to the name, normalised
 //	                                                        (-2, -3 on a collision). A failed first connection stores nothing (502 connect_failed)
 //	                                                        unless "keepIfUnreachable": true (502 connect_failed with the serverId kept);
 //	                                                        a URL answering 404/405/501 to both transports is 400 not_mcp_endpoint either way;
 //	                                                        a name another server has is 409 name_in_use (its serverId), unless "replace": true
-//	GET    /agents/{class}/{name}/servers/{id}              one server (ServerState): its id, its MCPServer fields, "serverInfo" (its handshake's name and
+//	GET    /agents/{class}/{name}/servers/{id}              one server (api.ServerState): its id, its MCPServer fields, "serverInfo" (its handshake's name and
 //	                                                        version), "session" (live, resumable or none) and "toolCount": what agentmcp get shows
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
 //	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
@@ -54,7 +54,7 @@
 //	                                                        ends; 503 when all are busy); an idle session (its GET stream open or not) does not keep the agent awake, and
 //	                                                        the agent's hibernation ends it (404); with Options.OAuth a session is bound to its token's subject (404 for another)
 //	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
-//	PUT    /agents/{class}/{name}/exposure                  replace them (ExposureRequest) -> the rules now in force; 400 invalid_request names a bad pattern
+//	PUT    /agents/{class}/{name}/exposure                  replace them (api.Exposure) -> the rules now in force; 400 invalid_request names a bad pattern
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
 //	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is
@@ -77,10 +77,10 @@
 // a time, and any replica answers any request above, forwarding it to the
 // agent's owner over the owner's cluster listener (ClusterHandler, served
 // by ClusterHTTPServer with the public listener's connection limits). Each
-// forwarded request is signed with ClusterOptions.Key (SignClusterRequest,
-// header ClusterSignatureHeader: HMAC-SHA256 of its method, Host, path and
+// forwarded request is signed with ClusterOptions.Key (cluster.SignRequest,
+// header cluster.SignatureHeader: HMAC-SHA256 of its method, Host, path and
 // query, body hash, time, signing replica and nonce); the owner serves it
-// only within ClusterSkew of its clock and only once (a replay cache), so a
+// only within cluster.Skew of its clock and only once (a replay cache), so a
 // recorded request cannot be sent again. Errors of its own: 503 owner_moved
 // (the agent moved while the request was forwarded; retry), 503
 // owner_unavailable (its replica does not answer and its lease has not
@@ -93,32 +93,27 @@
 // so that its client reconnects to the new owner. The
 // cluster listener also answers GET /cluster/stats (StatsPath), signed
 // the same way: the process's goroutines, live heap after a garbage collection and
-// awake agents (RuntimeStats), for leak checks across failovers. Drain
+// awake agents (api.RuntimeStats), for leak checks across failovers. Drain
 // (on SIGTERM in agentmcp serve) prepares an exit without failing requests.
 // Keep-awake agents that no replica holds are woken by the others.
 //
 // # Calls
 //
 // A tool call, resource read or prompt get through the API is bounded by
-// the request's timeoutMs (milliseconds, at most MaxCallTimeout, one
+// the request's timeoutMs (milliseconds, at most api.MaxCallTimeout, one
 // hour), else by Options.CallTimeout, else by DefaultCallTimeout (2
 // minutes); past it the answer is 504 timeout. When the bound passes, or
 // the HTTP client goes away (the dashboard's Cancel button aborts its
 // request), the call is cancelled on the MCP server: it gets
-// notifications/cancelled. The Go Client sends its context's deadline as
-// timeoutMs.
+// notifications/cancelled. The Go client (package api/client) sends its
+// context's deadline as timeoutMs.
 //
 // A tool call whose request says Accept: text/event-stream is answered,
 // once its checks pass (a refused call is the JSON error it always is),
 // with 200 and a stream of server-sent events, each named after its type
-// with a CallEvent as its data:
-//
-//	event: call                {"type":"call","callId":"...","serverId":"...","tool":"..."}
-//	event: progress            {"type":"progress","progress":2,"total":5,"message":"..."}   (each progress notification)
-//	event: elicitation         {"type":"elicitation","elicitation":{id, serverId, mode, message, requestedSchema|url, callId}}
-//	event: elicitation_ended   {"type":"elicitation_ended","id":"..."}   (answered, here or elsewhere, or given up)
-//	event: result              {"type":"result","result":CallToolResult}   (last)
-//	event: error               {"type":"error","status":504,"error":{code, message, serverId}}   (last, instead of result)
+// with an api.CallEvent as its data (package api lists them): the call,
+// its progress, its server's requests for input as they come and go, and
+// the result or the error last.
 //
 // An elicitation event is a request of the call's server for the user's
 // input, pending like any other (GET .../elicitations lists it, with the
@@ -126,7 +121,7 @@
 // links a request to the call it arrived within (2026-07-28), or to the
 // only streamed call in flight on that server (a legacy server request
 // names no call); one it cannot link is only in the list. Comments keep
-// the stream alive (Options.KeepAlive). The Go Client's CallToolWatched
+// the stream alive (Options.KeepAlive). The Go client's CallToolWatched
 // reads it; agentmcp call shows it in the terminal.
 //
 // Classes are kebab-case (ValidClass), so that an agent's default OAuth
@@ -161,7 +156,7 @@
 // slow client never holds up the agent or the others. A stream keeps its
 // agent awake. Clients reconnect and get
 // a fresh state. Options.ShouldSendProtocolMessages decides per connection
-// whether frames are sent at all. Dial is the Go client.
+// whether frames are sent at all. The Go client's Dial follows them.
 //
 // A server's request for the user's input (an elicitation, form or URL
 // mode) waits, up to Options.ElicitationTimeout, for an answer through
@@ -235,13 +230,19 @@
 // # Errors
 //
 // Every error response is JSON, {"error": {"code": "...", "message":
-// "...", "serverId": "..."}}, with a stable code (the Code constants) and
-// a message safe to show: no tokens, header values or URL queries. Bad
-// input is refused before anything is stored. A connect_failed error (an
-// add or reconnect whose server could not be reached) names the server by
-// its name and also has "serverName", "summary" (what failed in a few
-// words, as the server's state's error_summary says it) and "detail" (the
-// whole error), for a client to say the next step its own way; the
-// server's state then has "nextRetryAt", when it is next tried. Client
-// methods return such errors as *APIError.
+// "...", "serverId": "..."}} (api.ErrorResponse), with a stable code (the
+// api.Code constants) and a message safe to show: no tokens, header values
+// or URL queries. Bad input is refused before anything is stored. Package
+// api says what a connect_failed error adds; the Go client returns such
+// errors as *api.APIError.
+//
+// # Packages
+//
+// The wire types of the API (bodies, answers, error codes, stream frames,
+// call events) are in package api, and its Go client in package
+// api/client, which imports nothing of the engine. The MCP endpoints'
+// access tokens (Options.OAuth) are verified by package oauth/resource.
+// With replicas, this package forwards requests and signs them; which
+// replica wakes an agent and how long a request waits for its owner is
+// package cluster's policy.
 package server

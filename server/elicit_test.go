@@ -14,7 +14,9 @@ import (
 	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // askServer is an MCP server whose tool "ask" asks the user for a name
@@ -67,7 +69,7 @@ func frames(t *testing.T, ctx context.Context, url string) <-chan map[string]jso
 }
 
 // nextElicitations returns the next elicitations frame.
-func nextElicitations(t *testing.T, ch <-chan map[string]json.RawMessage) []Elicitation {
+func nextElicitations(t *testing.T, ch <-chan map[string]json.RawMessage) []api.Elicitation {
 	t.Helper()
 	return nextElicitationsAfter(t, ch, nil)
 }
@@ -76,9 +78,9 @@ func nextElicitations(t *testing.T, ch <-chan map[string]json.RawMessage) []Elic
 // pending ids differs from last's. A frame is the whole pending list, and
 // the agent may send the same list twice (it reports each change to the
 // pending elicitations, and two changes can leave the list as it was).
-func nextElicitationsAfter(t *testing.T, ch <-chan map[string]json.RawMessage, last []Elicitation) []Elicitation {
+func nextElicitationsAfter(t *testing.T, ch <-chan map[string]json.RawMessage, last []api.Elicitation) []api.Elicitation {
 	t.Helper()
-	ids := func(els []Elicitation) string {
+	ids := func(els []api.Elicitation) string {
 		var b strings.Builder
 		for _, el := range els {
 			b.WriteString(el.ID + ",")
@@ -89,10 +91,10 @@ func nextElicitationsAfter(t *testing.T, ch <-chan map[string]json.RawMessage, l
 	for {
 		select {
 		case f := <-ch:
-			if string(f["type"]) != `"`+ElicitationsFrameType+`"` {
+			if string(f["type"]) != `"`+api.ElicitationsFrameType+`"` {
 				continue
 			}
-			var out []Elicitation
+			var out []api.Elicitation
 			json.Unmarshal(f["elicitations"], &out)
 			if last != nil && ids(out) == ids(last) {
 				continue
@@ -112,12 +114,12 @@ func TestElicitation(t *testing.T) {
 	url := askServer(t)
 	ctx := testCtx(t)
 	c := e.client("test", "a")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "asker", URL: url, ID: "asker"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "asker", URL: url, ID: "asker"}); err != nil {
 		t.Fatal(err)
 	}
-	ch := frames(t, ctx, AgentURL(e.ts.URL, "test", "a"))
+	ch := frames(t, ctx, client.AgentURL(e.ts.URL, "test", "a"))
 
-	var left []Elicitation // what the last round left pending: nil before the first
+	var left []api.Elicitation // what the last round left pending: nil before the first
 	for _, tt := range []struct {
 		answer string
 		want   string
@@ -126,7 +128,7 @@ func TestElicitation(t *testing.T) {
 		{`{"action":"decline"}`, "decline"},
 	} {
 		type result struct {
-			res *mcp.CallToolResult
+			res json.RawMessage
 			err error
 		}
 		called := make(chan result, 1)
@@ -140,28 +142,28 @@ func TestElicitation(t *testing.T) {
 		}
 		id := pending[0].ID
 		status, _, b := e.do("GET", agentPath+"/elicitations", "")
-		var listed struct{ Elicitations []Elicitation }
+		var listed struct{ Elicitations []api.Elicitation }
 		json.Unmarshal(b, &listed)
 		if status != 200 || len(listed.Elicitations) != 1 || listed.Elicitations[0].ID != id {
 			t.Fatalf("list: %d %s", status, b)
 		}
-		if status, _, b := e.do("POST", agentPath+"/elicitations/"+id, `{"action":"maybe"}`); status != 400 || apiError(t, b).Code != CodeInvalidRequest {
+		if status, _, b := e.do("POST", agentPath+"/elicitations/"+id, `{"action":"maybe"}`); status != 400 || apiError(t, b).Code != api.CodeInvalidRequest {
 			t.Errorf("bad action: %d %s", status, b)
 		}
-		if status, _, b := e.do("POST", agentPath+"/elicitations/nope", `{"action":"cancel"}`); status != 404 || apiError(t, b).Code != CodeUnknownElicitation {
+		if status, _, b := e.do("POST", agentPath+"/elicitations/nope", `{"action":"cancel"}`); status != 404 || apiError(t, b).Code != api.CodeUnknownElicitation {
 			t.Errorf("unknown id: %d %s", status, b)
 		}
 		if status, _, b := e.do("POST", agentPath+"/elicitations/"+id, tt.answer); status != http.StatusNoContent {
 			t.Fatalf("answer: %d %s", status, b)
 		}
 		r := <-called
-		if r.err != nil || r.res.Content[0].(*mcp.TextContent).Text != tt.want {
+		if r.err != nil || toolResult(t, r.res).Content[0].(*mcp.TextContent).Text != tt.want {
 			t.Fatalf("call: %+v %v", r.res, r.err)
 		}
 		if left = nextElicitationsAfter(t, ch, pending); len(left) != 0 {
 			t.Errorf("still pending: %+v", left)
 		}
-		left = []Elicitation{}
+		left = []api.Elicitation{}
 		if status, _, _ := e.do("POST", agentPath+"/elicitations/"+id, tt.answer); status != 404 {
 			t.Errorf("second answer: %d", status)
 		}
@@ -176,11 +178,11 @@ func TestElicitationTimeout(t *testing.T) {
 	url := askServer(t)
 	c := e.client("test", "a")
 	ctx := testCtx(t)
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "asker", URL: url, ID: "asker"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "asker", URL: url, ID: "asker"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := c.CallTool(ctx, "asker", "ask", nil)
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "cancel" {
+	if err != nil || toolResult(t, res).Content[0].(*mcp.TextContent).Text != "cancel" {
 		t.Fatalf("call: %+v %v", res, err)
 	}
 }
@@ -191,7 +193,7 @@ func TestDashboardElicitation(t *testing.T) {
 	ctx, problems := browser(t)
 	e := newEnv(t, &Options{DefaultAgent: "test/a"})
 	url := askServer(t)
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "asker", URL: url, ID: "asker"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "asker", URL: url, ID: "asker"}); err != nil {
 		t.Fatal(err)
 	}
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
@@ -227,7 +229,7 @@ func TestSSEElicitations(t *testing.T) {
 	url := askServer(t)
 	ctx := testCtx(t)
 	c := e.client("test", "a")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "asker", URL: url, ID: "asker"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "asker", URL: url, ID: "asker"}); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.ts.URL+agentPath+"/events", nil)
@@ -267,25 +269,25 @@ func TestSSEElicitations(t *testing.T) {
 		t.Fatalf("stream ended: %v", sc.Err())
 		return nil
 	}
-	next(FrameType) // the state, on connect
+	next(api.FrameType) // the state, on connect
 
 	called := make(chan error, 1)
 	go func() {
 		_, err := c.CallTool(ctx, "asker", "ask", nil)
 		called <- err
 	}()
-	var f ElicitationsFrame
-	json.Unmarshal(next(ElicitationsFrameType), &f)
+	var f api.ElicitationsFrame
+	json.Unmarshal(next(api.ElicitationsFrameType), &f)
 	if len(f.Elicitations) != 1 || f.Elicitations[0].ServerID != "asker" {
 		t.Fatalf("elicitations frame: %+v", f)
 	}
-	if err := c.AnswerElicitation(ctx, f.Elicitations[0].ID, ElicitationAnswer{Action: "cancel"}); err != nil {
+	if err := c.AnswerElicitation(ctx, f.Elicitations[0].ID, api.ElicitationAnswer{Action: "cancel"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-called; err != nil {
 		t.Fatalf("call: %v", err)
 	}
-	json.Unmarshal(next(ElicitationsFrameType), &f)
+	json.Unmarshal(next(api.ElicitationsFrameType), &f)
 	if len(f.Elicitations) != 0 {
 		t.Errorf("still pending: %+v", f)
 	}

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"net/http/httptest"
 
-	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
@@ -28,8 +29,8 @@ func Example() {
 	defer ts.Close()
 	defer srv.CloseStreams()
 
-	url := server.AgentURL(ts.URL, "my-agent", "default")
-	c, err := server.NewClient(url, nil)
+	url := client.AgentURL(ts.URL, "my-agent", "default")
+	c, err := client.New(url, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -37,18 +38,18 @@ func Example() {
 	if err := c.CreateAgent(ctx); err != nil {
 		panic(err)
 	}
-	conn, err := server.Dial(ctx, url, nil)
+	conn, err := client.Dial(ctx, url, nil)
 	if err != nil {
 		panic(err)
 	}
 	defer conn.Close()
-	dispose := conn.OnMCPUpdate(func(st agent.MCPServersState) {
+	dispose := conn.OnMCPUpdate(func(st api.MCPServersState) {
 		fmt.Println("servers:", len(st.Servers))
 	})
 	defer dispose()
 
-	_, err = c.AddMCPServer(ctx, server.AddRequest{Name: "internal", URL: "http://10.0.0.1/mcp"})
-	fmt.Println(err.(*server.APIError).Code)
+	_, err = c.AddMCPServer(ctx, api.AddRequest{Name: "internal", URL: "http://10.0.0.1/mcp"})
+	fmt.Println(err.(*api.APIError).Code)
 	// Output:
 	// servers: 0
 	// blocked_url

@@ -7,6 +7,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 )
 
 // TestDashboardExposure: the dashboard shows the agent's MCP endpoint and
@@ -16,7 +19,7 @@ func TestDashboardExposure(t *testing.T) {
 	p := newPage(t)
 	e := newEnv(t, &Options{DefaultAgent: "test/a"})
 	_, url := mcpServer(t, "s")
-	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), AddRequest{Name: "s", URL: url, ID: "docs"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(testCtx(t), api.AddRequest{Name: "s", URL: url, ID: "docs"}); err != nil {
 		t.Fatal(err)
 	}
 	if status, _, b := e.do("PUT", agentPath+"/exposure", `{"allow":["docs"]}`); status != 200 {
@@ -38,7 +41,7 @@ func TestDashboardExposure(t *testing.T) {
 		chromedp.Click(css(`#exposure-form button[type=submit]`)),
 		chromedp.WaitVisible(css(`#exposure-status[data-state="saved"]`)),
 	)
-	if diff := cmp.Diff(ExposureRequest{Allow: []string{}, Deny: []string{"docs/echo", "*/delete_*"}}, exposureOf(t, e)); diff != "" {
+	if diff := cmp.Diff(api.Exposure{Allow: []string{}, Deny: []string{"docs/echo", "*/delete_*"}}, exposureOf(t, e)); diff != "" {
 		t.Errorf("rules after the save (-want +got):\n%s", diff)
 	}
 	p.noProblems()
@@ -62,14 +65,14 @@ func TestDashboardExposure(t *testing.T) {
 }
 
 // exposureOf reads the rules of agentPath through the API.
-func exposureOf(t *testing.T, e *env) ExposureRequest {
+func exposureOf(t *testing.T, e *env) api.Exposure {
 	t.Helper()
-	var c *Client = e.client("test", "a")
+	var c *client.Client = e.client("test", "a")
 	ex, err := c.Exposure(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ExposureRequest{Allow: ex.Allow, Deny: ex.Deny}
+	return api.Exposure{Allow: ex.Allow, Deny: ex.Deny}
 }
 
 // setRules types the rules into the editor, as a user would.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/api"
 )
 
 // TestExposureAPI: GET and PUT /agents/{class}/{name}/exposure read and
@@ -22,28 +24,28 @@ func TestExposureAPI(t *testing.T) {
 	if status, _, b := e.do("POST", agentPath+"/servers", `{"name":"s","url":"`+url+`","id":"docs"}`); status != http.StatusCreated {
 		t.Fatalf("add: %d %s", status, b)
 	}
-	get := func(e *env) ExposureRequest {
+	get := func(e *env) api.Exposure {
 		t.Helper()
 		status, _, b := e.do("GET", agentPath+"/exposure", "")
 		if status != http.StatusOK {
 			t.Fatalf("GET exposure: %d %s", status, b)
 		}
-		var got ExposureRequest
+		var got api.Exposure
 		if err := json.Unmarshal(b, &got); err != nil {
 			t.Fatal(err)
 		}
 		return got
 	}
-	if diff := cmp.Diff(ExposureRequest{Allow: []string{}, Deny: []string{}}, get(e)); diff != "" {
+	if diff := cmp.Diff(api.Exposure{Allow: []string{}, Deny: []string{}}, get(e)); diff != "" {
 		t.Fatalf("rules of a new agent (-want +got):\n%s", diff)
 	}
-	rules := ExposureRequest{Allow: []string{"docs", "github/search_*"}, Deny: []string{"*/delete_*"}}
+	rules := api.Exposure{Allow: []string{"docs", "github/search_*"}, Deny: []string{"*/delete_*"}}
 	body, _ := json.Marshal(rules)
 	status, _, b := e.do("PUT", agentPath+"/exposure", string(body))
 	if status != http.StatusOK {
 		t.Fatalf("PUT exposure: %d %s", status, b)
 	}
-	var put ExposureRequest
+	var put api.Exposure
 	json.Unmarshal(b, &put)
 	if diff := cmp.Diff(rules, put); diff != "" {
 		t.Fatalf("PUT's answer (-want +got):\n%s", diff)
@@ -66,7 +68,7 @@ func TestExposureAPI(t *testing.T) {
 	if status, _, b := e.do("POST", agentPath+"/exposure", `{}`); status != http.StatusMethodNotAllowed {
 		t.Errorf("POST exposure: %d %s, want 405", status, b)
 	}
-	if status, _, b := e.do("GET", "/agents/test/nobody/exposure", ""); status != http.StatusNotFound || !strings.Contains(string(b), CodeUnknownAgent) {
+	if status, _, b := e.do("GET", "/agents/test/nobody/exposure", ""); status != http.StatusNotFound || !strings.Contains(string(b), api.CodeUnknownAgent) {
 		t.Errorf("GET exposure of an unknown agent: %d %s, want 404 unknown_agent", status, b)
 	}
 
@@ -78,7 +80,7 @@ func TestExposureAPI(t *testing.T) {
 	if status, _, b := e.do("PUT", agentPath+"/exposure", `{}`); status != http.StatusOK {
 		t.Fatalf("PUT {}: %d %s", status, b)
 	}
-	if diff := cmp.Diff(ExposureRequest{Allow: []string{}, Deny: []string{}}, get(e)); diff != "" {
+	if diff := cmp.Diff(api.Exposure{Allow: []string{}, Deny: []string{}}, get(e)); diff != "" {
 		t.Fatalf("rules after clearing (-want +got):\n%s", diff)
 	}
 }
@@ -93,7 +95,7 @@ func TestExposureGateway(t *testing.T) {
 	ctx := testCtx(t)
 	for _, id := range []string{"docs", "scratch"} {
 		_, url := mcpServer(t, id)
-		if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: id, URL: url, ID: id}); err != nil {
+		if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: id, URL: url, ID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient/explain"
 )
 
@@ -13,10 +14,10 @@ import (
 // and note (what happens next, in terms of the server itself rather than
 // of any route); ServerName, Summary and Detail let a client say it in
 // its own terms.
-func connectFailed(a *agent.Agent, id string, err error, note string) *APIError {
+func connectFailed(a *agent.Agent, id string, err error, note string) *api.APIError {
 	name := serverName(a, id)
 	summary := explain.Summary(err)
-	e := apiErrorf(http.StatusBadGateway, CodeConnectFailed, "MCP server %s: %s; %s", serverLabel(a, id), summary, note)
+	e := apiErrorf(http.StatusBadGateway, api.CodeConnectFailed, "MCP server %s: %s; %s", serverLabel(a, id), summary, note)
 	e.ServerID, e.ServerName, e.Summary, e.Detail = id, name, summary, err.Error()
 	return e
 }
@@ -25,9 +26,9 @@ func connectFailed(a *agent.Agent, id string, err error, note string) *APIError 
 // first connection failed with err and that was not kept (no
 // keepIfUnreachable): no ServerID, since nothing was saved; Summary and
 // Detail as connectFailed's.
-func notSaved(name string, err error) *APIError {
+func notSaved(name string, err error) *api.APIError {
 	summary := explain.Summary(err)
-	e := apiErrorf(http.StatusBadGateway, CodeConnectFailed, "MCP server %q: %s; nothing was saved", name, summary)
+	e := apiErrorf(http.StatusBadGateway, api.CodeConnectFailed, "MCP server %q: %s; nothing was saved", name, summary)
 	e.ServerName, e.Summary, e.Detail = name, summary, err.Error()
 	return e
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestConnectFailedReadable: a server that cannot be reached, on add and
@@ -27,12 +28,12 @@ func TestConnectFailedReadable(t *testing.T) {
 	hs.Stop()
 	c := e.client("test", "a")
 	ctx := testCtx(t)
-	slowRetry := &RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
+	slowRetry := &api.RetryRequest{MaxAttempts: 1, BaseDelayMS: 600_000, MaxDelayMS: 600_000}
 	const summary = "cannot connect: connection refused"
 	check := func(what string, err error, message string) {
 		t.Helper()
-		var aerr *APIError
-		if !errors.As(err, &aerr) || aerr.Code != CodeConnectFailed {
+		var aerr *api.APIError
+		if !errors.As(err, &aerr) || aerr.Code != api.CodeConnectFailed {
 			t.Fatalf("%s: %v", what, err)
 		}
 		if aerr.Message != message {
@@ -45,7 +46,7 @@ func TestConnectFailedReadable(t *testing.T) {
 			t.Errorf("%s: detail %q, want the whole error once", what, aerr.Detail)
 		}
 	}
-	_, err := c.AddMCPServer(ctx, AddRequest{Name: "docs", URL: hs.URL, ID: "docs-1", Retry: slowRetry, KeepIfUnreachable: true})
+	_, err := c.AddMCPServer(ctx, api.AddRequest{Name: "docs", URL: hs.URL, ID: "docs-1", Retry: slowRetry, KeepIfUnreachable: true})
 	check("add", err, `MCP server "docs" (id docs-1): `+summary+"; it is saved and retried in the background")
 	_, err = c.Reconnect(ctx, "docs-1")
 	check("reconnect", err, `MCP server "docs" (id docs-1): `+summary+"; it keeps being retried in the background")

@@ -12,7 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // formParams returns the params of a form-mode elicitation whose schema
@@ -60,12 +62,12 @@ func TestServeFlood(t *testing.T) {
 	goodURL := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return good.Server }).URL
 	ca, cb := e.client("test", "a"), e.client("test", "b")
 	for _, add := range []struct {
-		c   *Client
-		req AddRequest
+		c   *client.Client
+		req api.AddRequest
 	}{
-		{ca, AddRequest{Name: "flooder", URL: fl.URL, ID: "flooder"}},
-		{ca, AddRequest{Name: "good", URL: goodURL, ID: "good"}},
-		{cb, AddRequest{Name: "good", URL: goodURL, ID: "good"}},
+		{ca, api.AddRequest{Name: "flooder", URL: fl.URL, ID: "flooder"}},
+		{ca, api.AddRequest{Name: "good", URL: goodURL, ID: "good"}},
+		{cb, api.AddRequest{Name: "good", URL: goodURL, ID: "good"}},
 	} {
 		if _, err := add.c.AddMCPServer(ctx, add.req); err != nil {
 			t.Fatal(err)
@@ -98,7 +100,7 @@ func TestServeFlood(t *testing.T) {
 	settleCtx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a safety net
 	defer cancel()
 	answers := map[string]int64{} // id: error code
-	var pending []Elicitation
+	var pending []api.Elicitation
 	tick := time.NewTicker(20 * time.Millisecond) // polls the pending list; the answers wake it too
 	defer tick.Stop()
 settle:
@@ -144,11 +146,11 @@ settle:
 
 	// Everything else keeps working while the pending requests wait.
 	for _, call := range []struct {
-		c      *Client
+		c      *client.Client
 		server string
 	}{{ca, "good"}, {cb, "good"}, {ca, "flooder"}} {
 		res, err := call.c.CallTool(ctx, call.server, "echo", map[string]any{"text": "still here"})
-		if err != nil || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "echo: still here" {
+		if err != nil || len(toolResult(t, res).Content) == 0 || toolResult(t, res).Content[0].(*mcp.TextContent).Text != "echo: still here" {
 			t.Errorf("calling %s during the flood: %+v %v", call.server, res, err)
 		}
 	}

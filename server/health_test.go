@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmcp/agentmcp/internal/pgtest"
+	"github.com/agentmcp/agentmcp/internal/testing/pgtest"
 	"github.com/agentmcp/agentmcp/store/postgres"
 )
 

@@ -13,8 +13,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/postgres"
 	"github.com/jackc/pgx/v5"
@@ -22,7 +24,7 @@ import (
 
 // awake reports whether agent class/name is awake.
 func (e *env) awake(class, name string) bool {
-	return slices.Contains(e.srv.Agents(), AgentInfo{Class: class, Name: name})
+	return slices.Contains(e.srv.Agents(), api.AgentInfo{Class: class, Name: name})
 }
 
 // TestHibernateRoute: POST .../hibernate puts an idle agent to sleep
@@ -35,7 +37,7 @@ func TestHibernateRoute(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := testCtx(t)
 	c := e.client("test", "a")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
 		t.Fatal(err)
 	}
 	if status, _, b := e.do("POST", "/agents/test/a/hibernate", ""); status != http.StatusNoContent {
@@ -48,19 +50,19 @@ func TestHibernateRoute(t *testing.T) {
 		t.Fatalf("hibernating a sleeping agent: %d %s (awake: %v)", status, b, e.awake("test", "a"))
 	}
 	res, err := c.CallTool(ctx, "one", "echo", map[string]string{"text": "awake"})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: awake" {
+	if err != nil || toolResult(t, res).Content[0].(*mcp.TextContent).Text != "echo: awake" {
 		t.Fatalf("call on the sleeping agent: %+v %v", res, err)
 	}
 	if !e.awake("test", "a") {
 		t.Fatal("the call did not wake the agent")
 	}
 
-	conn, err := Dial(ctx, AgentURL(e.ts.URL, "test", "a"), nil)
+	conn, err := client.Dial(ctx, client.AgentURL(e.ts.URL, "test", "a"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	status, _, b := e.do("POST", "/agents/test/a/hibernate", "")
-	if status != http.StatusConflict || apiError(t, b).Code != CodeAgentBusy {
+	if status != http.StatusConflict || apiError(t, b).Code != api.CodeAgentBusy {
 		t.Errorf("hibernate with a stream open: %d %s", status, b)
 	}
 	conn.Close()
@@ -76,10 +78,10 @@ func TestElicitationKeepsAwake(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := testCtx(t)
 	c := e.client("test", "a")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "asker", URL: askServer(t), ID: "asker"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "asker", URL: askServer(t), ID: "asker"}); err != nil {
 		t.Fatal(err)
 	}
-	ch := frames(t, ctx, AgentURL(e.ts.URL, "test", "a"))
+	ch := frames(t, ctx, client.AgentURL(e.ts.URL, "test", "a"))
 	called := make(chan error, 1)
 	go func() {
 		_, err := c.CallTool(ctx, "asker", "ask", nil)
@@ -120,7 +122,7 @@ func TestCallbackWakesAgent(t *testing.T) {
 	res := as.ServeMCP(t, mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server }), nil)
 	e := newEnv(t, nil)
 	ctx := testCtx(t)
-	r, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "private", URL: res.URL, ID: "private"})
+	r, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "private", URL: res.URL, ID: "private"})
 	if err != nil || r.AuthURL == "" {
 		t.Fatalf("add: %+v, %v", r, err)
 	}
@@ -129,7 +131,7 @@ func TestCallbackWakesAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, _, b := e.do("POST", "/agents/test/a/hibernate", "")
-	if status != http.StatusConflict || apiError(t, b).Code != CodeAgentBusy {
+	if status != http.StatusConflict || apiError(t, b).Code != api.CodeAgentBusy {
 		t.Errorf("hibernate during an OAuth flow: %d %s", status, b)
 	}
 
@@ -163,13 +165,13 @@ func TestManyAgents(t *testing.T) {
 	e := newEnv(t, &Options{MaxAwake: 10})
 	for i := range 101 {
 		c := e.client("test", fmt.Sprint("a", i))
-		if _, err := c.AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+		if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
 			t.Fatalf("agent %d: %v", i, err)
 		}
 	}
 	for _, i := range []int{0, 50, 100} {
 		res, err := e.client("test", fmt.Sprint("a", i)).CallTool(ctx, "one", "echo", map[string]string{"text": "hi"})
-		if err != nil || res.IsError {
+		if err != nil || toolResult(t, res).IsError {
 			t.Fatalf("agent %d woken again: %+v %v", i, res, err)
 		}
 	}
@@ -215,25 +217,25 @@ func TestManyAgents(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	t.Logf("seeded: %v", time.Since(start))
-	client := func(class, name string) *Client {
-		c, err := NewClient(AgentURL(ts.URL, class, name), nil)
+	agentClient := func(class, name string) *client.Client {
+		c, err := client.New(client.AgentURL(ts.URL, class, name), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
-	res, err := client("many", "a99999").CallTool(ctx, "one", "echo", map[string]string{"text": "hi"})
-	if err != nil || res.IsError {
+	res, err := agentClient("many", "a99999").CallTool(ctx, "one", "echo", map[string]string{"text": "hi"})
+	if err != nil || toolResult(t, res).IsError {
 		t.Fatalf("a stored agent: %+v %v", res, err)
 	}
-	if _, err := client("many", "new").AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+	if _, err := agentClient("many", "new").AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
 		t.Fatalf("the 100,001st agent: %v", err)
 	}
 	if got := srv.Agents(); len(got) != 2 {
 		t.Errorf("awake: %v, want the two used", got)
 	}
 	t.Logf("used: %v", time.Since(start))
-	agents, err := ListAgents(ctx, ts.URL, nil)
+	agents, err := client.ListAgents(ctx, ts.URL, nil)
 	if err != nil || len(agents) != maxAgentsListed {
 		t.Errorf("GET /agents listed %d agents (%v)", len(agents), err)
 	}
@@ -250,7 +252,7 @@ func TestBusyRoute(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := testCtx(t)
 	c := e.client("test", "a")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
 		t.Fatal(err)
 	}
 	busy := func(what string) BusyState {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/agentmcp/agentmcp/api"
 )
 
 // The defaults of the connection and request limits (Options).
@@ -86,7 +88,7 @@ func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBo
 // the answer, and its read deadline set to now, because net/http would
 // otherwise read up to 256 KiB of what is left before closing (a client
 // trickling it would hold the connection).
-func refuse(w http.ResponseWriter, r *http.Request, e *APIError) {
+func refuse(w http.ResponseWriter, r *http.Request, e *api.APIError) {
 	abandonBody(w, r)
 	writeError(w, e)
 }
@@ -106,7 +108,7 @@ func abandonBody(w http.ResponseWriter, r *http.Request) {
 // is lifted once the body is in, so that it cannot cut the handler's work
 // (net/http lifts it too when it starts watching for the client going
 // away).
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) *APIError {
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) *api.APIError {
 	if !hasBody(r) {
 		return nil
 	}
@@ -118,7 +120,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 		return nil
 	}
 	if r.ContentLength > limit {
-		return apiErrorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than %d bytes", limit)
+		return apiErrorf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the body is larger than %d bytes", limit)
 	}
 	rc := http.NewResponseController(w)
 	if timeout > 0 {
@@ -135,11 +137,11 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 	switch {
 	case err == nil:
 	case errors.As(err, &tooLarge):
-		return apiErrorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than %d bytes", limit)
+		return apiErrorf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the body is larger than %d bytes", limit)
 	case errors.As(err, &ne) && ne.Timeout():
-		return apiErrorf(http.StatusRequestTimeout, CodeRequestTimeout, "the body did not arrive within %v", timeout)
+		return apiErrorf(http.StatusRequestTimeout, api.CodeRequestTimeout, "the body did not arrive within %v", timeout)
 	default:
-		return apiErrorf(http.StatusBadRequest, CodeInvalidRequest, "reading the body: the connection failed")
+		return apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: the connection failed")
 	}
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(data))

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
@@ -145,16 +146,16 @@ func TestSlowBodies(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"unauthenticated POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n", "{", 401, CodeUnauthorized},
-		{"unauthenticated chunked POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n", "1\r\n{\r\n", 401, CodeUnauthorized},
-		{"trickling POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Type: application/json\r\nContent-Length: 1000\r\n", "{", 408, CodeRequestTimeout},
-		{"trickling chunked POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Transfer-Encoding: chunked\r\n", "1\r\n{\r\n", 408, CodeRequestTimeout},
-		{"too large", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 2000000\r\n", "{", 413, CodeBodyTooLarge},
+		{"unauthenticated POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n", "{", 401, api.CodeUnauthorized},
+		{"unauthenticated chunked POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n", "1\r\n{\r\n", 401, api.CodeUnauthorized},
+		{"trickling POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Type: application/json\r\nContent-Length: 1000\r\n", "{", 408, api.CodeRequestTimeout},
+		{"trickling chunked POST", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Transfer-Encoding: chunked\r\n", "1\r\n{\r\n", 408, api.CodeRequestTimeout},
+		{"too large", "POST " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 2000000\r\n", "{", 413, api.CodeBodyTooLarge},
 		// Elsewhere a body is not read: the route answers as without one,
 		// and the connection is closed.
 		{"body on a GET", "GET " + defaultPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 10\r\n", "{", 200, ""},
-		{"body on a wrong method", "PUT " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 10\r\n", "{", 405, CodeMethodNotAllowed},
-		{"body on the callback", "GET /agents/test/never-opened/callback?state=s:x&code=c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n", "{", 404, CodeUnknownAgent},
+		{"body on a wrong method", "PUT " + agentPath + "/servers HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Length: 10\r\n", "{", 405, api.CodeMethodNotAllowed},
+		{"body on the callback", "GET /agents/test/never-opened/callback?state=s:x&code=c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n", "{", 404, api.CodeUnknownAgent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // loggingServer hosts mcptest's server with a tool "log" that sends its
@@ -56,7 +57,7 @@ func TestServerLogsRoute(t *testing.T) {
 	if status, _, b := e.do("POST", agentPath+"/servers/docs/tools/call", `{"name":"log","arguments":{"text":"disk full"}}`); status != http.StatusOK {
 		t.Fatalf("call: %d %s", status, b)
 	}
-	var res ServerLogsResponse
+	var res api.ServerLogs
 	for deadline := time.Now().Add(10 * time.Second); len(res.Logs) == 0 && time.Now().Before(deadline); {
 		status, _, b := e.do("GET", agentPath+"/servers/docs/logs", "")
 		if status != http.StatusOK {
@@ -68,7 +69,7 @@ func TestServerLogsRoute(t *testing.T) {
 	if res.ServerID != "docs" || len(res.Logs) != 1 || res.Logs[0].Level != "warning" || res.Logs[0].Logger != "db" || res.Logs[0].Data != "disk full" {
 		t.Errorf("logs: %+v", res)
 	}
-	if status, _, b := e.do("GET", agentPath+"/servers/nope/logs", ""); status != http.StatusNotFound || !strings.Contains(string(b), CodeUnknownServer) {
+	if status, _, b := e.do("GET", agentPath+"/servers/nope/logs", ""); status != http.StatusNotFound || !strings.Contains(string(b), api.CodeUnknownServer) {
 		t.Errorf("logs of an unknown server: %d %s", status, b)
 	}
 	if status, _, b := e.do("DELETE", agentPath+"/servers/docs", ""); status != http.StatusNoContent {
@@ -90,7 +91,7 @@ func TestDashboardServerLogs(t *testing.T) {
 	e := newEnv(t, &Options{DefaultAgent: "test/a"})
 	c := e.client("test", "a")
 	ctx := testCtx(t)
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "Docs", URL: loggingServer(t), ID: "docs"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "Docs", URL: loggingServer(t), ID: "docs"}); err != nil {
 		t.Fatal(err)
 	}
 	const hostile = `<img src=x onerror="document.title='owned'"> disk full`

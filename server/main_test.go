@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/pgtest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/pgtest"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -122,13 +124,13 @@ func (e *env) create(class, name string, hdr ...string) {
 }
 
 // client returns a Client of agent class/name.
-func (e *env) client(class, name string) *Client {
+func (e *env) client(class, name string) *client.Client {
 	e.t.Helper()
-	var o ClientOptions
+	var o client.Options
 	if e.opts != nil {
 		o.Token = e.opts.Token
 	}
-	c, err := NewClient(AgentURL(e.ts.URL, class, name), &o)
+	c, err := client.New(client.AgentURL(e.ts.URL, class, name), &o)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -150,9 +152,9 @@ func (e *env) stored(ns string) []string {
 }
 
 // apiError decodes an error body.
-func apiError(t *testing.T, b []byte) APIError {
+func apiError(t *testing.T, b []byte) api.APIError {
 	t.Helper()
-	var eb errorBody
+	var eb api.ErrorResponse
 	if err := json.Unmarshal(b, &eb); err != nil || eb.Error.Code == "" {
 		t.Fatalf("not a JSON error body: %s", b)
 	}

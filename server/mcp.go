@@ -1,19 +1,16 @@
 package server
 
 import (
-	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
-	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/gateway"
+	"github.com/agentmcp/agentmcp/oauth/resource"
 )
 
 // mcpRoute is an agent's MCP endpoint: the agent as an MCP server
@@ -25,17 +22,6 @@ const maxMCPBody = 4 << 20
 
 // DefaultMCPSessions is Options.MCPSessions's default.
 const DefaultMCPSessions = 1000
-
-// gateways are the MCP endpoints of the awake agents: one per agent
-// instance, made on its first MCP request and closed with it (a
-// hibernation, the server's Close); a wake makes a new one.
-type gateways struct {
-	// mu guards the fields below.
-	mu     sync.Mutex
-	m      map[*agent.Agent]*gateway.Gateway
-	cap    *gateway.SessionCap // Options.MCPSessions, shared by all; nil for none
-	closed bool
-}
 
 // mcp serves an agent's MCP endpoint. The agent is in use for the request
 // (a wake, if it sleeps), but for a stream that only waits for what the
@@ -77,24 +63,7 @@ func (s *Server) tokenSubject(r *http.Request) (string, bool) {
 	if tok == "" || (s.sec.token != nil && s.sec.matches(tok)) {
 		return "", false
 	}
-	var claims struct {
-		Sub      string `json:"sub"`
-		ClientID string `json:"client_id"`
-		Azp      string `json:"azp"`
-	}
-	if parts := strings.Split(tok, "."); len(parts) == 3 {
-		decodeSegment(parts[1], &claims)
-	}
-	switch {
-	case claims.Sub != "":
-		return "sub:" + claims.Sub, true
-	case claims.ClientID != "":
-		return "client:" + claims.ClientID, true
-	case claims.Azp != "":
-		return "client:" + claims.Azp, true
-	}
-	sum := sha256.Sum256([]byte(tok))
-	return "token:" + hex.EncodeToString(sum[:]), true
+	return resource.Subject(tok), true
 }
 
 // bindSubject gives h's requests go-sdk's token info with subject as the
@@ -108,33 +77,23 @@ func bindSubject(subject string, h http.Handler) http.Handler {
 	return auth.RequireBearerToken(verified, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
 
-// gatewayFor returns the gateway of a, made on first use; nil after
-// Close.
+// gatewayKey is the key of an agent's gateway among its attachments.
+type gatewayKey struct{}
+
+// gatewayFor returns the gateway of a: one per agent, made on its first
+// MCP request and closed with it (agent.Agent.Attach: a hibernation, the
+// server's Close); a wake makes a new one. It is nil once a is closing.
 func (s *Server) gatewayFor(a *agent.Agent) *gateway.Gateway {
-	gws := &s.gateways
-	gws.mu.Lock()
-	defer gws.mu.Unlock()
-	if gws.closed {
-		return nil
-	}
-	if g, ok := gws.m[a]; ok {
-		select {
-		case <-g.Done():
-		default:
-			return g
-		}
-	}
-	if gws.m == nil {
-		gws.m = map[*agent.Agent]*gateway.Gateway{}
-	}
-	// Forget the gateways of agents closed since (each closed itself).
-	for other, g := range gws.m {
-		select {
-		case <-g.Done():
-			delete(gws.m, other)
-		default:
-		}
-	}
+	g, _ := a.Attach(gatewayKey{}, func(a *agent.Agent) agent.Attachment { return s.newGateway(a) }).(*gateway.Gateway)
+	return g
+}
+
+// newGateway makes the gateway of a with Options.Gateway's options: the
+// server's logger, its session cap shared by all the agents
+// (Options.MCPSessions), the agent's exposure rules, and the agent's own
+// handlers of its servers' requests for input as the fallback of those no
+// MCP client takes.
+func (s *Server) newGateway(a *agent.Agent) *gateway.Gateway {
 	var o gateway.Options
 	if s.opts.Gateway != nil {
 		if set := s.opts.Gateway(a); set != nil {
@@ -145,10 +104,7 @@ func (s *Server) gatewayFor(a *agent.Agent) *gateway.Gateway {
 		o.Logger = s.logger
 	}
 	if o.Sessions == nil {
-		if gws.cap == nil && s.opts.MCPSessions >= 0 {
-			gws.cap = gateway.NewSessionCap(cmp.Or(s.opts.MCPSessions, DefaultMCPSessions))
-		}
-		o.Sessions = gws.cap
+		o.Sessions = s.mcpSessions
 	}
 	// The server checks the Host itself (only loopback names and
 	// AllowedHosts without a token), and may sit behind a proxy that
@@ -157,22 +113,13 @@ func (s *Server) gatewayFor(a *agent.Agent) *gateway.Gateway {
 	if o.Expose == nil {
 		o.Expose = a.Exposes // the agent's stored rules (exposure.go)
 	}
-	g := gateway.New(a, &o)
-	gws.m[a] = g
-	return g
-}
-
-// closeGateways closes every gateway; later requests get none.
-func (s *Server) closeGateways(ctx context.Context) {
-	gws := &s.gateways
-	gws.mu.Lock()
-	gws.closed = true
-	all := gws.m
-	gws.m = nil
-	gws.mu.Unlock()
-	for _, g := range all {
-		g.Close(ctx)
+	if o.Elicitation == nil {
+		o.Elicitation = a.ElicitationHandlers()
 	}
+	if o.Sampling == nil {
+		o.Sampling = a.SamplingHandler()
+	}
+	return gateway.New(a, &o)
 }
 
 // busyReasons says what keeps the awake agent class/name from
@@ -190,12 +137,11 @@ type BusyState struct {
 	// The figures of agent.Busyness: requests to the agent in flight
 	// (inUse), calls, adds and reconnections in flight (work), open
 	// streams (watchers: a dashboard, an SSE or WebSocket client),
-	// pending elicitations, an OAuth sign-in in progress (authorizing).
+	// pending elicitations, an OAuth sign-in in progress (authorizing),
+	// and MCP client questions (of the agent's MCP endpoint) waiting for
+	// the client's answer (inputs, counted in work too), each cancelled if
+	// not answered in time.
 	agent.Busyness
-	// Questions counts MCP client questions (of the agent's MCP endpoint)
-	// waiting for the client's answer, each cancelled if not answered in
-	// time; they are counted in work too.
-	Questions int `json:"questions,omitempty"`
 	// KeepAwake is set when the agent is kept awake whatever it does (a
 	// keep-awake server, or serve --keep-awake).
 	KeepAwake bool `json:"keepAwake,omitempty"`
@@ -210,23 +156,15 @@ func (s *Server) busyState(class, name string) BusyState {
 		return BusyState{Reason: "asleep"}
 	}
 	st := BusyState{Awake: true, Busyness: s.host.Busy()[class+"/"+name], KeepAwake: s.host.KeptAwake(class, name)}
-	gws := &s.gateways
-	gws.mu.Lock()
-	for a, g := range gws.m {
-		if a.Namespace() == class+"/"+name {
-			st.Questions += g.PendingInputs()
-		}
-	}
-	gws.mu.Unlock()
 	st.Reason = st.Busyness.String()
+	if st.Inputs > 0 {
+		st.Reason += fmt.Sprintf(" (%d of them MCP client questions waiting for the client's answer, each cancelled if not answered in time)", st.Inputs)
+	}
 	switch {
 	case st.Reason == "idle" && st.KeepAwake:
 		st.Reason = "kept awake (a keep-awake server, or --keep-awake)"
 	case st.KeepAwake:
 		st.Reason += "; kept awake (a keep-awake server, or --keep-awake)"
-	}
-	if st.Questions > 0 {
-		st.Reason += fmt.Sprintf(" (%d of them MCP client questions waiting for the client's answer, each cancelled if not answered in time)", st.Questions)
 	}
 	return st
 }
@@ -236,7 +174,7 @@ func (s *Server) busyState(class, name string) BusyState {
 func (s *Server) busy(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
 		return
 	}
 	class, name := r.PathValue("class"), r.PathValue("name")

@@ -12,9 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/gateway"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 )
 
 // bearer adds a token to every request.
@@ -39,7 +40,7 @@ func TestMCPEndpoint(t *testing.T) {
 	srv := mcptest.NewServer("s")
 	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server })
 	ctx := testCtx(t)
-	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "s", URL: hs.URL, ID: "s"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "s", URL: hs.URL, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	endpoint := e.ts.URL + "/agents/test/a/mcp"
@@ -134,7 +135,7 @@ func TestMCPSessionSubject(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	ctx := testCtx(t)
 	_, url := mcpServer(t, "s")
-	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	endpoint := e.ts.URL + agentPath + "/mcp"
@@ -199,7 +200,7 @@ func TestAbandonedQuestion(t *testing.T) {
 		return &gateway.Options{InputTimeout: time.Second}
 	}})
 	ctx := testCtx(t)
-	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "asker", URL: askServer(t), ID: "asker"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "asker", URL: askServer(t), ID: "asker"}); err != nil {
 		t.Fatal(err)
 	}
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tool_asker_ask","arguments":{},"_meta":{` +

@@ -7,7 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 )
 
 // TestRestart: a server stopped and started again on the same database
@@ -19,13 +20,13 @@ func TestRestart(t *testing.T) {
 	ctx := testCtx(t)
 
 	e := newEnv(t, nil)
-	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "one", URL: url1, ID: "one"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url1, ID: "one"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "two", URL: url2}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "two", URL: url2}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.client("other", "b").AddMCPServer(ctx, AddRequest{Name: "one", URL: url1, ID: "x"}); err != nil {
+	if _, err := e.client("other", "b").AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url1, ID: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	// An agent with no servers is not restored.
@@ -42,11 +43,11 @@ func TestRestart(t *testing.T) {
 	if got := e2.srv.Agents(); len(got) != 0 {
 		t.Errorf("agents awake after the restart: %v (they wake on their first request)", got)
 	}
-	agents, err := ListAgents(ctx, e2.ts.URL, nil)
+	agents, err := client.ListAgents(ctx, e2.ts.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]AgentInfo{{Class: "agentmcp", Name: "default"}, {Class: "test", Name: "a"}, {Class: "other", Name: "b"}}, agents); diff != "" {
+	if diff := cmp.Diff([]api.AgentInfo{{Class: "agentmcp", Name: "default"}, {Class: "test", Name: "a"}, {Class: "other", Name: "b"}}, agents); diff != "" {
 		t.Errorf("agents after the restart (-want +got):\n%s", diff)
 	}
 	for _, name := range [][2]string{{"test", "a"}, {"other", "b"}} {
@@ -61,7 +62,7 @@ func TestRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := func(st agent.MCPServersState) []string {
+	ids := func(st api.MCPServersState) []string {
 		var out []string
 		for id, s := range st.Servers {
 			if s.State != "ready" {
@@ -79,7 +80,7 @@ func TestRestart(t *testing.T) {
 		t.Errorf("%d tools after the restart, %d before", len(after.Tools), len(before.Tools))
 	}
 	res, err := e2.client("test", "a").CallTool(ctx, "one", "echo", map[string]string{"text": "again"})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: again" {
+	if err != nil || toolResult(t, res).Content[0].(*mcp.TextContent).Text != "echo: again" {
 		t.Fatalf("call after the restart: %+v %v", res, err)
 	}
 	st, err := e2.client("other", "b").MCPServers(ctx)

@@ -10,8 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestRestartDeadServer: serve stops, the agent's MCP server stops while
@@ -24,8 +25,8 @@ func TestRestartDeadServer(t *testing.T) {
 	hs := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("s").Server })
 	ctx := testCtx(t)
 	e := newEnv(t, nil)
-	retry := &RetryRequest{MaxAttempts: 2, BaseDelayMS: 10, MaxDelayMS: 10}
-	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: retry}); err != nil {
+	retry := &api.RetryRequest{MaxAttempts: 2, BaseDelayMS: 10, MaxDelayMS: 10}
+	if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "s", URL: hs.URL, ID: "s", Retry: retry}); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := e.client("test", "a").MCPServers(ctx); err != nil || st.Servers["s"].State != "ready" {
@@ -37,7 +38,7 @@ func TestRestartDeadServer(t *testing.T) {
 	e2 := openEnv(t, e.path, nil)
 	var mu sync.Mutex
 	var seen []string // every state reported, "source: state"
-	note := func(source string, st agent.MCPServersState) {
+	note := func(source string, st api.MCPServersState) {
 		s, ok := st.Servers["s"]
 		if !ok {
 			return
@@ -50,13 +51,13 @@ func TestRestartDeadServer(t *testing.T) {
 		}
 	}
 	// The WebSocket, from its first frame.
-	conn, err := Dial(ctx, AgentURL(e2.ts.URL, "test", "a"), nil)
+	conn, err := client.Dial(ctx, client.AgentURL(e2.ts.URL, "test", "a"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	wsFailed := make(chan agent.MCPServersState, 1)
-	dispose := conn.OnMCPUpdate(func(st agent.MCPServersState) {
+	wsFailed := make(chan api.MCPServersState, 1)
+	dispose := conn.OnMCPUpdate(func(st api.MCPServersState) {
 		note("websocket", st)
 		if s := st.Servers["s"]; s.State == "failed" {
 			select {
@@ -84,8 +85,8 @@ func TestRestartDeadServer(t *testing.T) {
 			switch {
 			case strings.HasPrefix(line, "event: "):
 				event = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: ") && event == FrameType:
-				var f Frame
+			case strings.HasPrefix(line, "data: ") && event == api.FrameType:
+				var f api.Frame
 				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &f); err != nil {
 					t.Error(err)
 					return
@@ -112,7 +113,7 @@ func TestRestartDeadServer(t *testing.T) {
 		}
 		note("api", st)
 	}
-	var st agent.MCPServersState
+	var st api.MCPServersState
 	select {
 	case st = <-wsFailed:
 	case <-ctx.Done():
@@ -127,7 +128,7 @@ func TestRestartDeadServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for source, s := range map[string]agent.MCPServersState{"websocket": st, "api": final} {
+	for source, s := range map[string]api.MCPServersState{"websocket": st, "api": final} {
 		g := s.Servers["s"]
 		if g.State != "failed" || g.Error == nil || !strings.Contains(*g.Error, "connection refused") {
 			t.Errorf("%s: %s, error %v; want failed, naming the refused connection", source, g.State, g.Error)

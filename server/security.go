@@ -9,6 +9,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/agentmcp/agentmcp/api"
 )
 
 // csp is the Content-Security-Policy of every response: the dashboard's
@@ -74,7 +76,7 @@ func (sec *security) wrap(mux *http.ServeMux) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
 		if sec.token == nil && !sec.hostAllowed(r.Host) {
-			refuse(w, r, apiErrorf(http.StatusForbidden, CodeHostNotAllowed,
+			refuse(w, r, apiErrorf(http.StatusForbidden, api.CodeHostNotAllowed,
 				"host %q is not served: without an access token only loopback names are (start the server with a token to serve other hosts)", r.Host))
 			return
 		}
@@ -96,11 +98,11 @@ func (sec *security) wrap(mux *http.ServeMux) http.Handler {
 		prot := protected(pattern, r)
 		if prot {
 			if !trusted && crossSite(r) {
-				refuse(w, r, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-site requests are refused"))
+				refuse(w, r, apiErrorf(http.StatusForbidden, api.CodeCrossOrigin, "cross-site requests are refused"))
 				return
 			}
 			if err := sec.cop.Check(r); err != nil {
-				refuse(w, r, apiErrorf(http.StatusForbidden, CodeCrossOrigin, "cross-origin request refused"))
+				refuse(w, r, apiErrorf(http.StatusForbidden, api.CodeCrossOrigin, "cross-origin request refused"))
 				return
 			}
 			if pattern == mcpRoute && sec.resource != nil {
@@ -109,7 +111,7 @@ func (sec *security) wrap(mux *http.ServeMux) http.Handler {
 				}
 			} else if !sec.authorized(r) {
 				h.Set("WWW-Authenticate", `Bearer realm="agentmcp"`)
-				refuse(w, r, apiErrorf(http.StatusUnauthorized, CodeUnauthorized,
+				refuse(w, r, apiErrorf(http.StatusUnauthorized, api.CodeUnauthorized,
 					"an access token is required: send Authorization: Bearer TOKEN, or open the dashboard link that agentmcp serve printed (/?token=...)"))
 				return
 			}

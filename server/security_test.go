@@ -10,6 +10,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
@@ -53,7 +55,7 @@ func TestToken(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", status, tt.status, b)
 			}
 			if status == 401 {
-				if apiError(t, b).Code != CodeUnauthorized || h.Get("WWW-Authenticate") == "" {
+				if apiError(t, b).Code != api.CodeUnauthorized || h.Get("WWW-Authenticate") == "" {
 					t.Errorf("401 body %s, WWW-Authenticate %q", b, h.Get("WWW-Authenticate"))
 				}
 			}
@@ -100,16 +102,16 @@ func TestBrowserChecks(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"rebinding host", "GET", agentPath + "/servers", "", []string{"Host: attacker.example:80"}, 403, CodeHostNotAllowed},
-		{"rebinding host, dashboard too", "GET", "/", "", []string{"Host: attacker.example"}, 403, CodeHostNotAllowed},
+		{"rebinding host", "GET", agentPath + "/servers", "", []string{"Host: attacker.example:80"}, 403, api.CodeHostNotAllowed},
+		{"rebinding host, dashboard too", "GET", "/", "", []string{"Host: attacker.example"}, 403, api.CodeHostNotAllowed},
 		{"localhost", "GET", agentPath + "/servers", "", []string{"Host: localhost:8787"}, 200, ""},
 		{"ipv6 loopback", "GET", agentPath + "/servers", "", []string{"Host: [::1]:8787"}, 200, ""},
-		{"cross-site POST", "POST", agentPath + "/servers", `{"name":"x","url":"http://127.0.0.1:1/"}`, []string{"Sec-Fetch-Site: cross-site", "Origin: https://evil.example"}, 403, CodeCrossOrigin},
-		{"cross-site POST, old browser", "POST", agentPath + "/servers", `{"name":"x","url":"http://127.0.0.1:1/"}`, []string{"Origin: https://evil.example"}, 403, CodeCrossOrigin},
-		{"same-site other port", "DELETE", agentPath + "/servers/x", "", []string{"Sec-Fetch-Site: same-site", "Origin: http://127.0.0.1:9999"}, 403, CodeCrossOrigin},
-		{"cross-site GET", "GET", agentPath + "/servers", "", []string{"Sec-Fetch-Site: cross-site"}, 403, CodeCrossOrigin},
-		{"same-origin POST", "POST", agentPath + "/servers", `{"name":""}`, []string{"Sec-Fetch-Site: same-origin", "Origin: " + self}, 400, CodeInvalidRequest},
-		{"trusted origin", "POST", agentPath + "/servers", `{"name":""}`, []string{"Sec-Fetch-Site: same-site", "Origin: http://localhost:5173"}, 400, CodeInvalidRequest},
+		{"cross-site POST", "POST", agentPath + "/servers", `{"name":"x","url":"http://127.0.0.1:1/"}`, []string{"Sec-Fetch-Site: cross-site", "Origin: https://evil.example"}, 403, api.CodeCrossOrigin},
+		{"cross-site POST, old browser", "POST", agentPath + "/servers", `{"name":"x","url":"http://127.0.0.1:1/"}`, []string{"Origin: https://evil.example"}, 403, api.CodeCrossOrigin},
+		{"same-site other port", "DELETE", agentPath + "/servers/x", "", []string{"Sec-Fetch-Site: same-site", "Origin: http://127.0.0.1:9999"}, 403, api.CodeCrossOrigin},
+		{"cross-site GET", "GET", agentPath + "/servers", "", []string{"Sec-Fetch-Site: cross-site"}, 403, api.CodeCrossOrigin},
+		{"same-origin POST", "POST", agentPath + "/servers", `{"name":""}`, []string{"Sec-Fetch-Site: same-origin", "Origin: " + self}, 400, api.CodeInvalidRequest},
+		{"trusted origin", "POST", agentPath + "/servers", `{"name":""}`, []string{"Sec-Fetch-Site: same-site", "Origin: http://localhost:5173"}, 400, api.CodeInvalidRequest},
 		{"cross-site link to the dashboard", "GET", "/", "", []string{"Sec-Fetch-Site: cross-site"}, 200, ""},
 	}
 	for _, tt := range tests {
@@ -143,7 +145,7 @@ func TestBrowserChecks(t *testing.T) {
 	// A WebSocket from another origin is refused; from the trusted one it
 	// is accepted.
 	ctx := testCtx(t)
-	wsURL := AgentURL(e.ts.URL, "test", "a")
+	wsURL := client.AgentURL(e.ts.URL, "test", "a")
 	_, res, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}})
 	if err == nil || res == nil || res.StatusCode != http.StatusForbidden {
 		t.Errorf("foreign WebSocket: %v %v", res, err)
@@ -180,8 +182,8 @@ func TestCallbackOpensNoAgent(t *testing.T) {
 	for i := range 2 * max {
 		path := fmt.Sprintf("/agents/x/n%d/callback?state=s:abc&code=c", i)
 		status, _, b := e.do("GET", path, "")
-		if status != http.StatusNotFound || apiError(t, b).Code != CodeUnknownAgent {
-			t.Fatalf("GET %s: %d %s, want 404 %s", path, status, b, CodeUnknownAgent)
+		if status != http.StatusNotFound || apiError(t, b).Code != api.CodeUnknownAgent {
+			t.Fatalf("GET %s: %d %s, want 404 %s", path, status, b, api.CodeUnknownAgent)
 		}
 	}
 	if got := e.srv.Agents(); len(got) != 0 {
@@ -214,7 +216,7 @@ func TestCallbackOpensNoAgent(t *testing.T) {
 	if status != http.StatusBadRequest || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
 		t.Errorf("callback of a stored agent: %d %s %s", status, h.Get("Content-Type"), b)
 	}
-	if diff := cmp.Diff([]AgentInfo{}, e2.srv.Agents()); diff != "" {
+	if diff := cmp.Diff([]api.AgentInfo{}, e2.srv.Agents()); diff != "" {
 		t.Errorf("agents (-want +got):\n%s", diff)
 	}
 }
@@ -269,7 +271,7 @@ func TestEncodedPathsNeedToken(t *testing.T) {
 			if status != tt.status {
 				t.Fatalf("status %d, want %d: %s", status, tt.status, b)
 			}
-			if status == 404 && apiError(t, b).Code != CodeUnknownAgent {
+			if status == 404 && apiError(t, b).Code != api.CodeUnknownAgent {
 				t.Errorf("not the callback's answer: %s", b)
 			}
 		})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/store"
 )
@@ -191,9 +194,6 @@ const DefaultAgent = "agentmcp/default"
 // neither the request (timeoutMs) nor Options.CallTimeout sets one.
 const DefaultCallTimeout = 2 * time.Minute
 
-// MaxCallTimeout is the largest timeoutMs a request may ask for.
-const MaxCallTimeout = time.Hour
-
 // Server hosts named agents over HTTP: a JSON API, WebSocket and SSE
 // streams of their MCP state, and the dashboard. Agents are kept in the
 // store and woken on demand by an agent.Host: a request to a sleeping agent
@@ -220,12 +220,14 @@ type Server struct {
 
 	hooks atomic.Pointer[testHooks] // nil but in tests
 
-	gateways gateways // the agents' MCP endpoints (mcp.go)
+	// mcpSessions caps the MCP sessions of all the agents' gateways
+	// (Options.MCPSessions); nil for no cap.
+	mcpSessions *gateway.SessionCap
 
 	mux              *http.ServeMux // the routes, without sec's checks
 	clusterTransport http.RoundTripper
-	clusterAuth      *clusterAuth // the cluster listener's signatures; nil without Options.Cluster
-	probe            storeProbe   // the store's answer for /readyz
+	clusterAuth      *cluster.Signer // forwarded requests' signatures; nil without Options.Cluster
+	probe            storeProbe      // the store's answer for /readyz
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -278,8 +280,8 @@ func Open(ctx context.Context, st store.Store, opts *Options) (*Server, error) {
 		s.Close(ctx)
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	if s.opts.Cluster != nil {
-		go s.rehome(rehomeInterval)
+	if c := s.opts.Cluster; c != nil {
+		go c.Replica.Rehome(s.ctx, cluster.RehomeInterval, s.isDraining, s.wake)
 	}
 	return s, nil
 }
@@ -338,7 +340,7 @@ func newServer(st store.Store, opts *Options) *Server {
 		if c.WaitForOwner == 0 {
 			c.WaitForOwner = 15 * time.Second
 		}
-		s.clusterAuth = newClusterAuth(c.Key)
+		s.clusterAuth = cluster.NewSigner(c.Key)
 		s.clusterTransport = &http.Transport{
 			Proxy:                 nil, // replicas talk directly
 			DialContext:           (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -356,6 +358,9 @@ func newServer(st store.Store, opts *Options) *Server {
 		OnOpen:      s.configure,
 		Logger:      logger,
 	})
+	if o.MCPSessions >= 0 {
+		s.mcpSessions = gateway.NewSessionCap(cmp.Or(o.MCPSessions, DefaultMCPSessions))
+	}
 	s.probe.logger = logger
 	s.pages = parsePages()
 	s.sec = newSecurity(&o)
@@ -405,21 +410,17 @@ func ValidClass(class string) bool { return classRE.MatchString(class) }
 func ValidName(name string) bool { return nameRE.MatchString(name) }
 
 // checkAgent refuses agents the server does not host.
-func (s *Server) checkAgent(class, name string) *APIError {
+func (s *Server) checkAgent(class, name string) *api.APIError {
 	switch {
 	case !ValidClass(class):
-		return apiErrorf(http.StatusNotFound, CodeUnknownAgent, "no agent class %q: classes are kebab-case (lower-case letters, digits and '-', starting with a letter)", class)
+		return apiErrorf(http.StatusNotFound, api.CodeUnknownAgent, "no agent class %q: classes are kebab-case (lower-case letters, digits and '-', starting with a letter)", class)
 	case s.opts.Classes != nil && !slices.Contains(s.opts.Classes, class):
-		return apiErrorf(http.StatusNotFound, CodeUnknownAgent, "no agent class %q on this server", class)
+		return apiErrorf(http.StatusNotFound, api.CodeUnknownAgent, "no agent class %q on this server", class)
 	case !ValidName(name):
-		return apiErrorf(http.StatusNotFound, CodeUnknownAgent, "invalid agent name %q: letters, digits, '.', '_', '~' and '-', at most 128, starting with a letter or digit", name)
+		return apiErrorf(http.StatusNotFound, api.CodeUnknownAgent, "invalid agent name %q: letters, digits, '.', '_', '~' and '-', at most 128, starting with a letter or digit", name)
 	}
 	return nil
 }
-
-// rehomeInterval is how often a replica looks for keep-awake agents that no
-// replica holds.
-const rehomeInterval = 2 * time.Second
 
 // errClosed is returned by Use after Close.
 var errClosed = errors.New("server: closed")
@@ -465,7 +466,7 @@ func (s *Server) useKnown(ctx context.Context, class, name string, callback bool
 			return nil, nil, fmt.Errorf("reading the servers of agent %s: %w", key, err)
 		}
 		if len(rows) == 0 && callback {
-			return nil, nil, apiErrorf(http.StatusNotFound, CodeUnknownAgent, "agent %s has no MCP servers: there is no authorization to complete", key)
+			return nil, nil, apiErrorf(http.StatusNotFound, api.CodeUnknownAgent, "agent %s has no MCP servers: there is no authorization to complete", key)
 		}
 		if len(rows) == 0 {
 			return nil, nil, s.unknownAgent(ctx, key)
@@ -475,13 +476,13 @@ func (s *Server) useKnown(ctx context.Context, class, name string, callback bool
 }
 
 // unknownAgent is the error for a request to an agent that does not exist.
-func (s *Server) unknownAgent(ctx context.Context, key string) *APIError {
+func (s *Server) unknownAgent(ctx context.Context, key string) *api.APIError {
 	var known []string
 	agents, _, _ := s.knownAgents(ctx, maxAgentsShown)
 	for _, a := range agents {
 		known = append(known, a.Class+"/"+a.Name)
 	}
-	err := apiErrorf(http.StatusNotFound, CodeUnknownAgent,
+	err := apiErrorf(http.StatusNotFound, api.CodeUnknownAgent,
 		"there is no agent %s (agents: %s); adding a server to it creates it", key, strings.Join(known, ", "))
 	err.Agents = known
 	return err
@@ -497,14 +498,14 @@ func (s *Server) isDefault(key string) bool {
 }
 
 // defaults returns the default agents this server hosts.
-func (s *Server) defaults() []AgentInfo {
-	var out []AgentInfo
+func (s *Server) defaults() []api.AgentInfo {
+	var out []api.AgentInfo
 	for _, key := range []string{s.opts.DefaultAgent, DefaultAgent} {
 		class, name, _ := strings.Cut(key, "/")
-		if s.checkAgent(class, name) != nil || slices.Contains(out, AgentInfo{Class: class, Name: name}) {
+		if s.checkAgent(class, name) != nil || slices.Contains(out, api.AgentInfo{Class: class, Name: name}) {
 			continue
 		}
-		out = append(out, AgentInfo{Class: class, Name: name})
+		out = append(out, api.AgentInfo{Class: class, Name: name})
 	}
 	return out
 }
@@ -514,7 +515,7 @@ func (s *Server) defaults() []AgentInfo {
 // first stored, then the other awake ones; more reports whether some were
 // left out. err is the store's, when it could not list the stored agents
 // (the list then lacks them).
-func (s *Server) knownAgents(ctx context.Context, limit int) (out []AgentInfo, more bool, err error) {
+func (s *Server) knownAgents(ctx context.Context, limit int) (out []api.AgentInfo, more bool, err error) {
 	out = s.defaults()
 	seen := map[string]bool{}
 	for _, a := range out {
@@ -539,23 +540,17 @@ func (s *Server) knownAgents(ctx context.Context, limit int) (out []AgentInfo, m
 		if len(out) >= limit {
 			return out, true, err
 		}
-		out = append(out, AgentInfo{Class: class, Name: name})
+		out = append(out, api.AgentInfo{Class: class, Name: name})
 	}
 	return out, false, err
 }
 
-// AgentInfo names one agent.
-type AgentInfo struct {
-	Class string `json:"class"`
-	Name  string `json:"name"`
-}
-
 // Agents returns the agents awake now, sorted by class/name.
-func (s *Server) Agents() []AgentInfo {
-	out := []AgentInfo{}
+func (s *Server) Agents() []api.AgentInfo {
+	out := []api.AgentInfo{}
 	for _, key := range s.host.Awake() {
 		class, name, _ := strings.Cut(key, "/")
-		out = append(out, AgentInfo{Class: class, Name: name})
+		out = append(out, api.AgentInfo{Class: class, Name: name})
 	}
 	return out
 }
@@ -589,8 +584,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	s.closeGateways(ctx)
-	err := s.host.Close(ctx)
+	err := s.host.Close(ctx) // each agent closes its gateway first
 	if t, ok := s.clusterTransport.(*http.Transport); ok {
 		t.CloseIdleConnections()
 	}

@@ -9,7 +9,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/oteltest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/oteltest"
 )
 
 // TestDashboardCallStats: the dashboard shows each server's tool calls
@@ -23,7 +24,7 @@ func TestDashboardCallStats(t *testing.T) {
 	c := e.client("test", "a")
 	for _, id := range []string{"busy", "idle"} {
 		_, url := mcpServer(t, id)
-		if _, err := c.AddMCPServer(testCtx(t), AddRequest{Name: id, URL: url, ID: id}); err != nil {
+		if _, err := c.AddMCPServer(testCtx(t), api.AddRequest{Name: id, URL: url, ID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}

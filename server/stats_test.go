@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/agentmcp/agentmcp/api"
 )
 
 // TestStatsAPI: GET .../stats has each stored server's tool calls (made
@@ -44,7 +46,7 @@ func TestStatsAPI(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("stats: %d %s", status, b)
 	}
-	var got Stats
+	var got api.Stats
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -61,14 +63,14 @@ func TestStatsAPI(t *testing.T) {
 	if viaClient, err := e.client("test", "a").Stats(testCtx(t)); err != nil || viaClient.Servers["busy"].TotalCalls != 7 {
 		t.Errorf("Client.Stats: %+v, %v", viaClient, err)
 	}
-	if idle := got.Servers["idle"]; idle != (ServerStats{}) {
+	if idle := got.Servers["idle"]; idle != (api.ServerStats{}) {
 		t.Errorf("idle: %+v; want zero figures", idle)
 	}
 
 	if status, _, b := e.do("POST", agentPath+"/stats", "{}", auth); status != http.StatusMethodNotAllowed {
 		t.Errorf("POST stats: %d %s; want 405", status, b)
 	}
-	if status, _, b := e.do("GET", "/agents/test/nobody/stats", "", auth); status != http.StatusNotFound || apiError(t, b).Code != CodeUnknownAgent {
+	if status, _, b := e.do("GET", "/agents/test/nobody/stats", "", auth); status != http.StatusNotFound || apiError(t, b).Code != api.CodeUnknownAgent {
 		t.Errorf("stats of an unknown agent: %d %s; want 404 unknown_agent", status, b)
 	}
 }

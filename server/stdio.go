@@ -7,13 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-)
 
-// CodeStdioNotAllowed is the error code of a stdio server add that the
-// server refuses (403): the server was not started with
-// Options.AllowStdioServers, has no access token, or the request came from
-// a browser page of another origin.
-const CodeStdioNotAllowed = "stdio_not_allowed"
+	"github.com/agentmcp/agentmcp/api"
+)
 
 // stdioGate refuses, before the agent is opened or the request forwarded
 // to the replica that holds it, a POST that adds a stdio server when such
@@ -43,15 +39,15 @@ func (s *Server) stdioGate(next http.Handler) http.Handler {
 // Options.AllowStdioServers, an access token (which r carried: the
 // security wrapper checked it), and a request that is not a browser's from
 // another site or origin, even a trusted one.
-func (s *Server) checkStdio(r *http.Request) *APIError {
+func (s *Server) checkStdio(r *http.Request) *api.APIError {
 	switch {
 	case !s.opts.AllowStdioServers:
-		return apiErrorf(http.StatusForbidden, CodeStdioNotAllowed,
+		return apiErrorf(http.StatusForbidden, api.CodeStdioNotAllowed,
 			"adding a stdio server (a command) through the API is not allowed: start agentmcp serve with --allow-stdio-servers, or add it with agentmcp add --db or agentmcp import")
 	case s.sec.token == nil:
-		return apiErrorf(http.StatusForbidden, CodeStdioNotAllowed, "adding a stdio server through the API needs an access token, and this server has none")
+		return apiErrorf(http.StatusForbidden, api.CodeStdioNotAllowed, "adding a stdio server through the API needs an access token, and this server has none")
 	case crossSiteOrOrigin(r):
-		return apiErrorf(http.StatusForbidden, CodeStdioNotAllowed, "stdio servers cannot be added by a page of another site or origin")
+		return apiErrorf(http.StatusForbidden, api.CodeStdioNotAllowed, "stdio servers cannot be added by a page of another site or origin")
 	}
 	return nil
 }

@@ -18,7 +18,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,7 +65,7 @@ func TestStdioAdd(t *testing.T) {
 	t.Parallel()
 	const secret = "env-SECRET-b81d"
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	body, _ := json.Marshal(AddRequest{Name: "local", ID: "local", Command: os.Args[0], Args: []string{"-test.run=^$"},
+	body, _ := json.Marshal(api.AddRequest{Name: "local", ID: "local", Command: os.Args[0], Args: []string{"-test.run=^$"},
 		Env: map[string]string{"AGENTMCP_TEST_STDIO_SERVER": "1", "AGENTMCP_TEST_PID_FILE": pidFile, "API_TOKEN": secret}})
 	auth := "Authorization: Bearer tok"
 
@@ -73,7 +75,7 @@ func TestStdioAdd(t *testing.T) {
 		if status != 403 {
 			t.Fatalf("%s: status %d, want 403: %s", why, status, b)
 		}
-		if code := apiError(t, b).Code; code != CodeStdioNotAllowed && code != CodeCrossOrigin {
+		if code := apiError(t, b).Code; code != api.CodeStdioNotAllowed && code != api.CodeCrossOrigin {
 			t.Errorf("%s: code %s", why, code)
 		}
 		if ids := e.stored("test/a"); len(ids) != 0 {
@@ -87,7 +89,7 @@ func TestStdioAdd(t *testing.T) {
 	off := newEnv(t, &Options{Token: "tok"})
 	off.create("test", "a", auth)
 	refused(off, "without AllowStdioServers", auth)
-	if status, _, b := off.do("POST", agentPath+"/servers", string(body), auth); apiError(t, b).Code != CodeStdioNotAllowed {
+	if status, _, b := off.do("POST", agentPath+"/servers", string(body), auth); apiError(t, b).Code != api.CodeStdioNotAllowed {
 		t.Errorf("without AllowStdioServers: %d %s", status, b)
 	}
 
@@ -104,7 +106,7 @@ func TestStdioAdd(t *testing.T) {
 	refused(e, "another origin, old browser", auth, "Origin: http://localhost:5173")
 
 	ctx := testCtx(t)
-	ws, _, err := websocket.Dial(ctx, AgentURL(e.ts.URL, "test", "a"), &websocket.DialOptions{HTTPHeader: map[string][]string{"Authorization": {"Bearer tok"}}})
+	ws, _, err := websocket.Dial(ctx, client.AgentURL(e.ts.URL, "test", "a"), &websocket.DialOptions{HTTPHeader: map[string][]string{"Authorization": {"Bearer tok"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestDashboardStdioServer(t *testing.T) {
 	const secret = "env-SECRET-d00d"
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	e := newEnv(t, &Options{DefaultAgent: "test/a", Token: "tok", AllowStdioServers: true})
-	body, _ := json.Marshal(AddRequest{Name: "local", ID: "local", Command: os.Args[0], Args: []string{"-test.run=^$"},
+	body, _ := json.Marshal(api.AddRequest{Name: "local", ID: "local", Command: os.Args[0], Args: []string{"-test.run=^$"},
 		Env: map[string]string{"AGENTMCP_TEST_STDIO_SERVER": "1", "AGENTMCP_TEST_PID_FILE": pidFile, "API_TOKEN": secret}})
 	if status, _, b := e.do("POST", agentPath+"/servers", string(body), "Authorization: Bearer tok"); status != 201 {
 		t.Fatalf("add: %d %s", status, b)

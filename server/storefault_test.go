@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/pgtest"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/pgtest"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/postgres"
 	"github.com/agentmcp/agentmcp/store/sqlite"
@@ -68,8 +69,8 @@ func wantUnavailable(t *testing.T, what string, status int, h http.Header, b []b
 		t.Errorf("%s: %d (Retry-After %q) %s; want 503 with Retry-After", what, status, h.Get("Retry-After"), b)
 		return
 	}
-	if e := apiError(t, b); e.Code != CodeUnavailable {
-		t.Errorf("%s: code %s; want %s", what, e.Code, CodeUnavailable)
+	if e := apiError(t, b); e.Code != api.CodeUnavailable {
+		t.Errorf("%s: code %s; want %s", what, e.Code, api.CodeUnavailable)
 	}
 }
 

@@ -11,17 +11,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 )
-
-// FrameType is the type of the frames that carry an agent's MCP state, as
-// in the seed: {"type":"cf_agent_mcp_servers","mcp":MCPServersState}.
-const FrameType = "cf_agent_mcp_servers"
-
-// Frame is a message of the WebSocket and SSE streams.
-type Frame struct {
-	Type string                `json:"type"`
-	MCP  agent.MCPServersState `json:"mcp"`
-}
 
 // Why a stream ends, as the WebSocket close reason and the SSE close event.
 const (
@@ -32,23 +23,35 @@ const (
 // writeTimeout bounds one write to a stream client.
 const writeTimeout = 10 * time.Second
 
-// frame is one encoded stream message and its type (FrameType or
-// ElicitationsFrameType), the SSE event name.
+// frame is one encoded stream message and its type (api.FrameType or
+// api.ElicitationsFrameType), the SSE event name.
 type frame struct {
 	typ  string
 	data []byte
+}
+
+// stateFrame and elicitationsFrame are api.Frame and
+// api.ElicitationsFrame as the agent has them: the JSON is the same.
+type stateFrame struct {
+	Type string                `json:"type"`
+	MCP  agent.MCPServersState `json:"mcp"`
+}
+
+type elicitationsFrame struct {
+	Type         string              `json:"type"`
+	Elicitations []agent.Elicitation `json:"elicitations"`
 }
 
 // encodeUpdate encodes an agent's update as stream frames.
 func encodeUpdate(up agent.Update) []frame {
 	var out []frame
 	if up.State != nil {
-		data, _ := json.Marshal(Frame{Type: FrameType, MCP: *up.State})
-		out = append(out, frame{typ: FrameType, data: data})
+		data, _ := json.Marshal(stateFrame{Type: api.FrameType, MCP: *up.State})
+		out = append(out, frame{typ: api.FrameType, data: data})
 	}
 	if up.Elicitations != nil {
-		data, _ := json.Marshal(ElicitationsFrame{Type: ElicitationsFrameType, Elicitations: up.Elicitations})
-		out = append(out, frame{typ: ElicitationsFrameType, data: data})
+		data, _ := json.Marshal(elicitationsFrame{Type: api.ElicitationsFrameType, Elicitations: up.Elicitations})
+		out = append(out, frame{typ: api.ElicitationsFrameType, data: data})
 	}
 	return out
 }
@@ -90,12 +93,12 @@ func (st stream) stop() {
 
 // openStream starts the watch of a for a new stream, unless the
 // connection gets no protocol messages or the server is shutting down.
-func (s *Server) openStream(r *http.Request, a *agent.Agent) (stream, *APIError) {
+func (s *Server) openStream(r *http.Request, a *agent.Agent) (stream, *api.APIError) {
 	s.mu.Lock()
 	open := s.streams
 	s.mu.Unlock()
 	if !open {
-		return stream{}, apiErrorf(http.StatusServiceUnavailable, CodeShuttingDown, "the server is shutting down")
+		return stream{}, apiErrorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "the server is shutting down")
 	}
 	if f := s.opts.ShouldSendProtocolMessages; f != nil && !f(r) {
 		return stream{}, nil

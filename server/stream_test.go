@@ -14,18 +14,20 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 )
 
 // states collects the states a Conn receives.
-func states(t *testing.T, c *Conn) <-chan agent.MCPServersState {
-	ch := make(chan agent.MCPServersState, 1024)
-	dispose := c.OnMCPUpdate(func(st agent.MCPServersState) { ch <- st })
+func states(t *testing.T, c *client.Conn) <-chan api.MCPServersState {
+	ch := make(chan api.MCPServersState, 1024)
+	dispose := c.OnMCPUpdate(func(st api.MCPServersState) { ch <- st })
 	t.Cleanup(dispose)
 	return ch
 }
 
 // waitFor reads states until one satisfies ok.
-func waitFor(t *testing.T, ch <-chan agent.MCPServersState, what string, ok func(agent.MCPServersState) bool) agent.MCPServersState {
+func waitFor(t *testing.T, ch <-chan api.MCPServersState, what string, ok func(api.MCPServersState) bool) api.MCPServersState {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
@@ -40,7 +42,7 @@ func waitFor(t *testing.T, ch <-chan agent.MCPServersState, what string, ok func
 	}
 }
 
-func toolNames(st agent.MCPServersState, id string) []string {
+func toolNames(st api.MCPServersState, id string) []string {
 	var names []string
 	for _, tool := range st.Tools {
 		if tool.ServerID == id {
@@ -61,7 +63,7 @@ func TestStream(t *testing.T) {
 	ctx := testCtx(t)
 
 	// The raw frame has the seed's shape.
-	raw, _, err := websocket.Dial(ctx, AgentURL(e.ts.URL, "test", "a"), nil)
+	raw, _, err := websocket.Dial(ctx, client.AgentURL(e.ts.URL, "test", "a"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +74,7 @@ func TestStream(t *testing.T) {
 	var frame map[string]map[string]json.RawMessage
 	var typ struct{ Type string }
 	json.Unmarshal(data, &typ)
-	if err := json.Unmarshal([]byte(strings.Replace(string(data), `"type":"cf_agent_mcp_servers",`, "", 1)), &frame); err != nil || typ.Type != FrameType {
+	if err := json.Unmarshal([]byte(strings.Replace(string(data), `"type":"cf_agent_mcp_servers",`, "", 1)), &frame); err != nil || typ.Type != api.FrameType {
 		t.Fatalf("first frame: %s", data)
 	}
 	for _, k := range []string{"servers", "tools", "prompts", "resources", "resourceTemplates"} {
@@ -82,7 +84,7 @@ func TestStream(t *testing.T) {
 	}
 	raw.Close(websocket.StatusNormalClosure, "")
 
-	conn, err := Dial(ctx, AgentURL(e.ts.URL, "test", "a"), nil)
+	conn, err := client.Dial(ctx, client.AgentURL(e.ts.URL, "test", "a"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,22 +96,22 @@ func TestStream(t *testing.T) {
 	}
 
 	c := e.client("test", "a")
-	if _, err := c.AddMCPServer(ctx, AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ch, "s ready with its tools", func(st agent.MCPServersState) bool {
+	waitFor(t, ch, "s ready with its tools", func(st api.MCPServersState) bool {
 		return st.Servers["s"].State == "ready" && slices.Contains(toolNames(st, "s"), "echo")
 	})
 
 	srv.AddTool("late") // the server sends tools/list_changed
-	waitFor(t, ch, "the late tool", func(st agent.MCPServersState) bool {
+	waitFor(t, ch, "the late tool", func(st api.MCPServersState) bool {
 		return slices.Contains(toolNames(st, "s"), "late")
 	})
 
 	if err := c.RemoveMCPServer(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
-	st := waitFor(t, ch, "s removed", func(st agent.MCPServersState) bool {
+	st := waitFor(t, ch, "s removed", func(st api.MCPServersState) bool {
 		_, ok := st.Servers["s"]
 		return !ok
 	})
@@ -139,7 +141,7 @@ func TestSSE(t *testing.T) {
 	}
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(nil, 1<<20)
-	next := func() (string, Frame) {
+	next := func() (string, api.Frame) {
 		t.Helper()
 		var event string
 		for sc.Scan() {
@@ -148,8 +150,8 @@ func TestSSE(t *testing.T) {
 			case strings.HasPrefix(line, "event: "):
 				event = strings.TrimPrefix(line, "event: ")
 			case strings.HasPrefix(line, "data: "):
-				var f Frame
-				if event == FrameType {
+				var f api.Frame
+				if event == api.FrameType {
 					if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &f); err != nil {
 						t.Fatal(err)
 					}
@@ -158,17 +160,17 @@ func TestSSE(t *testing.T) {
 			}
 		}
 		t.Fatalf("stream ended: %v", sc.Err())
-		return "", Frame{}
+		return "", api.Frame{}
 	}
-	if ev, f := next(); ev != FrameType || f.Type != FrameType || len(f.MCP.Servers) != 0 {
+	if ev, f := next(); ev != api.FrameType || f.Type != api.FrameType || len(f.MCP.Servers) != 0 {
 		t.Fatalf("first event %q %+v", ev, f)
 	}
-	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "s", URL: url, ID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	for {
 		ev, f := next()
-		if ev != FrameType {
+		if ev != api.FrameType {
 			t.Fatalf("event %q", ev)
 		}
 		if f.MCP.Servers["s"].State == "ready" && len(toolNames(f.MCP, "s")) > 0 {
@@ -194,21 +196,21 @@ func TestShouldSendProtocolMessages(t *testing.T) {
 	e.create("test", "a")
 	_, url := mcpServer(t, "s")
 	ctx := testCtx(t)
-	quiet, _, err := websocket.Dial(ctx, AgentURL(e.ts.URL, "test", "a"), &websocket.DialOptions{HTTPHeader: http.Header{"X-Quiet": {"1"}}})
+	quiet, _, err := websocket.Dial(ctx, client.AgentURL(e.ts.URL, "test", "a"), &websocket.DialOptions{HTTPHeader: http.Header{"X-Quiet": {"1"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer quiet.CloseNow()
-	conn, err := Dial(ctx, AgentURL(e.ts.URL, "test", "a"), nil)
+	conn, err := client.Dial(ctx, client.AgentURL(e.ts.URL, "test", "a"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	ch := states(t, conn)
-	if _, err := e.client("test", "a").AddMCPServer(ctx, AddRequest{Name: "s", URL: url}); err != nil {
+	if _, err := e.client("test", "a").AddMCPServer(ctx, api.AddRequest{Name: "s", URL: url}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ch, "a ready server", func(st agent.MCPServersState) bool { return len(st.Tools) > 0 })
+	waitFor(t, ch, "a ready server", func(st api.MCPServersState) bool { return len(st.Tools) > 0 })
 	// The quiet connection got nothing: its first read sees the close.
 	e.srv.CloseStreams()
 	_, data, err := quiet.Read(ctx)
@@ -242,7 +244,7 @@ func TestSlowWebSocketClosed(t *testing.T) {
 	})
 	e.create("test", "a")
 	ctx := testCtx(t)
-	conn, err := Dial(ctx, AgentURL(e.ts.URL, "test", "a"), nil)
+	conn, err := client.Dial(ctx, client.AgentURL(e.ts.URL, "test", "a"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/dashboard"
 )
 
@@ -17,7 +18,7 @@ import (
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
 		return
 	}
 	q := r.URL.Query()
@@ -41,7 +42,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		DefaultAgent      string
 		AllowStdioServers bool // the add form offers commands
 	}{s.opts.DefaultAgent, s.opts.AllowStdioServers && s.sec.token != nil}); err != nil {
-		writeError(w, apiErrorf(http.StatusInternalServerError, CodeInternal, "rendering the dashboard: %v", err))
+		writeError(w, apiErrorf(http.StatusInternalServerError, api.CodeInternal, "rendering the dashboard: %v", err))
 		return
 	}
 	h := w.Header()
@@ -68,12 +69,12 @@ func (s *Server) static() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, apiErrorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed here (allowed: GET, HEAD)", r.Method))
+			writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET, HEAD)", r.Method))
 			return
 		}
 		name := strings.TrimPrefix(r.URL.Path, "/static/")
 		if info, err := fs.Stat(sub, name); err != nil || info.IsDir() || !fs.ValidPath(name) {
-			writeError(w, apiErrorf(http.StatusNotFound, CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
+			writeError(w, apiErrorf(http.StatusNotFound, api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
 			return
 		}
 		w.Header().Set("Cache-Control", "no-cache")
@@ -88,7 +89,7 @@ func (s *Server) static() http.Handler {
 func (s *Server) oauthDone(w http.ResponseWriter, r *http.Request, res agent.CallbackResult) {
 	var b bytes.Buffer
 	if err := s.pages.Lookup("callback.html").Execute(&b, res); err != nil {
-		writeError(w, apiErrorf(http.StatusInternalServerError, CodeInternal, "rendering the callback page: %v", err))
+		writeError(w, apiErrorf(http.StatusInternalServerError, api.CodeInternal, "rendering the callback page: %v", err))
 		return
 	}
 	h := w.Header()

@@ -31,7 +31,7 @@ import (
 	modernc "modernc.org/sqlite"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/sqlite"

@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
 	"github.com/agentmcp/agentmcp/internal/protocol"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

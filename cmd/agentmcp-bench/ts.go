@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/peers"
 	"github.com/agentmcp/agentmcp/internal/protocol"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 )
 
 //go:embed tsbench.mjs

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
-	"github.com/agentmcp/agentmcp/server"
 )
 
 func addCommand() command {
@@ -121,7 +121,7 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	req := server.AddRequest{Name: name, URL: rawURL, ID: id, Transport: &server.TransportRequest{Type: transport}, KeepAwake: keepAwake,
+	req := api.AddRequest{Name: name, URL: rawURL, ID: id, Transport: &api.TransportRequest{Type: transport}, KeepAwake: keepAwake,
 		KeepIfUnreachable: pol.keepUnreachable, Replace: pol.replace}
 	if len(h) > 0 {
 		req.Transport.Headers = map[string]string{}
@@ -179,7 +179,7 @@ func addCommandServer(ctx context.Context, tf targetFlags, positional, command [
 	case len(headers) > 0:
 		return usageErrorf("--header is for a URL server; give a stdio server --env")
 	}
-	req := server.AddRequest{Name: positional[0], ID: id, Command: command[0], Args: command[1:], KeepAwake: keepAwake,
+	req := api.AddRequest{Name: positional[0], ID: id, Command: command[0], Args: command[1:], KeepAwake: keepAwake,
 		KeepIfUnreachable: pol.keepUnreachable, Replace: pol.replace}
 	var secrets []string
 	for _, kv := range envs {
@@ -244,19 +244,19 @@ type addPolicy struct {
 func (p addPolicy) explain(err error) error {
 	var (
 		named *agent.NameInUseError
-		aerr  *server.APIError
+		aerr  *api.APIError
 	)
 	switch {
 	case errors.As(err, &named):
 		return fmt.Errorf("%w: remove it first (agentmcp rm %s) or add --replace to replace it", err, named.ID)
-	case errors.As(err, &aerr) && aerr.Code == server.CodeNameInUse:
+	case errors.As(err, &aerr) && aerr.Code == api.CodeNameInUse:
 		return fmt.Errorf("%s: remove it first (agentmcp rm %s) or add --replace to replace it", aerr.Message, aerr.ServerID)
-	case errors.Is(err, agent.ErrNotMCPEndpoint), errors.As(err, &aerr) && aerr.Code == server.CodeNotMCPEndpoint:
+	case errors.Is(err, agent.ErrNotMCPEndpoint), errors.As(err, &aerr) && aerr.Code == api.CodeNotMCPEndpoint:
 		if aerr != nil {
 			return errors.New(aerr.Message)
 		}
 		return err
-	case errors.Is(err, agent.ErrNotSaved), errors.As(err, &aerr) && aerr.Code == server.CodeConnectFailed && aerr.ServerID == "":
+	case errors.Is(err, agent.ErrNotSaved), errors.As(err, &aerr) && aerr.Code == api.CodeConnectFailed && aerr.ServerID == "":
 		msg := err.Error()
 		if aerr != nil {
 			msg = aerr.Message

@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestAddRefusals: through a running serve and on a database, add gives a
@@ -24,7 +24,7 @@ func TestAddRefusals(t *testing.T) {
 	t.Setenv(envServer, "")
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(notFound.Close)
-	refused := "http://" + testutil.RefusingAddr(t) + "/mcp"
+	refused := "http://" + fixture.RefusingAddr(t) + "/mcp"
 	one := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("one").Server }).URL
 	two := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return mcptest.NewServer("two").Server }).URL
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestBinary builds agentmcp and runs it as a process: what main adds to

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 )
 
 func exposeCommand() command {
@@ -120,12 +121,12 @@ func printExposure(w io.Writer, ref string, e agent.Exposure) error {
 
 func (r *remote) exposure(ctx context.Context) (agent.Exposure, error) {
 	e, err := r.c.Exposure(ctx)
-	return e, r.explain(err)
+	return agent.Exposure(e), r.explain(err)
 }
 
 func (r *remote) setExposure(ctx context.Context, e agent.Exposure) (agent.Exposure, error) {
-	e, err := r.c.SetExposure(ctx, e)
-	return e, r.explain(err)
+	set, err := r.c.SetExposure(ctx, api.Exposure(e))
+	return agent.Exposure(set), r.explain(err)
 }
 
 func (d *direct) exposure(ctx context.Context) (agent.Exposure, error) { return d.a.Exposure(), nil }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient/explain"
 	"github.com/agentmcp/agentmcp/server"
 )
@@ -14,7 +15,7 @@ import (
 // remoteFailure is a connect_failed answer of a running agentmcp serve,
 // kept whole so that add and reconnect can say what to do next (its text
 // is the answer's message).
-type remoteFailure struct{ aerr *server.APIError }
+type remoteFailure struct{ aerr *api.APIError }
 
 func (e *remoteFailure) Error() string { return e.aerr.Message }
 func (e *remoteFailure) Unwrap() error { return e.aerr }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestAddSuggestsScheme: a server URL without its scheme is refused with

@@ -8,9 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/api"
 )
 
 func getCommand() command {
@@ -72,7 +70,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // printServer writes the one-server view.
-func printServer(w io.Writer, s server.ServerState) error {
+func printServer(w io.Writer, s api.ServerState) error {
 	var b strings.Builder
 	title := oneLine(s.Name)
 	if title != s.ID {
@@ -129,14 +127,7 @@ func printServer(w io.Writer, s server.ServerState) error {
 
 // capabilities lists what a server offers, with each capability's
 // options: "prompts (listChanged), tools".
-func capabilities(c *mcp.ServerCapabilities) string {
-	if c == nil {
-		return ""
-	}
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return ""
-	}
+func capabilities(raw json.RawMessage) string {
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(raw, &caps) != nil {
 		return ""

@@ -10,7 +10,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
@@ -83,14 +84,14 @@ func handOver(ctx context.Context, tf *targetFlags, w io.Writer) {
 			pid, tf.db, tf.agent, envToken, route)
 		return
 	}
-	c, err := server.NewClient(server.AgentURL(base, class, name), &server.ClientOptions{Token: os.Getenv(envToken)})
+	c, err := client.New(client.AgentURL(base, class, name), &client.Options{Token: os.Getenv(envToken)})
 	if err == nil {
 		_, err = c.Reload(ctx)
 	}
 	if err != nil {
 		auth := ""
-		var aerr *server.APIError
-		if errors.As(err, &aerr) && aerr.Code == server.CodeUnauthorized {
+		var aerr *api.APIError
+		if errors.As(err, &aerr) && aerr.Code == api.CodeUnauthorized {
 			auth = fmt.Sprintf("-H \"Authorization: Bearer $%s\" ", envToken)
 		}
 		fmt.Fprintf(w, "agentmcp serve (pid %d, %s) runs on %s and did not take the change in (%s): it sees it when agent %s next wakes, or at once with: curl -X POST %s%s%s\n",

@@ -10,9 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestAddDBHandOver: with serve running on a database, add --db stores
@@ -32,13 +32,13 @@ func TestAddDBHandOver(t *testing.T) {
 	// The dashboard's stream keeps the agent awake.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := server.Dial(ctx, server.AgentURL(s.base, "agentmcp", "default"), nil)
+	conn, err := client.Dial(ctx, client.AgentURL(s.base, "agentmcp", "default"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	ready := make(chan struct{}, 1)
-	defer conn.OnMCPUpdate(func(st agent.MCPServersState) {
+	defer conn.OnMCPUpdate(func(st api.MCPServersState) {
 		if st.Servers["two"].State == "ready" {
 			select {
 			case ready <- struct{}{}:

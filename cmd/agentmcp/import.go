@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
-	"github.com/agentmcp/agentmcp/server"
 )
 
 func importCommand() command {
@@ -79,7 +79,7 @@ type configEntry struct {
 // imported is what import will do with one entry.
 type imported struct {
 	name, skip string // skip is why it is skipped, or ""
-	req        server.AddRequest
+	req        api.AddRequest
 }
 
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -224,7 +224,7 @@ func entry(name string, e configEntry, lookup func(string) (string, bool)) impor
 		im.skip = "url " + err.Error()
 		return im
 	}
-	im.req = server.AddRequest{Name: name, URL: url, ID: agent.NormalizeServerID(name), Transport: &server.TransportRequest{Type: string(transport)}, KeepIfUnreachable: true}
+	im.req = api.AddRequest{Name: name, URL: url, ID: agent.NormalizeServerID(name), Transport: &api.TransportRequest{Type: string(transport)}, KeepIfUnreachable: true}
 	for k, v := range e.Headers {
 		v, err := expand(v, lookup)
 		if err != nil {
@@ -252,7 +252,7 @@ func commandEntry(name string, e configEntry, lookup func(string) (string, bool)
 		im.skip = "command " + err.Error()
 		return im
 	}
-	im.req = server.AddRequest{Name: name, ID: agent.NormalizeServerID(name), Command: command, KeepIfUnreachable: true}
+	im.req = api.AddRequest{Name: name, ID: agent.NormalizeServerID(name), Command: command, KeepIfUnreachable: true}
 	for i, a := range e.Args {
 		a, err := expand(a, lookup)
 		if err != nil {
@@ -346,7 +346,7 @@ func redacted(raw string) string {
 
 // redactHeaders cuts the request's header values and URL secrets out of
 // err's message.
-func redactHeaders(err error, req server.AddRequest) error {
+func redactHeaders(err error, req api.AddRequest) error {
 	spec := &serverSpec{options: mcpclient.ServerOptions{URL: req.URL}, display: redacted(req.URL)}
 	if req.Transport != nil {
 		for _, v := range req.Transport.Headers {

@@ -16,9 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
@@ -33,7 +33,7 @@ func TestLsNotes(t *testing.T) {
 
 	// A long path, so that the raw error would pass 80 characters
 	// before its useful end.
-	refused := "http://" + testutil.RefusingAddr(t) + "/a/rather/long/path/to/an/mcp/endpoint/that/is/down"
+	refused := "http://" + fixture.RefusingAddr(t) + "/a/rather/long/path/to/an/mcp/endpoint/that/is/down"
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusMethodNotAllowed)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/server"
 )
 
@@ -93,7 +94,7 @@ func runMCPConfig(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // MCPEndpoint is the URL of the MCP endpoint of agent class/name of the
 // agentmcp serve at base.
 func MCPEndpoint(base, class, name string) string {
-	return server.AgentURL(base, class, name) + "/mcp"
+	return client.AgentURL(base, class, name) + "/mcp"
 }
 
 // redactURL drops what a URL may carry of secrets (userinfo, query) from a

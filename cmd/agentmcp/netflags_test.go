@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/netguard"
-	"github.com/agentmcp/agentmcp/server"
 )
 
 // TestNetFlagsGuard: --allow-private and --allow-net decide which URLs
@@ -75,23 +76,23 @@ func TestServeAllowNet(t *testing.T) {
 	}
 	// The API judges the host of an ftp URL first: blocked by default,
 	// else refused for its scheme.
-	ftp := func(base string) *server.APIError {
-		c, err := server.NewClient(server.AgentURL(base, "agentmcp", "default"), nil)
+	ftp := func(base string) *api.APIError {
+		c, err := client.New(client.AgentURL(base, "agentmcp", "default"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.AddMCPServer(t.Context(), server.AddRequest{Name: "lan", URL: "ftp://10.20.0.5/"})
-		var aerr *server.APIError
+		_, err = c.AddMCPServer(t.Context(), api.AddRequest{Name: "lan", URL: "ftp://10.20.0.5/"})
+		var aerr *api.APIError
 		if !errors.As(err, &aerr) {
 			t.Fatalf("add ftp: %v", err)
 		}
 		return aerr
 	}
-	if aerr := ftp(plain.base); aerr.Code != server.CodeBlockedURL {
+	if aerr := ftp(plain.base); aerr.Code != api.CodeBlockedURL {
 		t.Errorf("default, ftp: %+v", aerr)
 	}
 	open := startServe(t, "--db", filepath.Join(t.TempDir(), "open.db"), "--allow-net", "10.20.0.0/16")
-	if aerr := ftp(open.base); aerr.Code != server.CodeInvalidURL {
+	if aerr := ftp(open.base); aerr.Code != api.CodeInvalidURL {
 		t.Errorf("--allow-net, inside, ftp: %+v", aerr)
 	}
 	if line := runCmd(t, "add", "--server", open.base, "lan", "http://10.21.0.5/mcp").errorLine(t, exitFailure); !strings.Contains(line, "Blocked URL") {

@@ -12,13 +12,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
-	"github.com/agentmcp/agentmcp/server"
 )
 
 // watchedCall calls a tool of a running serve with the call's events
-// streamed back (server.Client.CallToolWatched): its progress is shown
+// streamed back (client.Client.CallToolWatched): its progress is shown
 // on stderr as for a URL, and each question its server asks is asked in
 // the terminal when stdin is one, the answer sent to serve; otherwise a
 // line says where to answer it (the dashboard, or the API route), and the
@@ -38,9 +39,11 @@ func (r *remote) watchedCall(ctx context.Context, id, tool string, args json.Raw
 		mu.Unlock()
 		wg.Wait()
 	}()
-	w := &server.CallWatch{
-		Progress: term.progress,
-		Elicitation: func(e server.Elicitation) {
+	w := &client.CallWatch{
+		Progress: func(p client.Progress) {
+			term.progress(&mcp.ProgressNotificationParams{Progress: p.Progress, Total: p.Total, Message: p.Message})
+		},
+		Elicitation: func(e api.Elicitation) {
 			if term.in == nil {
 				term.elsewhere(e, r.dashboardURL(), r.c.URL()+"/elicitations/"+url.PathEscape(e.ID))
 				return
@@ -69,13 +72,17 @@ func (r *remote) watchedCall(ctx context.Context, id, tool string, args json.Raw
 			}
 		},
 	}
-	return r.c.CallToolWatched(ctx, id, tool, args, w)
+	raw, err := r.c.CallToolWatched(ctx, id, tool, args, w)
+	if err != nil {
+		return nil, err
+	}
+	return fromWire[*mcp.CallToolResult](raw)
 }
 
 // ask asks question e in the terminal and sends the answer to serve,
 // unless ctx ends first (the question was answered elsewhere, or the call
 // ended).
-func (r *remote) ask(ctx context.Context, term *terminal, e server.Elicitation) {
+func (r *remote) ask(ctx context.Context, term *terminal, e api.Elicitation) {
 	req := &input.ElicitationRequest{ServerID: e.ServerID, Mode: e.Mode, Message: e.Message, RequestedSchema: e.RequestedSchema, URL: e.URL}
 	who := e.ServerID
 	if name := term.serverName; name != "" {
@@ -93,10 +100,10 @@ func (r *remote) ask(ctx context.Context, term *terminal, e server.Elicitation) 
 		term.say("  %s\n", oneLine(err.Error()))
 		res = &mcp.ElicitResult{Action: "cancel"}
 	}
-	answer := server.ElicitationAnswer{Action: res.Action, Content: res.Content}
+	answer := api.ElicitationAnswer{Action: res.Action, Content: res.Content}
 	if err := r.c.AnswerElicitation(ctx, e.ID, answer); err != nil && ctx.Err() == nil {
-		var aerr *server.APIError
-		if errors.As(err, &aerr) && aerr.Code == server.CodeUnknownElicitation {
+		var aerr *api.APIError
+		if errors.As(err, &aerr) && aerr.Code == api.CodeUnknownElicitation {
 			term.say("  (answered elsewhere, or the call ended)\n")
 			return
 		}
@@ -113,7 +120,7 @@ func (r *remote) dashboardURL() string {
 // terminal cannot (stdin is not a terminal), and where to answer it: a
 // line on a terminal, else a JSON line as for progress. The call waits
 // for the answer.
-func (t *terminal) elsewhere(e server.Elicitation, dashboard, route string) {
+func (t *terminal) elsewhere(e api.Elicitation, dashboard, route string) {
 	t.outMu.Lock()
 	defer t.outMu.Unlock()
 	if t.errTTY == nil {
@@ -162,14 +169,14 @@ func (r *remote) settle(ctx context.Context, st agent.MCPServersState) agent.MCP
 	}
 	ctx, cancel := context.WithTimeout(ctx, settleWait)
 	defer cancel()
-	conn, err := server.Dial(ctx, r.c.URL(), &server.ClientOptions{Token: r.token})
+	conn, err := client.Dial(ctx, r.c.URL(), &client.Options{Token: r.token})
 	if err != nil {
 		return st
 	}
 	defer conn.Close()
 	settled := make(chan agent.MCPServersState, 1)
-	dispose := conn.OnMCPUpdate(func(s agent.MCPServersState) {
-		if !settling(s) {
+	dispose := conn.OnMCPUpdate(func(ws api.MCPServersState) {
+		if s, err := fromWire[agent.MCPServersState](ws); err == nil && !settling(s) {
 			select {
 			case settled <- s:
 			default:
@@ -183,5 +190,8 @@ func (r *remote) settle(ctx context.Context, st agent.MCPServersState) agent.MCP
 	case <-ctx.Done():
 	case <-conn.Done():
 	}
-	return conn.MCPServers()
+	if s, err := fromWire[agent.MCPServersState](conn.MCPServers()); err == nil {
+		return s
+	}
+	return st
 }

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // serveWith starts serve on a fresh database and adds the server at url
@@ -177,12 +178,12 @@ func TestCallThroughServeElsewhere(t *testing.T) {
 			}
 		}
 	}
-	agentURL := server.AgentURL(s.base, "agentmcp", "default")
+	agentURL := client.AgentURL(s.base, "agentmcp", "default")
 	if line.Type != "elicitation" || line.Tool != "ask" || line.Mode != "form" || line.Message != "Who are you?" ||
 		line.Dashboard != s.base+"/?agent=agentmcp%2Fdefault" || line.Answer != "POST "+agentURL+"/elicitations/"+line.ID {
 		t.Errorf("stderr line: %+v", line)
 	}
-	c, err := server.NewClient(agentURL, nil)
+	c, err := client.New(agentURL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestCallThroughServeElsewhere(t *testing.T) {
 	if err != nil || len(pending) != 1 || pending[0].ID != line.ID || pending[0].CallID == "" {
 		t.Fatalf("pending: %+v, %v", pending, err)
 	}
-	if err := c.AnswerElicitation(ctx, line.ID, server.ElicitationAnswer{Action: "decline"}); err != nil {
+	if err := c.AnswerElicitation(ctx, line.ID, api.ElicitationAnswer{Action: "decline"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestErrors checks that every failure is one line on stderr, with nothing

@@ -18,8 +18,11 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/postgres"
@@ -225,115 +228,144 @@ func openServeStore(ctx context.Context, path, dsn string, timeout time.Duration
 // shutdownTimeout bounds a clean shutdown.
 const shutdownTimeout = 10 * time.Second
 
+// serveConfig is what serve's flags ask for; check validates it and fills
+// in what follows from it.
+type serveConfig struct {
+	addr, db, dsn, token, agentRef, publicURL string
+	origins, keepAwake                        rawHeaders // repeatable string flags
+	idleTimeout, storeTimeout                 time.Duration
+	maxAwake                                  int
+	allowStdio                                bool
+	cf                                        clusterFlags
+	logFormat, logLevel                       string
+	mcpSessions, mcpSessionsTotal             int
+	mcpSessionTimeout                         time.Duration
+	oauthIssuer, oauthAudience                string
+	nets                                      netFlags
+
+	// Set by check.
+	oauth        *server.OAuthOptions
+	allowedHosts []string
+}
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseServeFlags(args)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(stderr, cfg.logFormat, cfg.logLevel)
+	if err != nil {
+		return err
+	}
+	guard, err := cfg.nets.guard()
+	if err != nil {
+		return err
+	}
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	return cfg.run(ctx, guard, logger, stdout)
+}
+
+// parseServeFlags parses serve's flags.
+func parseServeFlags(args []string) (*serveConfig, error) {
 	fs := newFlagSet("serve")
-	var addr, db, dsn, token, agentRef, publicURL string
-	var origins, keepAwake rawHeaders // repeatable string flags
-	var idleTimeout, storeTimeout time.Duration
-	var maxAwake int
-	var allowStdio bool
-	var cf clusterFlags
-	fs.BoolVar(&allowStdio, "allow-stdio-servers", false, "")
-	var logFormat, logLevel string
-	fs.StringVar(&logFormat, "log-format", "text", "")
-	fs.StringVar(&logLevel, "log-level", "info", "")
-	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "")
-	fs.StringVar(&db, "db", "", "")
-	fs.StringVar(&dsn, "postgres", "", "")
-	fs.DurationVar(&storeTimeout, "store-timeout", store.DefaultTimeout, "")
-	fs.StringVar(&token, "token", "", "")
-	fs.StringVar(&agentRef, "agent", server.DefaultAgent, "")
-	fs.StringVar(&publicURL, "public-url", "", "")
-	fs.Var(&origins, "origin", "")
-	fs.DurationVar(&idleTimeout, "idle-timeout", agent.DefaultIdleTimeout, "")
-	fs.IntVar(&maxAwake, "max-awake", agent.DefaultMaxAwake, "")
-	fs.Var(&keepAwake, "keep-awake", "")
-	mcpSessions, mcpSessionsTotal, mcpSessionTimeout := gateway.DefaultMaxSessions, server.DefaultMCPSessions, gateway.DefaultSessionTimeout
-	fs.IntVar(&mcpSessions, "mcp-sessions", mcpSessions, "")
-	fs.IntVar(&mcpSessionsTotal, "mcp-sessions-total", mcpSessionsTotal, "")
-	fs.DurationVar(&mcpSessionTimeout, "mcp-session-timeout", mcpSessionTimeout, "")
-	var oauthIssuer, oauthAudience string
-	var nets netFlags
-	fs.BoolVar(&nets.private, "allow-private", false, "")
-	fs.Var(&nets.allow, "allow-net", "")
-	fs.StringVar(&oauthIssuer, "oauth-issuer", "", "")
-	fs.StringVar(&oauthAudience, "oauth-audience", "", "")
-	cf.register(fs)
+	c := &serveConfig{}
+	fs.BoolVar(&c.allowStdio, "allow-stdio-servers", false, "")
+	fs.StringVar(&c.logFormat, "log-format", "text", "")
+	fs.StringVar(&c.logLevel, "log-level", "info", "")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8787", "")
+	fs.StringVar(&c.db, "db", "", "")
+	fs.StringVar(&c.dsn, "postgres", "", "")
+	fs.DurationVar(&c.storeTimeout, "store-timeout", store.DefaultTimeout, "")
+	fs.StringVar(&c.token, "token", "", "")
+	fs.StringVar(&c.agentRef, "agent", server.DefaultAgent, "")
+	fs.StringVar(&c.publicURL, "public-url", "", "")
+	fs.Var(&c.origins, "origin", "")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", agent.DefaultIdleTimeout, "")
+	fs.IntVar(&c.maxAwake, "max-awake", agent.DefaultMaxAwake, "")
+	fs.Var(&c.keepAwake, "keep-awake", "")
+	fs.IntVar(&c.mcpSessions, "mcp-sessions", gateway.DefaultMaxSessions, "")
+	fs.IntVar(&c.mcpSessionsTotal, "mcp-sessions-total", server.DefaultMCPSessions, "")
+	fs.DurationVar(&c.mcpSessionTimeout, "mcp-session-timeout", gateway.DefaultSessionTimeout, "")
+	fs.BoolVar(&c.nets.private, "allow-private", false, "")
+	fs.Var(&c.nets.allow, "allow-net", "")
+	fs.StringVar(&c.oauthIssuer, "oauth-issuer", "", "")
+	fs.StringVar(&c.oauthAudience, "oauth-audience", "", "")
+	c.cf.register(fs)
 	positional, _, _, err := parseArgs(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(positional) > 0 {
-		return usageErrorf("unexpected argument %s", quoteArg(positional[0]))
+		return nil, usageErrorf("unexpected argument %s", quoteArg(positional[0]))
 	}
-	if db != "" && dsn != "" {
-		return usageErrorf("give --db or --postgres, not both")
+	if c.db != "" && c.dsn != "" {
+		return nil, usageErrorf("give --db or --postgres, not both")
 	}
-	logger, err := newLogger(stderr, logFormat, logLevel)
+	return c, nil
+}
+
+// check validates the flags and fills in their defaults: the database,
+// the token from the environment, the OAuth options, the hosts the public
+// URL adds; a zero timeout or cap becomes the server's "none".
+func (c *serveConfig) check() error {
+	if c.db == "" && c.dsn == "" {
+		c.db = "agentmcp.db"
+	}
+	if c.token == "" {
+		c.token = os.Getenv(envToken)
+	}
+	host, _, err := net.SplitHostPort(c.addr)
 	if err != nil {
-		return err
+		return usageErrorf("--addr %q: want HOST:PORT (127.0.0.1:8787)", c.addr)
 	}
-	guard, err := nets.guard()
-	if err != nil {
-		return err
-	}
-	if db == "" && dsn == "" {
-		db = "agentmcp.db"
-	}
-	if token == "" {
-		token = os.Getenv(envToken)
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usageErrorf("--addr %q: want HOST:PORT (127.0.0.1:8787)", addr)
-	}
-	if allowStdio && token == "" {
+	if c.allowStdio && c.token == "" {
 		return usageErrorf("--allow-stdio-servers needs an access token (--token or %s): adding a stdio server runs a command on this machine", envToken)
 	}
-	if !loopback(host) && token == "" {
-		return usageErrorf("--addr %s is reachable from other machines: set an access token with --token or %s (or listen on 127.0.0.1)", addr, envToken)
+	if !loopback(host) && c.token == "" {
+		return usageErrorf("--addr %s is reachable from other machines: set an access token with --token or %s (or listen on 127.0.0.1)", c.addr, envToken)
 	}
-	if class, name, ok := strings.Cut(agentRef, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
-		return usageErrorf("--agent %q: want class/name, the class in kebab-case", agentRef)
+	if class, name, ok := strings.Cut(c.agentRef, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
+		return usageErrorf("--agent %q: want class/name, the class in kebab-case", c.agentRef)
 	}
-	var oauthOpts *server.OAuthOptions
-	if oauthIssuer != "" {
-		if u, err := url.Parse(oauthIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
-			return usageErrorf("--oauth-issuer %q: want the authorization server's issuer URL (https://auth.example.com)", redactURL(oauthIssuer))
+	if c.oauthIssuer != "" {
+		if u, err := url.Parse(c.oauthIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
+			return usageErrorf("--oauth-issuer %q: want the authorization server's issuer URL (https://auth.example.com)", redactURL(c.oauthIssuer))
 		}
-		if !loopback(host) && publicURL == "" && oauthAudience == "" {
+		if !loopback(host) && c.publicURL == "" && c.oauthAudience == "" {
 			// The endpoints' URLs, the tokens' audience, would otherwise be
 			// known only for loopback names.
-			return usageErrorf("--oauth-issuer with --addr %s needs --public-url (the address MCP hosts reach, whose endpoints are the tokens' audience) or --oauth-audience", addr)
+			return usageErrorf("--oauth-issuer with --addr %s needs --public-url (the address MCP hosts reach, whose endpoints are the tokens' audience) or --oauth-audience", c.addr)
 		}
-		oauthOpts = &server.OAuthOptions{Issuer: oauthIssuer, Audience: oauthAudience}
-	} else if oauthAudience != "" {
+		c.oauth = &server.OAuthOptions{Issuer: c.oauthIssuer, Audience: c.oauthAudience}
+	} else if c.oauthAudience != "" {
 		return usageErrorf("--oauth-audience needs --oauth-issuer")
 	}
-	if err := cf.check(dsn); err != nil {
+	if err := c.cf.check(c.dsn); err != nil {
 		return err
 	}
-	for _, ref := range keepAwake {
+	for _, ref := range c.keepAwake {
 		if class, name, ok := strings.Cut(ref, "/"); !ok || !server.ValidClass(class) || !server.ValidName(name) {
 			return usageErrorf("--keep-awake %q: want class/name, the class in kebab-case", ref)
 		}
 	}
 	switch {
-	case idleTimeout < 0:
-		return usageErrorf("--idle-timeout %v: want a duration of 0 (never) or more", idleTimeout)
-	case idleTimeout == 0:
-		idleTimeout = -1 // never
+	case c.idleTimeout < 0:
+		return usageErrorf("--idle-timeout %v: want a duration of 0 (never) or more", c.idleTimeout)
+	case c.idleTimeout == 0:
+		c.idleTimeout = -1 // never
 	}
-	if storeTimeout <= 0 {
-		return usageErrorf("--store-timeout %v: want a duration above 0", storeTimeout)
+	if c.storeTimeout <= 0 {
+		return usageErrorf("--store-timeout %v: want a duration above 0", c.storeTimeout)
 	}
 	switch {
-	case maxAwake < 0:
-		return usageErrorf("--max-awake %d: want 0 (no cap) or more", maxAwake)
-	case maxAwake == 0:
-		maxAwake = -1 // no cap
+	case c.maxAwake < 0:
+		return usageErrorf("--max-awake %d: want 0 (no cap) or more", c.maxAwake)
+	case c.maxAwake == 0:
+		c.maxAwake = -1 // no cap
 	}
-	for _, n := range []*int{&mcpSessions, &mcpSessionsTotal} {
+	for _, n := range []*int{&c.mcpSessions, &c.mcpSessionsTotal} {
 		switch {
 		case *n < 0:
 			return usageErrorf("--mcp-sessions %d: want 0 (no cap) or more", *n)
@@ -342,38 +374,81 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	switch {
-	case mcpSessionTimeout < 0:
-		return usageErrorf("--mcp-session-timeout %v: want a duration of 0 (never) or more", mcpSessionTimeout)
-	case mcpSessionTimeout == 0:
-		mcpSessionTimeout = -1 // never
+	case c.mcpSessionTimeout < 0:
+		return usageErrorf("--mcp-session-timeout %v: want a duration of 0 (never) or more", c.mcpSessionTimeout)
+	case c.mcpSessionTimeout == 0:
+		c.mcpSessionTimeout = -1 // never
 	}
-	var allowedHosts []string
-	if publicURL != "" {
-		u, err := parsePublicURL(publicURL)
+	if c.publicURL != "" {
+		u, err := parsePublicURL(c.publicURL)
 		if err != nil {
 			return err
 		}
 		// OAuth callbacks arrive with the public URL's Host.
-		allowedHosts = append(allowedHosts, u.Hostname())
-		publicURL = strings.TrimSuffix(publicURL, "/")
+		c.allowedHosts = append(c.allowedHosts, u.Hostname())
+		c.publicURL = strings.TrimSuffix(c.publicURL, "/")
 	}
-	for _, o := range origins {
+	for _, o := range c.origins {
 		if err := http.NewCrossOriginProtection().AddTrustedOrigin(o); err != nil {
 			return usageErrorf("--origin %q: want an origin, scheme://host[:port] with no path (http://localhost:5173)", o)
 		}
 	}
+	return nil
+}
 
+// warn logs what the configuration leaves unprotected.
+func (c *serveConfig) warn(logger *slog.Logger) {
+	if strings.TrimSpace(os.Getenv(store.EnvSecretKey)) == "" {
+		logger.Warn(store.EnvSecretKey + " is not set: header values, URL credentials and query strings, and OAuth tokens are stored in plaintext in the database")
+	}
+	for _, h := range c.allowedHosts {
+		if c.token == "" && !loopback(h) && !strings.HasSuffix(strings.ToLower(h), ".localhost") {
+			logger.Warn("--public-url without an access token: requests for " + h + " are served without one; set --token or " + envToken + " if others can reach that address")
+		}
+	}
+}
+
+// serverOptions are the server's options for cfg.
+func (c *serveConfig) serverOptions(tel *serveTelemetry, guard *netguard.Guard, clusterOpts *server.ClusterOptions, logger *slog.Logger) *server.Options {
+	mcpSessions, mcpSessionTimeout := c.mcpSessions, c.mcpSessionTimeout
+	return &server.Options{
+		Cluster:           clusterOpts,
+		Agent:             &agent.Options{CallbackHost: c.publicURL, TracerProvider: tel.tracer, MeterProvider: tel.meter, Manager: &mcpclient.Options{Guard: guard}},
+		BlockedURLHint:    blockedHint,
+		Metrics:           tel.metrics,
+		Token:             c.token,
+		AllowStdioServers: c.allowStdio,
+		OAuth:             c.oauth,
+		AllowedHosts:      c.allowedHosts,
+		TrustedOrigins:    c.origins,
+		DefaultAgent:      c.agentRef,
+		AgentIdleTimeout:  c.idleTimeout,
+		MaxAwake:          c.maxAwake,
+		KeepAwake:         c.keepAwake,
+		Gateway: func(*agent.Agent) *gateway.Options {
+			return &gateway.Options{MaxSessions: mcpSessions, SessionTimeout: mcpSessionTimeout}
+		},
+		MCPSessions: c.mcpSessionsTotal,
+		Logger:      logger,
+	}
+}
+
+// run runs the server cfg describes until ctx ends (a signal), then stops
+// it: it binds the address, locks a SQLite database, starts the
+// telemetry, opens the store, joins the cluster, opens the server and
+// serves it (and the cluster listener), says where, and stops.
+func (c *serveConfig) run(ctx context.Context, guard *netguard.Guard, logger *slog.Logger, stdout io.Writer) error {
 	// Bind first: a serve that cannot listen leaves nothing behind (no new
 	// database, no lock file).
-	l, err := net.Listen("tcp", addr)
+	l, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
 	}
 	defer l.Close() // Serve closes it too, once it has it
-	if dsn == "" {
+	if c.dsn == "" {
 		// One serve per SQLite database: two would each wake its agents,
 		// connect their servers and fight over the sessions.
-		release, err := sqlite.LockFile(db)
+		release, err := sqlite.LockFile(c.db)
 		if err != nil {
 			return err
 		}
@@ -390,66 +465,27 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			logger.Warn("flushing telemetry", "error", err)
 		}
 	}()
-	if strings.TrimSpace(os.Getenv(store.EnvSecretKey)) == "" {
-		logger.Warn(store.EnvSecretKey + " is not set: header values, URL credentials and query strings, and OAuth tokens are stored in plaintext in the database")
-	}
-	for _, h := range allowedHosts {
-		if token == "" && !loopback(h) && !strings.HasSuffix(strings.ToLower(h), ".localhost") {
-			logger.Warn("--public-url without an access token: requests for " + h + " are served without one; set --token or " + envToken + " if others can reach that address")
-		}
-	}
-	st, err := openServeStore(ctx, db, dsn, storeTimeout, logger)
+	c.warn(logger)
+	st, err := openServeStore(ctx, c.db, c.dsn, c.storeTimeout, logger)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	replica, opened, err := cf.join(ctx, st, logger)
+	replica, opened, err := c.cf.join(ctx, st, logger)
 	if err != nil {
 		return err
 	}
 	var clusterOpts *server.ClusterOptions
 	if replica != nil {
-		defer func() {
-			if s := opened.Load(); s != nil && s.Host().Unclean() {
-				// An agent did not close in time: its ownership must lapse
-				// with this process (in a lease's time), not be released
-				// while its connections may still be up.
-				logger.Warn("leaving the cluster without releasing: an agent did not close in time")
-				return
-			}
-			lctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-			defer cancel()
-			if err := replica.Leave(lctx); err != nil {
-				logger.Warn("leaving the cluster", "error", err)
-			}
-		}()
-		clusterOpts = &server.ClusterOptions{Replica: replica, Key: cf.key}
+		defer leaveCluster(replica, opened, logger)
+		clusterOpts = &server.ClusterOptions{Replica: replica, Key: c.cf.key}
 	}
-	srv, err := server.Open(ctx, st, &server.Options{
-		Cluster:           clusterOpts,
-		Agent:             &agent.Options{CallbackHost: publicURL, TracerProvider: tel.tracer, MeterProvider: tel.meter, Manager: &mcpclient.Options{Guard: guard}},
-		BlockedURLHint:    blockedHint,
-		Metrics:           tel.metrics,
-		Token:             token,
-		AllowStdioServers: allowStdio,
-		OAuth:             oauthOpts,
-		AllowedHosts:      allowedHosts,
-		TrustedOrigins:    origins,
-		DefaultAgent:      agentRef,
-		AgentIdleTimeout:  idleTimeout,
-		MaxAwake:          maxAwake,
-		KeepAwake:         keepAwake,
-		Gateway: func(*agent.Agent) *gateway.Options {
-			return &gateway.Options{MaxSessions: mcpSessions, SessionTimeout: mcpSessionTimeout}
-		},
-		MCPSessions: mcpSessionsTotal,
-		Logger:      logger,
-	})
+	srv, err := server.Open(ctx, st, c.serverOptions(tel, guard, clusterOpts, logger))
 	if err != nil {
 		return err
 	}
 	opened.Store(srv)
-	// hurry ends with a second Ctrl-C (below): a shutdown then stops
+	// hurry ends with a second Ctrl-C (stopServe): a shutdown then stops
 	// waiting.
 	hurry, stopNow := context.WithCancel(context.Background())
 	defer stopNow()
@@ -470,46 +506,81 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var cs *http.Server // the cluster listener's
 	if replica != nil {
 		var err error
-		cs, err = cf.listen(srv, logger)
+		cs, err = c.cf.listen(srv, logger)
 		if err != nil {
 			hs.Close()
 			closeServer()
 			return err
 		}
 		defer cs.Close()
-		fmt.Fprintf(stdout, "agentmcp serve: replica %s, cluster listener at %s\n", replica.ID(), cf.url)
+		fmt.Fprintf(stdout, "agentmcp serve: replica %s, cluster listener at %s\n", replica.ID(), c.cf.url)
 	}
-
 	base := "http://" + l.Addr().String()
-	if dsn == "" {
+	if c.dsn == "" {
 		// agentmcp add --db and import --db on this database hand their
 		// changes to this serve (handover.go).
-		defer writeServeFile(db, base, logger)()
+		defer writeServeFile(c.db, base, logger)()
 	}
-	where := db
-	if dsn != "" {
-		where = "PostgreSQL"
-	}
-	fmt.Fprintf(stdout, "agentmcp serve: agents from %s, %d kept awake; the others wake on their first request\n", where, len(srv.Agents()))
-	if token != "" {
-		fmt.Fprintf(stdout, "agentmcp serve: dashboard at %s/?token=%s\n", base, url.QueryEscape(token))
-	} else {
-		fmt.Fprintf(stdout, "agentmcp serve: dashboard at %s/\n", base)
-	}
-	mcpBase := base
-	if publicURL != "" {
-		mcpBase = publicURL
-	}
-	printMCPEndpoints(stdout, mcpBase, agentRef, srv.Agents())
+	c.announce(stdout, srv, base)
 
 	var serveErr error
 	select {
 	case <-ctx.Done():
 	case serveErr = <-served:
 	}
-	// A Ctrl-C after the signal that stopped serve stops it at once: the
-	// drain and the shutdown stop waiting (SIGTERM, as from a service
-	// manager, does not).
+	stopServe(ctx, srv, hs, cs, c.cf.drainTimeout, interrupts, hurry, stopNow, logger)
+	closeServer()
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	fmt.Fprintln(stdout, "agentmcp serve: stopped")
+	return nil
+}
+
+// leaveCluster leaves the cluster as serve exits, unless an agent of
+// the server opened did not close in time.
+func leaveCluster(replica *cluster.Replica, opened *openServer, logger *slog.Logger) {
+	if s := opened.Load(); s != nil && s.Host().Unclean() {
+		// An agent did not close in time: its ownership must lapse with
+		// this process (in a lease's time), not be released while its
+		// connections may still be up.
+		logger.Warn("leaving the cluster without releasing: an agent did not close in time")
+		return
+	}
+	lctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := replica.Leave(lctx); err != nil {
+		logger.Warn("leaving the cluster", "error", err)
+	}
+}
+
+// announce says where serve serves: the database, the dashboard and the
+// agents' MCP endpoints.
+func (c *serveConfig) announce(stdout io.Writer, srv *server.Server, base string) {
+	where := c.db
+	if c.dsn != "" {
+		where = "PostgreSQL"
+	}
+	fmt.Fprintf(stdout, "agentmcp serve: agents from %s, %d kept awake; the others wake on their first request\n", where, len(srv.Agents()))
+	if c.token != "" {
+		fmt.Fprintf(stdout, "agentmcp serve: dashboard at %s/?token=%s\n", base, url.QueryEscape(c.token))
+	} else {
+		fmt.Fprintf(stdout, "agentmcp serve: dashboard at %s/\n", base)
+	}
+	mcpBase := base
+	if c.publicURL != "" {
+		mcpBase = c.publicURL
+	}
+	printMCPEndpoints(stdout, mcpBase, c.agentRef, srv.Agents())
+}
+
+// stopServe stops serving once ctx ended: it drains the server (within
+// drainTimeout), then shuts the HTTP server and the cluster listener cs
+// (nil without) down, each request in flight finishing. A Ctrl-C after
+// the signal that stopped serve stops it at once (stopNow ends hurry, and
+// the drain and the shutdown stop waiting); SIGTERM, as from a service
+// manager, does not.
+func stopServe(ctx context.Context, srv *server.Server, hs, cs *http.Server, drainTimeout time.Duration, interrupts <-chan os.Signal, hurry context.Context, stopNow context.CancelFunc, logger *slog.Logger) {
 	go func() {
 		seen := 0
 		if c := context.Cause(ctx); c != nil && strings.HasPrefix(c.Error(), os.Interrupt.String()) {
@@ -532,11 +603,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// hibernated (and, in a cluster, released for the other replicas)
 	// while the requests in flight finish.
 	if busy := srv.Host().Busy(); len(busy) > 0 {
-		logger.Info("stopping: waiting for busy agents (Ctrl-C again to stop now)", "timeout", cf.drainTimeout.String(), "agents", busyList(busy))
+		logger.Info("stopping: waiting for busy agents (Ctrl-C again to stop now)", "timeout", drainTimeout.String(), "agents", busyList(busy))
 	} else {
 		logger.Info("stopping")
 	}
-	dctx, dcancel := context.WithTimeout(hurry, cf.drainTimeout)
+	dctx, dcancel := context.WithTimeout(hurry, drainTimeout)
 	if err := srv.Drain(dctx); err != nil {
 		logger.Warn("draining: agents still busy are closed", "error", err, "agents", busyList(srv.Host().Busy()))
 	}
@@ -556,12 +627,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			cs.Close()
 		}
 	}
-	closeServer()
-	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return serveErr
-	}
-	fmt.Fprintln(stdout, "agentmcp serve: stopped")
-	return nil
 }
 
 // busyList names the busy agents and what keeps each awake, for a log:
@@ -602,7 +667,7 @@ const maxEndpointsShown = 5
 // maxEndpointsShown, then where the others are: every agent is an MCP
 // server. It reads nothing from the store, so that start-up takes the same
 // time however many agents are stored.
-func printMCPEndpoints(w io.Writer, base, dashboardAgent string, awake []server.AgentInfo) {
+func printMCPEndpoints(w io.Writer, base, dashboardAgent string, awake []api.AgentInfo) {
 	refs := []string{dashboardAgent}
 	for _, a := range awake {
 		if ref := a.Class + "/" + a.Name; ref != dashboardAgent && len(refs) < maxEndpointsShown {

@@ -19,9 +19,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/oauthtest"
-	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oauthtest"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
@@ -95,13 +96,13 @@ func waitReady(t *testing.T, base, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := server.Dial(ctx, server.AgentURL(base, "agentmcp", "default"), nil)
+	c, err := client.Dial(ctx, client.AgentURL(base, "agentmcp", "default"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	ready := make(chan struct{}, 1)
-	dispose := c.OnMCPUpdate(func(st agent.MCPServersState) {
+	dispose := c.OnMCPUpdate(func(st api.MCPServersState) {
 		if st.Servers[id].State == "ready" {
 			select {
 			case ready <- struct{}{}:
@@ -469,7 +470,7 @@ func TestTerminalDBOAuth(t *testing.T) {
 	// authorize, and completes it when the browser comes back to the
 	// callback (on serve's actual address: the test cannot take 8787).
 	s := startServe(t, "--db", db)
-	c, err := server.NewClient(server.AgentURL(s.base, "agentmcp", "default"), nil)
+	c, err := client.New(client.AgentURL(s.base, "agentmcp", "default"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,10 +523,10 @@ func TestServePublicURL(t *testing.T) {
 	}
 	// The callback route answers (no such agent here), not host_not_allowed.
 	status, b := get("agents.example.com", "/agents/agentmcp/default/callback?state=s:x&code=c")
-	if status != http.StatusNotFound || !strings.Contains(b, server.CodeUnknownAgent) {
+	if status != http.StatusNotFound || !strings.Contains(b, api.CodeUnknownAgent) {
 		t.Errorf("callback for the public host: %d %s", status, b)
 	}
-	if status, b := get("other.example.com", "/"); status != http.StatusForbidden || !strings.Contains(b, server.CodeHostNotAllowed) {
+	if status, b := get("other.example.com", "/"); status != http.StatusForbidden || !strings.Contains(b, api.CodeHostNotAllowed) {
 		t.Errorf("another host: %d %s", status, b)
 	}
 	res := s.stop()

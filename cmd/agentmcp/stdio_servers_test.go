@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/peers"
-	"github.com/agentmcp/agentmcp/internal/testutil"
-	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 )
 
 // liveChildren returns, by parent pid, the pids of the processes that are
@@ -71,17 +71,17 @@ func childrenOf(t *testing.T, ppid int, match string) []int {
 
 // waitState waits, on the agent's WebSocket, until ok holds for the
 // state (checked on the first state and on every change).
-func waitState(t *testing.T, base, what string, ok func(agent.MCPServersState) bool) agent.MCPServersState {
+func waitState(t *testing.T, base, what string, ok func(api.MCPServersState) bool) api.MCPServersState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // safety net
 	defer cancel()
-	c, err := server.Dial(ctx, server.AgentURL(base, "agentmcp", "default"), nil)
+	c, err := client.Dial(ctx, client.AgentURL(base, "agentmcp", "default"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	got := make(chan agent.MCPServersState, 1)
-	dispose := c.OnMCPUpdate(func(st agent.MCPServersState) {
+	got := make(chan api.MCPServersState, 1)
+	dispose := c.OnMCPUpdate(func(st api.MCPServersState) {
 		if ok(st) {
 			select {
 			case got <- st:
@@ -95,12 +95,12 @@ func waitState(t *testing.T, base, what string, ok func(agent.MCPServersState) b
 		return st
 	case <-ctx.Done():
 		t.Fatalf("waiting for %s: %+v", what, c.MCPServers().Servers)
-		return agent.MCPServersState{}
+		return api.MCPServersState{}
 	}
 }
 
-func allReady(ids ...string) func(agent.MCPServersState) bool {
-	return func(st agent.MCPServersState) bool {
+func allReady(ids ...string) func(api.MCPServersState) bool {
+	return func(st api.MCPServersState) bool {
 		for _, id := range ids {
 			if st.Servers[id].State != "ready" {
 				return false
@@ -175,7 +175,7 @@ func TestStdioServers(t *testing.T) {
 			t.Errorf("%s: %+v", id, got)
 		}
 	}
-	st = waitState(t, s.base, "the broken server's stderr", func(st agent.MCPServersState) bool {
+	st = waitState(t, s.base, "the broken server's stderr", func(st api.MCPServersState) bool {
 		e := st.Servers["broken"].Error
 		return e != nil && strings.Contains(*e, "boom: MEMO_API_KEY is not set")
 	})
@@ -220,7 +220,7 @@ func TestStdioServers(t *testing.T) {
 		t.Fatalf("stop: %+v", r)
 	}
 	for id, pids := range before {
-		testutil.WaitGone(t, pids[0], id+" after serve stopped")
+		fixture.WaitGone(t, pids[0], id+" after serve stopped")
 	}
 	start := time.Now()
 	s = startServe(t, "--db", db)
@@ -233,8 +233,8 @@ func TestStdioServers(t *testing.T) {
 	old := after["everything"][0]
 	killed := time.Now()
 	syscall.Kill(old, syscall.SIGKILL)
-	testutil.WaitGone(t, old, "the killed everything server")
-	waitState(t, s.base, "everything restarted", func(st agent.MCPServersState) bool {
+	fixture.WaitGone(t, old, "the killed everything server")
+	waitState(t, s.base, "everything restarted", func(st api.MCPServersState) bool {
 		p := childrenOf(t, me, "server-everything")
 		return st.Servers["everything"].State == "ready" && len(p) == 1 && p[0] != old
 	})
@@ -246,7 +246,7 @@ func TestStdioServers(t *testing.T) {
 
 	// rm stops the process.
 	runCmd(t, "rm", "memory", "--server", s.base).mustSucceed(t)
-	testutil.WaitGone(t, after["memory"][0], "the removed memory server")
+	fixture.WaitGone(t, after["memory"][0], "the removed memory server")
 
 	// The env value is nowhere to be seen: API, frames (the state), logs,
 	// the database.
@@ -361,7 +361,7 @@ func TestStdioServersDieWithServe(t *testing.T) {
 	}
 	for _, p := range left[:len(left)-2] {
 		pid, _ := strconv.Atoi(p)
-		testutil.WaitGone(t, pid, "a process left by a stopped server")
+		fixture.WaitGone(t, pid, "a process left by a stopped server")
 	}
 	t.Logf("%d processes under serve before kill -9: %v", len(tree), tree)
 	t.Cleanup(func() {
@@ -374,7 +374,7 @@ func TestStdioServersDieWithServe(t *testing.T) {
 	}
 	serve.Wait()
 	for _, pid := range tree {
-		testutil.WaitGone(t, pid, "a process under the killed serve")
+		fixture.WaitGone(t, pid, "a process under the killed serve")
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmcp/agentmcp/internal/peers"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 )
 
 // TestStdio runs server-everything (npm) over stdio; it skips unless

@@ -15,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/server"
 	"github.com/agentmcp/agentmcp/store"
@@ -97,12 +99,12 @@ func (f *targetFlags) given() bool {
 // backend is the agent a terminal command acts on.
 type backend interface {
 	state(ctx context.Context) (agent.MCPServersState, error)
-	add(ctx context.Context, req server.AddRequest) (agent.AddResult, error)
+	add(ctx context.Context, req api.AddRequest) (agent.AddResult, error)
 	remove(ctx context.Context, id string) error
 	reconnect(ctx context.Context, id string) (agent.AddResult, error)
 	tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error)
 	// server returns one server as GET .../servers/{id} shows it.
-	server(ctx context.Context, id string) (server.ServerState, error)
+	server(ctx context.Context, id string) (api.ServerState, error)
 	// call calls a tool; term shows its progress and answers its
 	// elicitations, where the backend can (in this process).
 	call(ctx context.Context, serverID, tool string, args json.RawMessage, term *terminal) (*mcp.CallToolResult, error)
@@ -168,7 +170,7 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 		if token == "" {
 			token = os.Getenv(envToken)
 		}
-		c, err := server.NewClient(server.AgentURL(base, class, name), &server.ClientOptions{Token: token})
+		c, err := client.New(client.AgentURL(base, class, name), &client.Options{Token: token})
 		if err != nil {
 			return nil, usageErrorf("--server: %v", err)
 		}
@@ -273,7 +275,7 @@ func openStore(ctx context.Context, path, dsn string) (store.Store, error) {
 
 // remote is an agent of a running agentmcp serve.
 type remote struct {
-	c     *server.Client
+	c     *client.Client
 	base  string
 	agent string
 	token string
@@ -283,15 +285,15 @@ func (r *remote) where() string { return fmt.Sprintf("agent %s at %s", r.agent, 
 
 // explain turns a connection refused into advice.
 func (r *remote) explain(err error) error {
-	var aerr *server.APIError
+	var aerr *api.APIError
 	if errors.As(err, &aerr) {
-		if aerr.Code == server.CodeUnauthorized {
+		if aerr.Code == api.CodeUnauthorized {
 			return fmt.Errorf("%s wants an access token: give --token or set %s", r.base, envToken)
 		}
-		if aerr.Code == server.CodeUnknownAgent {
+		if aerr.Code == api.CodeUnknownAgent {
 			return unknownAgentError(r.agent, "agentmcp serve at "+r.base, aerr.Agents)
 		}
-		if aerr.Code == server.CodeConnectFailed {
+		if aerr.Code == api.CodeConnectFailed {
 			return &remoteFailure{aerr} // for failureText
 		}
 		return errors.New(aerr.Message)
@@ -304,16 +306,39 @@ func (r *remote) explain(err error) error {
 
 func (r *remote) state(ctx context.Context) (agent.MCPServersState, error) {
 	st, err := r.c.MCPServers(ctx)
-	return st, r.explain(err)
+	if err != nil {
+		return agent.MCPServersState{}, r.explain(err)
+	}
+	return fromWire[agent.MCPServersState](st)
 }
 
-func (r *remote) add(ctx context.Context, req server.AddRequest) (agent.AddResult, error) {
-	res, err := r.c.AddMCPServer(ctx, req)
-	var aerr *server.APIError
-	if errors.As(err, &aerr) && (aerr.Code == server.CodeNameInUse || aerr.Code == server.CodeConnectFailed || aerr.Code == server.CodeNotMCPEndpoint) {
-		return res, err // addPolicy.explain says what to do
+// fromWire decodes v, an answer of the API in package api's shape, into
+// T, the engine's type of the same JSON, which the terminal commands
+// share with the backend that opens a database.
+func fromWire[T any](v any) (T, error) {
+	var out T
+	raw, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
 	}
-	return res, r.explain(err)
+	if err != nil {
+		err = fmt.Errorf("decoding the answer of agentmcp serve: %w", err)
+	}
+	return out, err
+}
+
+// addResult is res as the agent returns it.
+func addResult(res api.AddResult) agent.AddResult {
+	return agent.AddResult{ID: res.ID, State: mcpclient.State(res.State), AuthURL: res.AuthURL}
+}
+
+func (r *remote) add(ctx context.Context, req api.AddRequest) (agent.AddResult, error) {
+	res, err := r.c.AddMCPServer(ctx, req)
+	var aerr *api.APIError
+	if errors.As(err, &aerr) && (aerr.Code == api.CodeNameInUse || aerr.Code == api.CodeConnectFailed || aerr.Code == api.CodeNotMCPEndpoint) {
+		return addResult(res), err // addPolicy.explain says what to do
+	}
+	return addResult(res), r.explain(err)
 }
 
 func (r *remote) remove(ctx context.Context, id string) error {
@@ -322,17 +347,24 @@ func (r *remote) remove(ctx context.Context, id string) error {
 
 func (r *remote) reconnect(ctx context.Context, id string) (agent.AddResult, error) {
 	res, err := r.c.Reconnect(ctx, id)
-	return res, r.explain(err)
+	return addResult(res), r.explain(err)
 }
 
-func (r *remote) server(ctx context.Context, id string) (server.ServerState, error) {
+func (r *remote) server(ctx context.Context, id string) (api.ServerState, error) {
 	st, err := r.c.Server(ctx, id)
 	return st, r.explain(err)
 }
 
 func (r *remote) tools(ctx context.Context, f mcpclient.Filter) ([]mcpclient.Tool, error) {
-	t, err := r.c.ListTools(ctx, f)
-	return t, r.explain(err)
+	wf := client.Filter{ServerID: f.ServerID, ServerName: f.ServerName}
+	for _, s := range f.State {
+		wf.State = append(wf.State, string(s))
+	}
+	t, err := r.c.ListTools(ctx, wf)
+	if err != nil {
+		return nil, r.explain(err)
+	}
+	return fromWire[[]mcpclient.Tool](t)
 }
 
 // call calls the tool through the API, with its events streamed
@@ -357,13 +389,13 @@ func (d *direct) state(ctx context.Context) (agent.MCPServersState, error) {
 	return d.a.MCPServers(), nil
 }
 
-func (d *direct) add(ctx context.Context, req server.AddRequest) (agent.AddResult, error) {
-	opts, err := req.Options()
+func (d *direct) add(ctx context.Context, req api.AddRequest) (agent.AddResult, error) {
+	opts, err := server.AddOptions(&req)
 	if err == nil {
 		err = d.a.CheckAdd(req.Name, req.URL, &opts)
 	}
 	if err != nil {
-		var aerr *server.APIError
+		var aerr *api.APIError
 		if errors.As(err, &aerr) {
 			return agent.AddResult{}, &usageError{msg: aerr.Message}
 		}
@@ -380,7 +412,7 @@ func (d *direct) reconnect(ctx context.Context, id string) (agent.AddResult, err
 	return d.a.Reconnect(ctx, id)
 }
 
-func (d *direct) server(ctx context.Context, id string) (server.ServerState, error) {
+func (d *direct) server(ctx context.Context, id string) (api.ServerState, error) {
 	st, ok := server.ServerStateOf(d.a, id)
 	if !ok {
 		return st, fmt.Errorf("no server %q", id)
@@ -397,14 +429,15 @@ func (d *direct) call(ctx context.Context, id, tool string, args json.RawMessage
 	// advertises the modes configured when it started: one restored
 	// without them (no stamp stored yet) is connected again, so that the
 	// server may ask.
-	m := d.a.Manager()
-	m.ConfigureElicitationHandlers(term.handlers())
-	if info, ok := m.Server(id); ok && info.State == mcpclient.StateReady && !advertisesElicitation(info.Advertised) {
+	d.a.ConfigureElicitationHandlers(term.handlers())
+	// What the session advertised is the Manager's to say (the Agent's
+	// state has no session capabilities).
+	if info, ok := d.a.Manager().Server(id); ok && info.State == mcpclient.StateReady && !advertisesElicitation(info.Advertised) {
 		if _, err := d.a.Reconnect(ctx, id); err != nil {
 			return nil, err
 		}
 	}
-	return m.CallTool(ctx, id, tool, args, term.callOptions())
+	return d.a.CallTool(ctx, id, tool, args, term.callOptions())
 }
 
 // advertisesElicitation reports whether a session advertised both

@@ -10,8 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/server"
+	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
 // TestToolsSorted: tools lists by server name, then tool name, whatever
@@ -62,7 +62,7 @@ func TestLsAfterWake(t *testing.T) {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			res, err := http.Post(server.AgentURL(s.base, "agentmcp", "default")+"/hibernate", "", nil)
+			res, err := http.Post(client.AgentURL(s.base, "agentmcp", "default")+"/hibernate", "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,14 +18,7 @@ const module = "github.com/agentmcp/agentmcp"
 // benchmark and conformance programs) that no library package may import,
 // with everything under them.
 var harnesses = []string{
-	module + "/internal/mcptest",
-	module + "/internal/oauthtest",
-	module + "/internal/peers",
-	module + "/internal/pgtest",
-	module + "/internal/oteltest",
-	module + "/internal/testutil",
-	module + "/internal/clustertest",
-	module + "/internal/conformance",
+	module + "/internal/testing", // mcptest, oauthtest, peers, pgtest, oteltest, fixture, clustertest, conformance
 	module + "/store/storetest",
 	module + "/aitools/internal/aitest",
 }
@@ -66,6 +59,9 @@ var rules = []rule{
 	{pkg: "agent", forbid: []string{storeSQLite, storePostgres, module + "/server", module + "/gateway", pgx, sqliteDriver, chromedp, openAI, anthropic}},
 	{pkg: "gateway", forbid: []string{storeSQLite, storePostgres, module + "/server", pgx, sqliteDriver, chromedp}},
 	{pkg: "oauth", forbid: []string{module + "/agent", module + "/store", pgx, sqliteDriver}},
+	// The resource server's token verifier needs neither the engine nor the
+	// HTTP server that uses it.
+	{pkg: "oauth/resource", forbid: []string{module + "/agent", module + "/mcpclient", module + "/store", module + "/server", pgx, sqliteDriver}},
 	{pkg: "netguard", forbid: []string{module + "/mcpclient", module + "/agent", goSDKMCP}},
 	// The backends depend on the store's interface and the cluster's
 	// model, never on the engine that uses them.
@@ -76,9 +72,9 @@ var rules = []rule{
 	{pkg: "cluster/lease", forbid: []string{module + "/"}},
 	// A Go user of the HTTP API compiles the wire types and the client,
 	// not the engine, go-sdk's server or a database driver.
-	{pkg: "server", forbid: []string{module + "/agent", module + "/mcpclient", goSDKMCP, pgx},
-		skip: "the API client is still in package server (server/client.go, Dial, NewClient), which is the HTTP server and imports agent and mcpclient for its wire types: " +
-			"move the wire types and error codes to a package of their own (api) and the client to one that imports only them, then name that package here"},
+	{pkg: "api/client", forbid: []string{module + "/agent", module + "/mcpclient", module + "/server", module + "/gateway", goSDKMCP, pgx, sqliteDriver}},
+	// The wire types are types alone.
+	{pkg: "api", forbid: []string{module + "/"}},
 }
 
 // pkg is what `go list -json` says of a package.

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/mcptest"
-	"github.com/agentmcp/agentmcp/internal/testutil"
+	"github.com/agentmcp/agentmcp/internal/testing/fixture"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/explain"
 	"github.com/agentmcp/agentmcp/netguard"
@@ -59,7 +59,7 @@ func TestSummaryRealFailures(t *testing.T) {
 	streamable := mcpclient.TransportOptions{Type: mcpclient.TransportStreamableHTTP}
 
 	t.Run("connection refused", func(t *testing.T) {
-		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: "http://" + testutil.RefusingAddr(t) + "/mcp"})
+		err := connectErr(t, testCtx(t), nil, mcpclient.ServerOptions{URL: "http://" + fixture.RefusingAddr(t) + "/mcp"})
 		if got, want := explain.Summary(err), "cannot connect: connection refused"; got != want {
 			t.Errorf("Summary(%v) = %q, want %q", err, got, want)
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmcp/agentmcp/internal/pgtest"
+	"github.com/agentmcp/agentmcp/internal/testing/pgtest"
 	"github.com/agentmcp/agentmcp/store"
 )
 

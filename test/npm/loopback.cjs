@@ -4,7 +4,7 @@
 // 1. Every TCP listen() that names no host, or a wildcard host (0.0.0.0, ::), binds
 //    127.0.0.1 instead of all interfaces. server-everything, the SDK example servers and
 //    the conformance suite's mock servers all call listen(port) with no host option.
-// 2. If AGENTMCP_LISTEN_FD names an open file descriptor (internal/peers passes a pipe as
+// 2. If AGENTMCP_LISTEN_FD names an open file descriptor (internal/testing/peers passes a pipe as
 //    fd 3), one JSON line is written to it for each TCP listen, forced or not, that
 //    succeeds or fails:
 //      {"event":"listening","address":"127.0.0.1","port":41234}

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentmcp/agentmcp/internal/callstats"
-	"github.com/agentmcp/agentmcp/internal/oteltest"
+	"github.com/agentmcp/agentmcp/internal/testing/oteltest"
 	"github.com/agentmcp/agentmcp/mcpclient/transport"
 )
 
