@@ -8,11 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/mail"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -370,6 +373,13 @@ type formField struct {
 	// options are the allowed values (an enum) and their titles.
 	options []option
 	multi   bool // an array of options
+	// format is a string's format (email, uri, date, date-time), and
+	// minLength, maxLength, minimum and maximum its bounds: what the
+	// server will hold the answer to, checked here so that the user can
+	// type it again rather than see the call fail.
+	format               string
+	minLength, maxLength *int
+	minimum, maximum     *float64
 }
 
 type option struct {
@@ -393,6 +403,8 @@ func (f *formField) prompt() string {
 			kind = "any of, separated by commas"
 		}
 		parts = append(parts, kind+": "+strings.Join(names, ", "))
+	case f.format != "":
+		parts = append(parts, f.typ+", "+f.format)
 	default:
 		parts = append(parts, f.typ)
 	}
@@ -439,13 +451,13 @@ func (f *formField) parse(s string) (v any, ok bool, err error) {
 		if err != nil {
 			return nil, false, errors.New("want a whole number")
 		}
-		return n, true, nil
+		return n, true, f.inRange(float64(n))
 	case "number":
 		n, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return nil, false, errors.New("want a number")
 		}
-		return n, true, nil
+		return n, true, f.inRange(n)
 	case "boolean":
 		switch strings.ToLower(s) {
 		case "y", "yes", "true", "1":
@@ -455,7 +467,51 @@ func (f *formField) parse(s string) (v any, ok bool, err error) {
 		}
 		return nil, false, errors.New("want yes or no")
 	}
+	if err := f.checkString(s); err != nil {
+		return nil, false, err
+	}
 	return s, true, nil
+}
+
+// inRange checks a number against the field's minimum and maximum.
+func (f *formField) inRange(n float64) error {
+	switch {
+	case f.minimum != nil && n < *f.minimum:
+		return fmt.Errorf("want at least %v", *f.minimum)
+	case f.maximum != nil && n > *f.maximum:
+		return fmt.Errorf("want at most %v", *f.maximum)
+	}
+	return nil
+}
+
+// checkString checks a string against the field's length and format.
+func (f *formField) checkString(s string) error {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case f.minLength != nil && n < *f.minLength:
+		return fmt.Errorf("want at least %d characters", *f.minLength)
+	case f.maxLength != nil && n > *f.maxLength:
+		return fmt.Errorf("want at most %d characters", *f.maxLength)
+	}
+	switch f.format {
+	case "date":
+		if _, err := time.Parse(time.DateOnly, s); err != nil {
+			return errors.New("want a date as YYYY-MM-DD")
+		}
+	case "date-time":
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			return errors.New("want a date and time as 2006-01-02T15:04:05Z (RFC 3339)")
+		}
+	case "email":
+		if a, err := mail.ParseAddress(s); err != nil || a.Address != s {
+			return errors.New("want an email address (name@example.com)")
+		}
+	case "uri":
+		if u, err := url.Parse(s); err != nil || u.Scheme == "" {
+			return errors.New("want a URI with its scheme (https://...)")
+		}
+	}
+	return nil
 }
 
 // pick finds an option by its number, value or title.
@@ -503,7 +559,8 @@ func formFields(schema json.RawMessage) ([]formField, error) {
 	fields := make([]formField, 0, len(names))
 	for _, name := range names {
 		p := props[name]
-		f := formField{name: name, title: p.Title, typ: cmpOr(p.Type, "string"), description: p.Description, def: p.Default}
+		f := formField{name: name, title: p.Title, typ: cmpOr(p.Type, "string"), description: p.Description, def: p.Default,
+			format: p.Format, minLength: p.MinLength, maxLength: p.MaxLength, minimum: p.Minimum, maximum: p.Maximum}
 		for _, r := range s.Required {
 			f.required = f.required || r == name
 		}
@@ -527,6 +584,11 @@ type propSchema struct {
 	OneOf       []titledConst `json:"oneOf"`
 	AnyOf       []titledConst `json:"anyOf"`
 	Items       *propSchema   `json:"items"`
+	Format      string        `json:"format"`
+	MinLength   *int          `json:"minLength"`
+	MaxLength   *int          `json:"maxLength"`
+	Minimum     *float64      `json:"minimum"`
+	Maximum     *float64      `json:"maximum"`
 }
 
 type titledConst struct {
