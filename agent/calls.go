@@ -82,6 +82,11 @@ func (a *Agent) ListResourceTemplates(f mcpclient.Filter) []mcpclient.ResourceTe
 // stored servers as an API shows them, see MCPServers.
 func (a *Agent) Servers() []mcpclient.ServerInfo { return a.m.Servers() }
 
+// ServerInfo returns the snapshot of one server registered with the
+// agent's Manager (mcpclient.Manager.Server): its live state, its session
+// and what it advertised. ok is false for a server not registered.
+func (a *Agent) ServerInfo(id string) (mcpclient.ServerInfo, bool) { return a.m.Server(id) }
+
 // AITools returns the tools of the agent's servers that f selects as LLM
 // tools, with keys unique over all of them (mcpclient.Manager.AITools):
 // what a model adapter, or a layer that exposes the agent's tools under

@@ -168,7 +168,7 @@
 // (mcpclient.Filter selects servers and states). A call to a server still
 // connecting, after Open or a wake, waits for that server alone. AITools
 // gives the tools as LLM tools (keys unique over every server), and
-// Servers each live server with its name and state.
+// Servers each live server with its name and state (ServerInfo one).
 // ConfigureElicitationHandlers and ConfigureSampling set the handlers of
 // the servers' requests for input (ElicitationHandlers and SamplingHandler
 // read them). Manager gives the mcpclient.Manager underneath, for what the

@@ -265,7 +265,7 @@ func ServerStateOf(a *agent.Agent, id string) (api.ServerState, bool) {
 		return api.ServerState{}, false
 	}
 	st := api.ServerState{ID: id, MCPServer: wireServer(srv), Session: api.SessionNone}
-	if info, ok := a.Manager().Server(id); ok {
+	if info, ok := a.ServerInfo(id); ok {
 		switch info.State {
 		case mcpclient.StateReady, mcpclient.StateConnected, mcpclient.StateDiscovering:
 			st.Session = api.SessionLive

@@ -80,8 +80,8 @@ func callError(a *agent.Agent, id, what string, err error) *api.APIError {
 	case errors.Is(err, mcpclient.ErrNotConnected):
 		state := "not connected"
 		if a != nil {
-			if info, ok := a.Manager().Server(id); ok {
-				state = string(info.State)
+			if srv, ok := a.Server(id); ok {
+				state = srv.State
 			}
 		}
 		e = apiErrorf(http.StatusConflict, api.CodeNotConnected, "MCP server %s is not connected (%s): %s", label, state, explain.Summary(err))

@@ -430,9 +430,9 @@ func (d *direct) call(ctx context.Context, id, tool string, args json.RawMessage
 	// without them (no stamp stored yet) is connected again, so that the
 	// server may ask.
 	d.a.ConfigureElicitationHandlers(term.handlers())
-	// What the session advertised is the Manager's to say (the Agent's
-	// state has no session capabilities).
-	if info, ok := d.a.Manager().Server(id); ok && info.State == mcpclient.StateReady && !advertisesElicitation(info.Advertised) {
+	// What the session advertised is in the live server's snapshot (the
+	// Agent's stored state has no session capabilities).
+	if info, ok := d.a.ServerInfo(id); ok && info.State == mcpclient.StateReady && !advertisesElicitation(info.Advertised) {
 		if _, err := d.a.Reconnect(ctx, id); err != nil {
 			return nil, err
 		}
