@@ -15,7 +15,7 @@
 //	POST   /agents/{class}/{name}/hibernate                 hibernate it now, as its idle timeout would -> 204 (also when asleep already);
 //	                                                        409 agent_busy while something keeps it awake, its message naming what (agent.Busyness: requests and calls in flight,
 //	                                                        streams, pending elicitations, an OAuth sign-in, MCP clients' unanswered questions); never wakes an agent
-//	GET    /agents/{class}/{name}/busy                      what keeps it awake now, without waking it nor counting as a request to it (BusyState): {awake, inUse?, work?,
+//	GET    /agents/{class}/{name}/busy                      what keeps it awake now, without waking it nor counting as a request to it (api.BusyState): {awake, inUse?, work?,
 //	                                                        watchers?, elicitations?, authorizing?, inputs?, keepAwake?, reason}, reason being "asleep", "idle" or
 //	                                                        what hibernate's 409 names; the dashboard shows it on a line under its header
 //	POST   /agents/{class}/{name}/reload                    take in what another process changed in the agent's stored servers (agentmcp add --db

@@ -255,10 +255,10 @@ func TestBusyRoute(t *testing.T) {
 	if _, err := c.AddMCPServer(ctx, api.AddRequest{Name: "one", URL: url, ID: "one"}); err != nil {
 		t.Fatal(err)
 	}
-	busy := func(what string) BusyState {
+	busy := func(what string) api.BusyState {
 		t.Helper()
 		status, _, b := e.do("GET", "/agents/test/a/busy", "")
-		var st BusyState
+		var st api.BusyState
 		if status != http.StatusOK || json.Unmarshal(b, &st) != nil {
 			t.Fatalf("%s: GET busy: %d %s", what, status, b)
 		}

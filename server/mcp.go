@@ -129,34 +129,14 @@ func (s *Server) busyReasons(class, name string) string {
 	return s.busyState(class, name).Reason
 }
 
-// BusyState is the answer of GET /agents/{class}/{name}/busy: what keeps
-// the agent awake now, what POST .../hibernate's 409 agent_busy names.
-type BusyState struct {
-	// Awake is false for an agent asleep: the other fields are then zero.
-	Awake bool `json:"awake"`
-	// The figures of agent.Busyness: requests to the agent in flight
-	// (inUse), calls, adds and reconnections in flight (work), open
-	// streams (watchers: a dashboard, an SSE or WebSocket client),
-	// pending elicitations, an OAuth sign-in in progress (authorizing),
-	// and MCP client questions (of the agent's MCP endpoint) waiting for
-	// the client's answer (inputs, counted in work too), each cancelled if
-	// not answered in time.
-	agent.Busyness
-	// KeepAwake is set when the agent is kept awake whatever it does (a
-	// keep-awake server, or serve --keep-awake).
-	KeepAwake bool `json:"keepAwake,omitempty"`
-	// Reason says it in words: "asleep", "idle" (the idle timeout will
-	// hibernate it), or what keeps it awake.
-	Reason string `json:"reason"`
-}
-
 // busyState reports what keeps agent class/name awake, without waking it.
-func (s *Server) busyState(class, name string) BusyState {
+func (s *Server) busyState(class, name string) api.BusyState {
 	if !s.host.IsAwake(class, name) {
-		return BusyState{Reason: "asleep"}
+		return api.BusyState{Reason: "asleep"}
 	}
-	st := BusyState{Awake: true, Busyness: s.host.Busy()[class+"/"+name], KeepAwake: s.host.KeptAwake(class, name)}
-	st.Reason = st.Busyness.String()
+	b := s.host.Busy()[class+"/"+name]
+	st := api.BusyState{Awake: true, InUse: b.InUse, Work: b.Work, Watchers: b.Watchers, Elicitations: b.Elicitations,
+		Authorizing: b.Authorizing, Inputs: b.Inputs, KeepAwake: s.host.KeptAwake(class, name), Reason: b.String()}
 	if st.Inputs > 0 {
 		st.Reason += fmt.Sprintf(" (%d of them MCP client questions waiting for the client's answer, each cancelled if not answered in time)", st.Inputs)
 	}
@@ -170,7 +150,7 @@ func (s *Server) busyState(class, name string) BusyState {
 }
 
 // busy is GET /agents/{class}/{name}/busy: what keeps the agent awake
-// (BusyState). It never wakes an agent, nor counts as a request to it.
+// (api.BusyState). It never wakes an agent, nor counts as a request to it.
 func (s *Server) busy(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", http.MethodGet)
