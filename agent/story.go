@@ -101,6 +101,22 @@ func (a *Agent) ServerLogs(id string) ([]mcpclient.ServerLog, bool) {
 	return logs, true
 }
 
+// Logs returns the last log messages of every server the agent has (see
+// ServerLogs), by stored id; a server that sent none has none.
+func (a *Agent) Logs() map[string][]mcpclient.ServerLog {
+	a.mu.Lock()
+	ids := make([]string, 0, len(a.rows))
+	for id := range a.rows {
+		ids = append(ids, id)
+	}
+	a.mu.Unlock()
+	out := make(map[string][]mcpclient.ServerLog, len(ids))
+	for _, id := range ids {
+		out[id], _ = a.m.ServerLogs(id)
+	}
+	return out
+}
+
 // storedCount is how many servers the agent has.
 func (a *Agent) storedCount() int {
 	a.mu.Lock()

@@ -186,6 +186,12 @@ type ServerLogs struct {
 	Logs []ServerLog `json:"logs"`
 }
 
+// Logs is the answer of GET .../logs: the last log messages of each of
+// the agent's servers, in order of server id.
+type Logs struct {
+	Servers []ServerLogs `json:"servers"`
+}
+
 // ServerLog is one log message (notifications/message) of a server.
 type ServerLog struct {
 	// Time is when it arrived.

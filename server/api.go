@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -52,6 +53,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/reconnect", s.agentRoute(methods{http.MethodPost: s.reconnectServer}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/logs", s.agentRoute(methods{http.MethodGet: s.serverLogs}))
+	mux.Handle("/agents/{class}/{name}/logs", s.agentRoute(methods{http.MethodGet: s.agentLogs}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/tools/call", s.agentRoute(methods{http.MethodPost: s.callTool}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/resources/read", s.agentRoute(methods{http.MethodPost: s.readResource}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/prompts/get", s.agentRoute(methods{http.MethodPost: s.getPrompt}))
@@ -573,11 +575,28 @@ func (s *Server) serverLogs(w http.ResponseWriter, r *http.Request, a *agent.Age
 		writeError(w, unknownServer(a, id))
 		return
 	}
+	writeJSON(w, http.StatusOK, serverLogsOf(id, logs))
+}
+
+// agentLogs is GET .../logs: the last log messages of every server of the
+// agent, in one answer (the dashboard's log panel: asking server by server
+// races a remove into a 404).
+func (s *Server) agentLogs(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	byID := a.Logs()
+	out := api.Logs{Servers: make([]api.ServerLogs, 0, len(byID))}
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		out.Servers = append(out.Servers, serverLogsOf(id, byID[id]))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// serverLogsOf is server id's log messages on the wire.
+func serverLogsOf(id string, logs []mcpclient.ServerLog) api.ServerLogs {
 	out := api.ServerLogs{ServerID: id, Logs: make([]api.ServerLog, len(logs))}
 	for i, l := range logs {
 		out.Logs[i] = api.ServerLog(l)
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // reconnectServer is POST .../servers/{id}/reconnect: it connects the

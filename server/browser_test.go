@@ -65,7 +65,11 @@ func browser(t *testing.T) (ctx context.Context, problems func() []string) {
 			}
 			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
 				mu.Lock()
-				found = append(found, m.String())
+				if m.URL != "" {
+					found = append(found, m.String()+" ("+m.URL+")")
+				} else {
+					found = append(found, m.String())
+				}
 				mu.Unlock()
 			}
 		}

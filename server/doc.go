@@ -34,6 +34,7 @@
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
 //	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
 //	GET    /agents/{class}/{name}/servers/{id}/logs         the server's last 50 log messages (notifications/message) since the agent woke, oldest first -> {serverId, logs: [{time, level, logger?, data}]}
+//	GET    /agents/{class}/{name}/logs                      every server's last log messages, by server id -> {servers: [{serverId, logs}]}
 //	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult; with Accept: text/event-stream,
 //	                                                        the call's events as server-sent events (see Calls)
 //	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult

@@ -44,7 +44,7 @@ func loggingServer(t *testing.T) string {
 }
 
 // TestServerLogsRoute: GET .../servers/{id}/logs answers the log messages
-// the server sent (notifications/message), and serve's log tells of the
+// the server sent (notifications/message), GET .../logs every server's, and serve's log tells of the
 // add and the remove, naming the agent and the server.
 func TestServerLogsRoute(t *testing.T) {
 	t.Parallel()
@@ -68,6 +68,19 @@ func TestServerLogsRoute(t *testing.T) {
 	}
 	if res.ServerID != "docs" || len(res.Logs) != 1 || res.Logs[0].Level != "warning" || res.Logs[0].Logger != "db" || res.Logs[0].Data != "disk full" {
 		t.Errorf("logs: %+v", res)
+	}
+	// GET .../logs: every server's, by id; a server that logged nothing
+	// has an empty list.
+	if status, _, b := e.do("POST", agentPath+"/servers", fmt.Sprintf(`{"name":"Quiet","url":%q,"id":"quiet"}`, loggingServer(t))); status != http.StatusCreated {
+		t.Fatalf("add: %d %s", status, b)
+	}
+	var all api.Logs
+	if status, _, b := e.do("GET", agentPath+"/logs", ""); status != http.StatusOK || json.Unmarshal(b, &all) != nil {
+		t.Fatalf("all logs: %d %s", status, b)
+	}
+	if len(all.Servers) != 2 || all.Servers[0].ServerID != "docs" || len(all.Servers[0].Logs) != 1 || all.Servers[0].Logs[0].Data != "disk full" ||
+		all.Servers[1].ServerID != "quiet" || all.Servers[1].Logs == nil || len(all.Servers[1].Logs) != 0 {
+		t.Errorf("all logs: %+v", all)
 	}
 	if status, _, b := e.do("GET", agentPath+"/servers/nope/logs", ""); status != http.StatusNotFound || !strings.Contains(string(b), api.CodeUnknownServer) {
 		t.Errorf("logs of an unknown server: %d %s", status, b)

@@ -311,6 +311,9 @@ export function connectAgent(options = {}) {
     // getServerLogs resolves to a server's last log messages
     // (notifications/message): {serverId, logs: [{time, level, logger?, data}]}.
     getServerLogs: (id) => api("GET", `/servers/${seg(id)}/logs`),
+    // getLogs resolves to every server's last log messages
+    // ({servers: [{serverId, logs}]}).
+    getLogs: () => api("GET", "/logs"),
     // mcpEndpoint is the URL of the agent's MCP endpoint (the agent as an
     // MCP server); getExposure and setExposure read and replace the rules
     // of what it exposes, {allow: [pattern], deny: [pattern]}.

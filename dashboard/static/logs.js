@@ -1,5 +1,5 @@
 // logs.js: the servers' log messages (notifications/message), the last
-// ones of each server, from GET .../servers/{id}/logs. Like the call
+// ones of each server, from GET .../logs. Like the call
 // figures (stats.js), they are asked for every few seconds while the page
 // is visible and live, not sent in the state stream.
 import { el, isObject, str } from "./dom.js";
@@ -25,18 +25,18 @@ export function serverLogs({ conn, list, none, servers }) {
     if (!live() || busy) return;
     busy = true;
     try {
+      // One request for all: asked server by server, a server removed
+      // meanwhile would answer 404.
+      const res = await conn.getLogs();
       const next = {};
-      await Promise.all(
-        servers().map(async ([id]) => {
-          try {
-            const res = await conn.getServerLogs(id);
-            next[id] = isObject(res) && Array.isArray(res.logs) ? res.logs.filter(isObject) : [];
-          } catch {
-            next[id] = byServer[id] || []; // kept: the last ones stay
-          }
-        }),
-      );
+      for (const s of isObject(res) && Array.isArray(res.servers) ? res.servers : []) {
+        if (isObject(s) && typeof s.serverId === "string" && Array.isArray(s.logs)) {
+          next[s.serverId] = s.logs.filter(isObject);
+        }
+      }
       byServer = next;
+    } catch {
+      // Kept: the last ones stay until the next answer.
     } finally {
       busy = false;
     }
