@@ -18,6 +18,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
+	"github.com/agentmcp/agentmcp/cluster/lease"
 )
 
 // ClusterOptions make a Server one replica of several that share a
@@ -227,57 +228,39 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 		r, endStream = r.WithContext(ctx), cancel
 	}
 	c := s.opts.Cluster
-	deadline := time.Now().Add(c.WaitForOwner)
-	for {
-		if owned.URL != "" {
-			var stopWatch context.CancelFunc = func() {}
-			if stream {
-				var wctx context.Context
-				wctx, stopWatch = context.WithCancel(r.Context())
-				go c.Replica.WatchLease(wctx, endStream, owned.Namespace, owned.Owner)
-			}
-			sent, err := s.proxy(w, r, owned.URL, body)
-			stopWatch()
-			if err == nil {
-				return true
-			}
-			if sent && !repeatable(r) {
-				s.logger.Warn("forwarded request interrupted: its agent's replica went away", "agent", owned.Namespace, "error", err)
-				writeError(w, apiErrorf(http.StatusBadGateway, api.CodeInterrupted,
-					"the replica that held agent %s went away during the request; whether it took effect is unknown (it was not repeated)", owned.Namespace))
-				return true
-			}
+	o := lease.Owner{Namespace: owned.Namespace, Replica: owned.Owner, ClusterURL: owned.URL}
+	// Unreachable, or no owner named: Follow waits for its lease to lapse
+	// (or the agent to move), then the agent is taken here or followed.
+	free, err := c.Replica.Follow(r.Context(), owned.Namespace, o, time.Now().Add(c.WaitForOwner), func(o lease.Owner) bool {
+		stopWatch := func() {}
+		if stream {
+			var wctx context.Context
+			wctx, stopWatch = context.WithCancel(r.Context())
+			go c.Replica.WatchLease(wctx, endStream, o.Namespace, o.Replica)
 		}
-		// Unreachable, or no owner named: wait for its lease to lapse (or
-		// the agent to move), then take it here or follow it.
-		next, answered := s.awaitOwner(w, r, owned, deadline)
-		if answered || next == nil {
-			return answered
+		sent, err := s.proxy(w, r, o.ClusterURL, body)
+		stopWatch()
+		if err == nil {
+			return true
 		}
-		owned = next
-	}
-}
-
-// awaitOwner waits for the owner of owned's agent, which forward could
-// not reach, while its lease lasts (cluster.Replica.AwaitOwner). It
-// returns the owner to try next, or nil when the agent is free (to wake
-// here); or answered when it answered r (an error, or the client left).
-func (s *Server) awaitOwner(w http.ResponseWriter, r *http.Request, owned *agent.OwnedElsewhereError, deadline time.Time) (next *agent.OwnedElsewhereError, answered bool) {
-	o, err := s.opts.Cluster.Replica.AwaitOwner(r.Context(), owned.Namespace, owned.Owner, owned.URL, deadline)
+		if sent && !repeatable(r) {
+			s.logger.Warn("forwarded request interrupted: its agent's replica went away", "agent", o.Namespace, "error", err)
+			writeError(w, apiErrorf(http.StatusBadGateway, api.CodeInterrupted,
+				"the replica that held agent %s went away during the request; whether it took effect is unknown (it was not repeated)", o.Namespace))
+			return true
+		}
+		return false
+	})
 	switch {
 	case errors.Is(err, cluster.ErrOwnerUnavailable):
 		w.Header().Set("Retry-After", "2")
 		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
-		return nil, true
 	case err != nil && err == r.Context().Err():
-		return nil, true // the client left
+		// the client left
 	case err != nil:
 		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
-		return nil, true
-	case o.Replica == "":
-		return nil, false // free: wake it here
 	}
-	return &agent.OwnedElsewhereError{Namespace: owned.Namespace, Owner: o.Replica, URL: o.ClusterURL}, false
+	return !free
 }
 
 // repeatable reports whether r may be sent again when its outcome is
