@@ -155,9 +155,7 @@ const StatsPath = "/cluster/stats"
 
 // runtimeStats answers GET StatsPath.
 func (s *Server) runtimeStats(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+	if !methodIs(w, r, http.MethodGet) {
 		return
 	}
 	if r.URL.Query().Get("closeIdle") != "" {
