@@ -19,6 +19,7 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/cluster/lease"
+	"github.com/agentmcp/agentmcp/store"
 )
 
 // ClusterOptions make a Server one replica of several that share a
@@ -411,18 +412,22 @@ func (s *Server) notReady(ctx context.Context) string {
 			return err.Error()
 		}
 	}
-	if err := s.probe.check(ctx, s.st); err != nil {
-		if errors.As(err, new(writesRefused)) {
-			return "the store refuses writes" // the error is in the log (storeProbe)
+	if err := s.probe.Check(ctx); err != nil {
+		if errors.Is(err, store.ErrWritesRefused) {
+			return "the store refuses writes" // the error is in the log (store.Probe)
 		}
-		return unavailableReason // the error is in the log (storeProbe)
+		return unavailableReason // the error is in the log (store.Probe)
 	}
 	return ""
 }
 
+// unavailableReason is what /readyz and the API's 503 say when the store
+// does not answer, to anyone: the store's error stays in the log.
+const unavailableReason = "database unavailable"
+
 // health answers /healthz and /readyz, and reports whether r was one of
 // them: /healthz 200 while the process runs; /readyz 200 when the store
-// answers (asked at most once a second: storeProbe), the server is not
+// answers (asked at most once a second: store.Probe), the server is not
 // closing or draining, and (in a cluster) the replica trusts its leases,
 // else 503 with the reason ("database unavailable" when the store does not
 // answer: its error, which may name the database, goes to the log).

@@ -14,7 +14,8 @@
 // else has an owner elsewhere: wire types in api, the Go client in
 // api/client, the agents' lifetime in agent (agent.Host), which replica
 // wakes an agent and how long a request waits for its owner in cluster,
-// access token checks in oauth/resource, the MCP endpoint in gateway. A
+// access token checks in oauth/resource, the MCP endpoint in gateway,
+// whether the store answers (/readyz) in store (store.Probe). A
 // JSON route is its function over the handler skeleton (handle, in
 // api.go; callServer for a call on an MCP server) and one line in routes.
 //
