@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -370,9 +368,9 @@ func unknownServer(a *agent.Agent, id string) *api.APIError {
 }
 
 // AddOptions turns req into agent.AddOptions, checking what
-// agent.Agent.CheckAdd does not (required fields, the URL's form, the
-// transport type, header names and values), as POST .../servers does. An
-// error is an *api.APIError.
+// agent.Agent.CheckAdd does not (api.AddRequest.Check: required fields,
+// the URL's form, the transport type, header names and values), as POST
+// .../servers does. An error is an *api.APIError.
 func AddOptions(req *api.AddRequest) (agent.AddOptions, error) {
 	o, aerr := addOptions(req)
 	if aerr != nil {
@@ -381,61 +379,23 @@ func AddOptions(req *api.AddRequest) (agent.AddOptions, error) {
 	return o, nil
 }
 
-// isControl reports whether r is a control character (C0, DEL, C1) or a
-// bidirectional control (U+202E and the like), which a display name must
-// not contain: they rewrite terminals and reorder what the dashboard shows.
-func isControl(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
-}
-
 func addOptions(req *api.AddRequest) (agent.AddOptions, *api.APIError) {
 	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix, KeepAwake: req.KeepAwake,
 		IDFromName: true, UniqueName: true, Replace: req.Replace, RemoveIfFailed: true, KeepIfUnreachable: req.KeepIfUnreachable}
-	switch {
-	case strings.TrimSpace(req.Name) == "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is required")
-	case utf8.RuneCountInString(req.Name) > api.MaxNameLength:
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is longer than %d characters", api.MaxNameLength)
-	case strings.ContainsFunc(req.Name, isControl):
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name contains a control character (line breaks, escapes and bidirectional controls are refused)")
-	case req.ID != "" && strings.TrimSpace(req.ID) == "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "id is blank")
-	case req.Command != "":
-		return commandOptions(req, o)
-	case strings.TrimSpace(req.URL) == "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "url is required (or a command, for a stdio server)")
-	case len(req.Args) > 0 || len(req.Env) > 0 || req.Cwd != "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "args, env and cwd are for a command")
+	if aerr := req.Check(); aerr != nil {
+		return o, aerr
 	}
-	if u, err := url.Parse(req.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidURL, "url must be an absolute http or https URL")
-	}
-	if t := req.Transport; t != nil {
-		switch mcpclient.TransportType(t.Type) {
-		case "", mcpclient.TransportAuto, mcpclient.TransportStreamableHTTP, mcpclient.TransportSSE:
-			o.Transport.Type = mcpclient.TransportType(t.Type)
-		default:
-			return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.type %q: want auto, streamable-http or sse", t.Type)
-		}
+	if req.Command != "" {
+		o.Command = &agent.Command{Path: req.Command, Args: req.Args, Env: req.Env, Dir: req.Cwd}
+	} else if t := req.Transport; t != nil {
+		o.Transport.Type = mcpclient.TransportType(t.Type)
 		if len(t.Headers) > 0 {
 			o.Transport.Headers = http.Header{}
 			for k, v := range t.Headers {
-				if !httpguts.ValidHeaderFieldName(k) {
-					return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.headers: %q is not a valid header name", k)
-				}
-				if !httpguts.ValidHeaderFieldValue(v) {
-					// The value is a secret: never quoted.
-					return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.headers: the value of %q contains a line break or control character", k)
-				}
 				o.Transport.Headers.Set(k, v)
 			}
 		}
 	}
-	return withRetry(req, o), nil
-}
-
-// withRetry is o with req's retry and client options.
-func withRetry(req *api.AddRequest, o agent.AddOptions) agent.AddOptions {
 	if c := req.Client; c != nil {
 		o.Client.ProtocolVersion = c.ProtocolVersion
 	}
@@ -446,34 +406,7 @@ func withRetry(req *api.AddRequest, o agent.AddOptions) agent.AddOptions {
 			BackgroundMaxDelay: time.Duration(rr.BackgroundMaxDelayMS) * time.Millisecond,
 			DisableBackground:  rr.DisableBackground}
 	}
-	return o
-}
-
-// commandOptions is options for a stdio server.
-func commandOptions(req *api.AddRequest, o agent.AddOptions) (agent.AddOptions, *api.APIError) {
-	switch {
-	case req.URL != "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "both url and command; a server has one of them")
-	case req.Transport != nil && req.Transport.Type != "" && req.Transport.Type != string(mcpclient.TransportStdio):
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.type %q is not for a command", req.Transport.Type)
-	case req.Transport != nil && len(req.Transport.Headers) > 0:
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.headers are for a URL; give a command env instead")
-	case strings.ContainsRune(req.Command, 0) || strings.ContainsRune(req.Cwd, 0):
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "command and cwd must not contain NUL")
-	}
-	for _, a := range req.Args {
-		if strings.ContainsRune(a, 0) {
-			return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "args must not contain NUL")
-		}
-	}
-	for k, v := range req.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			// The value is a secret: never quoted.
-			return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "env: %q is not a valid variable name, or its value contains NUL", k)
-		}
-	}
-	o.Command = &agent.Command{Path: req.Command, Args: req.Args, Env: req.Env, Dir: req.Cwd}
-	return withRetry(req, o), nil
+	return o, nil
 }
 
 func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
