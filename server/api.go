@@ -126,7 +126,7 @@ type noContent struct{}
 func handle[Req, Res any](s *Server, fn func(r *http.Request, a *agent.Agent, req *Req) (Res, error)) agentHandler {
 	return func(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 		var req Req
-		if _, none := any(req).(noBody); !none {
+		if _, none := any(&req).(*noBody); !none {
 			if aerr := decodeBody(w, r, &req); aerr != nil {
 				writeError(w, aerr)
 				return
