@@ -197,7 +197,8 @@ func scheme(r *http.Request) string {
 // forward answers r, whose agent another replica owns, by sending it to
 // the owner: one hop, on the owner's cluster listener. An owner that
 // cannot be reached is waited for (ClusterOptions.WaitForOwner) until its
-// lease expires, and the agent is then woken here; a request sent that got
+// lease expires, and the agent is then woken here (cluster.Replica.Follow
+// decides whom to try and how long to wait); a request sent that got
 // no answer is retried only when it is safe to repeat (GET, HEAD),
 // otherwise it is answered 502 interrupted. It reports whether it answered
 // r (false: the agent is free now, and the caller wakes it here).
@@ -217,7 +218,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	// A forwarded stream ends with this server's streams (CloseStreams, on
 	// drain or shutdown), and when its owner's lease lapses or moves on
-	// (watchLease): its client reconnects, and finds the agent's new owner.
+	// (cluster.Replica.WatchLease): its client reconnects, and finds the agent's new owner.
 	stream := isStream(r.Pattern, r)
 	var endStream context.CancelFunc
 	if stream {
