@@ -1,8 +1,9 @@
-// Package api holds the wire types of agentmcp serve's HTTP API: the JSON
-// bodies of its requests and answers, its error codes, the frames of the
-// agents' WebSocket and SSE streams and the events of a streamed tool
-// call. Package server answers with them; package api/client sends them.
-// The routes are listed in package server's documentation.
+// Package api is agentmcp serve's HTTP API: its routes, the JSON bodies
+// of its requests and answers, its error codes, the frames of the agents'
+// WebSocket and SSE streams and the events of a streamed tool call.
+// Package server answers with these types; package api/client sends them.
+// This documentation is the API's reference: a route added to the server
+// is listed here, in the same change.
 //
 // The types here import nothing of the engine (agent, mcpclient) nor
 // go-sdk: where an answer carries an MCP definition or result as the MCP
@@ -11,20 +12,117 @@
 // of its choice. The JSON of every type is the server's: a field added
 // here is added there.
 //
+// # Routes
+//
+// Each agent lives at /agents/{class}/{name}; classes are kebab-case, so
+// that an agent's default OAuth callback URL,
+// /agents/{kebab(class)}/{name}/callback, routes back to it. An agent
+// exists when it has servers in the store, while it is awake (created by
+// adding a server to it, or by PUT /agents/{class}/{name}; one without
+// servers is not stored and is gone once hibernated), and for the default
+// agents (agentmcp/default, and the server's own default), which always
+// exist. Every other route of an agent that does not exist answers 404
+// unknown_agent, with the agents that exist in the error's "agents": a
+// mistyped name never creates an empty agent, nor wakes anything. The
+// routes:
+//
+//	GET    /agents                                          the agents that exist: {"agents": [{class, name}], "more": true?}, default agents first, then
+//	                                                        those with stored servers, then the other awake ones; at most 1000, "more" set when some were left out
+//	PUT    /agents/{class}/{name}                           create the agent -> 201, or 200 when it exists
+//	POST   /agents/{class}/{name}/hibernate                 hibernate it now, as its idle timeout would -> 204 (also when asleep already);
+//	                                                        409 agent_busy while something keeps it awake, its message naming what (agent.Busyness: requests and calls in flight,
+//	                                                        streams, pending elicitations, an OAuth sign-in, MCP clients' unanswered questions); never wakes an agent
+//	GET    /agents/{class}/{name}/busy                      what keeps it awake now, without waking it nor counting as a request to it (BusyState): {awake, inUse?, work?,
+//	                                                        watchers?, elicitations?, authorizing?, inputs?, keepAwake?, reason}, reason being "asleep", "idle" or
+//	                                                        what hibernate's 409 names; the dashboard shows it on a line under its header
+//	POST   /agents/{class}/{name}/reload                    take in what another process changed in the agent's stored servers (agentmcp add --db
+//	                                                        on serve's database): new ones connect, deleted ones close -> {"added": [id], "removed": [id]}
+//	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
+//	GET    /agents/{class}/{name}/events                    the state as server-sent events
+//	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)
+//	POST   /agents/{class}/{name}/servers                   add (AddRequest; "keepAwake": true marks the server keep-awake) -> {id, state, authUrl?};
+//	                                                        201 new, 200 existing; creates the agent. The id defaults to the name, normalised
+//	                                                        (-2, -3 on a collision). A failed first connection stores nothing (502 connect_failed)
+//	                                                        unless "keepIfUnreachable": true (502 connect_failed with the serverId kept);
+//	                                                        a URL answering 404/405/501 to both transports is 400 not_mcp_endpoint either way;
+//	                                                        a name another server has is 409 name_in_use (its serverId), unless "replace": true
+//	GET    /agents/{class}/{name}/servers/{id}              one server (ServerState): its id, its MCPServer fields, "serverInfo" (its handshake's name and
+//	                                                        version), "session" (live, resumable or none) and "toolCount": what agentmcp get shows
+//	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
+//	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
+//	GET    /agents/{class}/{name}/servers/{id}/logs         the server's last 50 log messages (notifications/message) since the agent woke, oldest first -> {serverId, logs: [{time, level, logger?, data}]}
+//	GET    /agents/{class}/{name}/logs                      every server's last log messages, by server id -> {servers: [{serverId, logs}]}
+//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult; with Accept: text/event-stream,
+//	                                                        the call's events as server-sent events (see Calls)
+//	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
+//	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
+//	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
+//	GET    /agents/{class}/{name}/prompts                   {"prompts": [...]}, same filter
+//	GET    /agents/{class}/{name}/resources                 {"resources": [...]}, same filter
+//	GET    /agents/{class}/{name}/resource-templates        {"resourceTemplates": [...]}, same filter
+//	GET    /agents/{class}/{name}/elicitations              {"elicitations": [...]}: servers' pending requests for input
+//	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
+//	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
+//	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
+//	GET/POST/DELETE /agents/{class}/{name}/mcp              the agent as an MCP server (package gateway): streamable HTTP, 2026-07-28 without
+//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with server.Options.OAuth, or an access token of that authorization server
+//	                                                        for the endpoint's URL at the public URL, or at a loopback or allowed Host and the listener's port: 403 host_not_allowed
+//	                                                        for another Host); its exposure rules (below) choose what it exposes.
+//	                                                        Sessions: at most gateway.DefaultMaxSessions per agent and server.Options.MCPSessions in all (the idle one used the longest ago
+//	                                                        ends; 503 when all are busy); an idle session (its GET stream open or not) does not keep the agent awake, and
+//	                                                        the agent's hibernation ends it (404); with server.Options.OAuth a session is bound to its token's subject (404 for another)
+//	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
+//	PUT    /agents/{class}/{name}/exposure                  replace them (Exposure) -> the rules now in force; 400 invalid_request names a bad pattern
+//	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
+//	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
+//	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is
+//	                                                        not a pending authorisation of one of its servers gets the failure page without waking it
+//	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
+//	GET    /static/...                                      its assets
+//	GET    /metrics                                         server.Options.Metrics, when set (serve: Prometheus text format); behind the token
+//	GET    /.well-known/oauth-protected-resource/agents/{class}/{name}/mcp
+//	                                                        with server.Options.OAuth: the MCP endpoint's protected resource metadata (RFC 9728); no token; 403 host_not_allowed
+//	                                                        for a Host that is not the server's (see server.OAuthOptions.Audience)
+//	GET    /healthz                                         200 while the process runs; no token
+//	GET    /readyz                                          200 when the store answers (asked at most once a second) and accepts writes, and the server is neither draining,
+//	                                                        closed nor (a replica) unsure of its ownership, else 503 with the reason ("database unavailable", "the store refuses
+//	                                                        writes": the store's error is logged); no token
+//
 // # Errors
 //
 // Every error response is JSON, {"error": {"code": "...", "message":
 // "...", "serverId": "..."}} (ErrorResponse), with a stable code (the
 // Code constants) and a message safe to show: no tokens, header values or
-// URL queries. A connect_failed error (an add or reconnect whose server
-// could not be reached) names the server by its name and also has
-// "serverName", "summary" (what failed in a few words, as the server's
-// state's error_summary says it) and "detail" (the whole error), for a
-// client to say the next step its own way; the server's state then has
-// "nextRetryAt", when it is next tried. The client returns such errors as
-// *APIError.
+// URL queries. Bad input is refused before anything is stored. A
+// connect_failed error (an add or reconnect whose server could not be
+// reached) names the server by its name and also has "serverName",
+// "summary" (what failed in a few words, as the server's state's
+// error_summary says it) and "detail" (the whole error), for a client to
+// say the next step its own way; the server's state then has
+// "nextRetryAt", when it is next tried. A request refused because the
+// store cannot serve it now is 503 unavailable with Retry-After: nothing
+// was changed. The client returns errors as *APIError.
+//
+// With replicas (package cluster), any replica answers any route above,
+// forwarding the request to the agent's owner, and three errors are their
+// own: 503 owner_moved (the agent moved while the request was forwarded;
+// retry), 503 owner_unavailable (its replica does not answer and its
+// lease has not lapsed yet; retry), 502 interrupted (its replica went away
+// during a call: whether the call took effect is unknown, and it was not
+// repeated). A WebSocket or SSE stream relayed to an owner ends when the
+// owner's lease lapses or moves, so that its client reconnects to the new
+// owner.
 //
 // # Calls
+//
+// A tool call, resource read or prompt get is bounded by the request's
+// timeoutMs (milliseconds, at most MaxCallTimeout, one hour), else by the
+// server's own bound (server.Options.CallTimeout, 2 minutes by default);
+// past it the answer is 504 timeout. When the bound passes, or the HTTP
+// client goes away (the dashboard's Cancel button aborts its request),
+// the call is cancelled on the MCP server: it gets
+// notifications/cancelled. The Go client sends its context's deadline as
+// timeoutMs.
 //
 // A tool call whose request says Accept: text/event-stream is answered,
 // once its checks pass (a refused call is the JSON error it always is),
@@ -38,12 +136,26 @@
 //	event: result              {"type":"result","result":CallToolResult}   (last)
 //	event: error               {"type":"error","status":504,"error":{code, message, serverId}}   (last, instead of result)
 //
+// An elicitation event is a request of the call's server for the user's
+// input, pending like any other (GET .../elicitations lists it, with the
+// call's callId): answer it with POST .../elicitations/{id}. The agent
+// links a request to the call it arrived within (2026-07-28), or to the
+// only streamed call in flight on that server (a legacy server request
+// names no call); one it cannot link is only in the list. Comments keep
+// the stream alive. The Go client's CallToolWatched reads it; agentmcp
+// call shows it in the terminal.
+//
 // # Streams
 //
 // The WebSocket and the SSE stream of an agent send Frame
 // ({"type":"cf_agent_mcp_servers","mcp":MCPServersState}) on connect and
-// after every change, and ElicitationsFrame
+// after every change the agent reports (registration, connection,
+// discovery, list_changed, OAuth, removal), and ElicitationsFrame
 // ({"type":"agentmcp_elicitations","elicitations":[...]}) on connect when
 // some are pending and after every change. On the SSE stream each frame is
 // one event named after the frame's type; "event: close" ends the stream.
+// A client that falls behind is dropped (WebSocket close status 1013,
+// reason "fell behind"; SSE: "event: close"); clients reconnect and get a
+// fresh state. A stream keeps its agent awake. The Go client's Dial
+// follows them.
 package api

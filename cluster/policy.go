@@ -108,6 +108,33 @@ func (r *Replica) AwaitOwner(ctx context.Context, ns, owner, url string, deadlin
 	return o, nil
 }
 
+// Follow takes a request for agent ns to its owner: it calls try with
+// the owner (o, the one the caller was told of, first), and while try
+// reports that the owner could not be reached it waits for that owner
+// (AwaitOwner: until its lease lapses, the agent is given back, or
+// deadline) and calls try again with whichever replica holds the agent
+// then. An owner with no ClusterURL (none named yet) is not tried, only
+// waited for. It returns free when the agent is free to wake here (no
+// live owner, or this replica), and false with a nil error once try
+// reported done (it answered the request, well or not). Its error is
+// AwaitOwner's: ErrOwnerUnavailable when deadline passed while the same
+// owner still held the agent, ctx.Err(), or the look-up's.
+func (r *Replica) Follow(ctx context.Context, ns string, o lease.Owner, deadline time.Time, try func(o lease.Owner) (done bool)) (free bool, err error) {
+	for {
+		if o.ClusterURL != "" && try(o) {
+			return false, nil
+		}
+		next, err := r.AwaitOwner(ctx, ns, o.Replica, o.ClusterURL, deadline)
+		switch {
+		case err != nil:
+			return false, err
+		case next.Replica == "":
+			return true, nil
+		}
+		o = next
+	}
+}
+
 // leaseLook bounds how long WatchLease goes without looking.
 const leaseLook = 5 * time.Second
 

@@ -2,8 +2,11 @@ package cluster
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/agentmcp/agentmcp/cluster/lease"
 )
 
 // TestPolicy: AwaitOwner tells the caller to wake a free agent here, to
@@ -55,4 +58,54 @@ func TestPolicy(t *testing.T) {
 		t.Errorf("after the lease lapsed: %+v %v", o, err)
 	}
 
+}
+
+// TestFollow: Follow tries the owner it was told of, follows the agent to
+// the replica that holds it when that one cannot be reached, gives up on
+// an owner that still holds the lease past the deadline, and says when
+// the agent is free to wake here; an owner not named yet is only looked
+// up.
+func TestFollow(t *testing.T) {
+	c := newCluster(t)
+	ctx := testCtx(t)
+	a, _ := join(t, c.store(t), "http://127.0.0.1:1001", nil)
+	b, _ := join(t, c.store(t), "http://127.0.0.1:1002", nil)
+	if _, err := a.Claim(ctx, "test/x"); err != nil {
+		t.Fatal(err)
+	}
+	held := lease.Owner{Namespace: "test/x", Replica: a.ID(), ClusterURL: "http://127.0.0.1:1001"}
+	gone := lease.Owner{Namespace: "test/x", Replica: "r-gone", ClusterURL: "http://127.0.0.1:9"}
+	later := time.Now().Add(time.Minute)
+
+	tests := []struct {
+		name     string
+		ns       string
+		from     lease.Owner
+		deadline time.Time
+		reach    map[string]bool // the replicas (by id) try reaches
+		want     []string        // the replicas tried, in order
+		free     bool
+		err      error
+	}{
+		{name: "owner answers", ns: "test/x", from: held, deadline: later, reach: map[string]bool{a.ID(): true}, want: []string{a.ID()}},
+		{name: "agent moved", ns: "test/x", from: gone, deadline: later, reach: map[string]bool{a.ID(): true}, want: []string{"r-gone", a.ID()}},
+		{name: "no owner named", ns: "test/x", from: lease.Owner{Namespace: "test/x"}, deadline: later, reach: map[string]bool{a.ID(): true}, want: []string{a.ID()}},
+		{name: "owner silent past the deadline", ns: "test/x", from: held, deadline: time.Now().Add(-time.Second), want: []string{a.ID()}, err: ErrOwnerUnavailable},
+		{name: "agent free", ns: "test/free", from: lease.Owner{Namespace: "test/free", Replica: "r-gone", ClusterURL: "http://127.0.0.1:9"}, deadline: later, want: []string{"r-gone"}, free: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tried []string
+			free, err := b.Follow(ctx, tt.ns, tt.from, tt.deadline, func(o lease.Owner) bool {
+				tried = append(tried, o.Replica)
+				return tt.reach[o.Replica]
+			})
+			if free != tt.free || !errors.Is(err, tt.err) {
+				t.Errorf("Follow = %v, %v; want %v, %v", free, err, tt.free, tt.err)
+			}
+			if !slices.Equal(tried, tt.want) {
+				t.Errorf("tried %v; want %v", tried, tt.want)
+			}
+		})
+	}
 }

@@ -25,8 +25,9 @@
 // looks again by itself, and nothing depends on them for safety.
 //
 // Policy (policy.go): Rehome wakes, on some replica, the keep-awake agents
-// nobody holds; AwaitOwner decides how long a request waits for an owner
-// it cannot reach and whom to try next; WatchLease ends what a replica
+// nobody holds; Follow takes a request from owner to owner, AwaitOwner
+// deciding how long it waits for an owner it cannot reach and whom to try
+// next; WatchLease ends what a replica
 // relays to an owner whose lease lapsed or moved; Elsewhere names the
 // replica a draining one sends new agents to. Package server forwards the
 // requests these decide on, each signed with the cluster key (sign.go:

@@ -13,10 +13,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
@@ -48,22 +48,22 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("/agents/{class}/{name}/events", s.agentRoute(methods{http.MethodGet: s.sse}))
 	mux.HandleFunc("/agents/{class}/{name}/hibernate", s.hibernate)
 	mux.HandleFunc("/agents/{class}/{name}/busy", s.busy)
-	mux.Handle("/agents/{class}/{name}/reload", s.agentRoute(methods{http.MethodPost: s.reload}))
-	mux.Handle("/agents/{class}/{name}/servers", s.stdioGate(s.agentRoute(methods{http.MethodGet: s.listServers, http.MethodPost: s.addServer}, http.MethodPost)))
-	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: s.getServer, http.MethodDelete: s.removeServer}))
-	mux.Handle("/agents/{class}/{name}/servers/{id}/reconnect", s.agentRoute(methods{http.MethodPost: s.reconnectServer}))
-	mux.Handle("/agents/{class}/{name}/servers/{id}/logs", s.agentRoute(methods{http.MethodGet: s.serverLogs}))
-	mux.Handle("/agents/{class}/{name}/logs", s.agentRoute(methods{http.MethodGet: s.agentLogs}))
+	mux.Handle("/agents/{class}/{name}/reload", s.agentRoute(methods{http.MethodPost: handle(s, s.reload)}))
+	mux.Handle("/agents/{class}/{name}/servers", s.stdioGate(s.agentRoute(methods{http.MethodGet: handle(s, s.listServers), http.MethodPost: s.addServer}, http.MethodPost)))
+	mux.Handle("/agents/{class}/{name}/servers/{id}", s.agentRoute(methods{http.MethodGet: handle(s, s.getServer), http.MethodDelete: handle(s, s.removeServer)}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}/reconnect", s.agentRoute(methods{http.MethodPost: handle(s, s.reconnectServer)}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}/logs", s.agentRoute(methods{http.MethodGet: handle(s, s.serverLogs)}))
+	mux.Handle("/agents/{class}/{name}/logs", s.agentRoute(methods{http.MethodGet: handle(s, s.agentLogs)}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/tools/call", s.agentRoute(methods{http.MethodPost: s.callTool}))
-	mux.Handle("/agents/{class}/{name}/servers/{id}/resources/read", s.agentRoute(methods{http.MethodPost: s.readResource}))
-	mux.Handle("/agents/{class}/{name}/servers/{id}/prompts/get", s.agentRoute(methods{http.MethodPost: s.getPrompt}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}/resources/read", s.agentRoute(methods{http.MethodPost: handle(s, s.readResource)}))
+	mux.Handle("/agents/{class}/{name}/servers/{id}/prompts/get", s.agentRoute(methods{http.MethodPost: handle(s, s.getPrompt)}))
 	mux.Handle("/agents/{class}/{name}/tools", s.agentRoute(methods{http.MethodGet: s.listTools}))
 	mux.Handle("/agents/{class}/{name}/prompts", s.agentRoute(methods{http.MethodGet: s.listPrompts}))
 	mux.Handle("/agents/{class}/{name}/resources", s.agentRoute(methods{http.MethodGet: s.listResources}))
 	mux.Handle("/agents/{class}/{name}/resource-templates", s.agentRoute(methods{http.MethodGet: s.listTemplates}))
-	mux.Handle("/agents/{class}/{name}/elicitations", s.agentRoute(methods{http.MethodGet: s.listElicitations}))
-	mux.Handle("/agents/{class}/{name}/elicitations/{id}", s.agentRoute(methods{http.MethodPost: s.answerElicitation}))
-	mux.Handle("/agents/{class}/{name}/stats", s.agentRoute(methods{http.MethodGet: s.stats}))
+	mux.Handle("/agents/{class}/{name}/elicitations", s.agentRoute(methods{http.MethodGet: handle(s, s.listElicitations)}))
+	mux.Handle("/agents/{class}/{name}/elicitations/{id}", s.agentRoute(methods{http.MethodPost: handle(s, s.answerElicitation)}))
+	mux.Handle("/agents/{class}/{name}/stats", s.agentRoute(methods{http.MethodGet: handle(s, s.stats)}))
 	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
@@ -106,6 +106,64 @@ func (s *Server) agentRoute(m methods, creating ...string) http.Handler {
 		defer release()
 		h(w, r, a)
 	})
+}
+
+// noBody is the request of a route that takes no body (handle).
+type noBody struct{}
+
+// noContent is the answer of a route that answers 204 with no body
+// (handle).
+type noContent struct{}
+
+// handle is the skeleton of an agent's JSON route: the request's body
+// decoded into a Req (decodeBody; none for noBody), fn's answer written as
+// JSON with 200 (204 for noContent), its error as the *api.APIError it is,
+// or else as internal (apiError). A new route is its fn:
+//
+//	func (s *Server) thing(r *http.Request, a *agent.Agent, req *api.ThingRequest) (api.Thing, error)
+//
+// registered as methods{http.MethodPost: handle(s, s.thing)}.
+func handle[Req, Res any](s *Server, fn func(r *http.Request, a *agent.Agent, req *Req) (Res, error)) agentHandler {
+	return func(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+		var req Req
+		if _, none := any(&req).(*noBody); !none {
+			if aerr := decodeBody(w, r, &req); aerr != nil {
+				writeError(w, aerr)
+				return
+			}
+		}
+		res, err := fn(r, a, &req)
+		if err != nil {
+			writeError(w, s.apiError(r.Context(), err))
+			return
+		}
+		if _, none := any(res).(noContent); none {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	}
+}
+
+// apiError is err as an API error: the *api.APIError it is, else 500
+// internal (503 unavailable when the server is not ready: unavailableOr).
+func (s *Server) apiError(ctx context.Context, err error) *api.APIError {
+	var aerr *api.APIError
+	if errors.As(err, &aerr) {
+		return aerr
+	}
+	return s.unavailableOr(ctx, apiErrorf(http.StatusInternalServerError, api.CodeInternal, "%v", err))
+}
+
+// methodIs reports whether r's method is method (GET takes HEAD too), and
+// answers 405 when it is not.
+func methodIs(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method || (method == http.MethodGet && r.Method == http.MethodHead) {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: %s)", r.Method, method))
+	return false
 }
 
 // openError maps an agentEntry error to an API error.
@@ -160,9 +218,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+	if !methodIs(w, r, http.MethodGet) {
 		return
 	}
 	agents, more, err := s.knownAgents(r.Context(), maxAgentsListed)
@@ -212,9 +268,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 // client's unanswered question, a keep-awake server), its message naming
 // what. It never wakes an agent.
 func (s *Server) hibernate(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: POST)", r.Method))
+	if !methodIs(w, r, http.MethodPost) {
 		return
 	}
 	class, name := r.PathValue("class"), r.PathValue("name")
@@ -232,13 +286,9 @@ func (s *Server) hibernate(w http.ResponseWriter, r *http.Request) {
 // reload is POST /agents/{class}/{name}/reload: the agent takes in what
 // another process changed in its stored servers (agent.Agent.Reload), as
 // agentmcp add --db and import --db on serve's database ask.
-func (s *Server) reload(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+func (s *Server) reload(r *http.Request, a *agent.Agent, _ *noBody) (api.ReloadResult, error) {
 	added, removed, err := a.Reload(r.Context())
-	if err != nil {
-		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, api.CodeInternal, "%v", err)))
-		return
-	}
-	writeJSON(w, http.StatusOK, api.ReloadResult{Added: orEmpty(added), Removed: orEmpty(removed)})
+	return api.ReloadResult{Added: orEmpty(added), Removed: orEmpty(removed)}, err
 }
 
 func orEmpty(ids []string) []string {
@@ -291,22 +341,24 @@ func wireServer(srv agent.MCPServer) api.MCPServer {
 	return out
 }
 
-func (s *Server) listServers(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	st := a.MCPServers()
-	writeJSON(w, http.StatusOK, struct {
-		Servers map[string]agent.MCPServer `json:"servers"`
-		Order   []string                   `json:"order"` // agent.ServerOrder
-	}{st.Servers, st.Order})
+// serverList is GET .../servers.
+type serverList struct {
+	Servers map[string]agent.MCPServer `json:"servers"`
+	Order   []string                   `json:"order"` // agent.ServerOrder
 }
 
-func (s *Server) getServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+func (s *Server) listServers(r *http.Request, a *agent.Agent, _ *noBody) (serverList, error) {
+	st := a.MCPServers()
+	return serverList{st.Servers, st.Order}, nil
+}
+
+func (s *Server) getServer(r *http.Request, a *agent.Agent, _ *noBody) (api.ServerState, error) {
 	id := r.PathValue("id")
 	st, ok := ServerStateOf(a, id)
 	if !ok {
-		writeError(w, unknownServer(a, id))
-		return
+		return st, unknownServer(a, id)
 	}
-	writeJSON(w, http.StatusOK, st)
+	return st, nil
 }
 
 func unknownServer(a *agent.Agent, id string) *api.APIError {
@@ -316,9 +368,9 @@ func unknownServer(a *agent.Agent, id string) *api.APIError {
 }
 
 // AddOptions turns req into agent.AddOptions, checking what
-// agent.Agent.CheckAdd does not (required fields, the URL's form, the
-// transport type, header names and values), as POST .../servers does. An
-// error is an *api.APIError.
+// agent.Agent.CheckAdd does not (api.AddRequest.Check: required fields,
+// the URL's form, the transport type, header names and values), as POST
+// .../servers does. An error is an *api.APIError.
 func AddOptions(req *api.AddRequest) (agent.AddOptions, error) {
 	o, aerr := addOptions(req)
 	if aerr != nil {
@@ -327,52 +379,19 @@ func AddOptions(req *api.AddRequest) (agent.AddOptions, error) {
 	return o, nil
 }
 
-// isControl reports whether r is a control character (C0, DEL, C1) or a
-// bidirectional control (U+202E and the like), which a display name must
-// not contain: they rewrite terminals and reorder what the dashboard shows.
-func isControl(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
-}
-
 func addOptions(req *api.AddRequest) (agent.AddOptions, *api.APIError) {
 	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix, KeepAwake: req.KeepAwake,
 		IDFromName: true, UniqueName: true, Replace: req.Replace, RemoveIfFailed: true, KeepIfUnreachable: req.KeepIfUnreachable}
-	switch {
-	case strings.TrimSpace(req.Name) == "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is required")
-	case utf8.RuneCountInString(req.Name) > api.MaxNameLength:
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is longer than %d characters", api.MaxNameLength)
-	case strings.ContainsFunc(req.Name, isControl):
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name contains a control character (line breaks, escapes and bidirectional controls are refused)")
-	case req.ID != "" && strings.TrimSpace(req.ID) == "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "id is blank")
-	case req.Command != "":
-		return commandOptions(req, o)
-	case strings.TrimSpace(req.URL) == "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "url is required (or a command, for a stdio server)")
-	case len(req.Args) > 0 || len(req.Env) > 0 || req.Cwd != "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "args, env and cwd are for a command")
+	if aerr := req.Check(); aerr != nil {
+		return o, aerr
 	}
-	if u, err := url.Parse(req.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidURL, "url must be an absolute http or https URL")
-	}
-	if t := req.Transport; t != nil {
-		switch mcpclient.TransportType(t.Type) {
-		case "", mcpclient.TransportAuto, mcpclient.TransportStreamableHTTP, mcpclient.TransportSSE:
-			o.Transport.Type = mcpclient.TransportType(t.Type)
-		default:
-			return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.type %q: want auto, streamable-http or sse", t.Type)
-		}
+	if req.Command != "" {
+		o.Command = &agent.Command{Path: req.Command, Args: req.Args, Env: req.Env, Dir: req.Cwd}
+	} else if t := req.Transport; t != nil {
+		o.Transport.Type = mcpclient.TransportType(t.Type)
 		if len(t.Headers) > 0 {
 			o.Transport.Headers = http.Header{}
 			for k, v := range t.Headers {
-				if !httpguts.ValidHeaderFieldName(k) {
-					return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.headers: %q is not a valid header name", k)
-				}
-				if !httpguts.ValidHeaderFieldValue(v) {
-					// The value is a secret: never quoted.
-					return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.headers: the value of %q contains a line break or control character", k)
-				}
 				o.Transport.Headers.Set(k, v)
 			}
 		}
@@ -386,43 +405,6 @@ func addOptions(req *api.AddRequest) (agent.AddOptions, *api.APIError) {
 			MaxDelay:           time.Duration(rr.MaxDelayMS) * time.Millisecond,
 			BackgroundMaxDelay: time.Duration(rr.BackgroundMaxDelayMS) * time.Millisecond,
 			DisableBackground:  rr.DisableBackground}
-	}
-	return o, nil
-}
-
-// commandOptions is options for a stdio server.
-func commandOptions(req *api.AddRequest, o agent.AddOptions) (agent.AddOptions, *api.APIError) {
-	switch {
-	case req.URL != "":
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "both url and command; a server has one of them")
-	case req.Transport != nil && req.Transport.Type != "" && req.Transport.Type != string(mcpclient.TransportStdio):
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.type %q is not for a command", req.Transport.Type)
-	case req.Transport != nil && len(req.Transport.Headers) > 0:
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "transport.headers are for a URL; give a command env instead")
-	case strings.ContainsRune(req.Command, 0) || strings.ContainsRune(req.Cwd, 0):
-		return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "command and cwd must not contain NUL")
-	}
-	for _, a := range req.Args {
-		if strings.ContainsRune(a, 0) {
-			return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "args must not contain NUL")
-		}
-	}
-	for k, v := range req.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			// The value is a secret: never quoted.
-			return o, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "env: %q is not a valid variable name, or its value contains NUL", k)
-		}
-	}
-	o.Command = &agent.Command{Path: req.Command, Args: req.Args, Env: req.Env, Dir: req.Cwd}
-	if rr := req.Retry; rr != nil {
-		o.Retry = &mcpclient.RetryOptions{MaxAttempts: rr.MaxAttempts,
-			BaseDelay:          time.Duration(rr.BaseDelayMS) * time.Millisecond,
-			MaxDelay:           time.Duration(rr.MaxDelayMS) * time.Millisecond,
-			BackgroundMaxDelay: time.Duration(rr.BackgroundMaxDelayMS) * time.Millisecond,
-			DisableBackground:  rr.DisableBackground}
-	}
-	if c := req.Client; c != nil {
-		o.Client.ProtocolVersion = c.ProtocolVersion
 	}
 	return o, nil
 }
@@ -540,12 +522,11 @@ func storedID(a *agent.Agent, req *api.AddRequest) (string, bool) {
 	return "", false
 }
 
-func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+func (s *Server) removeServer(r *http.Request, a *agent.Agent, _ *noBody) (noContent, error) {
 	id := r.PathValue("id")
 	srv, ok := a.Server(id)
 	if !ok {
-		writeError(w, unknownServer(a, id))
-		return
+		return noContent{}, unknownServer(a, id)
 	}
 	start := time.Now()
 	err := a.RemoveMCPServer(r.Context(), id)
@@ -553,41 +534,38 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, a *agent.A
 		// The store refused the delete: the server is as it was (stored,
 		// connected), as the message says.
 		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrUnavailable) {
-			writeError(w, addError(err)) // owner_moved, unavailable
-			return
+			return noContent{}, addError(err) // owner_moved, unavailable
 		}
-		writeError(w, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, api.CodeInternal, "removing MCP server %s: %v", serverLabel(a, id), err)))
-		return
+		return noContent{}, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, api.CodeInternal, "removing MCP server %s: %v", serverLabel(a, id), err))
 	}
 	if err != nil {
 		// Removed, but closing its connection reported an error.
 		s.logger.Info("mcp server removed; closing its connection failed", "agent", a.Namespace(), "server", id, "error", err)
 	}
 	s.logger.Info("mcp server removed", "agent", a.Namespace(), "server", srv.Name, "id", id, "ms", time.Since(start).Milliseconds())
-	w.WriteHeader(http.StatusNoContent)
+	return noContent{}, nil
 }
 
 // serverLogs is GET .../servers/{id}/logs: the server's last log messages.
-func (s *Server) serverLogs(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+func (s *Server) serverLogs(r *http.Request, a *agent.Agent, _ *noBody) (api.ServerLogs, error) {
 	id := r.PathValue("id")
 	logs, ok := a.ServerLogs(id)
 	if !ok {
-		writeError(w, unknownServer(a, id))
-		return
+		return api.ServerLogs{}, unknownServer(a, id)
 	}
-	writeJSON(w, http.StatusOK, serverLogsOf(id, logs))
+	return serverLogsOf(id, logs), nil
 }
 
 // agentLogs is GET .../logs: the last log messages of every server of the
 // agent, in one answer (the dashboard's log panel: asking server by server
 // races a remove into a 404).
-func (s *Server) agentLogs(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+func (s *Server) agentLogs(r *http.Request, a *agent.Agent, _ *noBody) (api.Logs, error) {
 	byID := a.Logs()
 	out := api.Logs{Servers: make([]api.ServerLogs, 0, len(byID))}
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
 		out.Servers = append(out.Servers, serverLogsOf(id, byID[id]))
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // serverLogsOf is server id's log messages on the wire.
@@ -605,20 +583,12 @@ func serverLogsOf(id string, logs []mcpclient.ServerLog) api.ServerLogs {
 // AddResult (ready, or authenticating with the URL to visit); a server
 // still unreachable is connect_failed, and keeps being retried in the
 // background.
-func (s *Server) reconnectServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	id := r.PathValue("id")
-	if _, ok := a.Server(id); !ok {
-		writeError(w, unknownServer(a, id))
-		return
-	}
-	ctx, cancel, limit, aerr := s.callContext(r, 0)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	defer cancel()
-	res, err := a.Reconnect(ctx, id)
-	if err != nil {
+func (s *Server) reconnectServer(r *http.Request, a *agent.Agent, _ *noBody) (agent.AddResult, error) {
+	return callServer(s, r, a, "", 0, func(ctx context.Context, id string, limit time.Duration) (agent.AddResult, error) {
+		res, err := a.Reconnect(ctx, id)
+		if err == nil {
+			return res, nil
+		}
 		var aerr *api.APIError
 		switch {
 		case context.Cause(ctx) == errCallTimeout:
@@ -629,10 +599,8 @@ func (s *Server) reconnectServer(w http.ResponseWriter, r *http.Request, a *agen
 			aerr = connectFailed(a, id, err, "it keeps being retried in the background")
 		}
 		aerr.ServerID = id
-		writeError(w, aerr)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+		return res, aerr
+	})
 }
 
 // filter parses the seed's filter from the query: serverId, serverName and
@@ -749,15 +717,35 @@ func (s *Server) callFailed(ctx context.Context, r *http.Request, a *agent.Agent
 	return callError(a, id, what, err)
 }
 
-func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+// callServer is the skeleton of a call on server {id} of a (a tool call,
+// a resource read, a prompt get): the server known, call bounded by the
+// request's timeoutMS (callContext), its error mapped by callFailed, which
+// names the call what, unless it is an *api.APIError already.
+func callServer[Res any](s *Server, r *http.Request, a *agent.Agent, what string, timeoutMS int64, call func(ctx context.Context, id string, limit time.Duration) (Res, error)) (res Res, err error) {
 	id := r.PathValue("id")
+	if _, ok := a.Server(id); !ok {
+		return res, unknownServer(a, id)
+	}
+	ctx, cancel, limit, aerr := s.callContext(r, timeoutMS)
+	if aerr != nil {
+		return res, aerr
+	}
+	defer cancel()
+	res, err = call(ctx, id, limit)
+	if err != nil && !errors.As(err, &aerr) {
+		return res, s.callFailed(ctx, r, a, id, what, limit, err)
+	}
+	return res, err
+}
+
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	var req api.CallToolRequest
 	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
 	if req.Name == "" {
-		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is required"))
+		writeError(w, required("name"))
 		return
 	}
 	args := json.RawMessage(`{}`)
@@ -769,44 +757,49 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 		}
 		args = req.Arguments
 	}
-	srv, ok := a.Server(id)
-	if !ok {
-		writeError(w, unknownServer(a, id))
-		return
-	}
-	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	defer cancel()
-	// A ready server's catalog is known: a tool it does not list is
-	// refused here. Any other server is left to the Manager, which
-	// reconnects it or says why it cannot.
-	if srv.State == string(mcpclient.StateReady) {
-		var names []string
-		found := false
-		for _, t := range a.ListTools(mcpclient.Filter{ServerID: []string{id}}) {
-			names = append(names, t.Name)
-			found = found || t.Name == req.Name
+	streamed := false
+	res, err := callServer(s, r, a, fmt.Sprintf("tools/call %q", req.Name), req.TimeoutMS, func(ctx context.Context, id string, limit time.Duration) (*mcp.CallToolResult, error) {
+		if aerr := knownTool(a, id, req.Name); aerr != nil {
+			return nil, aerr
 		}
-		if !found {
-			aerr := apiErrorf(http.StatusNotFound, api.CodeUnknownTool, "MCP server %s has no tool %q (it has: %s)", serverLabel(a, id), req.Name, list(names))
-			aerr.ServerID = id
-			writeError(w, aerr)
-			return
+		if wantsEvents(r) {
+			streamed = true
+			s.streamCall(ctx, w, r, a, id, req.Name, args, limit)
+			return nil, nil
 		}
+		return a.CallTool(ctx, id, req.Name, args, nil)
+	})
+	switch {
+	case streamed:
+	case err != nil:
+		writeError(w, s.apiError(r.Context(), err))
+	default:
+		writeJSON(w, http.StatusOK, res)
 	}
-	if wantsEvents(r) {
-		s.streamCall(ctx, w, r, a, id, req.Name, args, limit)
-		return
+}
+
+// knownTool refuses a tool that the ready server id of a does not list. A
+// server that is not ready is left to the Manager, which reconnects it or
+// says why it cannot.
+func knownTool(a *agent.Agent, id, name string) *api.APIError {
+	if srv, _ := a.Server(id); srv.State != string(mcpclient.StateReady) {
+		return nil
 	}
-	res, err := a.CallTool(ctx, id, req.Name, args, nil)
-	if err != nil {
-		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("tools/call %q", req.Name), limit, err))
-		return
+	var names []string
+	for _, t := range a.ListTools(mcpclient.Filter{ServerID: []string{id}}) {
+		if t.Name == name {
+			return nil
+		}
+		names = append(names, t.Name)
 	}
-	writeJSON(w, http.StatusOK, res)
+	aerr := apiErrorf(http.StatusNotFound, api.CodeUnknownTool, "MCP server %s has no tool %q (it has: %s)", serverLabel(a, id), name, list(names))
+	aerr.ServerID = id
+	return aerr
+}
+
+// required is the error of a request without the field name.
+func required(name string) *api.APIError {
+	return apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "%s is required", name)
 }
 
 // list shows at most 20 names.
@@ -822,62 +815,22 @@ func list(names []string) string {
 	return s
 }
 
-func (s *Server) readResource(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	id := r.PathValue("id")
-	var req api.ReadResourceRequest
-	if aerr := decodeBody(w, r, &req); aerr != nil {
-		writeError(w, aerr)
-		return
-	}
+func (s *Server) readResource(r *http.Request, a *agent.Agent, req *api.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if req.URI == "" {
-		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "uri is required"))
-		return
+		return nil, required("uri")
 	}
-	if _, ok := a.Server(id); !ok {
-		writeError(w, unknownServer(a, id))
-		return
-	}
-	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	defer cancel()
-	res, err := a.ReadResource(ctx, id, req.URI)
-	if err != nil {
-		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("resources/read %q", req.URI), limit, err))
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	return callServer(s, r, a, fmt.Sprintf("resources/read %q", req.URI), req.TimeoutMS, func(ctx context.Context, id string, _ time.Duration) (*mcp.ReadResourceResult, error) {
+		return a.ReadResource(ctx, id, req.URI)
+	})
 }
 
-func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	id := r.PathValue("id")
-	var req api.GetPromptRequest
-	if aerr := decodeBody(w, r, &req); aerr != nil {
-		writeError(w, aerr)
-		return
-	}
+func (s *Server) getPrompt(r *http.Request, a *agent.Agent, req *api.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	if req.Name == "" {
-		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "name is required"))
-		return
+		return nil, required("name")
 	}
-	if _, ok := a.Server(id); !ok {
-		writeError(w, unknownServer(a, id))
-		return
-	}
-	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	defer cancel()
-	res, err := a.GetPrompt(ctx, id, req.Name, req.Arguments)
-	if err != nil {
-		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("prompts/get %q", req.Name), limit, err))
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	return callServer(s, r, a, fmt.Sprintf("prompts/get %q", req.Name), req.TimeoutMS, func(ctx context.Context, id string, _ time.Duration) (*mcp.GetPromptResult, error) {
+		return a.GetPrompt(ctx, id, req.Name, req.Arguments)
+	})
 }
 
 // decodeBody reads a JSON request body into v: application/json, at most

@@ -18,6 +18,8 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
+	"github.com/agentmcp/agentmcp/cluster/lease"
+	"github.com/agentmcp/agentmcp/store"
 )
 
 // ClusterOptions make a Server one replica of several that share a
@@ -154,9 +156,7 @@ const StatsPath = "/cluster/stats"
 
 // runtimeStats answers GET StatsPath.
 func (s *Server) runtimeStats(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+	if !methodIs(w, r, http.MethodGet) {
 		return
 	}
 	if r.URL.Query().Get("closeIdle") != "" {
@@ -197,7 +197,8 @@ func scheme(r *http.Request) string {
 // forward answers r, whose agent another replica owns, by sending it to
 // the owner: one hop, on the owner's cluster listener. An owner that
 // cannot be reached is waited for (ClusterOptions.WaitForOwner) until its
-// lease expires, and the agent is then woken here; a request sent that got
+// lease expires, and the agent is then woken here (cluster.Replica.Follow
+// decides whom to try and how long to wait); a request sent that got
 // no answer is retried only when it is safe to repeat (GET, HEAD),
 // otherwise it is answered 502 interrupted. It reports whether it answered
 // r (false: the agent is free now, and the caller wakes it here).
@@ -217,7 +218,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	// A forwarded stream ends with this server's streams (CloseStreams, on
 	// drain or shutdown), and when its owner's lease lapses or moves on
-	// (watchLease): its client reconnects, and finds the agent's new owner.
+	// (cluster.Replica.WatchLease): its client reconnects, and finds the agent's new owner.
 	stream := isStream(r.Pattern, r)
 	var endStream context.CancelFunc
 	if stream {
@@ -227,57 +228,39 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, owned *agent.Ow
 		r, endStream = r.WithContext(ctx), cancel
 	}
 	c := s.opts.Cluster
-	deadline := time.Now().Add(c.WaitForOwner)
-	for {
-		if owned.URL != "" {
-			var stopWatch context.CancelFunc = func() {}
-			if stream {
-				var wctx context.Context
-				wctx, stopWatch = context.WithCancel(r.Context())
-				go c.Replica.WatchLease(wctx, endStream, owned.Namespace, owned.Owner)
-			}
-			sent, err := s.proxy(w, r, owned.URL, body)
-			stopWatch()
-			if err == nil {
-				return true
-			}
-			if sent && !repeatable(r) {
-				s.logger.Warn("forwarded request interrupted: its agent's replica went away", "agent", owned.Namespace, "error", err)
-				writeError(w, apiErrorf(http.StatusBadGateway, api.CodeInterrupted,
-					"the replica that held agent %s went away during the request; whether it took effect is unknown (it was not repeated)", owned.Namespace))
-				return true
-			}
+	o := lease.Owner{Namespace: owned.Namespace, Replica: owned.Owner, ClusterURL: owned.URL}
+	// Unreachable, or no owner named: Follow waits for its lease to lapse
+	// (or the agent to move), then the agent is taken here or followed.
+	free, err := c.Replica.Follow(r.Context(), owned.Namespace, o, time.Now().Add(c.WaitForOwner), func(o lease.Owner) bool {
+		stopWatch := func() {}
+		if stream {
+			var wctx context.Context
+			wctx, stopWatch = context.WithCancel(r.Context())
+			go c.Replica.WatchLease(wctx, endStream, o.Namespace, o.Replica)
 		}
-		// Unreachable, or no owner named: wait for its lease to lapse (or
-		// the agent to move), then take it here or follow it.
-		next, answered := s.awaitOwner(w, r, owned, deadline)
-		if answered || next == nil {
-			return answered
+		sent, err := s.proxy(w, r, o.ClusterURL, body)
+		stopWatch()
+		if err == nil {
+			return true
 		}
-		owned = next
-	}
-}
-
-// awaitOwner waits for the owner of owned's agent, which forward could
-// not reach, while its lease lasts (cluster.Replica.AwaitOwner). It
-// returns the owner to try next, or nil when the agent is free (to wake
-// here); or answered when it answered r (an error, or the client left).
-func (s *Server) awaitOwner(w http.ResponseWriter, r *http.Request, owned *agent.OwnedElsewhereError, deadline time.Time) (next *agent.OwnedElsewhereError, answered bool) {
-	o, err := s.opts.Cluster.Replica.AwaitOwner(r.Context(), owned.Namespace, owned.Owner, owned.URL, deadline)
+		if sent && !repeatable(r) {
+			s.logger.Warn("forwarded request interrupted: its agent's replica went away", "agent", o.Namespace, "error", err)
+			writeError(w, apiErrorf(http.StatusBadGateway, api.CodeInterrupted,
+				"the replica that held agent %s went away during the request; whether it took effect is unknown (it was not repeated)", o.Namespace))
+			return true
+		}
+		return false
+	})
 	switch {
 	case errors.Is(err, cluster.ErrOwnerUnavailable):
 		w.Header().Set("Retry-After", "2")
 		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "the replica that holds agent %s does not answer; retry", owned.Namespace))
-		return nil, true
 	case err != nil && err == r.Context().Err():
-		return nil, true // the client left
+		// the client left
 	case err != nil:
 		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeOwnerUnavailable, "finding the replica of agent %s: %v", owned.Namespace, err))
-		return nil, true
-	case o.Replica == "":
-		return nil, false // free: wake it here
 	}
-	return &agent.OwnedElsewhereError{Namespace: owned.Namespace, Owner: o.Replica, URL: o.ClusterURL}, false
+	return !free
 }
 
 // repeatable reports whether r may be sent again when its outcome is
@@ -430,18 +413,22 @@ func (s *Server) notReady(ctx context.Context) string {
 			return err.Error()
 		}
 	}
-	if err := s.probe.check(ctx, s.st); err != nil {
-		if errors.As(err, new(writesRefused)) {
-			return "the store refuses writes" // the error is in the log (storeProbe)
+	if err := s.probe.Check(ctx); err != nil {
+		if errors.Is(err, store.ErrWritesRefused) {
+			return "the store refuses writes" // the error is in the log (store.Probe)
 		}
-		return unavailableReason // the error is in the log (storeProbe)
+		return unavailableReason // the error is in the log (store.Probe)
 	}
 	return ""
 }
 
+// unavailableReason is what /readyz and the API's 503 say when the store
+// does not answer, to anyone: the store's error stays in the log.
+const unavailableReason = "database unavailable"
+
 // health answers /healthz and /readyz, and reports whether r was one of
 // them: /healthz 200 while the process runs; /readyz 200 when the store
-// answers (asked at most once a second: storeProbe), the server is not
+// answers (asked at most once a second: store.Probe), the server is not
 // closing or draining, and (in a cluster) the replica trusts its leases,
 // else 503 with the reason ("database unavailable" when the store does not
 // answer: its error, which may name the database, goes to the log).

@@ -1,132 +1,60 @@
 // Package server hosts named agents over HTTP: what agentmcp serve runs.
+// Its routes, their bodies and answers, its error codes and its streams
+// are package api's documentation, which is the API's reference; this
+// package serves them.
 //
-// Each agent lives at /agents/{class}/{name}. An agent exists when it has
-// servers in the store, while it is awake (created by adding a server to
-// it, or by PUT /agents/{class}/{name}; one without servers is not stored
-// and is gone once hibernated), and for the default agents (DefaultAgent,
-// agentmcp/default, and Options.DefaultAgent), which always exist. Every
-// other route of an agent that does not exist answers 404 unknown_agent,
-// with the agents that exist in the error's "agents": a mistyped name
-// never creates an empty agent, nor wakes anything. Its routes:
+// # What belongs here
 //
-//	GET    /agents                                          the agents that exist: {"agents": [{class, name}], "more": true?}, default agents first, then
-//	                                                        those with stored servers, then the other awake ones; at most 1000, "more" set when some were left out
-//	PUT    /agents/{class}/{name}                           create the agent -> 201, or 200 when it exists
-//	POST   /agents/{class}/{name}/hibernate                 hibernate it now, as its idle timeout would -> 204 (also when asleep already);
-//	                                                        409 agent_busy while something keeps it awake, its message naming what (agent.Busyness: requests and calls in flight,
-//	                                                        streams, pending elicitations, an OAuth sign-in, MCP clients' unanswered questions); never wakes an agent
-//	GET    /agents/{class}/{name}/busy                      what keeps it awake now, without waking it nor counting as a request to it (api.BusyState): {awake, inUse?, work?,
-//	                                                        watchers?, elicitations?, authorizing?, inputs?, keepAwake?, reason}, reason being "asleep", "idle" or
-//	                                                        what hibernate's 409 names; the dashboard shows it on a line under its header
-//	POST   /agents/{class}/{name}/reload                    take in what another process changed in the agent's stored servers (agentmcp add --db
-//	                                                        on serve's database): new ones connect, deleted ones close -> {"added": [id], "removed": [id]}
-//	GET    /agents/{class}/{name}                           WebSocket (Upgrade), else MCPServersState as JSON
-//	GET    /agents/{class}/{name}/events                    the state as server-sent events
-//	GET    /agents/{class}/{name}/servers                   {"servers": {id: MCPServer}, "order": [id, ...]} (agent.ServerOrder)
-//	POST   /agents/{class}/{name}/servers                   add (api.AddRequest; "keepAwake": true marks the server keep-awake) -> {id, state, authUrl?};
-//	                                                        201 new, 200 existing; creates the agent. The id defaults to the name, normalised
-//	                                                        (-2, -3 on a collision). A failed first connection stores nothing (502 connect_failed)
-//	                                                        unless "keepIfUnreachable": true (502 connect_failed with the serverId kept);
-//	                                                        a URL answering 404/405/501 to both transports is 400 not_mcp_endpoint either way;
-//	                                                        a name another server has is 409 name_in_use (its serverId), unless "replace": true
-//	GET    /agents/{class}/{name}/servers/{id}              one server (api.ServerState): its id, its MCPServer fields, "serverInfo" (its handshake's name and
-//	                                                        version), "session" (live, resumable or none) and "toolCount": what agentmcp get shows
-//	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
-//	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
-//	GET    /agents/{class}/{name}/servers/{id}/logs         the server's last 50 log messages (notifications/message) since the agent woke, oldest first -> {serverId, logs: [{time, level, logger?, data}]}
-//	GET    /agents/{class}/{name}/logs                      every server's last log messages, by server id -> {servers: [{serverId, logs}]}
-//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult; with Accept: text/event-stream,
-//	                                                        the call's events as server-sent events (see Calls)
-//	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
-//	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
-//	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
-//	GET    /agents/{class}/{name}/prompts                   {"prompts": [...]}, same filter
-//	GET    /agents/{class}/{name}/resources                 {"resources": [...]}, same filter
-//	GET    /agents/{class}/{name}/resource-templates        {"resourceTemplates": [...]}, same filter
-//	GET    /agents/{class}/{name}/elicitations              {"elicitations": [...]}: servers' pending requests for input
-//	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
-//	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
-//	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
-//	GET/POST/DELETE /agents/{class}/{name}/mcp              the agent as an MCP server (package gateway): streamable HTTP, 2026-07-28 without
-//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with Options.OAuth, or an access token of that authorization server
-//	                                                        for the endpoint's URL at the public URL, or at a loopback or allowed Host and the listener's port: 403 host_not_allowed
-//	                                                        for another Host); its exposure rules (below) choose what it exposes.
-//	                                                        Sessions: at most gateway.DefaultMaxSessions per agent and Options.MCPSessions in all (the idle one used the longest ago
-//	                                                        ends; 503 when all are busy); an idle session (its GET stream open or not) does not keep the agent awake, and
-//	                                                        the agent's hibernation ends it (404); with Options.OAuth a session is bound to its token's subject (404 for another)
-//	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
-//	PUT    /agents/{class}/{name}/exposure                  replace them (api.Exposure) -> the rules now in force; 400 invalid_request names a bad pattern
-//	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
-//	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
-//	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is
-//	                                                        not a pending authorisation of one of its servers gets the failure page without waking it
-//	GET    /                                                the dashboard (package dashboard); /?agent=class/name picks the agent, /?token=T sets the token cookie
-//	GET    /static/...                                      its assets
-//	GET    /metrics                                         Options.Metrics, when set (serve: Prometheus text format); behind the token
-//	GET    /.well-known/oauth-protected-resource/agents/{class}/{name}/mcp
-//	                                                        with Options.OAuth: the MCP endpoint's protected resource metadata (RFC 9728); no token; 403 host_not_allowed
-//	                                                        for a Host that is not the server's (see OAuthOptions.Audience)
-//	GET    /healthz                                         200 while the process runs; no token
-//	GET    /readyz                                          200 when the store answers (asked at most once a second) and accepts writes, and the server is neither draining,
-//	                                                        closed nor (a replica) unsure of its ownership, else 503 with the reason ("database unavailable", "the store refuses
-//	                                                        writes": the store's error is logged); no token
+// Routes, security, streams and forwarding: a handler decodes a request
+// (api types), asks the agent (package agent) and writes the answer or the
+// error; the security wrapper checks every request before its handler
+// (security.go, limits.go, stdio.go, oauth.go); the streams relay an
+// agent's watch (stream.go, callstream.go); in a cluster, a request for
+// an agent another replica holds is proxied to it (cluster.go). Anything
+// else has an owner elsewhere: wire types in api, the Go client in
+// api/client, the agents' lifetime in agent (agent.Host), which replica
+// wakes an agent and how long a request waits for its owner in cluster,
+// access token checks in oauth/resource, the MCP endpoint in gateway,
+// whether the store answers (/readyz) in store (store.Probe). A
+// JSON route is its function over the handler skeleton (handle, in
+// api.go; callServer for a call on an MCP server) and one line in routes.
 //
 // # Replicas
 //
 // With Options.Cluster, the server is one replica of several on one
 // Postgres store (package cluster): each agent is awake on one replica at
-// a time, and any replica answers any request above, forwarding it to the
+// a time, and any replica answers any request, forwarding it to the
 // agent's owner over the owner's cluster listener (ClusterHandler, served
 // by ClusterHTTPServer with the public listener's connection limits). Each
 // forwarded request is signed with ClusterOptions.Key (cluster.SignRequest,
 // header cluster.SignatureHeader: HMAC-SHA256 of its method, Host, path and
 // query, body hash, time, signing replica and nonce); the owner serves it
 // only within cluster.Skew of its clock and only once (a replay cache), so a
-// recorded request cannot be sent again. Errors of its own: 503 owner_moved
-// (the agent moved while the request was forwarded; retry), 503
-// owner_unavailable (its replica does not answer and its lease has not
-// lapsed yet; retry), 502 interrupted (its replica went away during a call:
-// whether the call took effect is unknown, and it was not repeated). A
-// request waiting for an owner that does not answer looks again when the
-// owner's lease would expire (by the database's clock) or when the
-// database notifies that the agent was given back; a WebSocket or SSE
-// stream relayed to an owner ends when the owner's lease lapses or moves,
-// so that its client reconnects to the new owner. The
-// cluster listener also answers GET /cluster/stats (StatsPath), signed
-// the same way: the process's goroutines, live heap after a garbage collection and
-// awake agents (api.RuntimeStats), for leak checks across failovers. Drain
-// (on SIGTERM in agentmcp serve) prepares an exit without failing requests.
-// Keep-awake agents that no replica holds are woken by the others.
+// recorded request cannot be sent again. Where a request goes, and how
+// long it waits for an owner that does not answer, is cluster.Replica's
+// Follow; package api lists the errors of its own. The cluster listener
+// also answers GET /cluster/stats (StatsPath), signed the same way: the
+// process's goroutines, live heap after a garbage collection and awake
+// agents (api.RuntimeStats), for leak checks across failovers. Drain (on
+// SIGTERM in agentmcp serve) prepares an exit without failing requests.
+// Keep-awake agents that no replica holds are woken by the others
+// (cluster.Replica.Rehome).
 //
-// # Calls
+// # Calls and streams
 //
-// A tool call, resource read or prompt get through the API is bounded by
-// the request's timeoutMs (milliseconds, at most api.MaxCallTimeout, one
-// hour), else by Options.CallTimeout, else by DefaultCallTimeout (2
-// minutes); past it the answer is 504 timeout. When the bound passes, or
-// the HTTP client goes away (the dashboard's Cancel button aborts its
-// request), the call is cancelled on the MCP server: it gets
-// notifications/cancelled. The Go client (package api/client) sends its
-// context's deadline as timeoutMs.
-//
-// A tool call whose request says Accept: text/event-stream is answered,
-// once its checks pass (a refused call is the JSON error it always is),
-// with 200 and a stream of server-sent events, each named after its type
-// with an api.CallEvent as its data (package api lists them): the call,
-// its progress, its server's requests for input as they come and go, and
-// the result or the error last.
-//
-// An elicitation event is a request of the call's server for the user's
-// input, pending like any other (GET .../elicitations lists it, with the
-// call's callId): answer it with POST .../elicitations/{id}. The agent
-// links a request to the call it arrived within (2026-07-28), or to the
-// only streamed call in flight on that server (a legacy server request
-// names no call); one it cannot link is only in the list. Comments keep
-// the stream alive (Options.KeepAlive). The Go client's CallToolWatched
-// reads it; agentmcp call shows it in the terminal.
-//
-// Classes are kebab-case (ValidClass), so that an agent's default OAuth
-// callback URL, /agents/{kebab(class)}/{name}/callback, routes back to it.
+// A call through the API (a tool call, a resource read, a prompt get) is
+// bounded by its request's timeoutMs, else by Options.CallTimeout, else by
+// DefaultCallTimeout (2 minutes). Each WebSocket or SSE stream is a watch
+// of its agent (agent.Agent.Watch): the agent computes each state once and
+// hands it to every stream's bounded buffer (Options.StreamBuffer); a
+// client whose buffer is full is dropped, so a slow client never holds up
+// the agent or the others. Options.ShouldSendProtocolMessages decides per
+// connection whether frames are sent at all. A server's request for the
+// user's input (an elicitation) waits up to Options.ElicitationTimeout for
+// an answer; a server has at most 4 pending and an agent 16, each of at
+// most 64 KiB (mcpclient.ServerRequestLimits, through Options.Agent); the
+// rest are refused with a JSON-RPC error to the server, so a flooding
+// server cannot grow the list or the frames.
 //
 // # Many agents
 //
@@ -230,20 +158,7 @@
 //
 // # Errors
 //
-// Every error response is JSON, {"error": {"code": "...", "message":
-// "...", "serverId": "..."}} (api.ErrorResponse), with a stable code (the
-// api.Code constants) and a message safe to show: no tokens, header values
-// or URL queries. Bad input is refused before anything is stored. Package
-// api says what a connect_failed error adds; the Go client returns such
-// errors as *api.APIError.
-//
-// # Packages
-//
-// The wire types of the API (bodies, answers, error codes, stream frames,
-// call events) are in package api, and its Go client in package
-// api/client, which imports nothing of the engine. The MCP endpoints'
-// access tokens (Options.OAuth) are verified by package oauth/resource.
-// With replicas, this package forwards requests and signs them; which
-// replica wakes an agent and how long a request waits for its owner is
-// package cluster's policy.
+// Every error response is JSON with a stable code (api.ErrorResponse, the
+// api.Code constants; package api says what each carries), and a message
+// safe to show: no tokens, header values or URL queries.
 package server

@@ -9,23 +9,20 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 )
 
-func (s *Server) listElicitations(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	writeJSON(w, http.StatusOK, struct {
-		Elicitations []agent.Elicitation `json:"elicitations"`
-	}{a.Elicitations()})
+// elicitationList is GET .../elicitations.
+type elicitationList struct {
+	Elicitations []agent.Elicitation `json:"elicitations"`
 }
 
-func (s *Server) answerElicitation(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	var req api.ElicitationAnswer
-	if aerr := decodeBody(w, r, &req); aerr != nil {
-		writeError(w, aerr)
-		return
-	}
+func (s *Server) listElicitations(r *http.Request, a *agent.Agent, _ *noBody) (elicitationList, error) {
+	return elicitationList{a.Elicitations()}, nil
+}
+
+func (s *Server) answerElicitation(r *http.Request, a *agent.Agent, req *api.ElicitationAnswer) (noContent, error) {
 	switch req.Action {
 	case "accept", "decline", "cancel":
 	default:
-		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "action %q: want accept, decline or cancel", req.Action))
-		return
+		return noContent{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "action %q: want accept, decline or cancel", req.Action)
 	}
 	res := &mcp.ElicitResult{Action: req.Action}
 	if req.Action == "accept" {
@@ -33,8 +30,7 @@ func (s *Server) answerElicitation(w http.ResponseWriter, r *http.Request, a *ag
 	}
 	id := r.PathValue("id")
 	if !a.AnswerElicitation(id, res) {
-		writeError(w, apiErrorf(http.StatusNotFound, api.CodeUnknownElicitation, "no pending elicitation %q (answered already, or its call ended)", id))
-		return
+		return noContent{}, apiErrorf(http.StatusNotFound, api.CodeUnknownElicitation, "no pending elicitation %q (answered already, or its call ended)", id)
 	}
-	w.WriteHeader(http.StatusNoContent)
+	return noContent{}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmcp/agentmcp/internal/testing/pgtest"
+	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/postgres"
 )
 
@@ -52,38 +53,26 @@ func readyz(t *testing.T, base string) (int, string) {
 	return resp.StatusCode, body["reason"]
 }
 
-func (p *storeProbe) queries() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.n
-}
-
-// TestReadyzStore: on SQLite, /readyz is 200 while the store answers, asks
-// the store at most once a second however often it is probed, turns 503
+// TestReadyzStore: on SQLite, /readyz is 200 while the store answers (how
+// often the store is asked is store's TestProbe), turns 503
 // once the store is unreachable (closed) and the last answer is a second
 // old, and 503 while the server drains and after Close; /healthz stays 200.
 func TestReadyzStore(t *testing.T) {
 	e := newEnv(t, nil)
 	clock := &fakeNow{t: time.Unix(1e9, 0)}
-	e.srv.probe.now = clock.now
+	e.srv.probe = store.NewProbe(e.srv.st, &store.ProbeOptions{Now: clock.now, Logger: e.srv.logger})
 	for range 20 {
 		if s, reason := readyz(t, e.ts.URL); s != http.StatusOK {
 			t.Fatalf("readyz: %d %s", s, reason)
 		}
 	}
-	if n := e.srv.probe.queries(); n != 1 {
-		t.Errorf("20 probes in one second asked the store %d times; want 1", n)
-	}
 	e.st.Close()
 	if s, _ := readyz(t, e.ts.URL); s != http.StatusOK {
 		t.Errorf("readyz within the second of the last answer: %d; want the cached 200", s)
 	}
-	clock.add(probeTTL)
+	clock.add(store.ProbeTTL)
 	if s, reason := readyz(t, e.ts.URL); s != http.StatusServiceUnavailable || reason != "database unavailable" {
 		t.Errorf("readyz with the store closed: %d %q; want 503, database unavailable", s, reason)
-	}
-	if n := e.srv.probe.queries(); n != 2 {
-		t.Errorf("the store was asked %d times; want 2", n)
 	}
 	resp, err := http.Get(e.ts.URL + "/healthz")
 	if err != nil {
@@ -141,7 +130,7 @@ func TestReadyzPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := &fakeNow{t: time.Unix(1e9, 0)}
-	srv.probe.now = clock.now
+	srv.probe = store.NewProbe(srv.st, &store.ProbeOptions{Now: clock.now, Logger: srv.logger})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		ts.Close()
@@ -154,7 +143,7 @@ func TestReadyzPostgres(t *testing.T) {
 	if err := own.Halt(); err != nil {
 		t.Fatal(err)
 	}
-	clock.add(probeTTL)
+	clock.add(store.ProbeTTL)
 	resp, err := http.Get(ts.URL + "/readyz")
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +174,7 @@ func TestReadyzPostgres(t *testing.T) {
 	if err := own.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	clock.add(probeTTL)
+	clock.add(store.ProbeTTL)
 	if s, reason := readyz(t, ts.URL); s != http.StatusOK {
 		t.Errorf("readyz with PostgreSQL back: %d %q", s, reason)
 	}

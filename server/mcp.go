@@ -152,9 +152,7 @@ func (s *Server) busyState(class, name string) api.BusyState {
 // busy is GET /agents/{class}/{name}/busy: what keeps the agent awake
 // (api.BusyState). It never wakes an agent, nor counts as a request to it.
 func (s *Server) busy(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+	if !methodIs(w, r, http.MethodGet) {
 		return
 	}
 	class, name := r.PathValue("class"), r.PathValue("name")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/oauth/resource"
 )
 
 // csp is the Content-Security-Policy of every response: the dashboard's
@@ -27,9 +28,9 @@ type security struct {
 	trusted        map[string]bool // TrustedOrigins
 	originPatterns []string        // for websocket.AcceptOptions
 	cop            *http.CrossOriginProtection
-	bodyTimeout    time.Duration   // Options.BodyTimeout; negative: none
-	writeTimeout   time.Duration   // Options.WriteTimeout; negative: none
-	resource       *resourceServer // Options.OAuth's checks of the MCP endpoints; nil without (oauth.go)
+	bodyTimeout    time.Duration    // Options.BodyTimeout; negative: none
+	writeTimeout   time.Duration    // Options.WriteTimeout; negative: none
+	resource       *resource.Server // Options.OAuth's checks of the MCP endpoints; nil without (oauth.go)
 }
 
 func newSecurity(o *Options) *security {
@@ -44,8 +45,7 @@ func newSecurity(o *Options) *security {
 		if o.Agent != nil {
 			public = o.Agent.CallbackHost
 		}
-		sec.resource = newResourceServer(o.OAuth, public)
-		sec.resource.hostServed = func(host string) bool { return sec.hostAllowed(host) }
+		sec.resource = newResourceServer(o.OAuth, public, func(host string) bool { return sec.hostAllowed(host) })
 	}
 	for _, h := range o.AllowedHosts {
 		sec.allowedHosts[strings.ToLower(h)] = true

@@ -227,7 +227,7 @@ type Server struct {
 	mux              *http.ServeMux // the routes, without sec's checks
 	clusterTransport http.RoundTripper
 	clusterAuth      *cluster.Signer // forwarded requests' signatures; nil without Options.Cluster
-	probe            storeProbe      // the store's answer for /readyz
+	probe            *store.Probe    // the store's answer for /readyz
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -361,7 +361,7 @@ func newServer(st store.Store, opts *Options) *Server {
 	if o.MCPSessions >= 0 {
 		s.mcpSessions = gateway.NewSessionCap(cmp.Or(o.MCPSessions, DefaultMCPSessions))
 	}
-	s.probe.logger = logger
+	s.probe = store.NewProbe(st, &store.ProbeOptions{Logger: logger})
 	s.pages = parsePages()
 	s.sec = newSecurity(&o)
 	s.mux = s.routes()

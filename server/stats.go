@@ -10,7 +10,7 @@ import (
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
-func (s *Server) stats(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+func (s *Server) stats(r *http.Request, a *agent.Agent, _ *noBody) (api.Stats, error) {
 	out := api.Stats{WindowSeconds: int(mcpclient.StatsWindow / time.Second), Servers: map[string]api.ServerStats{}}
 	for id, st := range a.ServerStats() {
 		out.Servers[id] = api.ServerStats{
@@ -23,7 +23,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 			TotalErrors: st.TotalErrors,
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // millis is d in milliseconds, to the microsecond.

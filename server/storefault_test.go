@@ -32,7 +32,7 @@ func storeEnv(t *testing.T, st store.Store) (*env, *fakeNow) {
 		t.Fatal(err)
 	}
 	clock := &fakeNow{t: time.Unix(1e9, 0)}
-	srv.probe.now = clock.now
+	srv.probe = store.NewProbe(srv.st, &store.ProbeOptions{Now: clock.now, Logger: srv.logger})
 	e := &env{t: t, srv: srv, ts: httptest.NewServer(srv)}
 	t.Cleanup(func() {
 		srv.CloseStreams()
@@ -166,7 +166,7 @@ func TestStoreHung(t *testing.T) {
 	wantUnavailable(t, "waking an agent with the database stopped", status, h, b)
 	status, h, b = guarded("list", "GET", "/agents", "")
 	wantUnavailable(t, "GET /agents with the database stopped", status, h, b)
-	clock.add(probeTTL)
+	clock.add(store.ProbeTTL)
 	if s, reason := readyz(t, e.ts.URL); s != http.StatusServiceUnavailable {
 		t.Errorf("readyz with the database stopped: %d %q", s, reason)
 	}
@@ -319,13 +319,13 @@ func TestRemoveDiskFull(t *testing.T) {
 	if !strings.Contains(logs.String(), "store write refused") {
 		t.Errorf("no log line of the refused write:\n%s", logs.String())
 	}
-	clock.add(probeTTL)
+	clock.add(store.ProbeTTL)
 	if s, reason := readyz(t, e.ts.URL); s != http.StatusServiceUnavailable || !strings.Contains(reason, "refuses writes") {
 		t.Errorf("readyz on a full disk: %d %q; want 503, the store refuses writes", s, reason)
 	}
 
 	free()
-	clock.add(probeTTL)
+	clock.add(store.ProbeTTL)
 	if s, reason := readyz(t, e.ts.URL); s != http.StatusOK {
 		t.Errorf("readyz with room again: %d %q", s, reason)
 	}

@@ -16,9 +16,7 @@ import (
 // the token cookie and redirects to the same page without the token, so
 // that it stays out of the history and the address bar.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, apiErrorf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed here (allowed: GET)", r.Method))
+	if !methodIs(w, r, http.MethodGet) {
 		return
 	}
 	q := r.URL.Query()

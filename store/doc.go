@@ -96,7 +96,9 @@
 // implement WriteHealth (both do): the count, and the reason while the
 // database refuses writes, for metrics and a readiness check; they log
 // refused writes to their Options.Logger, at most one line every 10
-// seconds with the count of the others.
+// seconds with the count of the others. A Probe is that readiness check
+// (agentmcp serve's /readyz): whether the store answers and accepts
+// writes, asked at most once a second.
 //
 // # Concurrency
 //

@@ -13,6 +13,15 @@
 // price is that a revoked token works until it expires, so keep access
 // tokens short-lived.
 //
+// A Server is the rest of a protected resource's side (RFC 9728) for the
+// resources of one HTTP server: the URL of the resource a request is for
+// (the audience its token must carry, unless fixed), its protected
+// resource metadata, and the WWW-Authenticate challenge of a 401. A
+// request's Host names the resource only when it is the server's own
+// (ServerOptions.HostServed, at the port it came in on); otherwise
+// ErrHostNotServed, so that a client cannot choose the audience its token
+// is checked against.
+//
 // # Usage
 //
 //	v := resource.New(&resource.Options{Issuer: "https://auth.example.com", Scopes: []string{"mcp"}})
@@ -20,9 +29,13 @@
 //	if errors.Is(err, resource.ErrInvalidToken) { /* 401 with the reason: err's text never quotes the token */ }
 //	sub := resource.Subject(token) // once verified: who the token is for
 //
+//	rs := resource.NewServer(&resource.ServerOptions{Options: resource.Options{Issuer: issuer}, PublicURL: "https://mcp.example.com"})
+//	err = rs.Verify(r, token)           // the audience: the resource r is for
+//	challenge, _ := rs.Challenge(r, false) // WWW-Authenticate of a 401
+//
 // # Concurrency
 //
-// A Verifier is safe for concurrent use; concurrent verifications that
+// A Verifier and a Server are safe for concurrent use; concurrent verifications that
 // need the keys share one fetch.
 //
 // # Errors
