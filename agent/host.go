@@ -20,7 +20,12 @@ import (
 const (
 	DefaultIdleTimeout = 5 * time.Minute
 	DefaultMaxAwake    = 1000
+	DefaultTaskWake    = 30 * time.Second
 )
+
+// taskWakeTimeout bounds a wake to poll tasks: the restore of their
+// servers and their first poll.
+const taskWakeTimeout = 30 * time.Second
 
 // HostOptions configures a Host. The zero value, or nil, gives the
 // defaults each field documents.
@@ -58,6 +63,15 @@ type HostOptions struct {
 	// owns it; hibernation releases it after closing it. Nil means this
 	// process owns every agent it opens (one process per store).
 	Directory Directory
+
+	// TaskWake is the least time after which an agent hibernated while
+	// tasks it polls still run (see Agent.Tasks) is woken to poll them:
+	// it is woken after the tasks' poll interval, or TaskWake if longer,
+	// polls each once (storing the outcome of those that ended) and
+	// hibernates again unless something else uses it. Zero means
+	// DefaultTaskWake; negative means such agents sleep until their next
+	// use.
+	TaskWake time.Duration
 
 	// Logger receives the host's logs. Nil discards them.
 	Logger *slog.Logger
@@ -99,8 +113,11 @@ type Host struct {
 	sleeping map[string]chan struct{} // hibernations in flight, closed when done
 	stats    HostStats                // counters
 	closed   bool
-	unclean  bool            // an agent was not closed in time
-	keep     map[string]bool // HostOptions.KeepAwake
+	unclean  bool                   // an agent was not closed in time
+	keep     map[string]bool        // HostOptions.KeepAwake
+	wakes    map[string]*time.Timer // hibernated agents with running tasks: their next wake
+
+	wakeWG sync.WaitGroup // wakes to poll tasks in progress
 
 	metrics metric.Registration // telemetry.go; nil if none
 }
@@ -114,6 +131,7 @@ type hostEntry struct {
 	refs             int          // uses not yet released
 	lastUsed         time.Time    // when the last use began or ended
 	fence            *store.Fence // the Directory's claim, if any
+	lost             bool         // owned by another process now
 }
 
 // HostStats counts what a Host did.
@@ -138,6 +156,9 @@ func NewHost(st store.Store, opts *HostOptions) *Host {
 	if o.MaxAwake == 0 {
 		o.MaxAwake = DefaultMaxAwake
 	}
+	if o.TaskWake == 0 {
+		o.TaskWake = DefaultTaskWake
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -160,6 +181,7 @@ func NewHost(st store.Store, opts *HostOptions) *Host {
 		awake:    map[string]*hostEntry{},
 		sleeping: map[string]chan struct{}{},
 		keep:     map[string]bool{},
+		wakes:    map[string]*time.Timer{},
 	}
 	for _, key := range o.KeepAwake {
 		h.keep[key] = true
@@ -362,6 +384,7 @@ func (h *Host) lose(e *hostEntry) {
 	h.mu.Unlock()
 	h.logger.Warn("agent lost to another process: closing it", "agent", e.key)
 	e.fence = nil // not ours to release
+	e.lost = true // nor to wake
 	h.hibernate(e)
 }
 
@@ -429,6 +452,7 @@ func (h *Host) hibernate(e *hostEntry) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	tasks, interval := e.a.runningTasks()
 	if err := e.a.Close(ctx); err == nil {
 		h.logger.Info("agent hibernated", "agent", e.key, "ms", time.Since(start).Milliseconds())
 	} else {
@@ -446,8 +470,62 @@ func (h *Host) hibernate(e *hostEntry) {
 	ch := h.sleeping[e.key]
 	delete(h.sleeping, e.key)
 	h.stats.Hibernations++
+	if tasks > 0 && !e.lost {
+		h.scheduleTaskWakeLocked(e, interval)
+	}
 	h.mu.Unlock()
 	close(ch)
+}
+
+// scheduleTaskWakeLocked arranges for the agent of e, hibernated while
+// tasks it polls still run, to be woken to poll them (TaskWake).
+func (h *Host) scheduleTaskWakeLocked(e *hostEntry, interval time.Duration) {
+	if h.closed || h.opts.TaskWake < 0 {
+		return
+	}
+	if t := h.wakes[e.key]; t != nil {
+		t.Stop()
+	}
+	class, name := e.class, e.name
+	h.wakes[e.key] = time.AfterFunc(max(interval, h.opts.TaskWake), func() {
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			return
+		}
+		delete(h.wakes, class+"/"+name)
+		h.wakeWG.Add(1)
+		h.mu.Unlock()
+		defer h.wakeWG.Done()
+		h.wakeForTasks(class, name)
+	})
+}
+
+// wakeForTasks wakes the agent class/name, hibernated while tasks it
+// polls still ran, waits for each to be polled once (the outcome of those
+// that ended is stored), and hibernates it again unless it is in use,
+// busy or was awake already. If tasks still run, hibernating it schedules
+// the next wake; if another process owns it now, that one polls them.
+func (h *Host) wakeForTasks(class, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), taskWakeTimeout)
+	defer cancel()
+	h.mu.Lock()
+	_, awake := h.awake[class+"/"+name]
+	h.mu.Unlock()
+	a, release, err := h.Use(ctx, class, name)
+	if err != nil {
+		if !errors.Is(err, ErrOwnedElsewhere) && !errors.Is(err, ErrHostClosed) {
+			h.logger.Warn("waking agent to poll its tasks", "agent", class+"/"+name, "error", err)
+		}
+		return
+	}
+	if err := a.awaitTaskPolls(ctx); err != nil {
+		h.logger.Warn("polling the tasks of a woken agent", "agent", class+"/"+name, "error", err)
+	}
+	release()
+	if !awake {
+		h.Hibernate(ctx, class, name)
+	}
 }
 
 // Hibernate hibernates the agent class/name now, unless it is asleep
@@ -660,6 +738,7 @@ func (h *Host) Evict(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, e := range entries {
 		e.fence = nil // not ours to release any more
+		e.lost = true // nor to wake
 		wg.Go(func() { h.hibernate(e) })
 	}
 	wg.Wait()
@@ -675,6 +754,10 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	h.closed = true
+	for key, t := range h.wakes {
+		t.Stop()
+		delete(h.wakes, key)
+	}
 	entries := make([]*hostEntry, 0, len(h.awake))
 	for _, e := range h.awake {
 		entries = append(entries, e)
@@ -721,5 +804,6 @@ func (h *Host) Close(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}
+	h.wakeWG.Wait() // each ends with its Use refused or its agent closed above
 	return errors.Join(errs...)
 }

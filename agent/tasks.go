@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,13 +46,18 @@ type agentTasks struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // resumed polls
 
-	// mu guards done. It is a leaf lock.
-	mu   sync.Mutex
-	done map[taskKey]chan struct{} // closed when the task's outcome is stored
+	// mu guards the fields below. It is a leaf lock.
+	mu      sync.Mutex
+	done    map[taskKey]chan struct{} // closed when the task's outcome is stored
+	running map[taskKey]time.Duration // tasks polled here, not ended: their poll interval
+	polled  []chan struct{}           // resumed tasks: closed after their first poll
 }
 
 // taskStore returns the agent's store as a TaskStore, if it is one.
 func (a *Agent) taskStore() (store.TaskStore, bool) {
+	if fs, ok := a.st.(*fencedStore); ok {
+		return fs.taskStore()
+	}
 	ts, ok := a.st.(store.TaskStore)
 	return ts, ok
 }
@@ -103,6 +109,7 @@ func (a *Agent) taskOptions(ctx context.Context, serverID string, opts *mcpclien
 		tc.rec = &rec
 		tc.mu.Unlock()
 		a.doneChan(taskKey{h.ServerID, h.TaskID})
+		a.noteRunning(taskKey{h.ServerID, h.TaskID}, h.PollInterval)
 		a.putTask(rec) // before the first poll
 		if started != nil {
 			started(h)
@@ -187,7 +194,52 @@ func (a *Agent) finishTask(rec store.Task, res *mcp.CallToolResult, err error) {
 		}
 	}
 	a.putTask(rec)
-	close(a.doneChan(taskKey{rec.ServerID, rec.TaskID}))
+	k := taskKey{rec.ServerID, rec.TaskID}
+	a.tasks.mu.Lock()
+	delete(a.tasks.running, k)
+	a.tasks.mu.Unlock()
+	close(a.doneChan(k))
+}
+
+// noteRunning records that task k is polled here.
+func (a *Agent) noteRunning(k taskKey, interval time.Duration) {
+	a.tasks.mu.Lock()
+	defer a.tasks.mu.Unlock()
+	if a.tasks.running == nil {
+		a.tasks.running = make(map[taskKey]time.Duration)
+	}
+	a.tasks.running[k] = interval
+}
+
+// runningTasks reports how many tasks the agent polls that have not
+// ended, and the shortest poll interval their servers suggested (0 when
+// none did): what a Host needs to wake a hibernated agent to poll them.
+// It does no I/O.
+func (a *Agent) runningTasks() (n int, interval time.Duration) {
+	a.tasks.mu.Lock()
+	defer a.tasks.mu.Unlock()
+	for _, d := range a.tasks.running {
+		if d > 0 && (interval == 0 || d < interval) {
+			interval = d
+		}
+	}
+	return len(a.tasks.running), interval
+}
+
+// awaitTaskPolls waits until every task resumed when the agent opened was
+// polled once (or ended), or ctx ends.
+func (a *Agent) awaitTaskPolls(ctx context.Context) error {
+	a.tasks.mu.Lock()
+	polled := slices.Clone(a.tasks.polled)
+	a.tasks.mu.Unlock()
+	for _, ch := range polled {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // putTask writes a task's record.
@@ -218,10 +270,19 @@ func (a *Agent) resumeTasks(ctx context.Context) error {
 		if t.Done {
 			continue
 		}
-		a.doneChan(taskKey{t.ServerID, t.TaskID})
+		k := taskKey{t.ServerID, t.TaskID}
+		a.doneChan(k)
+		a.noteRunning(k, time.Duration(t.PollIntervalMS)*time.Millisecond)
+		polled := make(chan struct{})
+		var once sync.Once
+		firstPoll := func() { once.Do(func() { close(polled) }) }
+		a.tasks.mu.Lock()
+		a.tasks.polled = append(a.tasks.polled, polled)
+		a.tasks.mu.Unlock()
 		a.tasks.wg.Add(1)
 		go func() {
 			defer a.tasks.wg.Done()
+			defer firstPoll()
 			a.WaitRestored(a.tasks.ctx, t.ServerID)
 			rec := t
 			res, err := a.m.WaitTask(a.tasks.ctx, handleOf(t), &mcpclient.CallOptions{
@@ -229,6 +290,7 @@ func (a *Agent) resumeTasks(ctx context.Context) error {
 					rec.Status, rec.StatusMessage = string(s.Status), s.StatusMessage
 					if !s.Status.Terminal() {
 						a.putTask(rec)
+						firstPoll() // a terminal status is first fetched and stored
 					}
 				},
 			})

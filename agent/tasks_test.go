@@ -4,8 +4,11 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
@@ -140,4 +143,148 @@ func TestDurableTask(t *testing.T) {
 			})
 		}
 	}
+}
+
+// waitFor polls cond until it holds, within the test's timeout: for what
+// no channel announces (a store write after a server's answer).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ctx := testCtx(t)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestHibernatedTask: an agent hibernated while a task it polls still
+// runs on its server is woken to poll it (HostOptions.TaskWake) and goes
+// back to sleep; once the server finished the task, a wake stores its
+// result, TaskResult delivers it, and no further wake is scheduled.
+func TestHibernatedTask(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		name := "2025-11-25"
+		if modern {
+			name = "2026-07-28"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := testCtx(t)
+			ts := mcptest.NewTaskServer(modern)
+			srv := mcptest.ServeHandler(t, ts)
+			st := openSQLite(t, "")
+			hopts := func() *agent.HostOptions {
+				return &agent.HostOptions{
+					TaskWake: 20 * time.Millisecond,
+					Agent:    &agent.Options{Manager: &mcpclient.Options{Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}}},
+				}
+			}
+
+			// A first process starts the task and ends while it runs.
+			h1 := agent.NewHost(st, hopts())
+			a, release, err := h1.Use(ctx, "test-agent", "sleeper")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.AddMCPServer(ctx, "Tasks", srv.URL, &agent.AddOptions{ID: "ts"}); err != nil {
+				t.Fatal(err)
+			}
+			go a.CallTool(ctx, "ts", "work", nil, nil) //nolint:errcheck // cut short by Close
+			waitTaskServer(t, ts, func() bool { return slices.Contains(ts.Methods(), "tasks/get") })
+			release()
+			if err := h1.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			taskID := ts.Tasks()[0]
+
+			// The next one resumes polling it, then hibernates the agent.
+			h, _ := newHost(t, st, hopts())
+			a, release = use(t, h, "sleeper")
+			polls := len(ts.Methods())
+			waitTaskServer(t, ts, func() bool { return slices.Contains(ts.Methods()[polls:], "tasks/get") })
+			release()
+			if !h.Hibernate(ctx, "test-agent", "sleeper") {
+				t.Fatal("not hibernated")
+			}
+			wakes := h.Stats().Wakes
+
+			// Asleep, it is woken to poll.
+			polls = len(ts.Methods())
+			waitTaskServer(t, ts, func() bool { return slices.Contains(ts.Methods()[polls:], "tasks/get") })
+			if h.Stats().Wakes == wakes {
+				t.Errorf("polled without a wake: %d wakes", wakes)
+			}
+
+			ts.Finish(taskID, "finished while the agent slept")
+			waitFor(t, "the result stored", func() bool {
+				tasks, err := st.(store.TaskStore).ListTasks(ctx, "test-agent/sleeper")
+				return err == nil && len(tasks) == 1 && tasks[0].Done
+			})
+			waitFor(t, "the agent asleep with no wake scheduled", func() bool {
+				agent.WaitAsleep(h)
+				return len(h.Awake()) == 0 && agent.TaskWakesPending(h) == 0
+			})
+			stored, err := st.(store.TaskStore).ListTasks(ctx, "test-agent/sleeper")
+			if err != nil || stored[0].Status != "completed" || stored[0].Result == nil {
+				t.Fatalf("stored %+v, %v", stored, err)
+			}
+
+			// Whoever asks next gets the result.
+			a, release = use(t, h, "sleeper")
+			defer release()
+			res, err := a.TaskResult(ctx, "ts", taskID)
+			if err != nil || allText(res) != "finished while the agent slept" {
+				t.Fatalf("TaskResult = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// TestDirectoryTask: an agent opened under a Directory (a replica of a
+// cluster) stores its tasks too, their writes carrying its fence.
+func TestDirectoryTask(t *testing.T) {
+	ctx := testCtx(t)
+	ts := mcptest.NewTaskServer(true)
+	srv := mcptest.ServeHandler(t, ts)
+	dir := &directory{t: t}
+	h, _ := newHost(t, openSQLite(t, ""), &agent.HostOptions{
+		Directory: dir,
+		Agent:     &agent.Options{Manager: &mcpclient.Options{Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}}},
+	})
+	a, release := use(t, h, "replica")
+	defer release()
+	if _, err := a.AddMCPServer(ctx, "Tasks", srv.URL, &agent.AddOptions{ID: "ts"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.CallTool(ctx, "ts", "work", nil, nil)
+		done <- err
+	}()
+	waitTaskServer(t, ts, func() bool { return slices.Contains(ts.Methods(), "tasks/get") })
+	tasks, err := a.Tasks(ctx)
+	if err != nil || len(tasks) != 1 || tasks[0].Done {
+		t.Fatalf("Tasks = %+v, %v", tasks, err)
+	}
+	ts.Finish(tasks[0].TaskID, "done")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.Task(ctx, "ts", tasks[0].TaskID); err != nil || !got.Done || got.Status != "completed" {
+		t.Fatalf("Task = %+v, %v", got, err)
+	}
+}
+
+// allText joins the text items of a result.
+func allText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
