@@ -51,6 +51,7 @@ type agentTasks struct {
 	done    map[taskKey]chan struct{} // closed when the task's outcome is stored
 	running map[taskKey]time.Duration // tasks polled here, not ended: their poll interval
 	polled  []chan struct{}           // resumed tasks: closed after their first poll
+	repolls map[taskKey]int           // outcomes the store refused, by task
 }
 
 // taskStore returns the agent's store as a TaskStore, if it is one.
@@ -167,11 +168,71 @@ func handleOf(t store.Task) *mcpclient.TaskHandle {
 }
 
 // finishTask stores a task's outcome and tells whoever waits for it;
-// an outcome that is only the agent's end stores nothing.
+// an outcome that is only the agent's end stores nothing. When the store
+// refuses the outcome, the task stays running, as the store still has
+// it: it is polled again later (repoll), as it would be after a restart,
+// for the server keeps an ended task's outcome for its ttl.
 func (a *Agent) finishTask(rec store.Task, res *mcp.CallToolResult, err error) {
 	if err != nil && (errors.Is(err, mcpclient.ErrClosed) || a.tasks.ctx.Err() != nil) {
 		return // the agent ends: the task is resumed when it opens again
 	}
+	out := outcome(rec, res, err)
+	if werr := a.writeTask(out); werr != nil {
+		a.logger.Warn("cannot store a task's outcome: polling it again later", "server", rec.ServerID, "task", rec.TaskID, "error", werr)
+		a.repoll(rec)
+		return
+	}
+	k := taskKey{rec.ServerID, rec.TaskID}
+	a.tasks.mu.Lock()
+	delete(a.tasks.running, k)
+	delete(a.tasks.repolls, k)
+	a.tasks.mu.Unlock()
+	close(a.doneChan(k))
+}
+
+// repollBase and repollMax bound the wait before a task whose outcome the
+// store refused is polled again (doubling from one to the other).
+const (
+	repollBase = 100 * time.Millisecond
+	repollMax  = 30 * time.Second
+)
+
+// repoll polls the task of rec again, after a wait that doubles with each
+// outcome the store refused, and stores its outcome. It ends with the
+// agent, the task still stored as running: resumed when it opens again.
+func (a *Agent) repoll(rec store.Task) {
+	k := taskKey{rec.ServerID, rec.TaskID}
+	a.tasks.mu.Lock()
+	defer a.tasks.mu.Unlock()
+	if a.tasks.ctx.Err() != nil {
+		return // the agent ends (Close cancels under mu)
+	}
+	if a.tasks.repolls == nil {
+		a.tasks.repolls = make(map[taskKey]int)
+	}
+	n := a.tasks.repolls[k]
+	a.tasks.repolls[k] = n + 1
+	wait := repollMax
+	if n < 16 {
+		wait = min(repollBase<<n, repollMax)
+	}
+	a.tasks.wg.Add(1)
+	go func() {
+		defer a.tasks.wg.Done()
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-a.tasks.ctx.Done():
+			return
+		}
+		res, err := a.m.WaitTask(a.tasks.ctx, handleOf(rec), nil)
+		a.finishTask(rec, res, err)
+	}()
+}
+
+// outcome returns rec as stored once the task ended with res or err.
+func outcome(rec store.Task, res *mcp.CallToolResult, err error) store.Task {
 	rec.Done = true
 	switch {
 	case err == nil:
@@ -193,12 +254,7 @@ func (a *Agent) finishTask(rec store.Task, res *mcp.CallToolResult, err error) {
 			rec.Status = string(mcpclient.TaskFailed)
 		}
 	}
-	a.putTask(rec)
-	k := taskKey{rec.ServerID, rec.TaskID}
-	a.tasks.mu.Lock()
-	delete(a.tasks.running, k)
-	a.tasks.mu.Unlock()
-	close(a.doneChan(k))
+	return rec
 }
 
 // noteRunning records that task k is polled here.
@@ -242,17 +298,23 @@ func (a *Agent) awaitTaskPolls(ctx context.Context) error {
 	return nil
 }
 
-// putTask writes a task's record.
+// putTask writes a task's record; a failure is logged, the next write
+// carries the state again.
 func (a *Agent) putTask(rec store.Task) {
+	if err := a.writeTask(rec); err != nil {
+		a.logger.Warn("cannot store a task", "server", rec.ServerID, "task", rec.TaskID, "error", err)
+	}
+}
+
+// writeTask writes a task's record.
+func (a *Agent) writeTask(rec store.Task) error {
 	ts, ok := a.taskStore()
 	if !ok {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), taskWriteTimeout)
 	defer cancel()
-	if err := ts.PutTask(ctx, rec); err != nil {
-		a.logger.Warn("cannot store a task", "server", rec.ServerID, "task", rec.TaskID, "error", err)
-	}
+	return ts.PutTask(ctx, rec)
 }
 
 // resumeTasks resumes polling the stored tasks that had not ended, each

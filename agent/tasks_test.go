@@ -1,10 +1,12 @@
 package agent_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -287,4 +289,130 @@ func allText(r *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// errStoreFault is the write failure faultyTasks injects.
+var errStoreFault = errors.New("injected store fault")
+
+// faultyTasks is a store whose writes of tasks' outcomes fail while fail
+// is set: the store fault of a process that dies (or loses its database)
+// between the server's answer and the write.
+type faultyTasks struct {
+	store.Store
+	fail    atomic.Bool
+	refused atomic.Int32 // outcomes refused
+}
+
+func (f *faultyTasks) PutTask(ctx context.Context, t store.Task) error {
+	if t.Done && f.fail.Load() {
+		f.refused.Add(1)
+		return errStoreFault
+	}
+	return f.Store.(store.TaskStore).PutTask(ctx, t)
+}
+
+func (f *faultyTasks) ListTasks(ctx context.Context, ns string) ([]store.Task, error) {
+	return f.Store.(store.TaskStore).ListTasks(ctx, ns)
+}
+
+func (f *faultyTasks) DeleteTask(ctx context.Context, ns, serverID, taskID string) error {
+	return f.Store.(store.TaskStore).DeleteTask(ctx, ns, serverID, taskID)
+}
+
+// TestTaskOutcomeWriteFails: nothing is lost when the write of a task's
+// outcome fails after the server answered. While the agent lives, the
+// task stays running and is polled again (tasks/get is idempotent) until
+// the outcome is stored; when the process dies with the write undone,
+// the next one finds the task running, polls it again and stores it.
+func TestTaskOutcomeWriteFails(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		name := "2025-11-25"
+		if modern {
+			name = "2026-07-28"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := testCtx(t)
+			ts := mcptest.NewTaskServer(modern)
+			srv := mcptest.ServeHandler(t, ts)
+			path := filepath.Join(t.TempDir(), "agent.db")
+			raw := openSQLite(t, path)
+			st := &faultyTasks{Store: raw}
+			opts := &agent.Options{Manager: &mcpclient.Options{Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}}}
+			a := openAgent(t, st, "faulty", opts)
+			if _, err := a.AddMCPServer(ctx, "Tasks", srv.URL, &agent.AddOptions{ID: "ts"}); err != nil {
+				t.Fatal(err)
+			}
+			stored := func(id string) store.Task {
+				t.Helper()
+				got, err := a.Task(ctx, "ts", id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+
+			// The store fails once: the outcome is written on a later poll.
+			st.fail.Store(true)
+			done := make(chan error, 1)
+			go func() {
+				res, err := a.CallTool(ctx, "ts", "work", nil, nil)
+				if err == nil && allText(res) != "first" {
+					err = errors.New("result " + allText(res))
+				}
+				done <- err
+			}()
+			waitTaskServer(t, ts, func() bool { return len(ts.Tasks()) == 1 })
+			first := ts.Tasks()[0]
+			ts.Finish(first, "first")
+			if err := <-done; err != nil {
+				t.Fatalf("the call: %v", err) // the caller had its result all the same
+			}
+			if st.refused.Load() != 1 || stored(first).Done {
+				t.Fatalf("after the fault: %d refused, stored %+v", st.refused.Load(), stored(first))
+			}
+			polls := len(ts.Methods())
+			st.fail.Store(false)
+			waitFor(t, "the outcome stored", func() bool { return stored(first).Done })
+			if got := stored(first); got.Status != "completed" || !strings.Contains(string(got.Result), "first") {
+				t.Errorf("stored %+v", got)
+			}
+			if !slices.Contains(ts.Methods()[polls:], "tasks/get") {
+				t.Errorf("stored without polling again: %v", ts.Methods()[polls:])
+			}
+			if res, err := a.TaskResult(ctx, "ts", first); err != nil || allText(res) != "first" {
+				t.Errorf("TaskResult = %+v, %v", res, err)
+			}
+
+			// The process dies with the write undone (the store fails
+			// until the end): the next one polls again and stores it.
+			st.fail.Store(true)
+			go func() {
+				_, err := a.CallTool(ctx, "ts", "work", nil, nil)
+				done <- err
+			}()
+			waitTaskServer(t, ts, func() bool { return len(ts.Tasks()) == 2 })
+			second := ts.Tasks()[1]
+			refused := st.refused.Load()
+			ts.Finish(second, "second")
+			if err := <-done; err != nil {
+				t.Fatalf("the second call: %v", err)
+			}
+			waitFor(t, "the outcome refused", func() bool { return st.refused.Load() > refused })
+			if err := a.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if tasks, err := raw.(store.TaskStore).ListTasks(ctx, a.Namespace()); err != nil || len(tasks) != 2 || tasks[1].Done {
+				t.Fatalf("stored when the process died: %+v, %v", tasks, err)
+			}
+			polls = len(ts.Methods())
+			b := openAgent(t, openSQLite(t, path), "faulty", opts)
+			res, err := b.TaskResult(ctx, "ts", second)
+			if err != nil || allText(res) != "second" {
+				t.Fatalf("TaskResult after the restart = %+v, %v", res, err)
+			}
+			if !slices.Contains(ts.Methods()[polls:], "tasks/get") {
+				t.Errorf("no poll after the restart: %v", ts.Methods()[polls:])
+			}
+		})
+	}
 }
