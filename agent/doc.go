@@ -205,8 +205,8 @@
 // agent's fence and the Directory's gate stops every poll of a replica
 // that lost its lease, so the lease decides who polls; an agent whose
 // replica died with a task running is woken elsewhere (the cluster's
-// rehoming) and resumes it. Not yet: an agent hibernated with running
-// tasks by a process that then exits waits for its next use.
+// rehoming) and resumes it. Host.Start wakes the agents whose tasks were
+// still running when the previous process ended, to poll them likewise.
 //
 // # Exposure
 //

@@ -198,7 +198,10 @@ func NewHost(st store.Store, opts *HostOptions) *Host {
 // Start wakes the agents that must stay awake: those of
 // HostOptions.KeepAwake and, when the store can list them
 // (ListKeepAwake), those with a keep-awake server. Their
-// connections are restored in the background.
+// connections are restored in the background. When the store lists the
+// agents with tasks still running (store.RunningTaskLister), each is
+// woken in the background to poll them and sleeps again, as after a
+// hibernation (HostOptions.TaskWake; negative wakes none).
 func (h *Host) Start(ctx context.Context) error {
 	keys := slices.Clone(h.opts.KeepAwake)
 	if lister, ok := h.st.(store.KeepAwakeLister); ok {
@@ -218,6 +221,23 @@ func (h *Host) Start(ctx context.Context) error {
 			return fmt.Errorf("agent host: waking %s: %w", key, err)
 		}
 		release()
+	}
+	// Agents with tasks still running (a previous process ended while
+	// they ran) are woken to poll them, in the background, and sleep again.
+	if lister, ok := h.st.(store.RunningTaskLister); ok && h.opts.TaskWake >= 0 {
+		running, err := lister.ListRunningTaskAgents(ctx)
+		if err != nil {
+			return fmt.Errorf("agent host: listing agents with running tasks: %w", err)
+		}
+		h.mu.Lock()
+		for _, key := range running {
+			if _, awake := h.awake[key]; awake {
+				continue // polling them already
+			}
+			class, name, _ := strings.Cut(key, "/")
+			h.scheduleTaskWakeLocked(class, name, 0)
+		}
+		h.mu.Unlock()
 	}
 	return nil
 }
@@ -471,23 +491,23 @@ func (h *Host) hibernate(e *hostEntry) {
 	delete(h.sleeping, e.key)
 	h.stats.Hibernations++
 	if tasks > 0 && !e.lost {
-		h.scheduleTaskWakeLocked(e, interval)
+		h.scheduleTaskWakeLocked(e.class, e.name, max(interval, h.opts.TaskWake))
 	}
 	h.mu.Unlock()
 	close(ch)
 }
 
-// scheduleTaskWakeLocked arranges for the agent of e, hibernated while
-// tasks it polls still run, to be woken to poll them (TaskWake).
-func (h *Host) scheduleTaskWakeLocked(e *hostEntry, interval time.Duration) {
+// scheduleTaskWakeLocked arranges for the agent class/name, asleep while
+// tasks it polled still run, to be woken to poll them after d.
+func (h *Host) scheduleTaskWakeLocked(class, name string, d time.Duration) {
 	if h.closed || h.opts.TaskWake < 0 {
 		return
 	}
-	if t := h.wakes[e.key]; t != nil {
+	key := class + "/" + name
+	if t := h.wakes[key]; t != nil {
 		t.Stop()
 	}
-	class, name := e.class, e.name
-	h.wakes[e.key] = time.AfterFunc(max(interval, h.opts.TaskWake), func() {
+	h.wakes[key] = time.AfterFunc(d, func() {
 		h.mu.Lock()
 		if h.closed {
 			h.mu.Unlock()

@@ -416,3 +416,65 @@ func TestTaskOutcomeWriteFails(t *testing.T) {
 		})
 	}
 }
+
+// TestHostStartTasks: a process that ended while a task ran (its agent
+// asleep since) leaves the task running in the store; the next host's
+// Start wakes that agent, with no request for it, to poll the task,
+// stores the result the server has by then, and lets the agent sleep.
+func TestHostStartTasks(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := testCtx(t)
+			var st store.Store
+			switch backend {
+			case "sqlite":
+				st = openSQLite(t, "")
+			case "postgres":
+				pst, err := postgres.Open(ctx, pg.Database(t), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { pst.Close() })
+				st = pst
+			}
+			ts := mcptest.NewTaskServer(true)
+			srv := mcptest.ServeHandler(t, ts)
+			opts := &agent.HostOptions{Agent: &agent.Options{Manager: &mcpclient.Options{Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}}}}
+
+			h1 := agent.NewHost(st, opts)
+			a, release, err := h1.Use(ctx, "test-agent", "restarted")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.AddMCPServer(ctx, "Tasks", srv.URL, &agent.AddOptions{ID: "ts"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := h1.Use(ctx, "test-agent", "idle"); err != nil { // an agent without tasks
+				t.Fatal(err)
+			}
+			go a.CallTool(ctx, "ts", "work", nil, nil) //nolint:errcheck // cut short by Close
+			waitTaskServer(t, ts, func() bool { return slices.Contains(ts.Methods(), "tasks/get") })
+			release()
+			if err := h1.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ts.Finish(ts.Tasks()[0], "finished while no process ran")
+
+			h, _ := newHost(t, st, opts)
+			if err := h.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the result stored", func() bool {
+				tasks, err := st.(store.TaskStore).ListTasks(ctx, "test-agent/restarted")
+				return err == nil && len(tasks) == 1 && tasks[0].Done && tasks[0].Status == "completed"
+			})
+			waitFor(t, "the agent asleep again", func() bool {
+				agent.WaitAsleep(h)
+				return len(h.Awake()) == 0
+			})
+			if s := h.Stats(); s.Wakes != 1 {
+				t.Errorf("%d wakes, want 1 (the agent with a task only)", s.Wakes)
+			}
+		})
+	}
+}
