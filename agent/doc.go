@@ -207,6 +207,9 @@
 // replica died with a task running is woken elsewhere (the cluster's
 // rehoming) and resumes it. Host.Start wakes the agents whose tasks were
 // still running when the previous process ended, to poll them likewise.
+// Not yet: in a cluster, an agent hibernated with running tasks by a
+// replica that then drains or exits cleanly (its leases released) waits
+// for its next use, or the next start of a replica.
 //
 // # Exposure
 //
