@@ -204,7 +204,7 @@ func TestHibernatedTask(t *testing.T) {
 
 			// The next one resumes polling it, then hibernates the agent.
 			h, _ := newHost(t, st, hopts())
-			a, release = use(t, h, "sleeper")
+			_, release = use(t, h, "sleeper")
 			polls := len(ts.Methods())
 			waitTaskServer(t, ts, func() bool { return slices.Contains(ts.Methods()[polls:], "tasks/get") })
 			release()
