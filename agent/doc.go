@@ -195,6 +195,10 @@
 // An outcome the store refuses (the server answered, the write failed)
 // leaves the task running: it is polled again, with a growing wait, until
 // the outcome is stored, or resumed by the next process if this one dies.
+// So does a poll that fails (the server unreachable for now, a closed
+// gate): only the server's end of the task (completed, failed, cancelled,
+// expired), the caller's cancel, or a protocol error is an outcome; a task
+// past its ttl is stored expired.
 //
 // A Host wakes an agent it hibernated while tasks it polled still ran, to
 // poll them: after their poll interval, or HostOptions.TaskWake (30

@@ -176,6 +176,13 @@ func (a *Agent) finishTask(rec store.Task, res *mcp.CallToolResult, err error) {
 	if err != nil && (errors.Is(err, mcpclient.ErrClosed) || a.tasks.ctx.Err() != nil) {
 		return // the agent ends: the task is resumed when it opens again
 	}
+	if err != nil && !isOutcome(err) {
+		// The poll failed, not the task (the server unreachable for now,
+		// the lease's gate closed): it may still run there.
+		a.logger.Warn("cannot poll a task: polling it again later", "server", rec.ServerID, "task", rec.TaskID, "error", err)
+		a.repoll(rec)
+		return
+	}
 	out := outcome(rec, res, err)
 	if werr := a.writeTask(out); werr != nil {
 		a.logger.Warn("cannot store a task's outcome: polling it again later", "server", rec.ServerID, "task", rec.TaskID, "error", werr)
@@ -198,7 +205,8 @@ const (
 )
 
 // repoll polls the task of rec again, after a wait that doubles with each
-// outcome the store refused, and stores its outcome. It ends with the
+// failed poll or outcome the store refused, and stores its outcome; a
+// task past its ttl is stored expired without a poll. It ends with the
 // agent, the task still stored as running: resumed when it opens again.
 func (a *Agent) repoll(rec store.Task) {
 	k := taskKey{rec.ServerID, rec.TaskID}
@@ -226,9 +234,26 @@ func (a *Agent) repoll(rec store.Task) {
 		case <-a.tasks.ctx.Done():
 			return
 		}
+		if ttl := time.Duration(rec.TTLMS) * time.Millisecond; ttl > 0 && !rec.ServerCreatedAt.IsZero() && a.now().After(rec.ServerCreatedAt.Add(ttl)) {
+			// Past its retention: the server has forgotten it by now.
+			a.finishTask(rec, nil, &mcpclient.TaskError{ServerID: rec.ServerID, TaskID: rec.TaskID,
+				Status: mcpclient.TaskStatus(rec.Status), Kind: mcpclient.ErrTaskExpired})
+			return
+		}
 		res, err := a.m.WaitTask(a.tasks.ctx, handleOf(rec), nil)
 		a.finishTask(rec, res, err)
 	}()
+}
+
+// isOutcome reports whether err, a wait's, is how the task ended: the
+// server ended it (a *TaskError: failed, cancelled, expired), the caller
+// gave up (and the task was cancelled), the server answered what no poll
+// will mend (ErrProtocol), or the agent no longer has the server
+// (ErrNotRegistered). Any other error is the poll's.
+func isOutcome(err error) bool {
+	var te *mcpclient.TaskError
+	return errors.As(err, &te) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, mcpclient.ErrProtocol) || errors.Is(err, mcpclient.ErrNotRegistered)
 }
 
 // outcome returns rec as stored once the task ended with res or err.

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -476,5 +477,43 @@ func TestHostStartTasks(t *testing.T) {
 				t.Errorf("%d wakes, want 1 (the agent with a task only)", s.Wakes)
 			}
 		})
+	}
+}
+
+// TestTaskPollFails: a poll that fails (the server answers 503 for a
+// while) is not the task's outcome: the call returns the error, but the
+// task stays running in the store and is polled again until the server
+// answers, and its result is then stored and delivered.
+func TestTaskPollFails(t *testing.T) {
+	ctx := testCtx(t)
+	ts := mcptest.NewTaskServer(true)
+	srv := mcptest.ServeHandler(t, ts)
+	opts := &agent.Options{Manager: &mcpclient.Options{Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}}}
+	a := openAgent(t, openSQLite(t, ""), "outage", opts)
+	if _, err := a.AddMCPServer(ctx, "Tasks", srv.URL, &agent.AddOptions{ID: "ts"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.CallTool(ctx, "ts", "work", nil, nil)
+		done <- err
+	}()
+	waitTaskServer(t, ts, func() bool { return slices.Contains(ts.Methods(), "tasks/get") })
+	id := ts.Tasks()[0]
+	srv.SetFault(http.StatusServiceUnavailable)
+	if err := <-done; err == nil {
+		t.Fatal("the call returned no error while its server failed")
+	}
+	if got, err := a.Task(ctx, "ts", id); err != nil || got.Done {
+		t.Fatalf("stored after the failed poll: %+v, %v", got, err)
+	}
+	ts.Finish(id, "finished during the outage")
+	srv.SetFault(0)
+	res, err := a.TaskResult(ctx, "ts", id)
+	if err != nil || allText(res) != "finished during the outage" {
+		t.Fatalf("TaskResult = %+v, %v", res, err)
+	}
+	if got, err := a.Task(ctx, "ts", id); err != nil || !got.Done || got.Status != "completed" {
+		t.Errorf("stored %+v, %v", got, err)
 	}
 }
