@@ -525,7 +525,10 @@ func (h *Host) scheduleTaskWakeLocked(class, name string, d time.Duration) {
 // polls still ran, waits for each to be polled once (the outcome of those
 // that ended is stored), and hibernates it again unless it is in use,
 // busy or was awake already. If tasks still run, hibernating it schedules
-// the next wake; if another process owns it now, that one polls them.
+// the next wake; if another process owns it now, that one polls them; a
+// wake that fails otherwise (the store unreachable) is tried again after
+// TaskWake. An agent closed by Evict is woken so too: the next wake
+// claims it again, or finds it owned elsewhere.
 func (h *Host) wakeForTasks(class, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), taskWakeTimeout)
 	defer cancel()
@@ -535,7 +538,10 @@ func (h *Host) wakeForTasks(class, name string) {
 	a, release, err := h.Use(ctx, class, name)
 	if err != nil {
 		if !errors.Is(err, ErrOwnedElsewhere) && !errors.Is(err, ErrHostClosed) {
-			h.logger.Warn("waking agent to poll its tasks", "agent", class+"/"+name, "error", err)
+			h.logger.Warn("waking agent to poll its tasks: trying again later", "agent", class+"/"+name, "error", err)
+			h.mu.Lock()
+			h.scheduleTaskWakeLocked(class, name, h.opts.TaskWake)
+			h.mu.Unlock()
 		}
 		return
 	}
@@ -758,7 +764,6 @@ func (h *Host) Evict(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, e := range entries {
 		e.fence = nil // not ours to release any more
-		e.lost = true // nor to wake
 		wg.Go(func() { h.hibernate(e) })
 	}
 	wg.Wait()
