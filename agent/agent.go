@@ -507,7 +507,10 @@ func (a *Agent) Close(ctx context.Context) error {
 	// they use are up.
 	aerr := a.closeAttachments(ctx)
 	close(a.quit) // pending elicitations are answered cancel
+	// Under tasks.mu: no repoll is added after this (tasks.go).
+	a.tasks.mu.Lock()
 	a.tasks.cancel()
+	a.tasks.mu.Unlock()
 	err := a.m.Close(ctx)
 	a.tasks.wg.Wait() // resumed polls end with the Manager
 	a.updates.stop()

@@ -111,3 +111,32 @@ func (s *fencedStore) PutExposure(ctx context.Context, ns string, e store.Exposu
 	}
 	return s.check(es.PutExposure(s.ctx(ctx), ns, e))
 }
+
+// taskStore returns the tasks of the underlying store, when it keeps
+// them, with their writes fenced: a replica that lost the agent stores no
+// task of it, and learns it lost it (the lease decides who polls).
+func (s *fencedStore) taskStore() (store.TaskStore, bool) {
+	ts, ok := s.Store.(store.TaskStore)
+	if !ok {
+		return nil, false
+	}
+	return fencedTasks{s: s, ts: ts}, true
+}
+
+// fencedTasks is the TaskStore of a fencedStore.
+type fencedTasks struct {
+	s  *fencedStore
+	ts store.TaskStore
+}
+
+func (f fencedTasks) PutTask(ctx context.Context, t store.Task) error {
+	return f.s.check(f.ts.PutTask(f.s.ctx(ctx), t))
+}
+
+func (f fencedTasks) ListTasks(ctx context.Context, ns string) ([]store.Task, error) {
+	return f.ts.ListTasks(ctx, ns)
+}
+
+func (f fencedTasks) DeleteTask(ctx context.Context, ns, serverID, taskID string) error {
+	return f.s.check(f.ts.DeleteTask(f.s.ctx(ctx), ns, serverID, taskID))
+}

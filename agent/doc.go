@@ -192,9 +192,28 @@
 // attempt settled, and stores the outcome; TaskResult waits for it, Tasks
 // and Task list what is stored, and CancelTask sends tasks/cancel. A call
 // to a server that never offered tasks pays one atomic load for this.
-// Not yet: a Host does not wake a sleeping agent to poll its tasks (they
-// resume at its next wake), and two replicas are kept from polling the
-// same task only by the agent lease.
+// An outcome the store refuses (the server answered, the write failed)
+// leaves the task running: it is polled again, with a growing wait, until
+// the outcome is stored, or resumed by the next process if this one dies.
+// So does a poll that fails (the server unreachable for now, a closed
+// gate): only the server's end of the task (completed, failed, cancelled,
+// expired), the caller's cancel, or a protocol error is an outcome; a task
+// past its ttl is stored expired.
+//
+// A Host wakes an agent it hibernated while tasks it polled still ran, to
+// poll them: after their poll interval, or HostOptions.TaskWake (30
+// seconds by default) if longer, it opens the agent, waits for each
+// task's first poll (an ended one's outcome stored), and hibernates it
+// again unless it is in use; agents without running tasks are never woken
+// so. Under a Directory (the replicas of a cluster), task writes carry the
+// agent's fence and the Directory's gate stops every poll of a replica
+// that lost its lease, so the lease decides who polls; an agent whose
+// replica died with a task running is woken elsewhere (the cluster's
+// rehoming) and resumes it. Host.Start wakes the agents whose tasks were
+// still running when the previous process ended, to poll them likewise.
+// Not yet: in a cluster, an agent hibernated with running tasks by a
+// replica that then drains or exits cleanly (its leases released) waits
+// for its next use, or the next start of a replica.
 //
 // # Exposure
 //

@@ -76,3 +76,11 @@ func OnAuthURLWait(a *Agent, fn func()) {
 	defer a.oauth.mu.Unlock()
 	a.oauth.testHookURLWait = fn
 }
+
+// TaskWakesPending returns how many hibernated agents of h wait to be
+// woken to poll their tasks.
+func TaskWakesPending(h *Host) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.wakes)
+}

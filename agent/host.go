@@ -20,7 +20,12 @@ import (
 const (
 	DefaultIdleTimeout = 5 * time.Minute
 	DefaultMaxAwake    = 1000
+	DefaultTaskWake    = 30 * time.Second
 )
+
+// taskWakeTimeout bounds a wake to poll tasks: the restore of their
+// servers and their first poll.
+const taskWakeTimeout = 30 * time.Second
 
 // HostOptions configures a Host. The zero value, or nil, gives the
 // defaults each field documents.
@@ -58,6 +63,15 @@ type HostOptions struct {
 	// owns it; hibernation releases it after closing it. Nil means this
 	// process owns every agent it opens (one process per store).
 	Directory Directory
+
+	// TaskWake is the least time after which an agent hibernated while
+	// tasks it polls still run (see Agent.Tasks) is woken to poll them:
+	// it is woken after the tasks' poll interval, or TaskWake if longer,
+	// polls each once (storing the outcome of those that ended) and
+	// hibernates again unless something else uses it. Zero means
+	// DefaultTaskWake; negative means such agents sleep until their next
+	// use.
+	TaskWake time.Duration
 
 	// Logger receives the host's logs. Nil discards them.
 	Logger *slog.Logger
@@ -99,8 +113,11 @@ type Host struct {
 	sleeping map[string]chan struct{} // hibernations in flight, closed when done
 	stats    HostStats                // counters
 	closed   bool
-	unclean  bool            // an agent was not closed in time
-	keep     map[string]bool // HostOptions.KeepAwake
+	unclean  bool                   // an agent was not closed in time
+	keep     map[string]bool        // HostOptions.KeepAwake
+	wakes    map[string]*time.Timer // hibernated agents with running tasks: their next wake
+
+	wakeWG sync.WaitGroup // wakes to poll tasks in progress
 
 	metrics metric.Registration // telemetry.go; nil if none
 }
@@ -114,6 +131,7 @@ type hostEntry struct {
 	refs             int          // uses not yet released
 	lastUsed         time.Time    // when the last use began or ended
 	fence            *store.Fence // the Directory's claim, if any
+	lost             bool         // owned by another process now
 }
 
 // HostStats counts what a Host did.
@@ -138,6 +156,9 @@ func NewHost(st store.Store, opts *HostOptions) *Host {
 	if o.MaxAwake == 0 {
 		o.MaxAwake = DefaultMaxAwake
 	}
+	if o.TaskWake == 0 {
+		o.TaskWake = DefaultTaskWake
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -160,6 +181,7 @@ func NewHost(st store.Store, opts *HostOptions) *Host {
 		awake:    map[string]*hostEntry{},
 		sleeping: map[string]chan struct{}{},
 		keep:     map[string]bool{},
+		wakes:    map[string]*time.Timer{},
 	}
 	for _, key := range o.KeepAwake {
 		h.keep[key] = true
@@ -176,7 +198,10 @@ func NewHost(st store.Store, opts *HostOptions) *Host {
 // Start wakes the agents that must stay awake: those of
 // HostOptions.KeepAwake and, when the store can list them
 // (ListKeepAwake), those with a keep-awake server. Their
-// connections are restored in the background.
+// connections are restored in the background. When the store lists the
+// agents with tasks still running (store.RunningTaskLister), each is
+// woken in the background to poll them and sleeps again, as after a
+// hibernation (HostOptions.TaskWake; negative wakes none).
 func (h *Host) Start(ctx context.Context) error {
 	keys := slices.Clone(h.opts.KeepAwake)
 	if lister, ok := h.st.(store.KeepAwakeLister); ok {
@@ -196,6 +221,23 @@ func (h *Host) Start(ctx context.Context) error {
 			return fmt.Errorf("agent host: waking %s: %w", key, err)
 		}
 		release()
+	}
+	// Agents with tasks still running (a previous process ended while
+	// they ran) are woken to poll them, in the background, and sleep again.
+	if lister, ok := h.st.(store.RunningTaskLister); ok && h.opts.TaskWake >= 0 {
+		running, err := lister.ListRunningTaskAgents(ctx)
+		if err != nil {
+			return fmt.Errorf("agent host: listing agents with running tasks: %w", err)
+		}
+		h.mu.Lock()
+		for _, key := range running {
+			if _, awake := h.awake[key]; awake {
+				continue // polling them already
+			}
+			class, name, _ := strings.Cut(key, "/")
+			h.scheduleTaskWakeLocked(class, name, 0)
+		}
+		h.mu.Unlock()
 	}
 	return nil
 }
@@ -362,6 +404,7 @@ func (h *Host) lose(e *hostEntry) {
 	h.mu.Unlock()
 	h.logger.Warn("agent lost to another process: closing it", "agent", e.key)
 	e.fence = nil // not ours to release
+	e.lost = true // nor to wake
 	h.hibernate(e)
 }
 
@@ -429,6 +472,7 @@ func (h *Host) hibernate(e *hostEntry) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	tasks, interval := e.a.runningTasks()
 	if err := e.a.Close(ctx); err == nil {
 		h.logger.Info("agent hibernated", "agent", e.key, "ms", time.Since(start).Milliseconds())
 	} else {
@@ -446,8 +490,68 @@ func (h *Host) hibernate(e *hostEntry) {
 	ch := h.sleeping[e.key]
 	delete(h.sleeping, e.key)
 	h.stats.Hibernations++
+	if tasks > 0 && !e.lost {
+		h.scheduleTaskWakeLocked(e.class, e.name, max(interval, h.opts.TaskWake))
+	}
 	h.mu.Unlock()
 	close(ch)
+}
+
+// scheduleTaskWakeLocked arranges for the agent class/name, asleep while
+// tasks it polled still run, to be woken to poll them after d.
+func (h *Host) scheduleTaskWakeLocked(class, name string, d time.Duration) {
+	if h.closed || h.opts.TaskWake < 0 {
+		return
+	}
+	key := class + "/" + name
+	if t := h.wakes[key]; t != nil {
+		t.Stop()
+	}
+	h.wakes[key] = time.AfterFunc(d, func() {
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			return
+		}
+		delete(h.wakes, class+"/"+name)
+		h.wakeWG.Add(1)
+		h.mu.Unlock()
+		defer h.wakeWG.Done()
+		h.wakeForTasks(class, name)
+	})
+}
+
+// wakeForTasks wakes the agent class/name, hibernated while tasks it
+// polls still ran, waits for each to be polled once (the outcome of those
+// that ended is stored), and hibernates it again unless it is in use,
+// busy or was awake already. If tasks still run, hibernating it schedules
+// the next wake; if another process owns it now, that one polls them; a
+// wake that fails otherwise (the store unreachable) is tried again after
+// TaskWake. An agent closed by Evict is woken so too: the next wake
+// claims it again, or finds it owned elsewhere.
+func (h *Host) wakeForTasks(class, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), taskWakeTimeout)
+	defer cancel()
+	h.mu.Lock()
+	_, awake := h.awake[class+"/"+name]
+	h.mu.Unlock()
+	a, release, err := h.Use(ctx, class, name)
+	if err != nil {
+		if !errors.Is(err, ErrOwnedElsewhere) && !errors.Is(err, ErrHostClosed) {
+			h.logger.Warn("waking agent to poll its tasks: trying again later", "agent", class+"/"+name, "error", err)
+			h.mu.Lock()
+			h.scheduleTaskWakeLocked(class, name, h.opts.TaskWake)
+			h.mu.Unlock()
+		}
+		return
+	}
+	if err := a.awaitTaskPolls(ctx); err != nil {
+		h.logger.Warn("polling the tasks of a woken agent", "agent", class+"/"+name, "error", err)
+	}
+	release()
+	if !awake {
+		h.Hibernate(ctx, class, name)
+	}
 }
 
 // Hibernate hibernates the agent class/name now, unless it is asleep
@@ -675,6 +779,10 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	h.closed = true
+	for key, t := range h.wakes {
+		t.Stop()
+		delete(h.wakes, key)
+	}
 	entries := make([]*hostEntry, 0, len(h.awake))
 	for _, e := range h.awake {
 		entries = append(entries, e)
@@ -721,5 +829,6 @@ func (h *Host) Close(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}
+	h.wakeWG.Wait() // each ends with its Use refused or its agent closed above
 	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,13 +46,19 @@ type agentTasks struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // resumed polls
 
-	// mu guards done. It is a leaf lock.
-	mu   sync.Mutex
-	done map[taskKey]chan struct{} // closed when the task's outcome is stored
+	// mu guards the fields below. It is a leaf lock.
+	mu      sync.Mutex
+	done    map[taskKey]chan struct{} // closed when the task's outcome is stored
+	running map[taskKey]time.Duration // tasks polled here, not ended: their poll interval
+	polled  []chan struct{}           // resumed tasks: closed after their first poll
+	repolls map[taskKey]int           // outcomes the store refused, by task
 }
 
 // taskStore returns the agent's store as a TaskStore, if it is one.
 func (a *Agent) taskStore() (store.TaskStore, bool) {
+	if fs, ok := a.st.(*fencedStore); ok {
+		return fs.taskStore()
+	}
 	ts, ok := a.st.(store.TaskStore)
 	return ts, ok
 }
@@ -103,6 +110,7 @@ func (a *Agent) taskOptions(ctx context.Context, serverID string, opts *mcpclien
 		tc.rec = &rec
 		tc.mu.Unlock()
 		a.doneChan(taskKey{h.ServerID, h.TaskID})
+		a.noteRunning(taskKey{h.ServerID, h.TaskID}, h.PollInterval)
 		a.putTask(rec) // before the first poll
 		if started != nil {
 			started(h)
@@ -160,11 +168,96 @@ func handleOf(t store.Task) *mcpclient.TaskHandle {
 }
 
 // finishTask stores a task's outcome and tells whoever waits for it;
-// an outcome that is only the agent's end stores nothing.
+// an outcome that is only the agent's end stores nothing. When the store
+// refuses the outcome, the task stays running, as the store still has
+// it: it is polled again later (repoll), as it would be after a restart,
+// for the server keeps an ended task's outcome for its ttl.
 func (a *Agent) finishTask(rec store.Task, res *mcp.CallToolResult, err error) {
 	if err != nil && (errors.Is(err, mcpclient.ErrClosed) || a.tasks.ctx.Err() != nil) {
 		return // the agent ends: the task is resumed when it opens again
 	}
+	if err != nil && !isOutcome(err) {
+		// The poll failed, not the task (the server unreachable for now,
+		// the lease's gate closed): it may still run there.
+		a.logger.Warn("cannot poll a task: polling it again later", "server", rec.ServerID, "task", rec.TaskID, "error", err)
+		a.repoll(rec)
+		return
+	}
+	out := outcome(rec, res, err)
+	if werr := a.writeTask(out); werr != nil {
+		a.logger.Warn("cannot store a task's outcome: polling it again later", "server", rec.ServerID, "task", rec.TaskID, "error", werr)
+		a.repoll(rec)
+		return
+	}
+	k := taskKey{rec.ServerID, rec.TaskID}
+	a.tasks.mu.Lock()
+	delete(a.tasks.running, k)
+	delete(a.tasks.repolls, k)
+	a.tasks.mu.Unlock()
+	close(a.doneChan(k))
+}
+
+// repollBase and repollMax bound the wait before a task whose outcome the
+// store refused is polled again (doubling from one to the other).
+const (
+	repollBase = 100 * time.Millisecond
+	repollMax  = 30 * time.Second
+)
+
+// repoll polls the task of rec again, after a wait that doubles with each
+// failed poll or outcome the store refused, and stores its outcome; a
+// task past its ttl is stored expired without a poll. It ends with the
+// agent, the task still stored as running: resumed when it opens again.
+func (a *Agent) repoll(rec store.Task) {
+	k := taskKey{rec.ServerID, rec.TaskID}
+	a.tasks.mu.Lock()
+	defer a.tasks.mu.Unlock()
+	if a.tasks.ctx.Err() != nil {
+		return // the agent ends (Close cancels under mu)
+	}
+	if a.tasks.repolls == nil {
+		a.tasks.repolls = make(map[taskKey]int)
+	}
+	n := a.tasks.repolls[k]
+	a.tasks.repolls[k] = n + 1
+	wait := repollMax
+	if n < 16 {
+		wait = min(repollBase<<n, repollMax)
+	}
+	a.tasks.wg.Add(1)
+	go func() {
+		defer a.tasks.wg.Done()
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-a.tasks.ctx.Done():
+			return
+		}
+		if ttl := time.Duration(rec.TTLMS) * time.Millisecond; ttl > 0 && !rec.ServerCreatedAt.IsZero() && a.now().After(rec.ServerCreatedAt.Add(ttl)) {
+			// Past its retention: the server has forgotten it by now.
+			a.finishTask(rec, nil, &mcpclient.TaskError{ServerID: rec.ServerID, TaskID: rec.TaskID,
+				Status: mcpclient.TaskStatus(rec.Status), Kind: mcpclient.ErrTaskExpired})
+			return
+		}
+		res, err := a.m.WaitTask(a.tasks.ctx, handleOf(rec), nil)
+		a.finishTask(rec, res, err)
+	}()
+}
+
+// isOutcome reports whether err, a wait's, is how the task ended: the
+// server ended it (a *TaskError: failed, cancelled, expired), the caller
+// gave up (and the task was cancelled), the server answered what no poll
+// will mend (ErrProtocol), or the agent no longer has the server
+// (ErrNotRegistered). Any other error is the poll's.
+func isOutcome(err error) bool {
+	var te *mcpclient.TaskError
+	return errors.As(err, &te) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, mcpclient.ErrProtocol) || errors.Is(err, mcpclient.ErrNotRegistered)
+}
+
+// outcome returns rec as stored once the task ended with res or err.
+func outcome(rec store.Task, res *mcp.CallToolResult, err error) store.Task {
 	rec.Done = true
 	switch {
 	case err == nil:
@@ -186,21 +279,67 @@ func (a *Agent) finishTask(rec store.Task, res *mcp.CallToolResult, err error) {
 			rec.Status = string(mcpclient.TaskFailed)
 		}
 	}
-	a.putTask(rec)
-	close(a.doneChan(taskKey{rec.ServerID, rec.TaskID}))
+	return rec
 }
 
-// putTask writes a task's record.
+// noteRunning records that task k is polled here.
+func (a *Agent) noteRunning(k taskKey, interval time.Duration) {
+	a.tasks.mu.Lock()
+	defer a.tasks.mu.Unlock()
+	if a.tasks.running == nil {
+		a.tasks.running = make(map[taskKey]time.Duration)
+	}
+	a.tasks.running[k] = interval
+}
+
+// runningTasks reports how many tasks the agent polls that have not
+// ended, and the shortest poll interval their servers suggested (0 when
+// none did): what a Host needs to wake a hibernated agent to poll them.
+// It does no I/O.
+func (a *Agent) runningTasks() (n int, interval time.Duration) {
+	a.tasks.mu.Lock()
+	defer a.tasks.mu.Unlock()
+	for _, d := range a.tasks.running {
+		if d > 0 && (interval == 0 || d < interval) {
+			interval = d
+		}
+	}
+	return len(a.tasks.running), interval
+}
+
+// awaitTaskPolls waits until every task resumed when the agent opened was
+// polled once (or ended), or ctx ends.
+func (a *Agent) awaitTaskPolls(ctx context.Context) error {
+	a.tasks.mu.Lock()
+	polled := slices.Clone(a.tasks.polled)
+	a.tasks.mu.Unlock()
+	for _, ch := range polled {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// putTask writes a task's record; a failure is logged, the next write
+// carries the state again.
 func (a *Agent) putTask(rec store.Task) {
+	if err := a.writeTask(rec); err != nil {
+		a.logger.Warn("cannot store a task", "server", rec.ServerID, "task", rec.TaskID, "error", err)
+	}
+}
+
+// writeTask writes a task's record.
+func (a *Agent) writeTask(rec store.Task) error {
 	ts, ok := a.taskStore()
 	if !ok {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), taskWriteTimeout)
 	defer cancel()
-	if err := ts.PutTask(ctx, rec); err != nil {
-		a.logger.Warn("cannot store a task", "server", rec.ServerID, "task", rec.TaskID, "error", err)
-	}
+	return ts.PutTask(ctx, rec)
 }
 
 // resumeTasks resumes polling the stored tasks that had not ended, each
@@ -218,10 +357,19 @@ func (a *Agent) resumeTasks(ctx context.Context) error {
 		if t.Done {
 			continue
 		}
-		a.doneChan(taskKey{t.ServerID, t.TaskID})
+		k := taskKey{t.ServerID, t.TaskID}
+		a.doneChan(k)
+		a.noteRunning(k, time.Duration(t.PollIntervalMS)*time.Millisecond)
+		polled := make(chan struct{})
+		var once sync.Once
+		firstPoll := func() { once.Do(func() { close(polled) }) }
+		a.tasks.mu.Lock()
+		a.tasks.polled = append(a.tasks.polled, polled)
+		a.tasks.mu.Unlock()
 		a.tasks.wg.Add(1)
 		go func() {
 			defer a.tasks.wg.Done()
+			defer firstPoll()
 			a.WaitRestored(a.tasks.ctx, t.ServerID)
 			rec := t
 			res, err := a.m.WaitTask(a.tasks.ctx, handleOf(t), &mcpclient.CallOptions{
@@ -229,6 +377,7 @@ func (a *Agent) resumeTasks(ctx context.Context) error {
 					rec.Status, rec.StatusMessage = string(s.Status), s.StatusMessage
 					if !s.Status.Terminal() {
 						a.putTask(rec)
+						firstPoll() // a terminal status is first fetched and stored
 					}
 				},
 			})

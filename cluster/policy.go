@@ -36,7 +36,8 @@ func (r *Replica) Rehome(ctx context.Context, interval time.Duration, paused fun
 
 // RehomeOnce wakes here, with wake, the keep-awake agents no replica owns
 // (their replica died, or drained), at most 100: such agents must hear
-// their servers without waiting for a request. The replicas race for
+// their servers without waiting for a request. So are the agents whose
+// replica died while a task of theirs ran: woken, they resume polling it. The replicas race for
 // each; the database's claim lets one win. It does nothing while paused
 // reports true (a draining replica) or the Gate is closed.
 func (r *Replica) RehomeOnce(ctx context.Context, paused func() bool, wake func(ctx context.Context, ns string)) {

@@ -120,7 +120,8 @@ type LeaseStore interface {
 	// Resolve returns the lease of the agent ns.
 	Resolve(ctx context.Context, ns string) (lease.Owner, error)
 	// UnownedKeepAwake returns up to limit agents with a keep-awake server
-	// that no live replica owns.
+	// that no live replica owns, and those whose owner died while a task
+	// of theirs ran.
 	UnownedKeepAwake(ctx context.Context, limit int) ([]string, error)
 
 	// Listen calls fn with the payload of each hint, in order: "" once
@@ -481,8 +482,8 @@ func (r *Replica) LiveReplicas(ctx context.Context) ([]lease.Replica, error) {
 }
 
 // UnownedKeepAwake returns up to limit agents with a keep-awake server
-// that no live replica owns: those to wake eagerly after a replica died or
-// drained.
+// that no live replica owns, and those whose owner died while a task of
+// theirs ran: those to wake eagerly after a replica died or drained.
 func (r *Replica) UnownedKeepAwake(ctx context.Context, limit int) ([]string, error) {
 	return r.st.UnownedKeepAwake(ctx, limit)
 }

@@ -191,8 +191,11 @@
 //
 // Tasks need a connection the Manager wraps: every transport but
 // go-sdk's own streamable HTTP (ImplementationGoSDK), on which task tools
-// fail with [ErrTasksUnsupported]. 2026-07-28 status notifications on the
-// listen stream are not subscribed to; such tasks are polled.
+// fail with [ErrTasksUnsupported]. While it waits for a 2026-07-28 task,
+// the client also listens for its status (subscriptions/listen with the
+// task's id in notifications.taskIds): each notifications/tasks the server
+// pushes is polled at once; a server that refuses or ends the listen
+// leaves the task polled at its interval. The listen ends with the wait.
 //
 // # Telemetry
 //

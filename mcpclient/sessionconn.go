@@ -86,8 +86,11 @@ func (p *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			return msg, nil
 		}
-		if req.Method == "notifications/tasks/status" {
+		switch {
+		case req.Method == "notifications/tasks/status", req.Method == "notifications/tasks": // tasklisten.go
 			p.c.routeTaskStatus(req.Params)
+			continue
+		case req.Method == "notifications/subscriptions/acknowledged" && taskAck(req.Params):
 			continue
 		}
 		if req.Method != "notifications/progress" {

@@ -447,6 +447,19 @@ func (c *server) waitTask(ctx context.Context, h *TaskHandle, opts *CallOptions)
 	wake := make(chan struct{}, 1)
 	c.taskWake.Store(h.TaskID, wake)
 	defer c.taskWake.Delete(h.TaskID)
+	if h.modern() {
+		// Status by the listen stream as well (tasklisten.go).
+		lctx, stop := context.WithCancel(ctx)
+		listened := make(chan struct{})
+		go func() {
+			defer close(listened)
+			c.listenTask(lctx, h)
+		}()
+		defer func() {
+			stop()
+			<-listened
+		}()
+	}
 
 	var (
 		last     TaskStatus

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,6 +231,108 @@ func TestTaskResumeByHandle(t *testing.T) {
 			res, err := second.WaitTask(testCtx(t), h, nil)
 			if err != nil || textOf(t, res) != "finished later" {
 				t.Fatalf("WaitTask = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// count returns how many times method was received.
+func count(methods []string, method string) int {
+	n := 0
+	for _, m := range methods {
+		if m == method {
+			n++
+		}
+	}
+	return n
+}
+
+// TestTaskListen: a 2026-07-28 wait also listens for its task's
+// notifications (subscriptions/listen, filter taskIds): each change the
+// server pushes (notifications/tasks) is polled at once, though the next
+// poll is ten minutes away, and the listen ends with the wait.
+func TestTaskListen(t *testing.T) {
+	ts := mcptest.NewTaskServer(true)
+	srv := mcptest.ServeHandler(t, ts)
+	m := newManager(t, &mcpclient.Options{Tasks: mcpclient.TaskOptions{MinPollInterval: 10 * time.Minute, MaxPollInterval: 10 * time.Minute}})
+	connectReady(t, m, "ts", mcpclient.ServerOptions{URL: srv.URL})
+	ctx := testCtx(t)
+
+	messages := make(chan string, 10)
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := m.CallTool(ctx, "ts", "work", nil, &mcpclient.CallOptions{
+			Progress: func(p *mcp.ProgressNotificationParams) { messages <- p.Message },
+		})
+		done <- outcome{res, err}
+	}()
+	waitServer(t, ts, func() bool { return ts.Listening() == 1 && count(ts.Methods(), "tasks/get") == 1 })
+	id := ts.Tasks()[0]
+
+	ts.SetStatus(id, "halfway")
+	select {
+	case msg := <-messages:
+		if msg != "halfway" {
+			t.Errorf("status message %q", msg)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the status change was not polled; methods %v", ts.Methods())
+	}
+	ts.Finish(id, "finished")
+	var o outcome
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		t.Fatalf("the end was not polled; methods %v", ts.Methods())
+	}
+	if o.err != nil || textOf(t, o.res) != "finished" {
+		t.Fatalf("CallTool = %+v, %v", o.res, o.err)
+	}
+	// The first poll, then one per notification (two when the first poll
+	// read the status the first notification announced).
+	if n := count(ts.Methods(), "tasks/get"); n < 2 || n > 3 {
+		t.Errorf("%d polls, want 2 or 3: %v", n, ts.Methods())
+	}
+	waitServer(t, ts, func() bool { return ts.Listening() == 0 })
+}
+
+// skewClock is real time, moved forward by skew.
+type skewClock struct{ skew atomic.Int64 }
+
+func (c *skewClock) Now() time.Time                         { return time.Now().Add(time.Duration(c.skew.Load())) }
+func (c *skewClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// TestTaskTTL: a task still working on its server once its ttl passed (by
+// the client's clock) ends the wait with ErrTaskExpired: the client does
+// not poll a task past the retention it was given.
+func TestTaskTTL(t *testing.T) {
+	for _, era := range taskEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ts := mcptest.NewTaskServer(era.modern)
+			srv := mcptest.ServeHandler(t, ts)
+			clock := &skewClock{}
+			m := newManager(t, &mcpclient.Options{Clock: clock, Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}})
+			connectReady(t, m, "ts", mcpclient.ServerOptions{URL: srv.URL})
+			h, _, err := m.StartTask(testCtx(t), "ts", "work", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.TTL != time.Minute {
+				t.Fatalf("TTL %v, want the server's 1m", h.TTL)
+			}
+			clock.skew.Store(int64(2 * time.Minute))
+			_, err = m.WaitTask(testCtx(t), h, nil)
+			var te *mcpclient.TaskError
+			if !errors.Is(err, mcpclient.ErrTaskExpired) || !errors.As(err, &te) || te.Status != mcpclient.TaskWorking {
+				t.Fatalf("WaitTask = %v, want ErrTaskExpired while working", err)
+			}
+			if got := ts.Tasks(); len(got) != 1 {
+				t.Errorf("server tasks %v", got)
 			}
 		})
 	}

@@ -29,7 +29,8 @@
 // ExposureStore keeps each agent's exposure rules (what its MCP endpoint
 // exposes; see agent.Exposure), apart from its servers. TaskStore keeps
 // its tasks (tool calls running as MCP tasks), so that their polling
-// resumes after a restart.
+// resumes after a restart; RunningTaskLister finds the agents with tasks
+// still running, which the host wakes when the program starts.
 //
 // DeleteServer removes all of a server's keys with its row, and RenameServer
 // (the move from a generated id to a stable one) moves them with it, each in

@@ -60,3 +60,12 @@ type TaskStore interface {
 	// DeleteTask deletes one task; an unknown one is not an error.
 	DeleteTask(ctx context.Context, ns, serverID, taskID string) error
 }
+
+// RunningTaskLister is implemented by task stores that list the agents
+// with tasks that have not ended (store/sqlite and store/postgres do): the
+// agents a host wakes when the program starts, to resume polling them.
+type RunningTaskLister interface {
+	// ListRunningTaskAgents returns the namespaces with at least one task
+	// not Done, sorted; an empty slice when there are none.
+	ListRunningTaskAgents(ctx context.Context) ([]string, error)
+}

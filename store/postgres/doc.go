@@ -76,7 +76,7 @@
 //	RegisterReplica, Heartbeat, SetReplicaState, DeleteReplica  a replica's own row
 //	LiveReplicas, CleanupReplicas                               every replica's
 //	Resolve, Claim, Release, ReleaseAll, Leases                 agent leases
-//	UnownedKeepAwake                                            agents to wake eagerly
+//	UnownedKeepAwake                                            agents to wake eagerly (keep-awake, or a dead owner's running tasks)
 //	Listen, Notify                                              hints on NotifyChannel
 //
 // A replica registers under an id of its own (one per process start),

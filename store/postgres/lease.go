@@ -427,10 +427,20 @@ func (s *Store) Leases(ctx context.Context, replica string) ([]store.Fence, erro
 // have a keep-awake server (store.Server.KeepAwake) and no valid lease:
 // never claimed, released, or owned by a replica whose row has expired or
 // is gone. These are the agents to wake eagerly (claim, then open) after a
-// replica died or drained; the others wake on their next request.
+// replica died or drained; the others wake on their next request. It also
+// returns the agents owned by a replica that died holding them while a
+// task of theirs (store.Task) had not ended: woken, they resume polling
+// it. An agent with a running task that was released (hibernated) is not
+// one: the replica that hibernated it wakes it to poll.
 func (s *Store) UnownedKeepAwake(ctx context.Context, limit int) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT k.namespace FROM (SELECT DISTINCT namespace FROM agentmcp_servers WHERE keep_awake) k
+		SELECT k.namespace FROM (
+			SELECT DISTINCT namespace FROM agentmcp_servers WHERE keep_awake
+			UNION
+			SELECT a.namespace FROM agentmcp_agents a
+			WHERE a.owner IS NOT NULL AND EXISTS (
+				SELECT 1 FROM agentmcp_tasks t
+				WHERE t.namespace = a.namespace AND (t.record::jsonb ->> 'done') IS NULL)) k
 		WHERE NOT EXISTS (
 			SELECT 1 FROM agentmcp_agents a JOIN agentmcp_replicas r ON r.id = a.owner
 			WHERE a.namespace = k.namespace AND r.expires_at > now())

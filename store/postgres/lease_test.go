@@ -762,11 +762,27 @@ func TestUnownedKeepAwake(t *testing.T) {
 		t.Fatal(err)
 	}
 	forceLease(t, s, "k/orphan", "dead")
+	// Agents with a task: running under a dead owner (listed), under a
+	// live one, released (their hibernating replica wakes them), ended.
+	for _, ns := range []string{"t/orphan", "t/owned", "t/released", "t/ended"} {
+		if err := s.PutServer(ctx, server(ns, "s", "n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutTask(ctx, store.Task{Namespace: ns, ServerID: "s", TaskID: "t1", Tool: "work", Status: "working", Done: ns == "t/ended"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forceLease(t, s, "t/orphan", "dead")
+	forceLease(t, s, "t/ended", "dead")
+	mustClaim(t, s, "t/owned", "live")
+	if err := s.Release(ctx, mustClaim(t, s, "t/released", "live")); err != nil {
+		t.Fatal(err)
+	}
 	got, err := s.UnownedKeepAwake(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"k/never", "k/orphan", "k/released"}; !cmp.Equal(got, want) {
+	if want := []string{"k/never", "k/orphan", "k/released", "t/orphan"}; !cmp.Equal(got, want) {
 		t.Fatalf("UnownedKeepAwake = %q, want %q", got, want)
 	}
 	if got, err := s.UnownedKeepAwake(ctx, 2); err != nil || len(got) != 2 {

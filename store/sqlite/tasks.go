@@ -89,3 +89,17 @@ func (s *Store) DeleteTask(ctx context.Context, ns, serverID, taskID string) err
 	s.g.Wrote()
 	return nil
 }
+
+var _ store.RunningTaskLister = (*Store)(nil)
+
+// ListRunningTaskAgents implements store.RunningTaskLister.
+func (s *Store) ListRunningTaskAgents(ctx context.Context) ([]string, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
+	out, err := s.namespaces(ctx, `
+		SELECT DISTINCT namespace FROM tasks WHERE json_extract(record, '$.done') IS NULL ORDER BY namespace`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list agents with running tasks: %w", s.g.Err(ctx, err))
+	}
+	return out, nil
+}

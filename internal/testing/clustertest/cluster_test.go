@@ -35,7 +35,19 @@ import (
 var pg = pgtest.New()
 
 func TestMain(m *testing.M) {
-	os.Exit(pg.Main(m))
+	code := pg.Main(m)
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the agentmcp the tests of this package build once and share.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	out      []byte
+	err      error
 }
 
 // EnvProfile selects the run: "fast" (make cluster-fast), "full" (make
@@ -107,11 +119,19 @@ func buildAgentmcp(t *testing.T) string {
 	if err != nil {
 		t.Skipf("no go tool to build agentmcp: %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "agentmcp")
-	if b := os.Getenv(EnvBin); b != "" {
-		bin = b
-	} else if out, err := exec.Command(goTool, "build", "-o", bin, "../../../cmd/agentmcp").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin := os.Getenv(EnvBin)
+	if bin == "" {
+		built.once.Do(func() {
+			if built.dir, built.err = os.MkdirTemp("", "clustertest-"); built.err != nil {
+				return
+			}
+			built.bin = filepath.Join(built.dir, "agentmcp")
+			built.out, built.err = exec.Command(goTool, "build", "-o", built.bin, "../../../cmd/agentmcp").CombinedOutput()
+		})
+		if built.err != nil {
+			t.Fatalf("go build: %v\n%s", built.err, built.out)
+		}
+		bin = built.bin
 	}
 	out, _ := exec.Command(bin, "help", "serve").CombinedOutput()
 	if control() {

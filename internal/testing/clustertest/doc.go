@@ -62,6 +62,20 @@
 // churn_sessions=N figures, runs in the same profiles (fast: seconds) and
 // skips likewise.
 //
+// # A task across a failover
+//
+// TestClusterTaskFailover runs two replicas and a task server of the
+// 2026-07-28 tasks extension (mcptest.TaskServer): a tool call through the
+// API runs as a task, the replica that owns the agent is killed -9 while
+// it runs, another one wakes the agent once the dead one's lease expired
+// (agents whose owner died with a running task are rehomed as keep-awake
+// ones are), resumes polling the task from the store, and stores its
+// result once the server finishes it; the task server, telling replicas
+// apart as above, sees no two processes at once. It runs with the fast
+// profile's lease (make test; about ten seconds after the shared build),
+// with the full one's under AGENTMCP_CLUSTER=full, and skips otherwise
+// (control runs included). agentmcp is built once for the package's tests.
+//
 // # Profiles
 //
 // The fast profile (lease 3 s, about a minute and a half) runs with

@@ -28,6 +28,10 @@ import (
 //     once tasks/update answers it.
 //   - "plain": no task, "plain result" at once.
 //
+// In 2026-07-28 it serves subscriptions/listen with a filter of taskIds:
+// notifications/tasks at every change of those tasks, on an SSE stream
+// held until the client closes it.
+//
 // It records every method it is sent (Methods) and the tasks cancelled
 // (Cancelled). Expire forgets a task, as a server does when its TTL ends.
 type TaskServer struct {
@@ -39,6 +43,7 @@ type TaskServer struct {
 	tasks     map[string]*serverTask
 	methods   []string
 	cancelled []string
+	listening int           // listen streams open (acknowledged, not yet closed)
 	changed   chan struct{} // closed and replaced at every change of a task
 }
 
@@ -71,6 +76,14 @@ func (s *TaskServer) Cancelled() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.cancelled)
+}
+
+// Listening returns how many listen streams are open: acknowledged, and
+// not closed by their client yet.
+func (s *TaskServer) Listening() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listening
 }
 
 // Tasks returns the ids of the tasks the server knows.
@@ -162,8 +175,89 @@ func (s *TaskServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.modern && req.Method == "subscriptions/listen" {
+		s.listen(w, r, &req)
+		return
+	}
 	result, rerr := s.handle(r, &req)
 	s.reply(w, req.ID, result, rerr)
+}
+
+// listen serves a 2026-07-28 subscriptions/listen for tasks: an SSE
+// stream that acknowledges the filter's taskIds the server knows, then
+// sends notifications/tasks (the DetailedTask) at every change of one of
+// them, until the client goes away.
+func (s *TaskServer) listen(w http.ResponseWriter, r *http.Request, req *rpcRequest) {
+	var p struct {
+		Notifications struct {
+			TaskIDs []string `json:"taskIds"`
+		} `json:"notifications"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	meta := map[string]any{"io.modelcontextprotocol/subscriptionId": req.ID}
+	send := func(method string, params map[string]any) bool {
+		params["_meta"] = meta
+		data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+		if _, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", data); err != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+	s.mu.Lock()
+	var ids []string
+	seen := map[string]string{}
+	for _, id := range p.Notifications.TaskIDs {
+		if t := s.tasks[id]; t != nil {
+			ids = append(ids, id)
+			seen[id] = t.status + "\x00" + t.message
+		}
+	}
+	s.mu.Unlock()
+	if !send("notifications/subscriptions/acknowledged", map[string]any{"notifications": map[string]any{"taskIds": ids}}) {
+		return
+	}
+	s.mu.Lock()
+	s.listening++
+	s.changedLocked()
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.listening--
+		s.changedLocked()
+		s.mu.Unlock()
+	}()
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		var out []map[string]any
+		for _, id := range ids {
+			t := s.tasks[id]
+			if t == nil {
+				continue
+			}
+			if now := t.status + "\x00" + t.message; now != seen[id] {
+				seen[id] = now
+				out = append(out, s.wireLocked(t, true))
+			}
+		}
+		s.mu.Unlock()
+		for _, n := range out {
+			if !send("notifications/tasks", n) {
+				return
+			}
+		}
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			return
+		}
+	}
 }
 
 func (s *TaskServer) reply(w http.ResponseWriter, id json.RawMessage, result any, rerr *rpcError) {
