@@ -165,6 +165,9 @@ type ToolSet struct {
 	tools      []Tool
 	byKey      map[string]int
 	collisions []Collision
+	// fallback holds tools that Get finds but All does not list: the
+	// deferred tools of search mode (Index.SearchMode).
+	fallback *ToolSet
 }
 
 // Len returns the number of tools.
@@ -195,14 +198,15 @@ func (s *ToolSet) Tools() []*Tool {
 	return slices.Collect(s.All())
 }
 
-// Get returns the tool with key.
+// Get returns the tool with key. In search mode ([Index.SearchMode]) that
+// includes the deferred tools, which All does not list.
 func (s *ToolSet) Get(key string) (*Tool, bool) {
 	if s == nil {
 		return nil, false
 	}
 	i, ok := s.byKey[key]
 	if !ok {
-		return nil, false
+		return s.fallback.Get(key)
 	}
 	return &s.tools[i], true
 }
