@@ -103,13 +103,13 @@ func TestIndexSearch(t *testing.T) {
 			{"list directories", "tool_fs_list_directory"},
 			{"rename a file", "tool_fs_move_file"},
 			{"open an issue on github", "tool_github_create_issue"},
-			{"find repos", "tool_github_search_repositories"},
+			{"find repositories", "tool_github_search_repositories"},
 			{"post message to channel", "tool_slack_slack_post_message"},
 			{"delete_entities", "tool_memory_delete_entities"},
 			{"entityNames", "tool_memory_delete_entities"},
 		}
 		for _, tt := range tests {
-			if ranker == aitools.RankBM25 && (tt.query == "find repos" || tt.query == "open an issue on github") {
+			if ranker == aitools.RankBM25 && (tt.query == "find repositories" || tt.query == "open an issue on github") {
 				continue // needs synonyms: "find" for search, "open" for create
 			}
 			got := idx.Search(tt.query, 3)

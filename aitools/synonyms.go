@@ -2,20 +2,20 @@ package aitools
 
 // synonymWeight is how much a query word's synonym counts against the
 // word itself.
-const synonymWeight = 0.5
+const synonymWeight = 0.3
 
 // synonymGroups are words that people and tool authors use for the same
 // thing. Within a group every word is a synonym of every other.
 var synonymGroups = [][]string{
-	{"delete", "remove", "erase", "destroy", "drop", "rm", "unlink"},
-	{"create", "add", "new", "make", "insert", "open", "start"},
-	{"get", "read", "fetch", "retrieve", "show", "view", "load", "open", "cat", "download"},
+	{"delete", "remove", "erase", "destroy", "drop", "rm", "unlink", "forget"},
+	{"create", "add", "new", "make", "insert", "open", "remember"},
+	{"get", "read", "fetch", "retrieve", "show", "view", "load", "cat", "download"},
 	{"list", "show", "enumerate", "browse", "ls", "all"},
 	{"search", "find", "query", "lookup", "look", "grep", "locate", "seek"},
-	{"update", "edit", "modify", "change", "set", "patch", "rename", "replace"},
+	{"update", "edit", "modify", "set", "patch", "replace"},
 	{"write", "save", "store", "put", "upload", "persist", "record"},
 	{"send", "post", "message", "notify", "publish", "reply"},
-	{"run", "execute", "exec", "invoke", "call", "perform"},
+	{"run", "execute", "exec", "invoke", "call", "perform", "start", "launch"},
 	{"move", "rename", "mv", "relocate"},
 	{"directory", "folder", "dir"},
 	{"repository", "repo", "project"},
@@ -32,8 +32,8 @@ var synonymGroups = [][]string{
 	{"file", "document", "doc"},
 	{"size", "metadata", "info", "stat", "detail"},
 	{"sum", "add", "plus", "total"},
-	{"commit", "change", "revision"},
-	{"diff", "difference", "change", "compare"},
+
+	{"diff", "difference", "changes", "compare"},
 	{"log", "history"},
 	{"time", "clock", "date", "now"},
 	{"echo", "repeat"},
