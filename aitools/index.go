@@ -104,7 +104,7 @@ type Index struct {
 	postings [][]posting        // by term id, doc ids ascending
 	df       []int32            // live docs per term id
 	live     int                // live docs
-	lenSum   [numFields]float64 // field lengths summed over live docs
+	lenSum   float64            // weighted lengths summed over live docs
 	dead     int                // dead docs still in postings
 	stats    IndexStats         // cumulative
 	names    map[string][]int32 // lowercase tool names and keys -> live docs
@@ -122,20 +122,21 @@ type defKey struct {
 type doc struct {
 	tool   *Tool // in the ToolSet indexed last
 	key    defKey
-	terms  []docTerm // distinct terms, with their counts per field
-	length [numFields]uint16
+	terms  []docTerm // distinct terms, with their weighted counts
+	length float32   // the weighted count of its terms
 	alive  bool
 }
 
 type docTerm struct {
 	id int32
-	tf [numFields]uint8
+	tf float32
 }
 
-// posting is one doc holding a term, with the term's counts per field.
+// posting is one doc holding a term, with the term's count in it,
+// weighted by field for the index's ranker.
 type posting struct {
 	doc int32
-	tf  [numFields]uint8
+	tf  float32
 }
 
 // IndexStats counts an Index's work, cumulatively, and its size now.
@@ -219,22 +220,16 @@ func (idx *Index) addLocked(t *Tool) int32 {
 	idx.stats.Indexed++
 	id := int32(len(idx.docs))
 	d := doc{tool: t, key: defKey{t.Def, t.ServerID}, alive: true}
-	counts := map[string]*[numFields]uint8{}
+	w := rankWeights[idx.ranker]
+	counts := map[string]float32{}
 	var order []string
 	add := func(field int, text string) {
 		for _, term := range appendTerms(nil, text) {
-			c := counts[term]
-			if c == nil {
-				c = new([numFields]uint8)
-				counts[term] = c
+			if _, ok := counts[term]; !ok {
 				order = append(order, term)
 			}
-			if c[field] < math.MaxUint8 {
-				c[field]++
-			}
-			if d.length[field] < math.MaxUint16 {
-				d.length[field]++
-			}
+			counts[term] += w[field]
+			d.length += w[field]
 		}
 	}
 	add(fieldName, t.Name)
@@ -254,14 +249,12 @@ func (idx *Index) addLocked(t *Tool) int32 {
 			idx.postings = append(idx.postings, nil)
 			idx.df = append(idx.df, 0)
 		}
-		tf := *counts[term]
+		tf := counts[term]
 		d.terms = append(d.terms, docTerm{id: tid, tf: tf})
 		idx.postings[tid] = append(idx.postings[tid], posting{doc: id, tf: tf})
 		idx.df[tid]++
 	}
-	for f := range numFields {
-		idx.lenSum[f] += float64(d.length[f])
-	}
+	idx.lenSum += float64(d.length)
 	idx.docs = append(idx.docs, d)
 	idx.byDef[d.key] = id
 	idx.live++
@@ -281,9 +274,7 @@ func (idx *Index) removeLocked(id int32) {
 	for _, dt := range d.terms {
 		idx.df[dt.id]--
 	}
-	for f := range numFields {
-		idx.lenSum[f] -= float64(d.length[f])
-	}
+	idx.lenSum -= float64(d.length)
 	d.tool = nil
 	idx.live--
 	idx.dead++
@@ -424,11 +415,7 @@ func (idx *Index) SearchFunc(query string, limit int, keep func(*Tool) bool) []M
 	if idx.live == 0 || len(qterms) == 0 {
 		return nil
 	}
-	w := rankWeights[idx.ranker]
-	var avg float32
-	for f := range numFields {
-		avg += w[f] * float32(idx.lenSum[f]/float64(idx.live))
-	}
+	avg := float32(idx.lenSum / float64(idx.live))
 	if avg <= 0 {
 		avg = 1
 	}
@@ -456,15 +443,8 @@ func (idx *Index) SearchFunc(query string, limit int, keep func(*Tool) bool) []M
 			if !d.alive {
 				continue
 			}
-			var tf, dl float32
-			for f := range numFields {
-				tf += w[f] * float32(p.tf[f])
-				dl += w[f] * float32(d.length[f])
-			}
-			if tf == 0 {
-				continue
-			}
-			s := idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avg))
+			tf := p.tf
+			s := idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avg))
 			if scores[p.doc] == 0 {
 				touched = append(touched, p.doc)
 			}

@@ -109,6 +109,27 @@ func Catalog() []aitools.MCPTool {
 	return out
 }
 
+// Scaled returns n tools: Catalog repeated under other server ids
+// ("github", "github-2", ...), so that terms are spread as in real
+// catalogs. It is the catalog the search latency is measured on.
+func Scaled(n int) []aitools.MCPTool {
+	base := Catalog()
+	out := make([]aitools.MCPTool, 0, n)
+	for copyN := 1; len(out) < n; copyN++ {
+		for _, t := range base {
+			if len(out) == n {
+				break
+			}
+			id := t.ServerID
+			if copyN > 1 {
+				id = fmt.Sprintf("%s-%d", id, copyN)
+			}
+			out = append(out, aitools.MCPTool{ServerID: id, Def: t.Def})
+		}
+	}
+	return out
+}
+
 // Queries returns the evaluation's queries.
 func Queries() []Query {
 	var out []Query
