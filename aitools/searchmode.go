@@ -58,7 +58,9 @@ func (o *SearchModeOptions) alwaysLoaded() func(*Tool) bool {
 
 // SearchMode updates the index with set and returns the ToolSet to offer
 // a model that should find its tools by search rather than see them all:
-// two meta-tools, then the always-loaded tools of set.
+// two meta-tools, then the always-loaded tools of set. When set was
+// selected ([ToolSet.Select]) from the ToolSet the index holds, the index
+// is left as it is and searches keep to set's tools.
 //
 //   - search_tools {"query": string, "limit"?: integer} answers the best
 //     matches for a natural-language query ([Index.Search]), as JSON:
@@ -74,7 +76,12 @@ func (o *SearchModeOptions) alwaysLoaded() func(*Tool) bool {
 // [ToolSet.All] lists only the meta-tools and the always-loaded tools: a
 // model that calls a key it found by search directly is served.
 func (idx *Index) SearchMode(set *ToolSet, opts *SearchModeOptions) *ToolSet {
-	idx.Update(set)
+	idx.mu.RLock()
+	selected := set != nil && set.from != nil && set.from == idx.set
+	idx.mu.RUnlock()
+	if !selected {
+		idx.Update(set)
+	}
 	results := DefaultSearchResults
 	if opts != nil && opts.Results > 0 {
 		results = min(opts.Results, MaxSearchResults)

@@ -168,6 +168,8 @@ type ToolSet struct {
 	// fallback holds tools that Get finds but All does not list: the
 	// deferred tools of search mode (Index.SearchMode).
 	fallback *ToolSet
+	// from is the ToolSet this one was selected from (Select), if any.
+	from *ToolSet
 }
 
 // Len returns the number of tools.
@@ -236,9 +238,12 @@ func (s *ToolSet) Collisions() []Collision {
 // Select returns the ToolSet of the tools keep accepts, with the same
 // keys, and the collisions that involve them.
 func (s *ToolSet) Select(keep func(*Tool) bool) *ToolSet {
-	out := &ToolSet{byKey: map[string]int{}}
+	out := &ToolSet{byKey: map[string]int{}, from: s}
 	if s == nil {
 		return out
+	}
+	if s.from != nil {
+		out.from = s.from
 	}
 	for i := range s.tools {
 		if keep(&s.tools[i]) {
