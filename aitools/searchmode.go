@@ -43,6 +43,15 @@ type SearchModeOptions struct {
 	Results int
 }
 
+// Loads reports whether o marks t always loaded: offered to the model
+// with its definition, not deferred to a search. A nil o loads none. The
+// adapters' deferred loading (aitools/anthropic, aitools/openai) uses it
+// too.
+func (o *SearchModeOptions) Loads(t *Tool) bool {
+	keep := o.alwaysLoaded()
+	return keep != nil && keep(t)
+}
+
 // alwaysLoaded returns the predicate the options describe, or nil.
 func (o *SearchModeOptions) alwaysLoaded() func(*Tool) bool {
 	if o == nil || len(o.AlwaysLoadedServers) == 0 && len(o.AlwaysLoadedTools) == 0 && o.AlwaysLoaded == nil {
