@@ -8,8 +8,8 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/agentmcp/agentmcp/aitools"
-	aiopenai "github.com/agentmcp/agentmcp/aitools/openai"
 	"github.com/agentmcp/agentmcp/aitools/internal/aitest"
+	aiopenai "github.com/agentmcp/agentmcp/aitools/openai"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
 
