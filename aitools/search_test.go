@@ -304,6 +304,16 @@ func TestSearchMode(t *testing.T) {
 		t.Errorf("a tool error through call_tool: %v", err)
 	}
 
+	// No match is still JSON, with a note for the model.
+	res, err := mode.Execute(ctx, aitools.SearchToolKey, json.RawMessage(`{"query":"zebra quantum"}`))
+	var none struct {
+		Tools []aitools.SearchResult `json:"tools"`
+		Note  string                 `json:"note"`
+	}
+	if err != nil || json.Unmarshal([]byte(aitools.ResultText(res)), &none) != nil || none.Tools == nil || len(none.Tools) != 0 || none.Note == "" {
+		t.Errorf("a search that matches nothing: %q, %v", aitools.ResultText(res), err)
+	}
+
 	// Search mode over a newer catalog: the index follows, and the old
 	// mode's search keeps to its own catalog.
 	cat2 := searchCatalog()[:2]
@@ -312,7 +322,7 @@ func TestSearchMode(t *testing.T) {
 	if _, ok := mode2.Get("tool_github_create_issue"); ok {
 		t.Error("a tool of the older catalog is reachable in the newer mode")
 	}
-	res, err := mode.Execute(ctx, aitools.SearchToolKey, json.RawMessage(`{"query":"github issue"}`))
+	res, err = mode.Execute(ctx, aitools.SearchToolKey, json.RawMessage(`{"query":"github issue"}`))
 	if err != nil || strings.Contains(aitools.ResultText(res), "create_issue") {
 		t.Errorf("the older mode's search after the index moved on: %v, %v", aitools.ResultText(res), err)
 	}

@@ -74,7 +74,8 @@ func (o *SearchModeOptions) alwaysLoaded() func(*Tool) bool {
 //   - search_tools {"query": string, "limit"?: integer} answers the best
 //     matches for a natural-language query ([Index.Search]), as JSON:
 //     {"tools": [{"key", "server", "name", "title", "description",
-//     "inputSchema", "score"}, ...]}, best first.
+//     "inputSchema", "score"}, ...]}, best first (and a "note" when
+//     nothing matches).
 //   - call_tool {"key": string, "arguments"?: object} calls the tool with
 //     key, exactly as calling it by its key would: its arguments are
 //     validated against its input schema, and its errors are the same
@@ -223,15 +224,14 @@ func (m *metaTools) search(_ context.Context, _, _ string, args map[string]any) 
 		return ok && got.Def == t.Def
 	})
 	body := map[string]any{"tools": SearchResults(matches)}
+	if len(matches) == 0 {
+		body["note"] = "no tool matches the query; try other words"
+	}
 	text, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("encoding search results: %w", err)
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
-	if len(matches) == 0 {
-		res.Content = []mcp.Content{&mcp.TextContent{Text: `{"tools":[]} (no tool matches; try other words)`}}
-	}
-	return res, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
 }
 
 func (m *metaTools) call(ctx context.Context, _, _ string, args map[string]any) (*mcp.CallToolResult, error) {
