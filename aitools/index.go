@@ -188,7 +188,11 @@ func (idx *Index) Update(set *ToolSet) *Index {
 			continue
 		}
 		k := defKey{t.Def, t.ServerID}
-		if id, ok := idx.byDef[k]; ok && !seen[id] {
+		id, ok := idx.byDef[k]
+		if ok && seen[id] {
+			continue // the same definition twice: indexed once
+		}
+		if ok {
 			seen[id] = true
 			if d := &idx.docs[id]; d.tool.Key != t.Key {
 				idx.unname(id)
@@ -199,8 +203,7 @@ func (idx *Index) Update(set *ToolSet) *Index {
 			}
 			continue
 		}
-		id := idx.addLocked(t)
-		seen[id] = true
+		seen[idx.addLocked(t)] = true
 	}
 	for k, id := range idx.byDef {
 		if !seen[id] {
