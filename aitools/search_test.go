@@ -197,17 +197,17 @@ func TestIndexIncremental(t *testing.T) {
 // TestIndexDuplicate: a definition listed twice (two tools, two keys, one
 // *mcp.Tool) is indexed once, and dropped when it leaves.
 func TestIndexDuplicate(t *testing.T) {
-	def := &mcp.Tool{Name: "twice", Description: "Listed twice by its server."}
+	def := &mcp.Tool{Name: "twice", Description: "Listed twice by its server: zanzibar."}
 	cache := aitools.NewCache(okCall, nil)
 	idx := aitools.NewIndex(nil).Update(cache.Build([]aitools.MCPTool{{ServerID: "s", Def: def}, {ServerID: "s", Def: def}}))
 	if st := idx.Stats(); st.Tools != 1 || st.Indexed != 1 {
 		t.Errorf("a definition listed twice: %+v", st)
 	}
-	if got := idx.Search("listed twice", 5); len(got) != 1 {
+	if got := idx.Search("zanzibar", 5); len(got) != 1 {
 		t.Errorf("found %v", matchKeys(got))
 	}
 	idx.Update(cache.Build(searchCatalog()))
-	if got := idx.Search("listed twice", 5); len(got) != 0 || idx.Stats().Tools != len(searchCatalog()) {
+	if got := idx.Search("zanzibar", 5); len(got) != 0 || idx.Stats().Tools != len(searchCatalog()) {
 		t.Errorf("after it left: %v, %+v", matchKeys(got), idx.Stats())
 	}
 }
