@@ -78,9 +78,30 @@
 // hashed, and only schemas whose bytes changed are decoded again and, on
 // their next call, recompiled. Tools that left the catalog are forgotten.
 //
+// # Search
+//
+// An [Index] finds a ToolSet's tools by what they do: a person's query
+// ("open a pull request") against each tool's name, title, description,
+// parameter names and descriptions, and server id, split into terms by
+// [Terms] (snake_case, camelCase, kebab-case and dotted names split into
+// words; plurals and verb forms meet their stem). It ranks with BM25F and
+// common synonyms ([RankBoosted], the default; [RankBM25] and [RankBM25F]
+// are the alternatives it was chosen over, on the retrieval evaluation in
+// internal/searcheval). [Index.Update] follows a changing catalog
+// incrementally: only new or replaced definitions are read.
+//
+// [Index.SearchMode] is the ToolSet to give a model instead of the whole
+// catalog: two meta-tools, search_tools (a query in, the best matches'
+// keys, descriptions and input schemas out) and call_tool (a key and
+// arguments, validated and called as Execute does), plus the tools
+// [SearchModeOptions] keeps always loaded. Any adapter sends and runs it
+// as any ToolSet; the deferred tools can also be called by their own keys.
+// mcpclient.Manager.SearchMode and SearchTools keep one index per Manager.
+//
 // # Concurrency
 //
-// A Cache, a ToolSet and its Tools are safe for concurrent use. ToolSets
+// A Cache, a ToolSet and its Tools are safe for concurrent use. An Index
+// is too: searches run in parallel; Update excludes them while it runs. ToolSets
 // are immutable; the schemas they share with the Cache must not be
 // modified. Build holds the Cache's lock while it builds (no I/O, no
 // callbacks). ExecuteAll runs calls on goroutines it waits for before it
@@ -94,4 +115,6 @@
 // (wrapping ErrToolFailed) for a result with isError, whose message is the
 // result's first text, else "tool call failed"; and the Caller's error for
 // a call that did not complete. An unknown key wraps ErrUnknownTool.
+// call_tool returns the errors of the tool it calls; a key it does not
+// know wraps ErrUnknownTool.
 package aitools

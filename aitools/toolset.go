@@ -165,6 +165,11 @@ type ToolSet struct {
 	tools      []Tool
 	byKey      map[string]int
 	collisions []Collision
+	// fallback holds tools that Get finds but All does not list: the
+	// deferred tools of search mode (Index.SearchMode).
+	fallback *ToolSet
+	// from is the ToolSet this one was selected from (Select), if any.
+	from *ToolSet
 }
 
 // Len returns the number of tools.
@@ -195,14 +200,15 @@ func (s *ToolSet) Tools() []*Tool {
 	return slices.Collect(s.All())
 }
 
-// Get returns the tool with key.
+// Get returns the tool with key. In search mode ([Index.SearchMode]) that
+// includes the deferred tools, which All does not list.
 func (s *ToolSet) Get(key string) (*Tool, bool) {
 	if s == nil {
 		return nil, false
 	}
 	i, ok := s.byKey[key]
 	if !ok {
-		return nil, false
+		return s.fallback.Get(key)
 	}
 	return &s.tools[i], true
 }
@@ -232,9 +238,12 @@ func (s *ToolSet) Collisions() []Collision {
 // Select returns the ToolSet of the tools keep accepts, with the same
 // keys, and the collisions that involve them.
 func (s *ToolSet) Select(keep func(*Tool) bool) *ToolSet {
-	out := &ToolSet{byKey: map[string]int{}}
+	out := &ToolSet{byKey: map[string]int{}, from: s}
 	if s == nil {
 		return out
+	}
+	if s.from != nil {
+		out.from = s.from
 	}
 	for i := range s.tools {
 		if keep(&s.tools[i]) {

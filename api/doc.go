@@ -57,6 +57,7 @@
 //	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
 //	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
 //	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
+//	GET    /agents/{class}/{name}/tools?q=QUERY&limit=N     {"tools": [api.ToolMatch...]}: the tools that match QUERY, best first, each with its key and score (limit 1-100, default 10); same filters
 //	GET    /agents/{class}/{name}/prompts                   {"prompts": [...]}, same filter
 //	GET    /agents/{class}/{name}/resources                 {"resources": [...]}, same filter
 //	GET    /agents/{class}/{name}/resource-templates        {"resourceTemplates": [...]}, same filter

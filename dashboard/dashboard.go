@@ -25,6 +25,9 @@
 //     awake (GET .../busy: calls and requests in flight, open streams,
 //     pending elicitations, a keep-awake mark), or that it is idle or
 //     asleep, asked for every 5 seconds and after each state change.
+//   - static/toolsearch.js: the tool list's search box: the agent's tool
+//     search (GET .../tools?q=) as the user types; the list then shows the
+//     matches best first, each with its server and score, callable there.
 //   - static/forms.js: forms generated from JSON schemas (defaults,
 //     enumerations with titles, arrays, nested objects).
 //   - static/content.js: MCP content as page nodes (text, images and audio

@@ -15,6 +15,7 @@ import (
 // pointers.
 type aiToolsCache struct {
 	cache *aitools.Cache
+	index *aitools.Index // over every server's tools; see SearchTools
 
 	// mu guards the fields below.
 	mu   sync.Mutex
@@ -28,7 +29,7 @@ type aiToolsCache struct {
 func newAIToolsCache(m *Manager) *aiToolsCache {
 	return &aiToolsCache{cache: aitools.NewCache(func(ctx context.Context, serverID, name string, args map[string]any) (*mcp.CallToolResult, error) {
 		return m.CallTool(ctx, serverID, name, args, nil)
-	}, &aitools.CacheOptions{Logger: m.logger})}
+	}, &aitools.CacheOptions{Logger: m.logger}), index: aitools.NewIndex(nil)}
 }
 
 // AITools returns the tools of the servers f selects as tools an LLM can

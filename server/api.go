@@ -663,6 +663,10 @@ func listCatalog[T any](w http.ResponseWriter, r *http.Request, a *agent.Agent, 
 }
 
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	if r.URL.Query().Has("q") {
+		s.searchTools(w, r, a) // toolsearch.go
+		return
+	}
 	listCatalog(w, r, a, "tools", a.ListTools)
 }
 

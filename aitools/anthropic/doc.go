@@ -20,6 +20,17 @@
 //			anthropic.NewUserMessage(aianthropic.ToolResults(ctx, set, msg.Content, nil)...))
 //	}
 //
+// # Deferred loading
+//
+// With many tools, DeferredTools gives the Messages API's tool search
+// instead: the tool search tool (BM25, or regex with
+// DeferredOptions.Regex) and every tool marked defer_loading, but those
+// DeferredOptions.Load keeps loaded. The API finds deferred tools for the
+// model; their calls are tool_use blocks like any other, run by
+// ToolResults. For a model or provider without it, aitools' search mode
+// (aitools.Index.SearchMode, mcpclient.Manager.SearchMode) does the same
+// on this side: pass its ToolSet to Tools and ToolResults.
+//
 // # Concurrency
 //
 // The functions are safe for concurrent use. ToolResults runs the calls

@@ -25,6 +25,19 @@
 // ResponseToolOutputs the function_call_output items for a response's
 // function_call items.
 //
+// # Deferred loading
+//
+// With many tools, DeferredResponseTools gives the Responses API's tool
+// search instead: a tool_search tool and every function tool marked
+// defer_loading, but those DeferredOptions.Load keeps loaded. The API's
+// hosted search loads deferred tools for the model, whose calls are
+// function_call items as usual. With DeferredOptions.Client the search is
+// client-executed: ResponseToolSearchOutputs answers the response's
+// tool_search_call items with the tools aitools' index finds. Chat
+// Completions has no tool search: use aitools' search mode
+// (mcpclient.Manager.SearchMode) and pass its ToolSet to ChatTools and
+// ChatToolMessages.
+//
 // # Concurrency
 //
 // The functions are safe for concurrent use. The dispatchers run a

@@ -55,13 +55,18 @@ func ChatTools(set *aitools.ToolSet) []openai.ChatCompletionToolUnionParam {
 func ResponseTools(set *aitools.ToolSet) []responses.ToolUnionParam {
 	out := make([]responses.ToolUnionParam, 0, set.Len())
 	for t := range set.All() {
-		fn := &responses.FunctionToolParam{Name: t.Key, Parameters: t.InputSchema, Strict: param.NewOpt(false)}
-		if d := description(t); d != "" {
-			fn.Description = param.NewOpt(d)
-		}
-		out = append(out, responses.ToolUnionParam{OfFunction: fn})
+		out = append(out, responses.ToolUnionParam{OfFunction: functionTool(t)})
 	}
 	return out
+}
+
+// functionTool is t as a Responses API function tool.
+func functionTool(t *aitools.Tool) *responses.FunctionToolParam {
+	fn := &responses.FunctionToolParam{Name: t.Key, Parameters: t.InputSchema, Strict: param.NewOpt(false)}
+	if d := description(t); d != "" {
+		fn.Description = param.NewOpt(d)
+	}
+	return fn
 }
 
 // ChatToolMessages runs the tool calls of an assistant message and returns

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/agentmcp/agentmcp/api"
@@ -196,6 +197,27 @@ func (c *Client) ListTools(ctx context.Context, f Filter) ([]api.Tool, error) {
 		Tools []api.Tool `json:"tools"`
 	}
 	err := c.do(ctx, http.MethodGet, "/tools"+filterQuery(f), nil, &out)
+	return out.Tools, err
+}
+
+// SearchTools returns up to limit tools of the servers f selects that
+// match query, best first, with their keys and scores (GET .../tools?q=).
+// Zero limit means the server's default (10).
+func (c *Client) SearchTools(ctx context.Context, f Filter, query string, limit int) ([]api.ToolMatch, error) {
+	q := filterQuery(f)
+	if q == "" {
+		q = "?"
+	} else {
+		q += "&"
+	}
+	v := url.Values{"q": {query}}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var out struct {
+		Tools []api.ToolMatch `json:"tools"`
+	}
+	err := c.do(ctx, http.MethodGet, "/tools"+q+v.Encode(), nil, &out)
 	return out.Tools, err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -24,8 +25,14 @@ given (ids, or names only one server has): server id, tool name and the
 first line of its description, sorted by server name, then tool name (as
 is --json).
 
+With --search QUERY, prints the tools that match QUERY instead, best
+first, with their scores: the agent's tool search (names, titles,
+descriptions and parameters), as GET .../tools?q= answers it.
+
 Flags:
   --json           print the tools, with their input schemas, as JSON
+  --search QUERY   only the tools that match QUERY, best first
+  --limit N        with --search, at most N tools (default 10, at most 100)
 
 ` + targetFlagsUsage,
 		run: runTools,
@@ -38,9 +45,25 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tf.register(fs)
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "")
+	var query string
+	var limit int
+	fs.StringVar(&query, "search", "", "")
+	fs.IntVar(&limit, "limit", 10, "")
 	servers, _, _, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["search"] {
+		if strings.TrimSpace(query) == "" {
+			return usageErrorf("--search needs a query")
+		}
+		if limit < 1 || limit > 100 {
+			return usageErrorf("--limit must be from 1 to 100")
+		}
+	} else if given["limit"] {
+		return usageErrorf("--limit goes with --search")
 	}
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
@@ -63,6 +86,13 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			f.ServerID = append(f.ServerID, id)
 		}
+	}
+	if given["search"] {
+		matches, err := searchTools(ctx, b, f, query, limit)
+		if err != nil {
+			return err
+		}
+		return printMatches(stdout, matches, query, asJSON)
 	}
 	tools, err := b.tools(ctx, f)
 	if err != nil {

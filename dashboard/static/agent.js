@@ -282,6 +282,15 @@ export function connectAgent(options = {}) {
     // now. It resolves to {id, state, authUrl?}.
     reconnectMcpServer: (id) => api("POST", `/servers/${seg(id)}/reconnect`),
     listTools: async (filter) => (await api("GET", "/tools" + query(filter))).tools,
+    // searchTools resolves to the tools that match q, best first, each
+    // with its key and score (GET .../tools?q=); options: limit, and the
+    // filters of listTools.
+    searchTools: async (q, { limit, ...filter } = {}) => {
+      const p = new URLSearchParams(query(filter).slice(1));
+      p.set("q", q);
+      if (limit) p.set("limit", String(limit));
+      return (await api("GET", "/tools?" + p.toString())).tools;
+    },
     listPrompts: async (filter) => (await api("GET", "/prompts" + query(filter))).prompts,
     listResources: async (filter) => (await api("GET", "/resources" + query(filter))).resources,
     listResourceTemplates: async (filter) => (await api("GET", "/resource-templates" + query(filter))).resourceTemplates,

@@ -8,6 +8,7 @@ import { callStats } from "./stats.js";
 import { serverLogs } from "./logs.js";
 import { exposureEditor } from "./exposure.js";
 import { awakeLine } from "./busy.js";
+import { toolSearch } from "./toolsearch.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -73,6 +74,7 @@ const stats = callStats({
 
 // What keeps the agent awake (busy.js), on a line under the header.
 const awake = awakeLine({ conn, line: $("awake") });
+const search = toolSearch(conn, $("tool-search"), $("tool-search-status"), searchResults);
 
 // The servers' log messages (logs.js), in their own section.
 const logs = serverLogs({ conn, list: $("server-logs").tBodies[0], none: $("no-logs"), servers: () => serverEntries(lastMcp) });
@@ -539,9 +541,37 @@ function sweep() {
 
 function renderTools(mcp) {
   const tools = entriesOf(mcp.tools, "tool", (t) => str(t.name), toolNode);
-  $("tools").replaceChildren(...groups(mcp, "tool", tools));
   $("tool-count").textContent = `(${tools.length})`;
   $("no-tools").hidden = tools.length > 0;
+  if (search.active()) {
+    // The list shows the search's matches (searchResults); the catalog
+    // changed, so search again.
+    for (const x of tools) keep(x.kind, x.serverId, x.item, x.key, () => x.build(x.serverId, x.item));
+    search.refresh();
+    return;
+  }
+  $("tools").replaceChildren(...groups(mcp, "tool", tools));
+}
+
+// searchResults shows the tool search's matches in rank order, each with
+// its server and score; null puts the whole list back.
+function searchResults(matches) {
+  if (matches === null) {
+    if (lastMcp) render();
+    return;
+  }
+  const byKey = new Map((lastMcp && Array.isArray(lastMcp.tools) ? lastMcp.tools : []).filter(isObject).map((t) => [t.serverId + "\u0000" + t.name, t]));
+  $("tools").replaceChildren(
+    ...matches.filter(isObject).map((m) => {
+      const item = byKey.get(m.serverId + "\u0000" + m.name) || { name: m.name, description: m.description, inputSchema: m.inputSchema, serverId: m.serverId };
+      return el(
+        "div",
+        { class: "tool-match", dataset: { serverId: str(m.serverId), tool: str(m.name) } },
+        el("span", { class: "muted mono" }, `${str(m.serverId)} · score ${Number(m.score).toFixed(2)}`),
+        keep("tool", str(m.serverId), item, str(m.name), () => toolNode(str(m.serverId), item)),
+      );
+    }),
+  );
 }
 
 function renderPrompts(mcp) {

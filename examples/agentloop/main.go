@@ -4,12 +4,19 @@
 //
 // Usage:
 //
-//	agentloop [-prompt TEXT] [-max-turns N] [[ID=]URL ...] [-- COMMAND [ARG ...]]
+//	agentloop [-prompt TEXT] [-max-turns N] [-search [-always-load ID,...]] [[ID=]URL ...] [-- COMMAND [ARG ...]]
 //
 // Each URL is an MCP server reached over HTTP (streamable HTTP, or SSE),
 // under the id ID, or mcp1, mcp2, ... in order; the command after "--" is an
 // MCP server run over stdio, under the id "local". The prompt is -prompt,
 // or standard input.
+//
+// With -search the model is not sent every tool definition: it gets two
+// meta-tools (aitools' search mode), search_tools, which finds tools by
+// what they do and answers their keys, descriptions and input schemas, and
+// call_tool, which calls one by key; the tools of the servers named by
+// -always-load are sent as well. That keeps the request small when the
+// servers have hundreds of tools.
 //
 // The endpoint is configured by environment variables:
 //
@@ -23,6 +30,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +45,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/agentmcp/agentmcp/aitools"
 	aiopenai "github.com/agentmcp/agentmcp/aitools/openai"
 	"github.com/agentmcp/agentmcp/mcpclient"
 )
@@ -83,6 +92,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fs.SetOutput(stderr)
 	prompt := fs.String("prompt", "", "the user's request (default: standard input)")
 	maxTurns := fs.Int("max-turns", 10, "the most model requests to make")
+	search := fs.Bool("search", false, "send the model search_tools and call_tool instead of every tool")
+	alwaysLoad := fs.String("always-load", "", "with -search, the servers (ids, comma-separated) whose tools are sent as well")
 	// The flag package would swallow the "--" that introduces a command.
 	var command []string
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -123,10 +134,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return err
 		}
 	}
+	var searchOpts *aitools.SearchModeOptions
+	if *alwaysLoad != "" {
+		searchOpts = &aitools.SearchModeOptions{AlwaysLoadedServers: strings.Split(*alwaysLoad, ",")}
+	}
+	// tools returns the tools to send: the catalog may have changed
+	// (list_changed); an unchanged one costs nothing.
+	tools := func() *aitools.ToolSet {
+		if *search {
+			return m.SearchMode(mcpclient.Filter{}, searchOpts)
+		}
+		return m.AITools(mcpclient.Filter{})
+	}
 	set := m.AITools(mcpclient.Filter{})
 	fmt.Fprintf(stderr, "%d tools from %d servers\n", set.Len(), len(servers))
 	for _, c := range set.Collisions() {
 		fmt.Fprintf(stderr, "note: tools collide on %s; they got hashed names\n", c.Key)
+	}
+	if *search {
+		fmt.Fprintf(stderr, "search mode: the model gets %d tools\n", tools().Len())
 	}
 
 	opts := []option.RequestOption{option.WithAPIKey(getenv("OPENAI_API_KEY"))}
@@ -139,9 +165,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	client := openai.NewClient(opts...)
 	messages := []openai.ChatCompletionMessageParamUnion{openai.UserMessage(*prompt)}
 	for turn := 0; turn < *maxTurns; turn++ {
-		// The catalog may have changed (list_changed); an unchanged one
-		// costs nothing.
-		set = m.AITools(mcpclient.Filter{})
+		set = tools()
 		params := openai.ChatCompletionNewParams{Model: model, Messages: messages}
 		if set.Len() > 0 {
 			params.Tools = aiopenai.ChatTools(set)
@@ -161,7 +185,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		messages = append(messages, msg.ToParam())
 		results := aiopenai.ChatToolMessages(ctx, set, msg.ToolCalls, nil)
 		for i, call := range msg.ToolCalls {
-			server, tool, _ := set.Lookup(call.Function.Name)
+			server, tool, _ := set.Lookup(callKey(call.Function.Name, call.Function.Arguments))
 			fmt.Fprintf(stderr, "tool call %s (%s/%s) %s -> %s\n", call.Function.Name, server, tool,
 				call.Function.Arguments, summary(results[i]))
 		}
@@ -193,6 +217,19 @@ func connect(ctx context.Context, m *mcpclient.Manager, s server) error {
 		return fmt.Errorf("listing the tools of mcp server %q: %w", s.id, d.Err)
 	}
 	return nil
+}
+
+// callKey is the key of the tool a call runs: for call_tool, the key it
+// names.
+func callKey(name, args string) string {
+	if name != aitools.CallToolKey {
+		return name
+	}
+	var a struct {
+		Key string `json:"key"`
+	}
+	json.Unmarshal([]byte(args), &a)
+	return a.Key
 }
 
 // summary shortens a tool message for the log.

@@ -166,3 +166,79 @@ func TestRunErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSearch: with -search the model gets search_tools and call_tool,
+// not the catalog; it searches, then calls the tool it found by key.
+func TestRunSearch(t *testing.T) {
+	srv := mcptest.NewServer("demo")
+	hs := mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return srv.Server })
+	toolMessage := func(t *testing.T, body, callID string) string {
+		var req struct {
+			Messages []struct {
+				Role       string `json:"role"`
+				Content    string `json:"content"`
+				ToolCallID string `json:"tool_call_id"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal([]byte(body), &req); err != nil {
+			t.Fatalf("request: %v", err)
+		}
+		for _, m := range req.Messages {
+			if m.Role == "tool" && m.ToolCallID == callID {
+				return m.Content
+			}
+		}
+		t.Errorf("no tool message for %s in %s", callID, body)
+		return ""
+	}
+	base := fakeModel(t,
+		step{reply: toolCallReply("call_1", "search_tools", `{"query":"add two integers"}`), check: func(t *testing.T, body string) {
+			if !strings.Contains(body, `"name":"search_tools"`) || !strings.Contains(body, `"name":"call_tool"`) ||
+				strings.Contains(body, `"name":"tool_demo_`) {
+				t.Errorf("request 1 should offer the meta-tools only: %s", body)
+			}
+		}},
+		step{reply: toolCallReply("call_2", "call_tool", `{"key":"tool_demo_add","arguments":{"a":2,"b":3}}`), check: func(t *testing.T, body string) {
+			var found struct {
+				Tools []struct {
+					Key         string          `json:"key"`
+					InputSchema json.RawMessage `json:"inputSchema"`
+				} `json:"tools"`
+			}
+			content := toolMessage(t, body, "call_1")
+			if err := json.Unmarshal([]byte(content), &found); err != nil || len(found.Tools) == 0 ||
+				found.Tools[0].Key != "tool_demo_add" || !strings.Contains(string(found.Tools[0].InputSchema), `"a"`) {
+				t.Errorf("search result %q: %v", content, err)
+			}
+		}},
+		step{reply: answerReply("2+3 is 5."), check: func(t *testing.T, body string) {
+			if got := toolMessage(t, body, "call_2"); got != "5" {
+				t.Errorf("call_tool's result %q, want 5", got)
+			}
+		}},
+	)
+	var stdout, stderr bytes.Buffer
+	err := run(testCtx(t), []string{"-search", "-prompt", "What is 2+3?", "demo=" + hs.URL}, env(base), strings.NewReader(""), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if stdout.String() != "2+3 is 5.\n" {
+		t.Errorf("stdout %q", stdout.String())
+	}
+	for _, want := range []string{"search mode: the model gets 2 tools", `tool call call_tool (demo/add)`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q: %q", want, stderr.String())
+		}
+	}
+
+	// -always-load sends a server's tools as well.
+	base = fakeModel(t, step{reply: answerReply("ok"), check: func(t *testing.T, body string) {
+		if !strings.Contains(body, `"name":"search_tools"`) || !strings.Contains(body, `"name":"tool_demo_add"`) {
+			t.Errorf("with -always-load demo: %s", body)
+		}
+	}})
+	stderr.Reset()
+	if err := run(testCtx(t), []string{"-search", "-always-load", "demo", "-prompt", "hi", "demo=" + hs.URL}, env(base), strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("run -always-load: %v\n%s", err, stderr.String())
+	}
+}
