@@ -1,0 +1,10 @@
+-- The last catalog of each server of each agent (store.Catalog), so that
+-- an agent woken or restored offers its servers' tools, prompts and
+-- resources before they answer again.
+CREATE TABLE agentmcp_catalogs (
+	namespace  TEXT        NOT NULL,
+	server_id  TEXT        NOT NULL,
+	record     TEXT        NOT NULL, -- the lists, as JSON (kept as written)
+	updated_at TIMESTAMPTZ NOT NULL,
+	PRIMARY KEY (namespace, server_id)
+);
