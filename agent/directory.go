@@ -111,3 +111,31 @@ func (s *fencedStore) PutExposure(ctx context.Context, ns string, e store.Exposu
 	}
 	return s.check(es.PutExposure(s.ctx(ctx), ns, e))
 }
+
+// fencedStore keeps store.CatalogStore visible through the wrapper, and
+// fences its writes; a store without it keeps no catalogs.
+var _ store.CatalogStore = (*fencedStore)(nil)
+
+func (s *fencedStore) PutCatalog(ctx context.Context, c store.Catalog) error {
+	cs, ok := s.Store.(store.CatalogStore)
+	if !ok {
+		return nil
+	}
+	return s.check(cs.PutCatalog(s.ctx(ctx), c))
+}
+
+func (s *fencedStore) ListCatalogs(ctx context.Context, ns string) ([]store.Catalog, error) {
+	cs, ok := s.Store.(store.CatalogStore)
+	if !ok {
+		return []store.Catalog{}, nil
+	}
+	return cs.ListCatalogs(ctx, ns)
+}
+
+func (s *fencedStore) DeleteCatalog(ctx context.Context, ns, serverID string) error {
+	cs, ok := s.Store.(store.CatalogStore)
+	if !ok {
+		return nil
+	}
+	return s.check(cs.DeleteCatalog(s.ctx(ctx), ns, serverID))
+}

@@ -57,6 +57,9 @@ type MCPServer struct {
 	// KeepAwake is set for a server added with AddOptions.KeepAwake: its
 	// agent is never hibernated.
 	KeepAwake bool `json:"keepAwake,omitempty"`
+	// CatalogStale is set while the server's lists are those stored
+	// before the agent slept, which the server has not listed again yet.
+	CatalogStale bool `json:"catalogStale,omitempty"`
 	// Command is a stdio server's program and arguments (ServerURL is
 	// then ""), Cwd its working directory, and EnvNames the names of the
 	// environment variables it is given, sorted; their values are never
@@ -152,6 +155,7 @@ func withInfo(s MCPServer, info mcpclient.ServerInfo) MCPServer {
 		t := info.NextRetryAt.UTC()
 		s.NextRetryAt = &t
 	}
+	s.CatalogStale = info.CatalogStale
 	return s
 }
 

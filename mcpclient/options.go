@@ -224,6 +224,15 @@ type ServerOptions struct {
 	// version, no session) makes its process start with the legacy
 	// handshake, not the 2026-07-28 probe (which some servers exit on).
 	Resume *Resume
+
+	// Catalog, if set, holds the server's lists as stored before a
+	// restart (an agent keeps them with the server): the Manager offers
+	// them (ListTools, AITools, ...) until the server's first discovery
+	// replaces them, marked stale (ServerInfo.CatalogStale, Tool.Stale,
+	// aitools.Tool.Stale). A call to a stale entry goes to the server as
+	// any call does, connecting first; the server is the judge of what it
+	// has. Its lists must not be modified afterwards.
+	Catalog *Catalog
 }
 
 // Resume is what it takes to resume a streamable HTTP session without a

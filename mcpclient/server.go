@@ -136,6 +136,7 @@ type sessionInfo struct {
 // catalog is what a discovery found.
 type catalog struct {
 	known     bool // a discovery found it (not the empty one of a server never discovered)
+	stale     bool // stored before a restart (ServerOptions.Catalog), not confirmed by the server yet
 	tools     []*mcp.Tool
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
@@ -156,7 +157,7 @@ func newServer(m *Manager, id string, opts ServerOptions) *server {
 		retry: retry,
 		dial:  make(chan struct{}, 1),
 		state: StateConnecting,
-		cat:   &catalog{},
+		cat:   storedCatalog(opts.Catalog),
 	}
 	if opts.PendingAuthURL != "" {
 		c.state, c.authURL = StateAuthenticating, opts.PendingAuthURL
@@ -698,6 +699,7 @@ func (c *server) info() ServerInfo {
 		ProtocolVersion: c.last.protocolVersion,
 		SessionID:       c.last.sessionID,
 		AuthURL:         c.authURL,
+		CatalogStale:    c.cat.stale,
 	}
 	if c.state == StateFailed {
 		si.NextRetryAt = c.retryAt
