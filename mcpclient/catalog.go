@@ -76,7 +76,9 @@ func (m *Manager) ListTools(f Filter) []Tool {
 // ListPrompts returns the prompts of the servers f selects.
 func (m *Manager) ListPrompts(f Filter) []Prompt {
 	return tagged(m, f, func(c *catalog) []*mcp.Prompt { return c.prompts },
-		func(p *mcp.Prompt, id string, stale bool) Prompt { return Prompt{Prompt: *p, ServerID: id, Stale: stale} })
+		func(p *mcp.Prompt, id string, stale bool) Prompt {
+			return Prompt{Prompt: *p, ServerID: id, Stale: stale}
+		})
 }
 
 // ListResources returns the resources of the servers f selects.
