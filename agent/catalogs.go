@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Catalogs that survive sleep: each server's last tools, prompts and
@@ -52,7 +53,7 @@ func (a *Agent) loadCatalogs(ctx context.Context) map[string]*mcpclient.Catalog 
 			continue // left by a remove that did not finish
 		}
 		cat := &mcpclient.Catalog{}
-		err := errors.Join(decodeList(sc.Tools, &cat.Tools), decodeList(sc.Prompts, &cat.Prompts),
+		err := errors.Join(decodeTools(sc.Tools, &cat.Tools), decodeList(sc.Prompts, &cat.Prompts),
 			decodeList(sc.Resources, &cat.Resources), decodeList(sc.ResourceTemplates, &cat.ResourceTemplates))
 		if err != nil {
 			a.logger.Warn("cannot decode a stored catalog", "server", sc.ServerID, "error", err)
@@ -67,7 +68,41 @@ func (a *Agent) loadCatalogs(ctx context.Context) map[string]*mcpclient.Catalog 
 	return out
 }
 
-func decodeList[T any](raw json.RawMessage, dst *[]*T) error {
+// storedTool decodes a stored tool with its schemas left as JSON, which
+// the Manager and aitools take as they are: decoding them to maps here
+// only for aitools to marshal them again (to hash them) would double a
+// wake's work.
+type storedTool struct {
+	*mcp.Tool
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+}
+
+func decodeTools(raw json.RawMessage, dst *[]*mcp.Tool) error {
+	var tools []storedTool
+	if err := decodeList(raw, &tools); err != nil {
+		return err
+	}
+	if tools == nil {
+		return nil
+	}
+	*dst = make([]*mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		if t.Tool == nil {
+			continue
+		}
+		if t.InputSchema != nil {
+			t.Tool.InputSchema = t.InputSchema
+		}
+		if t.OutputSchema != nil {
+			t.Tool.OutputSchema = t.OutputSchema
+		}
+		*dst = append(*dst, t.Tool)
+	}
+	return nil
+}
+
+func decodeList[T any](raw json.RawMessage, dst *[]T) error {
 	if raw == nil {
 		return nil
 	}

@@ -37,7 +37,7 @@ var ErrCatalogTooLarge = errors.New("store: catalog too large")
 
 // CatalogStore is implemented by stores that keep the last catalog of
 // each of an agent's servers (store/sqlite and store/postgres do). A
-// catalog is stored as one readable JSON document, as task results are:
+// catalog's lists are stored as readable JSON, as task results are:
 // it is what the server publishes to whoever may call it, not a
 // credential. Catalogs live apart from the server rows: the agent deletes
 // a server's catalog when it removes the server, and ignores catalogs of

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/agentmcp/agentmcp/store"
@@ -15,13 +16,16 @@ var _ store.CatalogStore = (*Store)(nil)
 func (s *Store) PutCatalog(ctx context.Context, c store.Catalog) error {
 	ctx, cancel := s.g.Bound(ctx)
 	defer cancel()
-	record, err := codec.EncodeCatalog(c)
+	err := codec.CheckCatalog(c)
 	if err == nil {
 		err = s.fenced(ctx, c.Namespace, func(db execer) error {
 			_, err := db.Exec(ctx, `
-				INSERT INTO agentmcp_catalogs (namespace, server_id, record, updated_at) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (namespace, server_id) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at`,
-				c.Namespace, c.ServerID, string(record), s.now())
+				INSERT INTO agentmcp_catalogs (namespace, server_id, tools, prompts, resources, resource_templates, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)
+				ON CONFLICT (namespace, server_id) DO UPDATE SET tools = excluded.tools, prompts = excluded.prompts,
+					resources = excluded.resources, resource_templates = excluded.resource_templates, updated_at = excluded.updated_at`,
+				c.Namespace, c.ServerID, codec.CatalogColumn(c.Tools), codec.CatalogColumn(c.Prompts),
+				codec.CatalogColumn(c.Resources), codec.CatalogColumn(c.ResourceTemplates), s.now())
 			return err
 		})
 	}
@@ -47,7 +51,8 @@ func (s *Store) listCatalogs(ctx context.Context, ns string) ([]store.Catalog, e
 	if err := codec.CheckNamespace(ns); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT server_id, record, updated_at FROM agentmcp_catalogs WHERE namespace = $1`, ns)
+	rows, err := s.pool.Query(ctx, `
+		SELECT server_id, tools, prompts, resources, resource_templates, updated_at FROM agentmcp_catalogs WHERE namespace = $1`, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -55,13 +60,12 @@ func (s *Store) listCatalogs(ctx context.Context, ns string) ([]store.Catalog, e
 	cats := []store.Catalog{}
 	for rows.Next() {
 		c := store.Catalog{Namespace: ns}
-		var record string
-		if err := rows.Scan(&c.ServerID, &record, &c.UpdatedAt); err != nil {
+		var l [4]sql.NullString
+		if err := rows.Scan(&c.ServerID, &l[0], &l[1], &l[2], &l[3], &c.UpdatedAt); err != nil {
 			return nil, err
 		}
-		if err := codec.DecodeCatalog([]byte(record), &c); err != nil {
-			return nil, err
-		}
+		c.Tools, c.Prompts = codec.CatalogList(l[0]), codec.CatalogList(l[1])
+		c.Resources, c.ResourceTemplates = codec.CatalogList(l[2]), codec.CatalogList(l[3])
 		c.UpdatedAt = c.UpdatedAt.UTC()
 		cats = append(cats, c)
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -15,12 +16,15 @@ var _ store.CatalogStore = (*Store)(nil)
 func (s *Store) PutCatalog(ctx context.Context, c store.Catalog) error {
 	ctx, cancel := s.g.Bound(ctx)
 	defer cancel()
-	record, err := codec.EncodeCatalog(c)
+	err := codec.CheckCatalog(c)
 	if err == nil {
 		_, err = s.w.ExecContext(ctx, `
-			INSERT INTO catalogs (namespace, server_id, record, updated_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (namespace, server_id) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at`,
-			c.Namespace, c.ServerID, string(record), s.now().UnixMicro())
+			INSERT INTO catalogs (namespace, server_id, tools, prompts, resources, resource_templates, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (namespace, server_id) DO UPDATE SET tools = excluded.tools, prompts = excluded.prompts,
+				resources = excluded.resources, resource_templates = excluded.resource_templates, updated_at = excluded.updated_at`,
+			c.Namespace, c.ServerID, codec.CatalogColumn(c.Tools), codec.CatalogColumn(c.Prompts),
+			codec.CatalogColumn(c.Resources), codec.CatalogColumn(c.ResourceTemplates), s.now().UnixMicro())
 	}
 	if err != nil {
 		return s.g.Failed(fmt.Errorf("sqlite: put catalog of %q/%q: %w", c.Namespace, c.ServerID, s.g.Err(ctx, err)))
@@ -44,7 +48,8 @@ func (s *Store) listCatalogs(ctx context.Context, ns string) ([]store.Catalog, e
 	if err := codec.CheckNamespace(ns); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT server_id, record, updated_at FROM catalogs WHERE namespace = ?`, ns)
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT server_id, tools, prompts, resources, resource_templates, updated_at FROM catalogs WHERE namespace = ?`, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -53,15 +58,14 @@ func (s *Store) listCatalogs(ctx context.Context, ns string) ([]store.Catalog, e
 	for rows.Next() {
 		c := store.Catalog{Namespace: ns}
 		var (
-			record  string
+			l       [4]sql.NullString
 			updated int64
 		)
-		if err := rows.Scan(&c.ServerID, &record, &updated); err != nil {
+		if err := rows.Scan(&c.ServerID, &l[0], &l[1], &l[2], &l[3], &updated); err != nil {
 			return nil, err
 		}
-		if err := codec.DecodeCatalog([]byte(record), &c); err != nil {
-			return nil, err
-		}
+		c.Tools, c.Prompts = codec.CatalogList(l[0]), codec.CatalogList(l[1])
+		c.Resources, c.ResourceTemplates = codec.CatalogList(l[2]), codec.CatalogList(l[3])
 		c.UpdatedAt = time.UnixMicro(updated).UTC()
 		cats = append(cats, c)
 	}

@@ -2,48 +2,56 @@ package codec
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentmcp/agentmcp/store"
 )
 
-// catalogRecord is what a catalog row stores as JSON besides its key.
-type catalogRecord struct {
-	Tools             json.RawMessage `json:"tools,omitempty"`
-	Prompts           json.RawMessage `json:"prompts,omitempty"`
-	Resources         json.RawMessage `json:"resources,omitempty"`
-	ResourceTemplates json.RawMessage `json:"resourceTemplates,omitempty"`
-}
+var errNotArray = errors.New("a catalog list is not a JSON array")
 
-// EncodeCatalog checks c's key and returns its JSON record, refusing one
-// over store.MaxCatalogBytes or holding a list that is not a JSON array.
-func EncodeCatalog(c store.Catalog) ([]byte, error) {
+// CheckCatalog checks c's key and lists: each nil or a JSON array, all
+// together at most store.MaxCatalogBytes.
+func CheckCatalog(c store.Catalog) error {
 	if err := CheckScope(c.Namespace, c.ServerID); err != nil {
-		return nil, err
-	}
-	for _, l := range []json.RawMessage{c.Tools, c.Prompts, c.Resources, c.ResourceTemplates} {
-		// Marshal below checks that it is JSON.
-		if t := bytes.TrimSpace(l); l != nil && (len(t) == 0 || t[0] != '[') {
-			return nil, fmt.Errorf("a catalog list is not a JSON array")
-		}
-	}
-	b, err := json.Marshal(catalogRecord{Tools: c.Tools, Prompts: c.Prompts, Resources: c.Resources, ResourceTemplates: c.ResourceTemplates})
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > store.MaxCatalogBytes {
-		return nil, fmt.Errorf("%w: %d bytes, more than %d", store.ErrCatalogTooLarge, len(b), store.MaxCatalogBytes)
-	}
-	return b, nil
-}
-
-// DecodeCatalog fills c's lists from its JSON record.
-func DecodeCatalog(data []byte, c *store.Catalog) error {
-	var r catalogRecord
-	if err := json.Unmarshal(data, &r); err != nil {
 		return err
 	}
-	c.Tools, c.Prompts, c.Resources, c.ResourceTemplates = r.Tools, r.Prompts, r.Resources, r.ResourceTemplates
+	n := 0
+	for _, l := range CatalogLists(c) {
+		if l == nil {
+			continue
+		}
+		n += len(l)
+		if t := bytes.TrimSpace(l); len(t) == 0 || t[0] != '[' || !json.Valid(t) {
+			return errNotArray
+		}
+		if !text(string(l)) {
+			return errBadText
+		}
+	}
+	if n > store.MaxCatalogBytes {
+		return fmt.Errorf("%w: %d bytes, more than %d", store.ErrCatalogTooLarge, n, store.MaxCatalogBytes)
+	}
 	return nil
+}
+
+// CatalogLists returns c's lists in the order of their columns (tools,
+// prompts, resources, resource templates).
+func CatalogLists(c store.Catalog) []json.RawMessage {
+	return []json.RawMessage{c.Tools, c.Prompts, c.Resources, c.ResourceTemplates}
+}
+
+// CatalogColumn is a list as a nullable text column.
+func CatalogColumn(l json.RawMessage) sql.NullString {
+	return sql.NullString{String: string(l), Valid: l != nil}
+}
+
+// CatalogList is a nullable text column as a list.
+func CatalogList(s sql.NullString) json.RawMessage {
+	if !s.Valid {
+		return nil
+	}
+	return json.RawMessage(s.String)
 }
