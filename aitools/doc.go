@@ -67,6 +67,10 @@
 // (an external $ref, a regular expression Go does not support, a schema
 // over CacheOptions.MaxSchemaBytes) is not enforced: the call goes to the
 // server, which validates its own inputs, and [Tool.SchemaError] says why.
+// A [Validator] compiles any schema the same way: mcpclient checks tools'
+// structured results against their output schemas with it, and a result
+// that breaks its schema reaches Execute as the Caller's error
+// (mcpclient.OutputSchemaError), apart from a [*ToolError].
 //
 // # Caching
 //

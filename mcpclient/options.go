@@ -56,6 +56,14 @@ type Options struct {
 	// tokens and URL queries are never logged.
 	Logger *slog.Logger
 
+	// OutputValidation says what CallTool does with a result whose
+	// structuredContent is missing or breaks the tool's outputSchema (as
+	// the server listed it; results of tools not in a live catalog are not
+	// checked). Zero, OutputValidationError, fails the call with an
+	// *OutputSchemaError; OutputValidationWarn logs and returns the
+	// result; OutputValidationOff checks nothing.
+	OutputValidation OutputValidation
+
 	// ConnectTimeout bounds one handshake (transport connection, protocol
 	// negotiation, initialisation). Zero means 30 seconds.
 	ConnectTimeout time.Duration

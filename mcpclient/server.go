@@ -88,6 +88,8 @@ type server struct {
 	// restarts (stdiostarts.go); made at the first start.
 	stderr atomic.Pointer[stdio.LineLimiter]
 
+	outputs outputSchemas // its tools' compiled output schemas (output.go)
+
 	stats callstats.Window // its tool calls' figures (serverstats.go)
 	logs  serverLogs       // the last log messages it sent (serverlogs.go)
 }
