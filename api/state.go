@@ -56,6 +56,11 @@ type MCPServer struct {
 	// CatalogStale is set while the server's lists are those stored
 	// before the agent slept, which the server has not listed again yet.
 	CatalogStale bool `json:"catalogStale,omitempty"`
+	// ToolBytes is the size of the JSON of the server's tool definitions,
+	// and ToolTokens its estimate in tokens (a quarter of the bytes): what
+	// offering all its tools costs a model's context on every turn.
+	ToolBytes  int `json:"toolBytes"`
+	ToolTokens int `json:"toolTokens"`
 	// Command is a stdio server's program and arguments (ServerURL is
 	// then ""), Cwd its working directory, and EnvNames the names of the
 	// environment variables it is given, sorted; their values are never

@@ -26,6 +26,9 @@ is --json).
 
 Flags:
   --json           print the tools, with their input schemas, as JSON
+  --stats          print, per server, its tools and what their definitions
+                   cost a model's context: bytes of JSON and estimated
+                   tokens (a quarter of the bytes), and the total
 
 ` + targetFlagsUsage,
 		run: runTools,
@@ -36,8 +39,9 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("tools")
 	var tf targetFlags
 	tf.register(fs)
-	var asJSON bool
+	var asJSON, stats bool
 	fs.BoolVar(&asJSON, "json", false, "")
+	fs.BoolVar(&stats, "stats", false, "")
 	servers, _, _, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -75,6 +79,9 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			cmp.Compare(x.ServerID, y.ServerID),
 			cmp.Compare(x.Name, y.Name))
 	})
+	if stats {
+		return printToolStats(stdout, st, tools, asJSON)
+	}
 	if asJSON {
 		if tools == nil {
 			tools = []mcpclient.Tool{}
