@@ -137,11 +137,11 @@ type sessionInfo struct {
 
 // catalog is what a discovery found.
 type catalog struct {
-	known     bool // a discovery found it (not the empty one of a server never discovered)
-	stale     bool // stored before a restart (ServerOptions.Catalog), not confirmed by the server yet
+	known bool // a discovery found it (not the empty one of a server never discovered)
+	stale bool // stored before a restart (ServerOptions.Catalog), not confirmed by the server yet
 	// size is the JSON size of tools, computed on first use (ToolsSize);
 	// a catalog whose tools change gets a new one.
-	size *toolsSize
+	size      *toolsSize
 	tools     []*mcp.Tool
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource

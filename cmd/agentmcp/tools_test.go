@@ -106,7 +106,7 @@ func TestToolsStats(t *testing.T) {
 	r.mustSucceed(t)
 	var got struct {
 		Servers []struct {
-			ServerID            string
+			ServerID             string
 			Tools, Bytes, Tokens int
 		}
 		Total struct{ Tools, Bytes, Tokens int }
@@ -128,7 +128,7 @@ func TestToolsStats(t *testing.T) {
 	r = runCmd(t, "tools", "--db", db, "--stats")
 	r.mustSucceed(t)
 	if !regexp.MustCompile(`(?m)^\s+id-one\s+one\s+6\s+\d+\s+\d+\s*$`).MatchString(r.stdout) ||
-		!regexp.MustCompile(`(?m)^\s+total\s+13\s+` + strconv.Itoa(got.Total.Bytes) + `\s+` + strconv.Itoa(got.Total.Tokens)).MatchString(r.stdout) {
+		!regexp.MustCompile(`(?m)^\s+total\s+13\s+`+strconv.Itoa(got.Total.Bytes)+`\s+`+strconv.Itoa(got.Total.Tokens)).MatchString(r.stdout) {
 		t.Errorf("--stats:\n%s", r.stdout)
 	}
 }
