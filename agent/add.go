@@ -555,6 +555,8 @@ func (a *Agent) migrate(ctx context.Context, oldID, newID string) error {
 	}
 	a.mu.Unlock()
 	a.forgetProvider(oldID)
+	a.forgetCatalog(oldID)
+	a.noteCatalog(mcpclient.Event{Kind: mcpclient.EventToolsChanged, ServerID: newID})
 	if sa, ok := a.auths.LoadAndDelete(oldID); ok {
 		sa.(*serverAuth).id.Store(&newID)
 		a.auths.Store(newID, sa)
@@ -589,6 +591,7 @@ func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
 	if err := a.st.DeleteServer(ctx, a.ns, id); err != nil {
 		return fmt.Errorf("remove mcp server %q: %w: %w (it was not removed, and works as before)", id, ErrStorage, err)
 	}
+	a.forgetCatalog(id)
 	a.mu.Lock()
 	if _, ok := a.rows[id]; ok {
 		delete(a.rows, id)

@@ -67,6 +67,13 @@ type Options struct {
 	// elicitation to the application (ConfigureElicitationHandlers).
 	ElicitationTimeout time.Duration
 
+	// NoStoredCatalogs turns off keeping each server's last tools,
+	// prompts and resources lists with the agent (a store.CatalogStore's
+	// catalogs). By default they are stored whenever they change, and an
+	// agent woken or restored offers them at once, marked stale, until
+	// each server lists them again (see WaitCatalogs).
+	NoStoredCatalogs bool
+
 	// Dormant opens the agent without restoring its connections: its
 	// servers are registered, shown as stored (not-connected, or
 	// authenticating), and connect only when Reconnect (or AddMCPServer)
@@ -131,6 +138,7 @@ type Agent struct {
 	exposureMu sync.Mutex
 	busyN      atomic.Int64 // calls, adds and reconnections in flight
 	tasks      agentTasks   // its tasks (tasks.go)
+	cats       catalogState // its servers' stored catalogs (catalogs.go)
 	authUntil  atomic.Int64 // unix nanoseconds until which an OAuth flow may complete
 }
 
@@ -221,9 +229,11 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	a.m.Subscribe(a.persist)
 	a.m.Subscribe(a.stampElicitation)
 	a.m.Subscribe(a.settled)
-	a.m.Subscribe(a.tell) // story.go
+	a.m.Subscribe(a.tell)        // story.go
+	a.m.Subscribe(a.noteCatalog) // catalogs.go
+	cats := a.loadCatalogs(ctx)
 	for _, row := range rows {
-		a.restore(ctx, row)
+		a.restore(ctx, row, cats[row.ID])
 	}
 	a.tasks.ctx, a.tasks.cancel = context.WithCancel(context.Background())
 	if err := a.resumeTasks(ctx); err != nil {
@@ -306,9 +316,11 @@ func checkName(what, s string) error {
 	return nil
 }
 
-// restore registers a stored server and starts its connection.
-func (a *Agent) restore(ctx context.Context, row store.Server) {
+// restore registers a stored server, with its stored catalog if any, and
+// starts its connection.
+func (a *Agent) restore(ctx context.Context, row store.Server, cat *mcpclient.Catalog) {
 	opts, err := a.serverOptions(row)
+	opts.Catalog = cat
 	if err == nil {
 		_, err = a.m.RegisterServer(ctx, row.ID, opts)
 	}

@@ -327,7 +327,7 @@ func (a *Agent) Reload(ctx context.Context) (added, removed []string, err error)
 		a.auths.Delete(id)
 	}
 	for _, row := range fresh {
-		a.restore(ctx, row)
+		a.restore(ctx, row, nil)
 	}
 	if len(added)+len(removed) > 0 {
 		a.updates.stateChanged()

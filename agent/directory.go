@@ -140,3 +140,31 @@ func (f fencedTasks) ListTasks(ctx context.Context, ns string) ([]store.Task, er
 func (f fencedTasks) DeleteTask(ctx context.Context, ns, serverID, taskID string) error {
 	return f.s.check(f.ts.DeleteTask(f.s.ctx(ctx), ns, serverID, taskID))
 }
+
+// fencedStore keeps store.CatalogStore visible through the wrapper, and
+// fences its writes; a store without it keeps no catalogs.
+var _ store.CatalogStore = (*fencedStore)(nil)
+
+func (s *fencedStore) PutCatalog(ctx context.Context, c store.Catalog) error {
+	cs, ok := s.Store.(store.CatalogStore)
+	if !ok {
+		return nil
+	}
+	return s.check(cs.PutCatalog(s.ctx(ctx), c))
+}
+
+func (s *fencedStore) ListCatalogs(ctx context.Context, ns string) ([]store.Catalog, error) {
+	cs, ok := s.Store.(store.CatalogStore)
+	if !ok {
+		return []store.Catalog{}, nil
+	}
+	return cs.ListCatalogs(ctx, ns)
+}
+
+func (s *fencedStore) DeleteCatalog(ctx context.Context, ns, serverID string) error {
+	cs, ok := s.Store.(store.CatalogStore)
+	if !ok {
+		return nil
+	}
+	return s.check(cs.DeleteCatalog(s.ctx(ctx), ns, serverID))
+}

@@ -89,6 +89,18 @@
 // without connecting anything, for programs that only read or edit the
 // stored servers ("agentmcp ls --db").
 //
+// Each server's last tools, prompts and resources lists are stored too,
+// where the store keeps catalogs (store.CatalogStore: SQLite and
+// Postgres; readable, at most store.MaxCatalogBytes per server; a larger
+// catalog is not kept), written when a discovery or a list_changed
+// refresh changes them. A woken or restored agent offers them at once
+// (ListTools, AITools, the gateway's lists), marked stale (Tool.Stale,
+// MCPServer.CatalogStale) until the server lists them again; a call to a
+// stale tool goes to the server, connecting first. WaitCatalogs waits
+// only for restored servers without a stored catalog.
+// Options.NoStoredCatalogs turns this off. MCPServer.ToolBytes and
+// ToolTokens say what a server's tool definitions cost a model's context.
+//
 // # OAuth
 //
 // A server added with a callback host (AddOptions.CallbackHost, else

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmcp/agentmcp/aitools"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/explain"
 	"github.com/agentmcp/agentmcp/netguard"
@@ -57,6 +58,15 @@ type MCPServer struct {
 	// KeepAwake is set for a server added with AddOptions.KeepAwake: its
 	// agent is never hibernated.
 	KeepAwake bool `json:"keepAwake,omitempty"`
+	// CatalogStale is set while the server's lists are those stored
+	// before the agent slept, which the server has not listed again yet.
+	CatalogStale bool `json:"catalogStale,omitempty"`
+	// ToolBytes is the size of the JSON of the server's tool definitions
+	// (mcpclient.Manager.ToolsSize), and ToolTokens its estimate in tokens
+	// (aitools.EstimateTokens): what offering all its tools costs a model's
+	// context on every turn.
+	ToolBytes  int `json:"toolBytes"`
+	ToolTokens int `json:"toolTokens"`
 	// Command is a stdio server's program and arguments (ServerURL is
 	// then ""), Cwd its working directory, and EnvNames the names of the
 	// environment variables it is given, sorted; their values are never
@@ -83,6 +93,9 @@ func (a *Agent) MCPServers() MCPServersState {
 			rows[info.ID] = withInfo(s, info)
 		}
 	}
+	for id, s := range rows {
+		rows[id] = a.withSize(id, s)
+	}
 	all := mcpclient.Filter{}
 	return MCPServersState{
 		Servers:           rows,
@@ -108,7 +121,15 @@ func (a *Agent) Server(id string) (MCPServer, bool) {
 	if info, live := a.m.Server(id); live && !dormant {
 		s = withInfo(s, info)
 	}
-	return s, true
+	return a.withSize(id, s), true
+}
+
+// withSize adds the size of the server's tool definitions.
+func (a *Agent) withSize(id string, s MCPServer) MCPServer {
+	if n, ok := a.m.ToolsSize(id); ok {
+		s.ToolBytes, s.ToolTokens = n, aitools.EstimateTokens(n)
+	}
+	return s
 }
 
 // storedServer is a server as its row alone describes it.
@@ -152,6 +173,7 @@ func withInfo(s MCPServer, info mcpclient.ServerInfo) MCPServer {
 		t := info.NextRetryAt.UTC()
 		s.NextRetryAt = &t
 	}
+	s.CatalogStale = info.CatalogStale
 	return s
 }
 

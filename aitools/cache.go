@@ -18,6 +18,9 @@ type MCPTool struct {
 	// and must not be modified once passed to Build: the Cache recognises
 	// an unchanged definition by its pointer.
 	Def *mcp.Tool
+	// Stale marks a definition from a catalog stored before a restart
+	// that the server has not confirmed yet (see Tool.Stale).
+	Stale bool
 }
 
 // A Caller calls a tool on a server's current connection. It is how a
@@ -149,6 +152,7 @@ func (c *Cache) Build(tools []MCPTool) *ToolSet {
 		}
 	}
 	entries := make([]*entry, 0, n)
+	stale := make([]bool, 0, n)
 	// Keys depend only on the set of identities: when it is the previous
 	// Build's, the keys are too.
 	sameIdentities := c.last != nil && n == c.last.Len()
@@ -176,6 +180,7 @@ func (c *Cache) Build(tools []MCPTool) *ToolSet {
 		}
 		e.gen = c.gen
 		entries = append(entries, e)
+		stale = append(stale, t.Stale)
 	}
 	if !sameIdentities {
 		for id, e := range c.entries {
@@ -204,6 +209,7 @@ func (c *Cache) Build(tools []MCPTool) *ToolSet {
 	}
 	for i, e := range entries {
 		set.tools[i] = e.tool(e.assigned, c.call, c.cfg)
+		set.tools[i].Stale = stale[i]
 		set.byKey[e.assigned] = i
 	}
 	c.last, c.lastIn = set, slices.Clone(tools)
@@ -217,7 +223,7 @@ func sameTools(a, b []MCPTool) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Def != b[i].Def || a[i].ServerID != b[i].ServerID {
+		if a[i].Def != b[i].Def || a[i].ServerID != b[i].ServerID || a[i].Stale != b[i].Stale {
 			return false
 		}
 	}

@@ -67,6 +67,27 @@
 // (an external $ref, a regular expression Go does not support, a schema
 // over CacheOptions.MaxSchemaBytes) is not enforced: the call goes to the
 // server, which validates its own inputs, and [Tool.SchemaError] says why.
+// A [Validator] compiles any schema the same way: mcpclient checks tools'
+// structured results against their output schemas with it, and a result
+// that breaks its schema reaches Execute as the Caller's error
+// (mcpclient.OutputSchemaError), apart from a [*ToolError].
+//
+// # Result budgets
+//
+// [ResultText] renders a whole result; binary content (images, audio,
+// blobs) is always a note with its MIME type and size, never inlined in
+// text. A [Budget] caps what one result puts in the model's context, in
+// bytes or estimated tokens ([EstimateTokens]: a quarter of the bytes):
+// [Budget.Text] shows a result's first part and a note, together within
+// the budget, and keeps the whole text in [Results] under a handle. The
+// model reads on with the read meta-tool ([ReadToolName], defined by
+// [ReadToolDef], answered by [Budget.ExecuteRead] or, for a reply's
+// calls, [Budget.ExecuteAll]) by handle and offset; reading from 0 with
+// each answer's next offset returns every byte. Results holds at most
+// ResultsOptions.MaxBytes (64 MiB by default), evicting the oldest
+// results first; a program gets a kept result whole with
+// [Results.Result]. The adapters take a Budget in their Options (the
+// Anthropic adapter counts inlined images by their base64 size).
 //
 // # Caching
 //

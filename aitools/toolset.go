@@ -35,6 +35,11 @@ type Tool struct {
 	OutputSchema map[string]any
 	// Def is the MCP definition the tool was made from.
 	Def *mcp.Tool
+	// Stale marks a tool from its server's catalog as stored before a
+	// restart, which the server has not listed again yet: calling it
+	// connects to the server first, which is the judge of whether the
+	// tool still exists.
+	Stale bool
 
 	in, out *schema
 	call    Caller

@@ -47,7 +47,8 @@
 //	                                                        a URL answering 404/405/501 to both transports is 400 not_mcp_endpoint either way;
 //	                                                        a name another server has is 409 name_in_use (its serverId), unless "replace": true
 //	GET    /agents/{class}/{name}/servers/{id}              one server (ServerState): its id, its MCPServer fields, "serverInfo" (its handshake's name and
-//	                                                        version), "session" (live, resumable or none) and "toolCount": what agentmcp get shows
+//	                                                        version), "session" (live, resumable or none), "toolCount", "toolBytes" and "toolTokens" (what
+//	                                                        its tool definitions cost a model's context) and "catalogStale": what agentmcp get shows
 //	DELETE /agents/{class}/{name}/servers/{id}              remove -> 204
 //	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
 //	GET    /agents/{class}/{name}/servers/{id}/logs         the server's last 50 log messages (notifications/message) since the agent woke, oldest first -> {serverId, logs: [{time, level, logger?, data}]}
@@ -61,6 +62,8 @@
 //	GET    /agents/{class}/{name}/prompts                   {"prompts": [...]}, same filter
 //	GET    /agents/{class}/{name}/resources                 {"resources": [...]}, same filter
 //	GET    /agents/{class}/{name}/resource-templates        {"resourceTemplates": [...]}, same filter
+//	                                                        (these four lists, right after a wake: a server's stored catalog at once, its items "stale": true
+//	                                                        until it lists them again; a server without one is waited for, up to 10 s)
 //	GET    /agents/{class}/{name}/elicitations              {"elicitations": [...]}: servers' pending requests for input
 //	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
 //	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:

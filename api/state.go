@@ -53,6 +53,14 @@ type MCPServer struct {
 	// KeepAwake is set for a server added with keepAwake: its agent is
 	// never hibernated.
 	KeepAwake bool `json:"keepAwake,omitempty"`
+	// CatalogStale is set while the server's lists are those stored
+	// before the agent slept, which the server has not listed again yet.
+	CatalogStale bool `json:"catalogStale,omitempty"`
+	// ToolBytes is the size of the JSON of the server's tool definitions,
+	// and ToolTokens its estimate in tokens (a quarter of the bytes): what
+	// offering all its tools costs a model's context on every turn.
+	ToolBytes  int `json:"toolBytes"`
+	ToolTokens int `json:"toolTokens"`
 	// Command is a stdio server's program and arguments (ServerURL is
 	// then ""), Cwd its working directory, and EnvNames the names of the
 	// environment variables it is given, sorted; their values are never
@@ -106,6 +114,9 @@ type Tool struct {
 	Title        string          `json:"title,omitempty"`
 	Icons        json.RawMessage `json:"icons,omitempty"`
 	ServerID     string          `json:"serverId"`
+	// Stale marks an entry stored before the agent slept that its server
+	// has not listed again yet (calling it connects first).
+	Stale bool `json:"stale,omitempty"`
 }
 
 // Prompt is a prompt of one of the agent's servers: MCP's Prompt, with the
@@ -118,6 +129,7 @@ type Prompt struct {
 	Title       string          `json:"title,omitempty"`
 	Icons       json.RawMessage `json:"icons,omitempty"`
 	ServerID    string          `json:"serverId"`
+	Stale       bool            `json:"stale,omitempty"` // as Tool.Stale
 }
 
 // Resource is a resource of one of the agent's servers: MCP's Resource,
@@ -133,6 +145,7 @@ type Resource struct {
 	URI         string          `json:"uri"`
 	Icons       json.RawMessage `json:"icons,omitempty"`
 	ServerID    string          `json:"serverId"`
+	Stale       bool            `json:"stale,omitempty"` // as Tool.Stale
 }
 
 // ResourceTemplate is a resource template of one of the agent's servers:
@@ -147,6 +160,7 @@ type ResourceTemplate struct {
 	URITemplate string          `json:"uriTemplate"`
 	Icons       json.RawMessage `json:"icons,omitempty"`
 	ServerID    string          `json:"serverId"`
+	Stale       bool            `json:"stale,omitempty"` // as Tool.Stale
 }
 
 // FrameType is the type of the frames that carry an agent's MCP state, as

@@ -80,7 +80,7 @@ func (g *Gateway) sync() {
 	}
 	ready := map[string]string{} // server id -> label
 	for _, info := range g.a.Servers() {
-		if info.State == mcpclient.StateReady && g.exposed(info.ID, "") {
+		if listable(info) && g.exposed(info.ID, "") {
 			label := info.Name
 			if label == "" || label == info.ID {
 				label = info.ID
@@ -304,4 +304,18 @@ func removed[V any](old, cur map[string]V) []string {
 		}
 	}
 	return gone
+}
+
+// listable reports whether the gateway lists a server's catalog: a ready
+// server's, or the stored one of a server of a woken agent while its
+// connection is being restored or retried (a call to one of its tools
+// connects first).
+func listable(info mcpclient.ServerInfo) bool {
+	switch info.State {
+	case mcpclient.StateReady:
+		return true
+	case mcpclient.StateAuthenticating, mcpclient.StateNotConnected:
+		return false
+	}
+	return info.CatalogStale
 }

@@ -565,13 +565,13 @@ func (g *Gateway) freshLists(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			g.a.WaitRestored(ctx)
+			g.a.WaitCatalogs(ctx) // stored catalogs are listed at once
 			g.sync()
 		case "tools/call":
 			// A client may call a tool it listed before the agent
 			// hibernated, right after the wake.
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !g.listed(p.Name) {
-				g.a.WaitRestored(ctx)
+				g.a.WaitCatalogs(ctx)
 				g.sync()
 			}
 		}

@@ -85,7 +85,7 @@ func (a *aiToolsCache) build(ids []string, cats []*catalog) *aitools.ToolSet {
 	all := make([]aitools.MCPTool, 0, n)
 	for i, cat := range cats {
 		for _, t := range cat.tools {
-			all = append(all, aitools.MCPTool{ServerID: ids[i], Def: t})
+			all = append(all, aitools.MCPTool{ServerID: ids[i], Def: t, Stale: cat.stale})
 		}
 	}
 	a.set = a.cache.Build(all)

@@ -60,7 +60,7 @@ func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any,
 	if m, ok := args.(map[string]any); args == nil || (ok && m == nil) {
 		args = map[string]any{} // never "arguments": null
 	}
-	return doCall(ctx, c, "tools/call", name, repeatable, opts, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.CallToolResult, error) {
+	res, err := doCall(ctx, c, "tools/call", name, repeatable, opts, func(ctx context.Context, s *session, meta mcp.Meta) (*mcp.CallToolResult, error) {
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
 		if err == nil {
 			// Text items the transport decoded, when the call went through
@@ -69,6 +69,16 @@ func (m *Manager) CallTool(ctx context.Context, serverID, name string, args any,
 		}
 		return res, err
 	})
+	if err != nil {
+		return res, err
+	}
+	if tool == nil {
+		tool = c.tool(name) // a stale catalog may have been replaced meanwhile
+	}
+	if err := c.checkOutput(tool, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // ReadResource reads a resource from a server. It is repeated once after a

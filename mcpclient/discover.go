@@ -317,7 +317,7 @@ func (c *server) refreshList(ctx context.Context, s *session, kind int) {
 	case kindTools:
 		var tools []*mcp.Tool
 		tools, err = c.listTools(ctx, s)
-		next = func(cat catalog) catalog { cat.tools = tools; return cat }
+		next = func(cat catalog) catalog { cat.tools, cat.size = tools, nil; return cat }
 		ev = EventToolsChanged
 	case kindPrompts:
 		var prompts []*mcp.Prompt

@@ -700,6 +700,9 @@ type ServerInfo struct {
 	SessionID string
 	// AuthURL is the pending authorisation URL, in state authenticating.
 	AuthURL string
+	// CatalogStale is set while the server's lists are the stored ones of
+	// ServerOptions.Catalog, which the server has not listed again yet.
+	CatalogStale bool
 	// NextRetryAt is when the next connection attempt of a failed server
 	// is due (by Options.Clock): a retry waiting for its backoff, after a
 	// drop, on a restore or in the background (RetryOptions). It is zero

@@ -56,6 +56,14 @@ type Options struct {
 	// tokens and URL queries are never logged.
 	Logger *slog.Logger
 
+	// OutputValidation says what CallTool does with a result whose
+	// structuredContent is missing or breaks the tool's outputSchema (as
+	// the server listed it; results of tools not in a live catalog are not
+	// checked). Zero, OutputValidationError, fails the call with an
+	// *OutputSchemaError; OutputValidationWarn logs and returns the
+	// result; OutputValidationOff checks nothing.
+	OutputValidation OutputValidation
+
 	// ConnectTimeout bounds one handshake (transport connection, protocol
 	// negotiation, initialisation). Zero means 30 seconds.
 	ConnectTimeout time.Duration
@@ -224,6 +232,15 @@ type ServerOptions struct {
 	// version, no session) makes its process start with the legacy
 	// handshake, not the 2026-07-28 probe (which some servers exit on).
 	Resume *Resume
+
+	// Catalog, if set, holds the server's lists as stored before a
+	// restart (an agent keeps them with the server): the Manager offers
+	// them (ListTools, AITools, ...) until the server's first discovery
+	// replaces them, marked stale (ServerInfo.CatalogStale, Tool.Stale,
+	// aitools.Tool.Stale). A call to a stale entry goes to the server as
+	// any call does, connecting first; the server is the judge of what it
+	// has. Its lists must not be modified afterwards.
+	Catalog *Catalog
 }
 
 // Resume is what it takes to resume a streamable HTTP session without a

@@ -88,6 +88,8 @@ type server struct {
 	// restarts (stdiostarts.go); made at the first start.
 	stderr atomic.Pointer[stdio.LineLimiter]
 
+	outputs outputSchemas // its tools' compiled output schemas (output.go)
+
 	stats callstats.Window // its tool calls' figures (serverstats.go)
 	logs  serverLogs       // the last log messages it sent (serverlogs.go)
 }
@@ -135,7 +137,11 @@ type sessionInfo struct {
 
 // catalog is what a discovery found.
 type catalog struct {
-	known     bool // a discovery found it (not the empty one of a server never discovered)
+	known bool // a discovery found it (not the empty one of a server never discovered)
+	stale bool // stored before a restart (ServerOptions.Catalog), not confirmed by the server yet
+	// size is the JSON size of tools, computed on first use (ToolsSize);
+	// a catalog whose tools change gets a new one.
+	size      *toolsSize
 	tools     []*mcp.Tool
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
@@ -156,7 +162,7 @@ func newServer(m *Manager, id string, opts ServerOptions) *server {
 		retry: retry,
 		dial:  make(chan struct{}, 1),
 		state: StateConnecting,
-		cat:   &catalog{},
+		cat:   storedCatalog(opts.Catalog),
 	}
 	if opts.PendingAuthURL != "" {
 		c.state, c.authURL = StateAuthenticating, opts.PendingAuthURL
@@ -698,6 +704,7 @@ func (c *server) info() ServerInfo {
 		ProtocolVersion: c.last.protocolVersion,
 		SessionID:       c.last.sessionID,
 		AuthURL:         c.authURL,
+		CatalogStale:    c.cat.stale,
 	}
 	if c.state == StateFailed {
 		si.NextRetryAt = c.retryAt

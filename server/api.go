@@ -651,11 +651,11 @@ func listCatalog[T any](w http.ResponseWriter, r *http.Request, a *agent.Agent, 
 	}
 	items := []T{}
 	if ok {
-		// Right after a wake, the servers' catalogs come back with their
-		// first connection: wait for it (bounded) rather than list them
-		// empty.
+		// Right after a wake, a server's catalog is its stored one (stale)
+		// or, without one, comes back with its first connection: wait for
+		// that (bounded) rather than list it empty.
 		ctx, cancel := context.WithTimeout(r.Context(), restoreWait)
-		a.WaitRestored(ctx, f.ServerID...)
+		a.WaitCatalogs(ctx, f.ServerID...)
 		cancel()
 		items = append(items, list(f)...)
 	}

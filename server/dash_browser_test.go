@@ -152,6 +152,12 @@ func TestDashboardServerPanel(t *testing.T) {
 	if got := p.text(panel + ` dd.session`); got != s.SessionID {
 		t.Errorf("session %q, want %q", got, s.SessionID)
 	}
+	// What its tool definitions cost, as the API says.
+	if s.ToolBytes == 0 {
+		t.Errorf("the API's state has no toolBytes: %+v", s)
+	} else if got, want := p.text(panel+` dd.tool-cost`), fmt.Sprintf("about %d tokens", s.ToolTokens); !strings.Contains(got, want) {
+		t.Errorf("tool cost %q, want it to say %q", got, want)
+	}
 
 	// An update (a new tool) keeps the panel open.
 	srv.AddTool("late")

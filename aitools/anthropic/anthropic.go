@@ -17,6 +17,11 @@ type Options struct {
 	// Concurrency caps the calls run at once. Zero means
 	// aitools.DefaultConcurrency (8).
 	Concurrency int
+
+	// Budget, if set, caps what each result puts in the model's context
+	// (BudgetToolResult), keeps the rest, and answers calls of the read
+	// meta-tool (offer it with ReadTool). Nil means results go in whole.
+	Budget *aitools.Budget
 }
 
 // Tools returns the tool definitions of set, for MessageNewParams.Tools.
@@ -76,13 +81,19 @@ func ToolResults(ctx context.Context, set *aitools.ToolSet, content []anthropic.
 		}
 	}
 	concurrency := 0
+	var budget *aitools.Budget
 	if opts != nil {
-		concurrency = opts.Concurrency
+		concurrency, budget = opts.Concurrency, opts.Budget
 	}
-	outs := set.ExecuteAll(ctx, batch, concurrency)
+	var outs []aitools.Outcome
+	if budget != nil {
+		outs = budget.ExecuteAll(ctx, set, batch, concurrency)
+	} else {
+		outs = set.ExecuteAll(ctx, batch, concurrency)
+	}
 	blocks := make([]anthropic.ContentBlockParamUnion, len(outs))
 	for i, o := range outs {
-		blocks[i] = anthropic.ContentBlockParamUnion{OfToolResult: ToolResult(o)}
+		blocks[i] = anthropic.ContentBlockParamUnion{OfToolResult: BudgetToolResult(o, budget)}
 	}
 	return blocks
 }
@@ -90,7 +101,14 @@ func ToolResults(ctx context.Context, set *aitools.ToolSet, content []anthropic.
 // ToolResult returns the tool_result block for an outcome: the result's
 // content (text, and images in the formats the API accepts; anything
 // else as a short text note), or the error's text with is_error set.
-func ToolResult(o aitools.Outcome) *anthropic.ToolResultBlockParam {
+func ToolResult(o aitools.Outcome) *anthropic.ToolResultBlockParam { return BudgetToolResult(o, nil) }
+
+// BudgetToolResult is ToolResult within budget b: a result whose text and
+// inlined images (each counted by its base64 size) fit b is rendered as
+// ToolResult renders it; a larger one becomes b.Text (images as notes
+// with their size, the text cut and the rest kept for the read
+// meta-tool). A nil b cuts nothing.
+func BudgetToolResult(o aitools.Outcome, b *aitools.Budget) *anthropic.ToolResultBlockParam {
 	r := &anthropic.ToolResultBlockParam{ToolUseID: o.Call.ID}
 	if o.Err != nil {
 		r.IsError = anthropic.Bool(true)
@@ -98,6 +116,10 @@ func ToolResult(o aitools.Outcome) *anthropic.ToolResultBlockParam {
 		return r
 	}
 	res := o.Result
+	if b != nil && !b.Fits(contextSize(res)) {
+		r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: b.Text(res)}}}
+		return r
+	}
 	if len(res.Content) == 0 && res.StructuredContent != nil {
 		r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: aitools.ResultText(res)}}}
 		return r
@@ -117,6 +139,27 @@ func ToolResult(o aitools.Outcome) *anthropic.ToolResultBlockParam {
 		}
 	}
 	return r
+}
+
+// contextSize is what res takes in a request as ToolResult renders it:
+// its text, and each inlined image's base64.
+func contextSize(res *mcp.CallToolResult) int {
+	n := len(aitools.ResultText(res))
+	for _, c := range res.Content {
+		if img, ok := c.(*mcp.ImageContent); ok && imageType(img.MIMEType) {
+			n += base64.StdEncoding.EncodedLen(len(img.Data))
+		}
+	}
+	return n
+}
+
+// ReadTool returns the read meta-tool (aitools.ReadToolName), to offer
+// next to Tools when Options.Budget is set.
+func ReadTool() anthropic.ToolUnionParam {
+	def := aitools.ReadToolDef()
+	tool := &anthropic.ToolParam{Name: def.Name, Description: anthropic.String(def.Description),
+		InputSchema: inputSchema(def.InputSchema.(map[string]any))}
+	return anthropic.ToolUnionParam{OfTool: tool}
 }
 
 // imageType reports whether the API accepts images of MIME type t.

@@ -18,6 +18,12 @@ type Options struct {
 	// Concurrency caps the calls run at once. Zero means
 	// aitools.DefaultConcurrency (8).
 	Concurrency int
+
+	// Budget, if set, caps what each result puts in the model's context
+	// (aitools.Budget.Text), keeps the rest, and answers calls of the read
+	// meta-tool (offer it with ChatReadTool or ResponseReadTool). Nil
+	// means results go in whole.
+	Budget *aitools.Budget
 }
 
 func (o *Options) concurrency() int {
@@ -25,6 +31,36 @@ func (o *Options) concurrency() int {
 		return 0
 	}
 	return o.Concurrency
+}
+
+func (o *Options) budget() *aitools.Budget {
+	if o == nil {
+		return nil
+	}
+	return o.Budget
+}
+
+// execute runs calls, the read meta-tool's through the budget.
+func (o *Options) execute(ctx context.Context, set *aitools.ToolSet, calls []aitools.Call) []aitools.Outcome {
+	if b := o.budget(); b != nil {
+		return b.ExecuteAll(ctx, set, calls, o.concurrency())
+	}
+	return set.ExecuteAll(ctx, calls, o.concurrency())
+}
+
+// ChatReadTool returns the read meta-tool (aitools.ReadToolName) as a
+// function tool, to offer next to ChatTools when Options.Budget is set.
+func ChatReadTool() openai.ChatCompletionToolUnionParam {
+	def := aitools.ReadToolDef()
+	return openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: def.Name,
+		Description: param.NewOpt(def.Description), Parameters: shared.FunctionParameters(def.InputSchema.(map[string]any))})
+}
+
+// ResponseReadTool is ChatReadTool for the Responses API.
+func ResponseReadTool() responses.ToolUnionParam {
+	def := aitools.ReadToolDef()
+	return responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{Name: def.Name,
+		Description: param.NewOpt(def.Description), Parameters: def.InputSchema.(map[string]any), Strict: param.NewOpt(false)}}
 }
 
 // description is what the model is told about t.
@@ -82,10 +118,10 @@ func ChatToolMessages(ctx context.Context, set *aitools.ToolSet, calls []openai.
 			batch[i] = aitools.Call{ID: c.ID, Key: c.Custom.Name}
 		}
 	}
-	outs := set.ExecuteAll(ctx, batch, opts.concurrency())
+	outs := opts.execute(ctx, set, batch)
 	msgs := make([]openai.ChatCompletionMessageParamUnion, len(outs))
 	for i, o := range outs {
-		msgs[i] = openai.ToolMessage(Text(o), o.Call.ID)
+		msgs[i] = openai.ToolMessage(BudgetText(o, opts.budget()), o.Call.ID)
 	}
 	return msgs
 }
@@ -102,12 +138,12 @@ func ResponseToolOutputs(ctx context.Context, set *aitools.ToolSet, output []res
 			batch = append(batch, aitools.Call{ID: item.CallID, Key: item.Name, Args: json.RawMessage(item.Arguments.OfString)})
 		}
 	}
-	outs := set.ExecuteAll(ctx, batch, opts.concurrency())
+	outs := opts.execute(ctx, set, batch)
 	items := make([]responses.ResponseInputItemUnionParam, len(outs))
 	for i, o := range outs {
 		items[i] = responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
 			CallID: param.NewOpt(o.Call.ID),
-			Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt(Text(o))},
+			Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt(BudgetText(o, opts.budget()))},
 		}}
 	}
 	return items
@@ -115,9 +151,13 @@ func ResponseToolOutputs(ctx context.Context, set *aitools.ToolSet, output []res
 
 // Text is what the model is told about an outcome: the result as text
 // ([aitools.ResultText]), or "Error: " and the error's message.
-func Text(o aitools.Outcome) string {
+func Text(o aitools.Outcome) string { return BudgetText(o, nil) }
+
+// BudgetText is Text with the result cut to b (aitools.Budget.Text); a
+// nil b cuts nothing.
+func BudgetText(o aitools.Outcome, b *aitools.Budget) string {
 	if o.Err != nil {
 		return "Error: " + o.Err.Error()
 	}
-	return aitools.ResultText(o.Result)
+	return b.Text(o.Result)
 }

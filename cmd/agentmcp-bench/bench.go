@@ -67,6 +67,7 @@ var figureOrder = []string{
 	"restore_1000_seconds", "restore_1000_peak_rss_mib",
 	"aitools_cached_ratio",
 	"aitools_search_recall_at_5", "aitools_search_mrr", "aitools_search_query_us_p50", "aitools_search_token_ratio",
+	"aitools_wake_first_tools_ms_p50",
 	"idle_conn_bytes", "idle_conn_ratio_vs_raw", "idle_conn_bytes_with_catalog",
 	"hibernated_agent_bytes", "hibernated_agent_bytes_cold", "hibernated_agent_heap_bytes", "wake_latency_ms_p50", "wake_latency_ms_p99", "wake_resumed_without_handshake",
 	"serve_start_seconds_100k", "serve_start_rss_mib_100k", "serve_seed_seconds_100k", "awake_cap_holds",
@@ -210,6 +211,12 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		tab, f, err := runAITools(ctx, &c)
 		if err != nil {
 			return fmt.Errorf("aitools: %w", err)
+		}
+		tables = append(tables, tab)
+		figs = append(figs, f...)
+		tab, f, err = runWakeFirstTools(ctx, &c)
+		if err != nil {
+			return fmt.Errorf("aitools: wake: %w", err)
 		}
 		tables = append(tables, tab)
 		figs = append(figs, f...)

@@ -33,6 +33,9 @@ Flags:
   --json           print the tools, with their input schemas, as JSON
   --search QUERY   only the tools that match QUERY, best first
   --limit N        with --search, at most N tools (default 10, at most 100)
+  --stats          print, per server, its tools and what their definitions
+                   cost a model's context: bytes of JSON and estimated
+                   tokens (a quarter of the bytes), and the total
 
 ` + targetFlagsUsage,
 		run: runTools,
@@ -43,18 +46,22 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("tools")
 	var tf targetFlags
 	tf.register(fs)
-	var asJSON bool
+	var asJSON, stats bool
 	fs.BoolVar(&asJSON, "json", false, "")
 	var query string
 	var limit int
 	fs.StringVar(&query, "search", "", "")
 	fs.IntVar(&limit, "limit", 10, "")
+	fs.BoolVar(&stats, "stats", false, "")
 	servers, _, _, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["search"] && stats {
+		return usageErrorf("--search and --stats do not go together")
+	}
 	if given["search"] {
 		if strings.TrimSpace(query) == "" {
 			return usageErrorf("--search needs a query")
@@ -105,6 +112,9 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			cmp.Compare(x.ServerID, y.ServerID),
 			cmp.Compare(x.Name, y.Name))
 	})
+	if stats {
+		return printToolStats(stdout, st, tools, asJSON)
+	}
 	if asJSON {
 		if tools == nil {
 			tools = []mcpclient.Tool{}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +85,50 @@ func TestLsAfterWake(t *testing.T) {
 		if n := strings.Count(r.stdout, " ready "); n != 3 {
 			t.Fatalf("ls after a wake:\n%s", r.stdout)
 		}
+	}
+}
+
+// TestToolsStats: tools --stats prints each server's tools and what their
+// definitions cost (bytes of JSON, estimated tokens), and the total, in a
+// table and as JSON; the bytes are those of the definitions as listed.
+func TestToolsStats(t *testing.T) {
+	t.Setenv(envServer, "")
+	db := filepath.Join(t.TempDir(), "agentmcp.db")
+	for _, name := range []string{"one", "two"} {
+		srv := mcptest.NewServer(name)
+		if name == "two" {
+			srv.AddTool("extra")
+		}
+		url := mcptest.Serve(t, mcptest.Stateful, func() *mcp.Server { return srv.Server }).URL
+		runCmd(t, "add", "--db", db, "--id", "id-"+name, name, url).mustSucceed(t)
+	}
+	r := runCmd(t, "tools", "--db", db, "--stats", "--json")
+	r.mustSucceed(t)
+	var got struct {
+		Servers []struct {
+			ServerID             string
+			Tools, Bytes, Tokens int
+		}
+		Total struct{ Tools, Bytes, Tokens int }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, r.stdout)
+	}
+	r = runCmd(t, "tools", "--db", db, "--json")
+	r.mustSucceed(t)
+	var tools []struct {
+		ServerID string `json:"serverId"`
+	}
+	json.Unmarshal([]byte(r.stdout), &tools)
+	if len(got.Servers) != 2 || got.Servers[0].ServerID != "id-one" || got.Servers[0].Tools != 6 || got.Servers[1].Tools != 7 ||
+		got.Total.Tools != 13 || got.Total.Bytes != got.Servers[0].Bytes+got.Servers[1].Bytes || got.Servers[0].Bytes == 0 ||
+		got.Servers[1].Bytes <= got.Servers[0].Bytes || got.Total.Tokens != (got.Total.Bytes+3)/4 || len(tools) != 13 {
+		t.Errorf("--stats --json: %+v", got)
+	}
+	r = runCmd(t, "tools", "--db", db, "--stats")
+	r.mustSucceed(t)
+	if !regexp.MustCompile(`(?m)^\s+id-one\s+one\s+6\s+\d+\s+\d+\s*$`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^\s+total\s+13\s+`+strconv.Itoa(got.Total.Bytes)+`\s+`+strconv.Itoa(got.Total.Tokens)).MatchString(r.stdout) {
+		t.Errorf("--stats:\n%s", r.stdout)
 	}
 }

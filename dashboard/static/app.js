@@ -333,11 +333,21 @@ function serverPanel(id, s) {
         ...item("Protocol version", str(s.protocolVersion), "mono protocol-version"),
         ...item("Session", str(s.sessionId) || (s.protocolVersion >= "2026-07-28" ? "none (this version has no sessions)" : ""), "mono session"),
         ...item("Capabilities", caps.length ? caps.join(", ") : "", "capabilities"),
+        ...item("Tool definitions", toolCost(s), "tool-cost"),
         ...item("Instructions", str(s.instructions) ? el("pre", { class: "instructions" }, str(s.instructions)) : ""),
       ),
       isObject(s.capabilities) ? rawJSON(s.capabilities, "capabilities as sent") : null,
     ),
   );
+}
+
+// toolCost says what offering all of a server's tools costs a model's
+// context: the JSON size of their definitions and its estimate in tokens,
+// and whether they are the ones stored before the agent slept.
+function toolCost(s) {
+  if (typeof s.toolBytes !== "number" || s.toolBytes <= 0) return "";
+  const kb = s.toolBytes < 1024 ? `${s.toolBytes} bytes` : `${(s.toolBytes / 1024).toFixed(1)} KiB`;
+  return `${kb}, about ${Number(s.toolTokens) || 0} tokens` + (s.catalogStale ? " (stored; the server has not listed them again yet)" : "");
 }
 
 // errorNode shows a server's error: its short summary, with the whole

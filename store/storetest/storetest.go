@@ -76,6 +76,7 @@ func Run(t *testing.T, b Backend) {
 		{"KeepAwake", testKeepAwake},
 		{"Exposure", testExposure},
 		{"Tasks", testTasks},
+		{"Catalogs", testCatalogs},
 		{"Batch", testBatch},
 		{"Batch/Invalid", testBatchInvalid},
 		{"Batch/Encryption", testBatchEncryption},
