@@ -64,6 +64,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("/agents/{class}/{name}/elicitations", s.agentRoute(methods{http.MethodGet: s.listElicitations}))
 	mux.Handle("/agents/{class}/{name}/elicitations/{id}", s.agentRoute(methods{http.MethodPost: s.answerElicitation}))
 	mux.Handle("/agents/{class}/{name}/stats", s.agentRoute(methods{http.MethodGet: s.stats}))
+	mux.Handle("/agents/{class}/{name}/tasks", s.agentRoute(methods{http.MethodGet: s.listTasks}))
+	mux.Handle("/agents/{class}/{name}/tasks/{id}", s.agentRoute(methods{http.MethodGet: s.getTask}))
+	mux.Handle("/agents/{class}/{name}/tasks/{id}/cancel", s.agentRoute(methods{http.MethodPost: s.cancelTask}))
 	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
@@ -801,12 +804,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 		s.streamCall(ctx, w, r, a, id, req.Name, args, limit)
 		return
 	}
-	res, err := a.CallTool(ctx, id, req.Name, args, nil)
-	if err != nil {
-		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("tools/call %q", req.Name), limit, err))
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	s.answerToolCall(ctx, w, r, a, id, req.Name, args, limit) // tasks.go
 }
 
 // list shows at most 20 names.

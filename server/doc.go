@@ -36,7 +36,9 @@
 //	GET    /agents/{class}/{name}/servers/{id}/logs         the server's last 50 log messages (notifications/message) since the agent woke, oldest first -> {serverId, logs: [{time, level, logger?, data}]}
 //	GET    /agents/{class}/{name}/logs                      every server's last log messages, by server id -> {servers: [{serverId, logs}]}
 //	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult; with Accept: text/event-stream,
-//	                                                        the call's events as server-sent events (see Calls)
+//	                                                        the call's events as server-sent events (see Calls). A call the MCP server runs as a task
+//	                                                        answers with the result when the task ends within the call's time, else 202 with the task
+//	                                                        (api.Task) and Location: .../tasks/{id}; the task runs on, the agent's (see Tasks)
 //	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
 //	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
 //	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
@@ -45,6 +47,12 @@
 //	GET    /agents/{class}/{name}/resource-templates        {"resourceTemplates": [...]}, same filter
 //	GET    /agents/{class}/{name}/elicitations              {"elicitations": [...]}: servers' pending requests for input
 //	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
+//	GET    /agents/{class}/{name}/tasks                     {"tasks": [api.Task], "more": true?}: the running tasks and the most recent ended ones (at most 100 in all),
+//	                                                        running first, then most recent first: {id, serverId, taskId, tool, status, statusMessage?, done, error?,
+//	                                                        createdAt, updatedAt, serverCreatedAt?}
+//	GET    /agents/{class}/{name}/tasks/{id}                one task, with "result" (its CallToolResult) once completed; 404 unknown_task. {id} is "{serverId}:{taskId}"
+//	POST   /agents/{class}/{name}/tasks/{id}/cancel         cancel it on its MCP server (tasks/cancel) -> the task as stored; it is stored cancelled once the
+//	                                                        agent's next poll hears so. An ended task is left as it is
 //	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
 //	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
 //	GET/POST/DELETE /agents/{class}/{name}/mcp              the agent as an MCP server (package gateway): streamable HTTP, 2026-07-28 without
@@ -124,6 +132,23 @@
 // names no call); one it cannot link is only in the list. Comments keep
 // the stream alive (Options.KeepAlive). The Go client's CallToolWatched
 // reads it; agentmcp call shows it in the terminal.
+//
+// # Tasks
+//
+// A tool call that its MCP server runs as a task (MCP tasks: 2025-11-25's,
+// or the 2026-07-28 extension; see package mcpclient) is the request's only
+// until the server creates the task. From then on it is the agent's: the
+// agent stores it (agent.Agent.Tasks) and polls it until it ends, whether
+// the request waits or not. A request whose time runs out, or whose client
+// goes away, leaves the task running: the JSON answer is then 202 with the
+// task, and a streamed call ends with a task_running event. Streamed calls
+// say when they become a task (a task event) and show its status messages
+// as progress. GET .../tasks lists the tasks, GET .../tasks/{id} fetches
+// one with its result, POST .../tasks/{id}/cancel cancels it on its server.
+// A task's id in the API is "{serverId}:{taskId}" (api.TaskID): a server's
+// task ids are its own, and a server id holds no ":". Tasks are stored in
+// the agent's store and survive a restart of serve: polling resumes once
+// the agent opens again.
 //
 // Classes are kebab-case (ValidClass), so that an agent's default OAuth
 // callback URL, /agents/{kebab(class)}/{name}/callback, routes back to it.

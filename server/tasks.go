@@ -1,0 +1,255 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/store"
+)
+
+// The routes of an agent's tasks: tool calls that run as MCP tasks, which
+// the agent stores (agent.Agent.Tasks) and polls until they end, across
+// restarts. A task's API id is api.TaskID: "{serverId}:{taskId}".
+
+// taskLookupTimeout bounds reading a task's record once its request is
+// over (the 202 of a call whose time ran out).
+const taskLookupTimeout = 5 * time.Second
+
+// taskOf returns the API's view of a stored task; its result only when
+// withResult. Messages are sanitised: they reach browsers.
+func taskOf(t store.Task, withResult bool) api.Task {
+	out := api.Task{
+		ID: api.TaskID(t.ServerID, t.TaskID), ServerID: t.ServerID, TaskID: t.TaskID, Tool: t.Tool,
+		Status: t.Status, StatusMessage: netguard.Sanitize(t.StatusMessage), Done: t.Done,
+		Error: netguard.Sanitize(t.Error), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+	}
+	if !t.ServerCreatedAt.IsZero() {
+		sc := t.ServerCreatedAt
+		out.ServerCreatedAt = &sc
+	}
+	if withResult && t.Done && len(t.Result) > 0 {
+		out.Result = t.Result
+	}
+	return out
+}
+
+// listTasks is GET /agents/{class}/{name}/tasks: the running tasks and
+// the most recent ended ones, most recent first.
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	tasks, err := a.Tasks(r.Context())
+	if err != nil {
+		writeError(w, s.taskStoreError(r.Context(), err))
+		return
+	}
+	slices.SortStableFunc(tasks, func(x, y store.Task) int {
+		if x.Done != y.Done {
+			if x.Done {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(y.CreatedAt.UnixNano(), x.CreatedAt.UnixNano())
+	})
+	list := api.TaskList{Tasks: []api.Task{}}
+	for _, t := range tasks {
+		if t.Done && len(list.Tasks) >= api.MaxTasksListed {
+			list.More = true
+			break
+		}
+		list.Tasks = append(list.Tasks, taskOf(t, false))
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// taskStoreError maps an error reading the agent's tasks.
+func (s *Server) taskStoreError(ctx context.Context, err error) *api.APIError {
+	if aerr := storeUnavailable(err); aerr != nil {
+		return aerr
+	}
+	return s.unavailableOr(ctx, apiErrorf(http.StatusInternalServerError, api.CodeInternal, "%v", err))
+}
+
+// pathTask returns the stored task the path's {id} names.
+func (s *Server) pathTask(r *http.Request, a *agent.Agent) (store.Task, *api.APIError) {
+	id := r.PathValue("id")
+	serverID, taskID, ok := api.SplitTaskID(id)
+	if !ok {
+		return store.Task{}, apiErrorf(http.StatusNotFound, api.CodeUnknownTask, "%q is not a task id: want {serverId}:{taskId}, as GET .../tasks lists them", id)
+	}
+	t, err := a.Task(r.Context(), serverID, taskID)
+	switch {
+	case errors.Is(err, agent.ErrUnknownTask):
+		aerr := apiErrorf(http.StatusNotFound, api.CodeUnknownTask, "agent %s has no task %q", a.Namespace(), id)
+		aerr.ServerID = serverID
+		return store.Task{}, aerr
+	case err != nil:
+		return store.Task{}, s.taskStoreError(r.Context(), err)
+	}
+	return t, nil
+}
+
+// getTask is GET /agents/{class}/{name}/tasks/{id}: one task, with its
+// result once it completed.
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	t, aerr := s.pathTask(r, a)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	writeJSON(w, http.StatusOK, taskOf(t, true))
+}
+
+// cancelTask is POST /agents/{class}/{name}/tasks/{id}/cancel: the agent
+// asks the task's server to cancel it (tasks/cancel) and answers with the
+// task as stored; its status becomes cancelled once the agent's wait for
+// it hears so from the server. Cancelling an ended task changes nothing.
+func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	t, aerr := s.pathTask(r, a)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if !t.Done {
+		if err := a.CancelTask(r.Context(), t.ServerID, t.TaskID); err != nil {
+			writeError(w, callError(a, t.ServerID, fmt.Sprintf("tasks/cancel %q", t.TaskID), err))
+			return
+		}
+		if nt, err := a.Task(r.Context(), t.ServerID, t.TaskID); err == nil {
+			t = nt
+		}
+	}
+	writeJSON(w, http.StatusOK, taskOf(t, false))
+}
+
+// callOutcome is how a tool call ended.
+type callOutcome struct {
+	res *mcp.CallToolResult
+	err error
+}
+
+// toolCall is a tool call made for an API request that may become an MCP
+// task. Until the server creates a task, the call is the request's: it
+// ends when the request's time runs out or its client goes away. Once it
+// is a task, it is the agent's: the call waits for the task past the
+// request's end, and the agent stores its outcome (GET .../tasks/{id}),
+// until the task ends or the agent closes (the task is then resumed from
+// the store when the agent opens again).
+type toolCall struct {
+	done   chan callOutcome           // the outcome, once
+	task   chan *mcpclient.TaskHandle // the task's handle, once the server created it
+	cancel context.CancelCauseFunc
+
+	// mu guards handle and cut.
+	mu     sync.Mutex
+	handle *mcpclient.TaskHandle // the call is a task: it outlives the request
+	cut    bool                  // the request ended first: the call was cancelled
+}
+
+// startToolCall starts a tool call bounded by ctx until it becomes a task
+// (see toolCall). opts' TaskStarted is the toolCall's.
+func startToolCall(ctx context.Context, a *agent.Agent, serverID, tool string, args json.RawMessage, opts *mcpclient.CallOptions) *toolCall {
+	var o mcpclient.CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	c := &toolCall{done: make(chan callOutcome, 1), task: make(chan *mcpclient.TaskHandle, 1)}
+	// The call's context keeps ctx's values (its trace, the call's
+	// tracking) but not its end: letGo decides.
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	o.TaskStarted = func(h *mcpclient.TaskHandle) {
+		c.mu.Lock()
+		if !c.cut {
+			c.handle = h
+		}
+		c.mu.Unlock()
+		select {
+		case c.task <- h:
+		default:
+		}
+	}
+	go func() {
+		defer cancel(nil)
+		res, err := a.CallTool(cctx, serverID, tool, args, &o)
+		c.done <- callOutcome{res, err}
+	}()
+	return c
+}
+
+// letGo is called when the request ends before the call: it returns the
+// handle of the call's task, which goes on, or cancels the call (with
+// cause) and returns nil when it is not a task.
+func (c *toolCall) letGo(cause error) *mcpclient.TaskHandle {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handle == nil {
+		c.cut = true
+		c.cancel(cause)
+	}
+	return c.handle
+}
+
+// pendingTask returns the API's view of the task of h, which runs on: its
+// stored record, or the handle's when it cannot be read.
+func pendingTask(r *http.Request, a *agent.Agent, h *mcpclient.TaskHandle) api.Task {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), taskLookupTimeout)
+	defer cancel()
+	if t, err := a.Task(ctx, h.ServerID, h.TaskID); err == nil {
+		return taskOf(t, false)
+	}
+	t := api.Task{ID: api.TaskID(h.ServerID, h.TaskID), ServerID: h.ServerID, TaskID: h.TaskID, Tool: h.Tool, Status: api.TaskWorking}
+	if !h.CreatedAt.IsZero() {
+		sc := h.CreatedAt
+		t.ServerCreatedAt = &sc
+	}
+	return t
+}
+
+// taskURL is the URL path of a task of the agent of r.
+func taskURL(r *http.Request, id string) string {
+	return "/agents/" + url.PathEscape(r.PathValue("class")) + "/" + url.PathEscape(r.PathValue("name")) + "/tasks/" + url.PathEscape(id)
+}
+
+// answerToolCall makes the tool call of POST .../tools/call (JSON): the
+// result when the call ends within ctx (the request's timeout), or, when
+// the call became a task that runs on, 202 with the task and its URL in
+// Location.
+func (s *Server) answerToolCall(ctx context.Context, w http.ResponseWriter, r *http.Request, a *agent.Agent, id, tool string, args json.RawMessage, limit time.Duration) {
+	c := startToolCall(ctx, a, id, tool, args, nil)
+	var out callOutcome
+	select {
+	case out = <-c.done:
+	case <-ctx.Done():
+		if h := c.letGo(context.Cause(ctx)); h != nil {
+			select {
+			case out = <-c.done: // it ended meanwhile: its outcome is the answer
+			default:
+				t := pendingTask(r, a, h)
+				w.Header().Set("Location", taskURL(r, t.ID))
+				writeJSON(w, http.StatusAccepted, t)
+				return
+			}
+		} else {
+			out = <-c.done
+		}
+	}
+	if out.err != nil {
+		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("tools/call %q", tool), limit, out.err))
+		return
+	}
+	writeJSON(w, http.StatusOK, out.res)
+}
