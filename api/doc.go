@@ -35,7 +35,9 @@
 //	event: progress            {"type":"progress","progress":2,"total":5,"message":"..."}   (each progress notification)
 //	event: elicitation         {"type":"elicitation","elicitation":{id, serverId, mode, message, requestedSchema|url, callId}}
 //	event: elicitation_ended   {"type":"elicitation_ended","id":"..."}   (answered, here or elsewhere, or given up)
+//	event: task                {"type":"task","task":Task}   (the server runs the call as a task; its status messages come as progress)
 //	event: result              {"type":"result","result":CallToolResult}   (last)
+//	event: task_running        {"type":"task_running","status":202,"task":Task}   (last, instead of result: the call's time ran out, the task runs on)
 //	event: error               {"type":"error","status":504,"error":{code, message, serverId}}   (last, instead of result)
 //
 // # Streams

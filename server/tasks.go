@@ -29,9 +29,10 @@ import (
 // over (the 202 of a call whose time ran out).
 const taskLookupTimeout = 5 * time.Second
 
-// taskOf returns the API's view of a stored task; its result only when
-// withResult. Messages are sanitised: they reach browsers.
-func taskOf(t store.Task, withResult bool) api.Task {
+// TaskOf returns the API's view of a stored task (GET .../tasks); its
+// result only when withResult (GET .../tasks/{id}). Messages are
+// sanitised: they reach browsers.
+func TaskOf(t store.Task, withResult bool) api.Task {
 	out := api.Task{
 		ID: api.TaskID(t.ServerID, t.TaskID), ServerID: t.ServerID, TaskID: t.TaskID, Tool: t.Tool,
 		Status: t.Status, StatusMessage: netguard.Sanitize(t.StatusMessage), Done: t.Done,
@@ -55,6 +56,14 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		writeError(w, s.taskStoreError(r.Context(), err))
 		return
 	}
+	writeJSON(w, http.StatusOK, TaskListOf(tasks))
+}
+
+// TaskListOf returns the list GET .../tasks answers for an agent's stored
+// tasks: the running ones, then the ended ones, each most recent first,
+// the ended ones cut at api.MaxTasksListed in all.
+func TaskListOf(tasks []store.Task) api.TaskList {
+	tasks = slices.Clone(tasks)
 	slices.SortStableFunc(tasks, func(x, y store.Task) int {
 		if x.Done != y.Done {
 			if x.Done {
@@ -70,9 +79,9 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request, a *agent.Agen
 			list.More = true
 			break
 		}
-		list.Tasks = append(list.Tasks, taskOf(t, false))
+		list.Tasks = append(list.Tasks, TaskOf(t, false))
 	}
-	writeJSON(w, http.StatusOK, list)
+	return list
 }
 
 // taskStoreError maps an error reading the agent's tasks.
@@ -110,7 +119,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request, a *agent.Agent)
 		writeError(w, aerr)
 		return
 	}
-	writeJSON(w, http.StatusOK, taskOf(t, true))
+	writeJSON(w, http.StatusOK, TaskOf(t, true))
 }
 
 // cancelTask is POST /agents/{class}/{name}/tasks/{id}/cancel: the agent
@@ -132,7 +141,7 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, a *agent.Age
 			t = nt
 		}
 	}
-	writeJSON(w, http.StatusOK, taskOf(t, false))
+	writeJSON(w, http.StatusOK, TaskOf(t, false))
 }
 
 // callOutcome is how a tool call ended.
@@ -209,7 +218,7 @@ func pendingTask(r *http.Request, a *agent.Agent, h *mcpclient.TaskHandle) api.T
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), taskLookupTimeout)
 	defer cancel()
 	if t, err := a.Task(ctx, h.ServerID, h.TaskID); err == nil {
-		return taskOf(t, false)
+		return TaskOf(t, false)
 	}
 	t := api.Task{ID: api.TaskID(h.ServerID, h.TaskID), ServerID: h.ServerID, TaskID: h.TaskID, Tool: h.Tool, Status: api.TaskWorking}
 	if !h.CreatedAt.IsZero() {
