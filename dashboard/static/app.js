@@ -8,6 +8,7 @@ import { callStats } from "./stats.js";
 import { serverLogs } from "./logs.js";
 import { exposureEditor } from "./exposure.js";
 import { awakeLine } from "./busy.js";
+import { taskList } from "./tasks.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -57,6 +58,7 @@ const conn = connectAgent({
       stats.refresh();
       awake.refresh();
       exposure.load();
+      tasks.refresh();
     }
     render();
   },
@@ -70,6 +72,9 @@ const stats = callStats({
   windowNote: $("stats-window"),
   servers: () => serverEntries(lastMcp),
 });
+
+// The agent's tasks (tasks.js), in their own section.
+const tasks = taskList({ conn, list: $("tasks").tBodies[0], none: $("no-tasks"), more: $("more-tasks"), servers: () => serverEntries(lastMcp) });
 
 // What keeps the agent awake (busy.js), on a line under the header.
 const awake = awakeLine({ conn, line: $("awake") });
@@ -623,6 +628,7 @@ function runner(form, label, run, show) {
       button.disabled = false;
       cancel.hidden = true;
       stats.refresh(); // the call is in the figures now
+      tasks.refresh(); // and its task, if it ran as one, has ended or runs on
     }
   });
   return form;
