@@ -192,6 +192,9 @@
 // attempt settled, and stores the outcome; TaskResult waits for it, Tasks
 // and Task list what is stored, and CancelTask sends tasks/cancel. A call
 // to a server that never offered tasks pays one atomic load for this.
+// StartTaskCall makes a call for a request that may end before it
+// (TaskCall): the call is the request's until the server creates a task,
+// and the agent's from then on (package server answers 202 with the task).
 // Not yet: a Host does not wake a sleeping agent to poll its tasks (they
 // resume at its next wake), and two replicas are kept from polling the
 // same task only by the agent lease.

@@ -101,8 +101,8 @@ func (s *Server) streamCall(ctx context.Context, w http.ResponseWriter, r *http.
 
 	progress := &progressQueue{ready: make(chan struct{}, 1)}
 	// A call that becomes a task outlives the stream (tasks.go).
-	call := startToolCall(ctx, a, id, tool, args, &mcpclient.CallOptions{Progress: progress.add})
-	ended := ctx.Done()
+	call := a.StartTaskCall(ctx, id, tool, args, &mcpclient.CallOptions{Progress: progress.add})
+	ended, started := ctx.Done(), call.Started()
 	sendProgress := func() {
 		for _, p := range progress.take() {
 			send(api.CallEvent{Type: api.CallEventProgress, Progress: p.Progress, Total: p.Total, Message: netguard.Sanitize(p.Message)})
@@ -141,15 +141,15 @@ func (s *Server) streamCall(ctx context.Context, w http.ResponseWriter, r *http.
 					ok = false
 				}
 			}
-		case h := <-call.task:
-			t := pendingTask(r, a, h)
+		case <-started:
+			started = nil
+			t := pendingTask(r, a, call.Task())
 			send(api.CallEvent{Type: api.CallEventTask, Task: &t})
 		case <-ended:
 			ended = nil
-			if h := call.letGo(context.Cause(ctx)); h != nil {
+			if h := call.Release(context.Cause(ctx)); h != nil {
 				select {
-				case out := <-call.done: // it ended meanwhile
-					call.done <- out
+				case <-call.Done(): // it ended meanwhile: its outcome is sent
 				default:
 					sendProgress()
 					t := pendingTask(r, a, h)
@@ -157,7 +157,12 @@ func (s *Server) streamCall(ctx context.Context, w http.ResponseWriter, r *http.
 					return
 				}
 			}
-		case out := <-call.done:
+		case <-call.Done():
+			var out struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			out.res, out.err = call.Result()
 			sendProgress() // delivered before the call returned
 			tc.End()
 			sendElicitations()

@@ -9,10 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
@@ -144,74 +141,6 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, a *agent.Age
 	writeJSON(w, http.StatusOK, TaskOf(t, false))
 }
 
-// callOutcome is how a tool call ended.
-type callOutcome struct {
-	res *mcp.CallToolResult
-	err error
-}
-
-// toolCall is a tool call made for an API request that may become an MCP
-// task. Until the server creates a task, the call is the request's: it
-// ends when the request's time runs out or its client goes away. Once it
-// is a task, it is the agent's: the call waits for the task past the
-// request's end, and the agent stores its outcome (GET .../tasks/{id}),
-// until the task ends or the agent closes (the task is then resumed from
-// the store when the agent opens again).
-type toolCall struct {
-	done   chan callOutcome           // the outcome, once
-	task   chan *mcpclient.TaskHandle // the task's handle, once the server created it
-	cancel context.CancelCauseFunc
-
-	// mu guards handle and cut.
-	mu     sync.Mutex
-	handle *mcpclient.TaskHandle // the call is a task: it outlives the request
-	cut    bool                  // the request ended first: the call was cancelled
-}
-
-// startToolCall starts a tool call bounded by ctx until it becomes a task
-// (see toolCall). opts' TaskStarted is the toolCall's.
-func startToolCall(ctx context.Context, a *agent.Agent, serverID, tool string, args json.RawMessage, opts *mcpclient.CallOptions) *toolCall {
-	var o mcpclient.CallOptions
-	if opts != nil {
-		o = *opts
-	}
-	c := &toolCall{done: make(chan callOutcome, 1), task: make(chan *mcpclient.TaskHandle, 1)}
-	// The call's context keeps ctx's values (its trace, the call's
-	// tracking) but not its end: letGo decides.
-	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	c.cancel = cancel
-	o.TaskStarted = func(h *mcpclient.TaskHandle) {
-		c.mu.Lock()
-		if !c.cut {
-			c.handle = h
-		}
-		c.mu.Unlock()
-		select {
-		case c.task <- h:
-		default:
-		}
-	}
-	go func() {
-		defer cancel(nil)
-		res, err := a.CallTool(cctx, serverID, tool, args, &o)
-		c.done <- callOutcome{res, err}
-	}()
-	return c
-}
-
-// letGo is called when the request ends before the call: it returns the
-// handle of the call's task, which goes on, or cancels the call (with
-// cause) and returns nil when it is not a task.
-func (c *toolCall) letGo(cause error) *mcpclient.TaskHandle {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.handle == nil {
-		c.cut = true
-		c.cancel(cause)
-	}
-	return c.handle
-}
-
 // pendingTask returns the API's view of the task of h, which runs on: its
 // stored record, or the handle's when it cannot be read.
 func pendingTask(r *http.Request, a *agent.Agent, h *mcpclient.TaskHandle) api.Task {
@@ -238,27 +167,25 @@ func taskURL(r *http.Request, id string) string {
 // the call became a task that runs on, 202 with the task and its URL in
 // Location.
 func (s *Server) answerToolCall(ctx context.Context, w http.ResponseWriter, r *http.Request, a *agent.Agent, id, tool string, args json.RawMessage, limit time.Duration) {
-	c := startToolCall(ctx, a, id, tool, args, nil)
-	var out callOutcome
+	c := a.StartTaskCall(ctx, id, tool, args, nil)
 	select {
-	case out = <-c.done:
+	case <-c.Done():
 	case <-ctx.Done():
-		if h := c.letGo(context.Cause(ctx)); h != nil {
+		if h := c.Release(context.Cause(ctx)); h != nil {
 			select {
-			case out = <-c.done: // it ended meanwhile: its outcome is the answer
+			case <-c.Done(): // it ended meanwhile: its outcome is the answer
 			default:
 				t := pendingTask(r, a, h)
 				w.Header().Set("Location", taskURL(r, t.ID))
 				writeJSON(w, http.StatusAccepted, t)
 				return
 			}
-		} else {
-			out = <-c.done
 		}
 	}
-	if out.err != nil {
-		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("tools/call %q", tool), limit, out.err))
+	res, err := c.Result()
+	if err != nil {
+		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("tools/call %q", tool), limit, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, out.res)
+	writeJSON(w, http.StatusOK, res)
 }
