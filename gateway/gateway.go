@@ -198,6 +198,8 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			// 2026-07-28 clients that declare it get tasks (tasks.go).
+			Extensions: map[string]any{tasksExtension: map[string]any{}},
 		},
 		Logger: g.logger,
 	})
@@ -307,6 +309,9 @@ func (g *Gateway) serveStateless(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if g.serveStatelessTasks(w, r, body) { // tasks.go
+		return
+	}
 	if g.serveStatelessFast(w, r, body) {
 		return
 	}

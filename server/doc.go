@@ -56,7 +56,8 @@
 //	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
 //	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
 //	GET/POST/DELETE /agents/{class}/{name}/mcp              the agent as an MCP server (package gateway): streamable HTTP, 2026-07-28 without
-//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with Options.OAuth, or an access token of that authorization server
+//	                                                        sessions and 2025-11-25 sessions (a 2026-07-28 client declaring the tasks extension gets tasks,
+//	                                                        the others a call held to the task's result: package gateway, "Tasks"); behind the token like the API (with Options.OAuth, or an access token of that authorization server
 //	                                                        for the endpoint's URL at the public URL, or at a loopback or allowed Host and the listener's port: 403 host_not_allowed
 //	                                                        for another Host); its exposure rules (below) choose what it exposes.
 //	                                                        Sessions: at most gateway.DefaultMaxSessions per agent and Options.MCPSessions in all (the idle one used the longest ago
