@@ -115,7 +115,8 @@
 // minutes); past it the answer is 504 timeout. When the bound passes, or
 // the HTTP client goes away (the dashboard's Cancel button aborts its
 // request), the call is cancelled on the MCP server: it gets
-// notifications/cancelled. The Go client (package api/client) sends its
+// notifications/cancelled; a call the server made a task is not (see
+// Tasks). The Go client (package api/client) sends its
 // context's deadline as timeoutMs.
 //
 // A tool call whose request says Accept: text/event-stream is answered,
