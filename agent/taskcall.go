@@ -23,6 +23,12 @@ type TaskCall struct {
 	err     error
 	cancel  context.CancelCauseFunc
 
+	// unhold ends the call's hold on the agent (Hold): at its end, or
+	// once it is a task that outlives its request (the task is resumed
+	// from the store if the agent closes first, so it does not keep the
+	// agent awake, nor a process that stops waiting for it).
+	unhold func()
+
 	// mu guards handle and released.
 	mu       sync.Mutex
 	handle   *mcpclient.TaskHandle
@@ -38,7 +44,7 @@ func (a *Agent) StartTaskCall(ctx context.Context, serverID, name string, args a
 	if opts != nil {
 		o = *opts
 	}
-	c := &TaskCall{done: make(chan struct{}), started: make(chan struct{})}
+	c := &TaskCall{done: make(chan struct{}), started: make(chan struct{}), unhold: a.Hold()}
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	c.cancel = cancel
 	stop := context.AfterFunc(ctx, func() { c.Release(context.Cause(ctx)) })
@@ -56,7 +62,8 @@ func (a *Agent) StartTaskCall(ctx context.Context, serverID, name string, args a
 	}
 	go func() {
 		defer cancel(nil)
-		c.res, c.err = a.CallTool(cctx, serverID, name, args, &o)
+		defer c.unhold()
+		c.res, c.err = a.callTool(cctx, serverID, name, args, &o) // the hold is c's
 		stop()
 		close(c.done)
 	}()
@@ -90,7 +97,10 @@ func (c *TaskCall) Task() *mcpclient.TaskHandle {
 func (c *TaskCall) Release(cause error) *mcpclient.TaskHandle {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.handle == nil && !c.released {
+	switch {
+	case c.handle != nil:
+		c.unhold()
+	case !c.released:
 		c.released = true
 		c.cancel(cause)
 	}

@@ -150,7 +150,8 @@
 // A task's id in the API is "{serverId}:{taskId}" (api.TaskID): a server's
 // task ids are its own, and a server id holds no ":". Tasks are stored in
 // the agent's store and survive a restart of serve: polling resumes once
-// the agent opens again.
+// the agent opens again. So a task that runs on past its request does not
+// keep the agent busy: hibernate and serve's drain do not wait for it.
 //
 // Classes are kebab-case (ValidClass), so that an agent's default OAuth
 // callback URL, /agents/{kebab(class)}/{name}/callback, routes back to it.

@@ -99,6 +99,17 @@ func TestTaskRoutes(t *testing.T) {
 			if slices.Contains(ts.Cancelled(), first) {
 				t.Fatal("the task was cancelled when the request's time ran out")
 			}
+			// The task, the agent's now, does not keep it busy (it is
+			// resumed from the store if the agent closes): once the
+			// request is over, the agent is idle.
+			waitTask(t, ts, "the request's end", func() bool {
+				_, _, b := e.do("GET", "/agents/test/a/busy", "")
+				var busy api.BusyState
+				return json.Unmarshal(b, &busy) == nil && busy.InUse == 0
+			})
+			if _, _, b := e.do("GET", "/agents/test/a/busy", ""); !strings.Contains(string(b), `"reason":"idle"`) {
+				t.Errorf("busy after the 202: %s", b)
+			}
 
 			// Listed, and followed.
 			list, more, err := c.Tasks(ctx)

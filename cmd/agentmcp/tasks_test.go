@@ -234,3 +234,63 @@ func TestTaskSurvivesKill(t *testing.T) {
 		t.Errorf("agentmcp tasks %s: %v\n%s", task.ID, r.err, r.stdout)
 	}
 }
+
+// TestTasksDB: agentmcp tasks --db lists a stopped serve's tasks from its
+// database, and reading them changes nothing: a task that was running is
+// still running, for the next serve to resume (a command that opens the
+// agent dormant, such as ls --db, stored it failed: "not connected").
+func TestTasksDB(t *testing.T) {
+	t.Setenv("AGENTMCP_SECRET_KEY", "")
+	t.Setenv(envToken, "")
+	t.Setenv(envServer, "")
+	ts := mcptest.NewTaskServer(false)
+	hs := mcptest.ServeHandler(t, ts)
+	db := filepath.Join(t.TempDir(), "agentmcp.db")
+	s := startServe(t, "--db", db)
+	runCmd(t, "add", "--server", s.base, "--id", "ts", "ts", hs.URL).mustSucceed(t)
+	c, err := client.New(client.AgentURL(s.base, "agentmcp", "default"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Post(c.URL()+"/servers/ts/tools/call", "application/json", strings.NewReader(`{"name":"work","timeoutMs":100}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var task api.Task
+	err = json.NewDecoder(res.Body).Decode(&task)
+	res.Body.Close()
+	if res.StatusCode != http.StatusAccepted || err != nil {
+		t.Fatalf("call: %d %v", res.StatusCode, err)
+	}
+	if r := s.stop(); r.err != nil {
+		t.Fatalf("serve: %v %s", r.err, r.stderr)
+	}
+	polls := len(ts.Methods())
+	// ls --db opens the agent as tasks --db does: neither touches tasks.
+	runCmd(t, "ls", "--db", db).mustSucceed(t)
+
+	r := runCmd(t, "tasks", "--db", db)
+	r.mustSucceed(t)
+	if !strings.Contains(r.stdout, task.ID+" ") || !strings.Contains(r.stdout, "working") {
+		t.Errorf("tasks --db:\n%s", r.stdout)
+	}
+	r = runCmd(t, "tasks", "--db", db, "--json", task.ID)
+	r.mustSucceed(t)
+	var got api.Task
+	decode(t, r.stdout, &got)
+	if got.ID != task.ID || got.Done || got.Status != api.TaskWorking {
+		t.Errorf("tasks --db %s: %+v", task.ID, got)
+	}
+	// Read again, after the commands ended: still running, not polled.
+	r = runCmd(t, "tasks", "--db", db, "--json", task.ID)
+	decode(t, r.stdout, &got)
+	if got.Done || got.Status != api.TaskWorking {
+		t.Errorf("after tasks --db: %+v", got)
+	}
+	if m := ts.Methods()[polls:]; len(m) != 0 {
+		t.Errorf("tasks --db sent %v to the server", m)
+	}
+	if r := runCmd(t, "tasks", "--db", db, "cancel", task.ID); r.code != exitUsage {
+		t.Errorf("tasks --db cancel: code %d, stderr %q", r.code, r.stderr)
+	}
+}
