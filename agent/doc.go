@@ -194,7 +194,9 @@
 // to a server that never offered tasks pays one atomic load for this.
 // StartTaskCall makes a call for a request that may end before it
 // (TaskCall): the call is the request's until the server creates a task,
-// and the agent's from then on (package server answers 202 with the task).
+// and the agent's from then on (package server answers 202 with the task),
+// no longer keeping the agent Busy. A Dormant agent resumes no task: it
+// connects nothing, and leaves them to the agent that will.
 // Not yet: a Host does not wake a sleeping agent to poll its tasks (they
 // resume at its next wake), and two replicas are kept from polling the
 // same task only by the agent lease.
