@@ -59,7 +59,7 @@ export function taskList({ conn, list, none, more, servers }) {
     refresh();
   }
 
-  async function showResult(id, cell) {
+  async function showResult(id) {
     try {
       const t = await conn.getTask(id);
       opened.set(id, isObject(t) && t.result !== undefined ? jsonText(t.result) : str(isObject(t) ? t.error : ""));
@@ -85,7 +85,7 @@ export function taskList({ conn, list, none, more, servers }) {
         actions.append(b);
       } else if (t.status === "completed" && !opened.has(id)) {
         const b = el("button", { type: "button", class: "small show-result" }, "Result");
-        b.addEventListener("click", () => showResult(id, actions));
+        b.addEventListener("click", () => showResult(id));
         actions.append(b);
       }
       const started = Date.parse(str(t.createdAt));
