@@ -70,6 +70,11 @@ func (a *Agent) StartTaskCall(ctx context.Context, serverID, name string, args a
 	return c
 }
 
+// OffersTasks reports whether a session of server serverID ever took
+// tasks (mcpclient.Manager.OffersTasks): whether a call to it may become
+// one.
+func (a *Agent) OffersTasks(serverID string) bool { return a.m.OffersTasks(serverID) }
+
 // Done is closed when the call ended: Result returns its outcome.
 func (c *TaskCall) Done() <-chan struct{} { return c.done }
 

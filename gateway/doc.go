@@ -72,7 +72,8 @@
 // it until the task's result, with its status messages as progress where
 // the client gave a progress token. A 2026-07-28 client that declares the
 // tasks extension (io.modelcontextprotocol/tasks, which the gateway
-// offers in its capabilities) gets the task instead: its tools/call is
+// offers in its server/discover capabilities while one of the agent's
+// servers offers tasks) gets the task of a call to such a server instead: its tools/call is
 // answered with resultType "task" once the upstream task exists, under the
 // id "{serverId}:{taskId}"; the agent polls the task and stores it (the
 // agent's Tasks), and the client's tasks/get (with the result once

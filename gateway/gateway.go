@@ -198,12 +198,10 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
-			// 2026-07-28 clients that declare it get tasks (tasks.go).
-			Extensions: map[string]any{tasksExtension: map[string]any{}},
 		},
 		Logger: g.logger,
 	})
-	g.srv.AddReceivingMiddleware(g.holdSessions, g.freshLists, legacyShapes)
+	g.srv.AddReceivingMiddleware(g.holdSessions, g.freshLists, legacyShapes, g.offerTasks) // offerTasks: tasks.go
 	getServer := func(*http.Request) *mcp.Server { return g.srv }
 	// The stateful handler speaks the session era (2025-11-25 and
 	// before), the stateless one 2026-07-28; ServeHTTP picks by the

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -69,6 +70,41 @@ func splitTaskID(id string) (serverID, taskID string, ok bool) {
 	return "", "", false
 }
 
+// offerTasks adds the tasks extension to the capabilities of a
+// server/discover result while one of the agent's servers offers tasks:
+// a client that declares it sends every call with the extension, which
+// costs a plain call a little, so that none pays it for nothing.
+func (g *Gateway) offerTasks(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		dr, ok := res.(*mcp.DiscoverResult)
+		if err != nil || !ok || dr.Capabilities == nil || !g.upstreamTasks() {
+			return res, err
+		}
+		// A copy: go-sdk may keep the result, and its capabilities are
+		// the server's.
+		caps := *dr.Capabilities
+		caps.Extensions = maps.Clone(caps.Extensions)
+		if caps.Extensions == nil {
+			caps.Extensions = map[string]any{}
+		}
+		caps.Extensions[tasksExtension] = map[string]any{}
+		cp := *dr
+		cp.Capabilities = &caps
+		return &cp, nil
+	}
+}
+
+// upstreamTasks reports whether one of the agent's servers offers tasks.
+func (g *Gateway) upstreamTasks() bool {
+	for id := range g.a.MCPServers().Servers {
+		if g.a.OffersTasks(id) {
+			return true
+		}
+	}
+	return false
+}
+
 // serveStatelessTasks answers a 2026-07-28 POST about tasks: a tools/call
 // of a client that declares the tasks extension, tasks/get, tasks/cancel
 // or tasks/update; it reports whether it did. body is the request's body.
@@ -91,8 +127,8 @@ func (g *Gateway) serveStatelessTasks(w http.ResponseWriter, r *http.Request, bo
 			return false
 		}
 		t, ok := g.fastTool(p.Name)
-		if !ok {
-			return false
+		if !ok || !g.a.OffersTasks(t.serverID) {
+			return false // a plain call: the fast path's
 		}
 		g.serveTaskCall(w, r, m.id, p, t.serverID, t.name)
 		return true

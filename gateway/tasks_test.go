@@ -179,3 +179,26 @@ func TestGatewayPassesTasks(t *testing.T) {
 	}
 	ts.Finish(own, "")
 }
+
+// TestGatewayOffersTasksOnlyWithTasks: the gateway offers the tasks
+// extension only while one of its agent's servers offers tasks, so that
+// clients that declare it do not send every call of a gateway without
+// tasks as a task-augmented one.
+func TestGatewayOffersTasksOnlyWithTasks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil) // alpha and beta: no tasks
+	cs := e.connect(eraStateless, nil)
+	if _, ok := cs.InitializeResult().Capabilities.Extensions["io.modelcontextprotocol/tasks"]; ok {
+		t.Error("a gateway without tasks offers the tasks extension")
+	}
+	_, _, url := taskGateway(t)
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil)
+	cs2, err := c.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: eraStateless})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs2.Close()
+	if _, ok := cs2.InitializeResult().Capabilities.Extensions["io.modelcontextprotocol/tasks"]; !ok {
+		t.Error("a gateway with a server of tasks does not offer the tasks extension")
+	}
+}
