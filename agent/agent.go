@@ -236,8 +236,13 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 		a.restore(ctx, row, cats[row.ID])
 	}
 	a.tasks.ctx, a.tasks.cancel = context.WithCancel(context.Background())
-	if err := a.resumeTasks(ctx); err != nil {
-		a.logger.Warn("cannot resume the stored tasks", "error", err)
+	// A dormant agent (agentmcp ls --db, tasks --db) connects nothing:
+	// its servers' tasks are left to the agent that will, rather than
+	// failed for want of a connection.
+	if !a.opts.Dormant {
+		if err := a.resumeTasks(ctx); err != nil {
+			a.logger.Warn("cannot resume the stored tasks", "error", err)
+		}
 	}
 	return a, nil
 }

@@ -28,6 +28,12 @@ import (
 // after a restart or a wake, is waited for; the others are not.
 func (a *Agent) CallTool(ctx context.Context, serverID, name string, args any, opts *mcpclient.CallOptions) (*mcp.CallToolResult, error) {
 	defer a.hold()()
+	return a.callTool(ctx, serverID, name, args, opts)
+}
+
+// callTool is CallTool without its hold on the agent (StartTaskCall holds
+// it as long as the call is the request's).
+func (a *Agent) callTool(ctx context.Context, serverID, name string, args any, opts *mcpclient.CallOptions) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	opts, tc := a.taskOptions(ctx, serverID, opts) // tasks.go
 	res, err := a.m.CallTool(ctx, serverID, name, args, opts)

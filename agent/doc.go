@@ -204,6 +204,12 @@
 // attempt settled, and stores the outcome; TaskResult waits for it, Tasks
 // and Task list what is stored, and CancelTask sends tasks/cancel. A call
 // to a server that never offered tasks pays one atomic load for this.
+// StartTaskCall makes a call for a request that may end before it
+// (TaskCall): the call is the request's until the server creates a task,
+// and the agent's from then on (package server answers 202 with the task),
+// no longer keeping the agent Busy. A Dormant agent resumes no task: it
+// connects nothing, and leaves them to the agent that will.
+//
 // An outcome the store refuses (the server answered, the write failed)
 // leaves the task running: it is polled again, with a growing wait, until
 // the outcome is stored, or resumed by the next process if this one dies.

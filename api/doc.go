@@ -54,7 +54,9 @@
 //	GET    /agents/{class}/{name}/servers/{id}/logs         the server's last 50 log messages (notifications/message) since the agent woke, oldest first -> {serverId, logs: [{time, level, logger?, data}]}
 //	GET    /agents/{class}/{name}/logs                      every server's last log messages, by server id -> {servers: [{serverId, logs}]}
 //	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult; with Accept: text/event-stream,
-//	                                                        the call's events as server-sent events (see Calls)
+//	                                                        the call's events as server-sent events (see Calls). A call the MCP server runs as a task
+//	                                                        answers with the result when the task ends within the call's time, else 202 with the task
+//	                                                        (Task) and Location: .../tasks/{id}; the task runs on, the agent's (see Tasks)
 //	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
 //	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
 //	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
@@ -66,10 +68,17 @@
 //	                                                        until it lists them again; a server without one is waited for, up to 10 s)
 //	GET    /agents/{class}/{name}/elicitations              {"elicitations": [...]}: servers' pending requests for input
 //	POST   /agents/{class}/{name}/elicitations/{id}         {action, content} answers one -> 204
+//	GET    /agents/{class}/{name}/tasks                     {"tasks": [Task], "more": true?}: the running tasks and the most recent ended ones (at most 100 in all),
+//	                                                        running first, then most recent first: {id, serverId, taskId, tool, status, statusMessage?, done, error?,
+//	                                                        createdAt, updatedAt, serverCreatedAt?}
+//	GET    /agents/{class}/{name}/tasks/{id}                one task, with "result" (its CallToolResult) once completed; 404 unknown_task. {id} is "{serverId}:{taskId}"
+//	POST   /agents/{class}/{name}/tasks/{id}/cancel         cancel it on its MCP server (tasks/cancel) -> the task as stored; it is stored cancelled once the
+//	                                                        agent's next poll hears so. An ended task is left as it is
 //	GET    /agents/{class}/{name}/stats                     {"windowSeconds": 300, "servers": {id: {calls, errors, errorRate, p50Ms, p95Ms, totalCalls, totalErrors}}}:
 //	                                                        each server's tool calls over the last minutes (Stats); what the dashboard shows
 //	GET/POST/DELETE /agents/{class}/{name}/mcp              the agent as an MCP server (package gateway): streamable HTTP, 2026-07-28 without
-//	                                                        sessions and 2025-11-25 sessions; behind the token like the API (with server.Options.OAuth, or an access token of that authorization server
+//	                                                        sessions and 2025-11-25 sessions (a 2026-07-28 client declaring the tasks extension gets tasks,
+//	                                                        the others a call held to the task's result: package gateway, "Tasks"); behind the token like the API (with server.Options.OAuth, or an access token of that authorization server
 //	                                                        for the endpoint's URL at the public URL, or at a loopback or allowed Host and the listener's port: 403 host_not_allowed
 //	                                                        for another Host); its exposure rules (below) choose what it exposes.
 //	                                                        Sessions: at most gateway.DefaultMaxSessions per agent and server.Options.MCPSessions in all (the idle one used the longest ago
@@ -125,8 +134,8 @@
 // past it the answer is 504 timeout. When the bound passes, or the HTTP
 // client goes away (the dashboard's Cancel button aborts its request),
 // the call is cancelled on the MCP server: it gets
-// notifications/cancelled. The Go client sends its context's deadline as
-// timeoutMs.
+// notifications/cancelled; a call the server made a task is not (see
+// Tasks). The Go client sends its context's deadline as timeoutMs.
 //
 // A tool call whose request says Accept: text/event-stream is answered,
 // once its checks pass (a refused call is the JSON error it always is),
@@ -137,7 +146,9 @@
 //	event: progress            {"type":"progress","progress":2,"total":5,"message":"..."}   (each progress notification)
 //	event: elicitation         {"type":"elicitation","elicitation":{id, serverId, mode, message, requestedSchema|url, callId}}
 //	event: elicitation_ended   {"type":"elicitation_ended","id":"..."}   (answered, here or elsewhere, or given up)
+//	event: task                {"type":"task","task":Task}   (the server runs the call as a task; its status messages come as progress)
 //	event: result              {"type":"result","result":CallToolResult}   (last)
+//	event: task_running        {"type":"task_running","status":202,"task":Task}   (last, instead of result: the call's time ran out, the task runs on)
 //	event: error               {"type":"error","status":504,"error":{code, message, serverId}}   (last, instead of result)
 //
 // An elicitation event is a request of the call's server for the user's
@@ -148,6 +159,25 @@
 // names no call); one it cannot link is only in the list. Comments keep
 // the stream alive. The Go client's CallToolWatched reads it; agentmcp
 // call shows it in the terminal.
+//
+// # Tasks
+//
+// A tool call that its MCP server runs as a task (MCP tasks: 2025-11-25's,
+// or the 2026-07-28 extension; see package mcpclient) is the request's only
+// until the server creates the task. From then on it is the agent's: the
+// agent stores it and polls it until it ends, whether the request waits or
+// not. A request whose time runs out, or whose client goes away, leaves
+// the task running: the JSON answer is then 202 with the task, and a
+// streamed call ends with a task_running event. Streamed calls say when
+// they become a task (a task event) and show its status messages as
+// progress. GET .../tasks lists the tasks, GET .../tasks/{id} fetches one
+// with its result, POST .../tasks/{id}/cancel cancels it on its server. A
+// task's id in the API is "{serverId}:{taskId}" (TaskID): a server's task
+// ids are its own, and a server id holds no ":". Tasks are stored in the
+// agent's store and survive a restart of serve: polling resumes once the
+// agent opens again (a hibernated agent is woken to poll). So a task that
+// runs on past its request does not keep the agent busy: hibernate and
+// serve's drain do not wait for it.
 //
 // # Streams
 //

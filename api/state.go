@@ -231,6 +231,8 @@ type CallEvent struct {
 	// Result is set in the result event: the MCP CallToolResult, as the
 	// MCP server's answer was decoded and encoded again.
 	Result json.RawMessage `json:"result,omitempty"`
+	// Task is set in the task and task_running events (tasks.go).
+	Task *Task `json:"task,omitempty"`
 	// Status (the HTTP status the JSON answer would have had) and Error
 	// are set in the error event.
 	Status int       `json:"status,omitempty"`

@@ -21,6 +21,12 @@
 //     and p95 latency over the last minutes, from GET .../stats), asked
 //     for every 5 seconds while the page is visible and live, and after a
 //     call made from the page.
+//   - static/tasks.js: the agent's tasks (tool calls its servers run as
+//     MCP tasks, from GET .../tasks): tool, server, status and status
+//     message, asked for every 2 seconds while the page is visible and
+//     live; Cancel for a running one (POST .../tasks/{id}/cancel), Result
+//     for a completed one (GET .../tasks/{id}). A tool call from the page
+//     that became a task cancels its task when its Cancel is pressed.
 //   - static/busy.js: the line under the header on what keeps the agent
 //     awake (GET .../busy: calls and requests in flight, open streams,
 //     pending elicitations, a keep-awake mark), or that it is idle or

@@ -65,6 +65,28 @@
 // offered to the upstream servers from their first session after New (an
 // agent without a sampling handler of its own did not offer it before).
 //
+// # Tasks
+//
+// A tool that its upstream server runs as an MCP task (mcpclient's tasks,
+// either era upstream) is a plain call for most clients: the gateway holds
+// it until the task's result, with its status messages as progress where
+// the client gave a progress token. A 2026-07-28 client that declares the
+// tasks extension (io.modelcontextprotocol/tasks, which the gateway
+// offers in its server/discover capabilities while one of the agent's
+// servers offers tasks) gets the task of a call to such a server instead: its tools/call is
+// answered with resultType "task" once the upstream task exists, under the
+// id "{serverId}:{taskId}"; the agent polls the task and stores it (the
+// agent's Tasks), and the client's tasks/get (with the result once
+// completed) and tasks/cancel (which sends tasks/cancel upstream) are
+// answered from the agent, across its restarts. Only the user who started
+// a task (the request's auth.TokenInfo UserID) sees it; another gets
+// -32602 unknown task, as for an id that names none. The task's requests
+// for input go to the agent's own handlers (the client sees it working),
+// and tasks/update is refused. Tasks are passed through on the gateway's
+// own answer to a listed tool's call (see below), not on go-sdk's path
+// (a tool with header parameters): there the call is held. 2025-11-25
+// sessions are not offered tasks: go-sdk's server has none.
+//
 // # Protocol eras
 //
 // ServeHTTP speaks both eras of go-sdk's server: requests whose

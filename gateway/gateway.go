@@ -201,7 +201,7 @@ func New(a *agent.Agent, opts *Options) *Gateway {
 		},
 		Logger: g.logger,
 	})
-	g.srv.AddReceivingMiddleware(g.holdSessions, g.freshLists, legacyShapes)
+	g.srv.AddReceivingMiddleware(g.holdSessions, g.freshLists, legacyShapes, g.offerTasks) // offerTasks: tasks.go
 	getServer := func(*http.Request) *mcp.Server { return g.srv }
 	// The stateful handler speaks the session era (2025-11-25 and
 	// before), the stateless one 2026-07-28; ServeHTTP picks by the
@@ -307,6 +307,9 @@ func (g *Gateway) serveStateless(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if g.serveStatelessTasks(w, r, body) { // tasks.go
+		return
+	}
 	if g.serveStatelessFast(w, r, body) {
 		return
 	}

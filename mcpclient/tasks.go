@@ -197,7 +197,10 @@ func (m *Manager) WaitTask(ctx context.Context, h *TaskHandle, opts *CallOptions
 	if err != nil {
 		return nil, err
 	}
-	return c.waitTask(ctx, h, opts)
+	ctx, opts, tr := c.traceTask(ctx, h, opts, true) // tasktelemetry.go
+	res, err := c.waitTask(ctx, h, opts)
+	tr.end(err)
+	return res, err
 }
 
 // GetTask polls the task of h once.
@@ -284,7 +287,9 @@ func (c *server) callAsTask(ctx context.Context, name string, args any, opts *Ca
 	if err != nil || h == nil {
 		return res, err, true
 	}
+	ctx, opts, tr := c.traceTask(ctx, h, opts, false) // tasktelemetry.go
 	res, err = c.waitTask(ctx, h, opts)
+	tr.end(err)
 	if err != nil && ctx.Err() != nil {
 		// The caller gave up: so does the server.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

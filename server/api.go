@@ -64,6 +64,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("/agents/{class}/{name}/elicitations", s.agentRoute(methods{http.MethodGet: handle(s, s.listElicitations)}))
 	mux.Handle("/agents/{class}/{name}/elicitations/{id}", s.agentRoute(methods{http.MethodPost: handle(s, s.answerElicitation)}))
 	mux.Handle("/agents/{class}/{name}/stats", s.agentRoute(methods{http.MethodGet: handle(s, s.stats)}))
+	mux.Handle("/agents/{class}/{name}/tasks", s.agentRoute(methods{http.MethodGet: s.listTasks}))
+	mux.Handle("/agents/{class}/{name}/tasks/{id}", s.agentRoute(methods{http.MethodGet: s.getTask}))
+	mux.Handle("/agents/{class}/{name}/tasks/{id}/cancel", s.agentRoute(methods{http.MethodPost: s.cancelTask}))
 	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
@@ -761,24 +764,23 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 		}
 		args = req.Arguments
 	}
-	streamed := false
-	res, err := callServer(s, r, a, fmt.Sprintf("tools/call %q", req.Name), req.TimeoutMS, func(ctx context.Context, id string, limit time.Duration) (*mcp.CallToolResult, error) {
+	// Once the call has begun, streamCall and answerToolCall (tasks.go:
+	// a call that becomes a task may outlive the request) write the answer.
+	answered := false
+	_, err := callServer(s, r, a, fmt.Sprintf("tools/call %q", req.Name), req.TimeoutMS, func(ctx context.Context, id string, limit time.Duration) (*mcp.CallToolResult, error) {
 		if aerr := knownTool(a, id, req.Name); aerr != nil {
 			return nil, aerr
 		}
+		answered = true
 		if wantsEvents(r) {
-			streamed = true
 			s.streamCall(ctx, w, r, a, id, req.Name, args, limit)
-			return nil, nil
+		} else {
+			s.answerToolCall(ctx, w, r, a, id, req.Name, args, limit)
 		}
-		return a.CallTool(ctx, id, req.Name, args, nil)
+		return nil, nil
 	})
-	switch {
-	case streamed:
-	case err != nil:
+	if !answered && err != nil {
 		writeError(w, s.apiError(r.Context(), err))
-	default:
-		writeJSON(w, http.StatusOK, res)
 	}
 }
 

@@ -100,15 +100,9 @@ func (s *Server) streamCall(ctx context.Context, w http.ResponseWriter, r *http.
 	send(api.CallEvent{Type: api.CallEventStart, CallID: tc.ID, ServerID: id, Tool: tool})
 
 	progress := &progressQueue{ready: make(chan struct{}, 1)}
-	type outcome struct {
-		res *mcp.CallToolResult
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := a.CallTool(ctx, id, tool, args, &mcpclient.CallOptions{Progress: progress.add})
-		done <- outcome{res, err}
-	}()
+	// A call that becomes a task outlives the stream (tasks.go).
+	call := a.StartTaskCall(ctx, id, tool, args, &mcpclient.CallOptions{Progress: progress.add})
+	ended, started := ctx.Done(), call.Started()
 	sendProgress := func() {
 		for _, p := range progress.take() {
 			send(api.CallEvent{Type: api.CallEventProgress, Progress: p.Progress, Total: p.Total, Message: netguard.Sanitize(p.Message)})
@@ -147,7 +141,28 @@ func (s *Server) streamCall(ctx context.Context, w http.ResponseWriter, r *http.
 					ok = false
 				}
 			}
-		case out := <-done:
+		case <-started:
+			started = nil
+			t := pendingTask(r, a, call.Task())
+			send(api.CallEvent{Type: api.CallEventTask, Task: &t})
+		case <-ended:
+			ended = nil
+			if h := call.Release(context.Cause(ctx)); h != nil {
+				select {
+				case <-call.Done(): // it ended meanwhile: its outcome is sent
+				default:
+					sendProgress()
+					t := pendingTask(r, a, h)
+					send(api.CallEvent{Type: api.CallEventTaskRunning, Status: http.StatusAccepted, Task: &t})
+					return
+				}
+			}
+		case <-call.Done():
+			var out struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			out.res, out.err = call.Result()
 			sendProgress() // delivered before the call returned
 			tc.End()
 			sendElicitations()

@@ -31,15 +31,26 @@ func timeoutMS(ctx context.Context) int64 {
 // (go-sdk's mcp.CallToolResult, say). A tool failure is a result with
 // isError set. The server bounds the call by ctx's deadline (timeoutMs),
 // else by its default (server.Options.CallTimeout); cancelling ctx cancels
-// the call on the MCP server.
+// the call on the MCP server. A call that the server runs as an MCP task
+// is the agent's once the task exists: when ctx's deadline passes first,
+// the call returns a *TaskRunningError naming the task, which runs on
+// (Task fetches it, CancelTask cancels it).
 func (c *Client) CallTool(ctx context.Context, serverID, name string, args any) (json.RawMessage, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
 	var res json.RawMessage
-	if err := c.do(ctx, http.MethodPost, "/servers/"+url.PathEscape(serverID)+"/tools/call", api.CallToolRequest{Name: name, Arguments: raw, TimeoutMS: timeoutMS(ctx)}, &res); err != nil {
+	status, err := c.doStatus(ctx, http.MethodPost, "/servers/"+url.PathEscape(serverID)+"/tools/call", api.CallToolRequest{Name: name, Arguments: raw, TimeoutMS: timeoutMS(ctx)}, &res)
+	if err != nil {
 		return nil, err
+	}
+	if status == http.StatusAccepted {
+		e := &TaskRunningError{}
+		if err := json.Unmarshal(res, &e.Task); err != nil {
+			return nil, fmt.Errorf("server client: decoding the task of tools/call %q: %w", name, err)
+		}
+		return nil, e
 	}
 	return res, nil
 }
@@ -79,6 +90,9 @@ type CallWatch struct {
 	Elicitation func(api.Elicitation)
 	// ElicitationEnded says that request id no longer waits.
 	ElicitationEnded func(id string)
+	// Task receives the call's task, when the server runs the call as one;
+	// its status messages then come as Progress.
+	Task func(api.Task)
 }
 
 // Progress is a progress notification of a call's server.
@@ -96,7 +110,7 @@ const maxCallEvent = 64 << 20
 // CallToolWatched is CallTool, with the call's events streamed to w as
 // they happen (Accept: text/event-stream): its progress, and the requests
 // for input its server makes, which the caller may answer. The result and
-// errors are those of CallTool.
+// errors are those of CallTool (a *TaskRunningError too).
 func (c *Client) CallToolWatched(ctx context.Context, serverID, name string, args any, w *CallWatch) (json.RawMessage, error) {
 	if w == nil {
 		w = &CallWatch{}
@@ -160,6 +174,15 @@ func (c *Client) CallToolWatched(ctx context.Context, serverID, name string, arg
 			if w.ElicitationEnded != nil {
 				w.ElicitationEnded(ev.ID)
 			}
+		case api.CallEventTask:
+			if w.Task != nil && ev.Task != nil {
+				w.Task(*ev.Task)
+			}
+		case api.CallEventTaskRunning:
+			if ev.Task == nil {
+				return nil, fmt.Errorf("server client: tools/call %q: a task_running event without a task", name)
+			}
+			return nil, &TaskRunningError{Task: *ev.Task}
 		case api.CallEventResult:
 			if ev.Result == nil {
 				return nil, fmt.Errorf("server client: tools/call %q: a result event without a result", name)

@@ -61,17 +61,23 @@ func (c *Client) URL() string { return c.base }
 // do sends a request and decodes a JSON answer into out (if not nil). An
 // error response is an *api.APIError.
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	_, err := c.doStatus(ctx, method, path, body, out)
+	return err
+}
+
+// doStatus is do, returning the answer's status too.
+func (c *Client) doStatus(ctx context.Context, method, path string, body, out any) (int, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -82,10 +88,10 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer res.Body.Close()
-	return decodeAnswer(res, out)
+	return res.StatusCode, decodeAnswer(res, out)
 }
 
 // decodeAnswer reads an answer of the API: its JSON into out (if not nil),

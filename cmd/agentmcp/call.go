@@ -52,6 +52,15 @@ where to answer it (serve's dashboard, or the API route; a JSON line when
 stderr is not a terminal) and the call waits for the answer. A question
 answered in the dashboard while the terminal asks it is not asked further.
 
+A tool that its server runs as an MCP task is called the same way: call
+waits for the task, showing its status messages as progress. Through a
+running agentmcp serve it also prints the task's ID on stderr when the call
+becomes one ("work: runs as task ts:task-1 ...", or a JSON line
+{"type":"task","tool":...,"id":...}): serve polls the task and stores it,
+so that a call interrupted or timed out leaves it running, and
+agentmcp tasks ID fetches its result later (agentmcp tasks cancel ID
+cancels it).
+
 --timeout (default 60s) bounds the whole command, connecting and the time
 taken to answer the server's questions included.
 
@@ -272,13 +281,14 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 		return nerr
 	}
 	if err != nil {
+		// A call that became a task leaves it running (tasks.go).
 		if ierr := interrupted(ctx); ierr != nil {
-			return ierr
+			return term.taskRunsOn(ierr)
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("calling tool %q timed out after %v", tool, cf.timeout)
+			return term.taskRunsOn(fmt.Errorf("calling tool %q timed out after %v", tool, cf.timeout))
 		}
-		return err
+		return term.taskRunsOn(err)
 	}
 	term.clearProgress()
 	if err := writeJSON(stdout, res); err != nil {

@@ -60,6 +60,7 @@ type terminal struct {
 	outMu         sync.Mutex
 	progressShown bool
 	prompting     bool
+	taskID        string // the call's task, once it became one (tasks.go)
 
 	// promptMu lets one elicitation at a time use the terminal.
 	promptMu sync.Mutex

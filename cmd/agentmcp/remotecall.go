@@ -40,6 +40,7 @@ func (r *remote) watchedCall(ctx context.Context, id, tool string, args json.Raw
 		wg.Wait()
 	}()
 	w := &client.CallWatch{
+		Task: term.task, // tasks.go
 		Progress: func(p client.Progress) {
 			term.progress(&mcp.ProgressNotificationParams{Progress: p.Progress, Total: p.Total, Message: p.Message})
 		},

@@ -38,6 +38,7 @@ func commands() []command {
 		reconnectCommand(),
 		toolsCommand(),
 		callCommand(),
+		tasksCommand(),
 		importCommand(),
 		inspectCommand(),
 		exposeCommand(),

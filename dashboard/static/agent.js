@@ -229,18 +229,33 @@ export function connectAgent(options = {}) {
       return data;
     }
     let outcome = null;
-    await readEvents(res, (name, text) => {
-      let ev;
-      try {
-        ev = JSON.parse(text);
-      } catch {
-        return;
-      }
-      if (!ev || typeof ev !== "object") return;
-      if (name === "progress") onProgress(ev);
-      else if (name === "result") outcome = { result: ev.result };
-      else if (name === "error") outcome = { error: apiError(ev.status || 502, ev.error) };
-    });
+    // A call that became a task is the agent's once the task exists:
+    // aborting the call cancels its task too.
+    let taskId = null;
+    const cancelTask = () => {
+      if (taskId !== null) api("POST", `/tasks/${encodeURIComponent(taskId)}/cancel`).catch(() => {});
+    };
+    if (signal) signal.addEventListener("abort", cancelTask, { once: true });
+    try {
+      await readEvents(res, (name, text) => {
+        let ev;
+        try {
+          ev = JSON.parse(text);
+        } catch {
+          return;
+        }
+        if (!ev || typeof ev !== "object") return;
+        if (name === "task" && ev.task && typeof ev.task.id === "string") taskId = ev.task.id;
+        else if (name === "progress") onProgress(ev);
+        else if (name === "result") outcome = { result: ev.result };
+        else if (name === "error") outcome = { error: apiError(ev.status || 502, ev.error) };
+        else if (name === "task_running" && ev.task && typeof ev.task.id === "string")
+          // The call's time ran out; its task runs on (listTasks).
+          outcome = { error: new AgentError(202, "task_running", `the call runs on as task ${ev.task.id}: see Tasks`) };
+      });
+    } finally {
+      if (signal) signal.removeEventListener("abort", cancelTask);
+    }
     if (!outcome) throw new AgentError(502, "network", "the call's stream ended without its result");
     if (outcome.error) throw outcome.error;
     return outcome.result;
@@ -323,6 +338,14 @@ export function connectAgent(options = {}) {
     // getLogs resolves to every server's last log messages
     // ({servers: [{serverId, logs}]}).
     getLogs: () => api("GET", "/logs"),
+    // listTasks resolves to the agent's tasks (tool calls its servers run
+    // as MCP tasks): {tasks: [{id, serverId, taskId, tool, status,
+    // statusMessage?, done, error?, createdAt, updatedAt}], more?};
+    // getTask to one, with its result once completed; cancelTask asks its
+    // server to cancel it. A task's id is "serverId:taskId".
+    listTasks: () => api("GET", "/tasks"),
+    getTask: (id) => api("GET", `/tasks/${seg(id)}`),
+    cancelTask: (id) => api("POST", `/tasks/${seg(id)}/cancel`),
     // mcpEndpoint is the URL of the agent's MCP endpoint (the agent as an
     // MCP server); getExposure and setExposure read and replace the rules
     // of what it exposes, {allow: [pattern], deny: [pattern]}.

@@ -9,6 +9,7 @@ import { serverLogs } from "./logs.js";
 import { exposureEditor } from "./exposure.js";
 import { awakeLine } from "./busy.js";
 import { toolSearch } from "./toolsearch.js";
+import { taskList } from "./tasks.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -58,6 +59,7 @@ const conn = connectAgent({
       stats.refresh();
       awake.refresh();
       exposure.load();
+      tasks.refresh();
     }
     render();
   },
@@ -71,6 +73,9 @@ const stats = callStats({
   windowNote: $("stats-window"),
   servers: () => serverEntries(lastMcp),
 });
+
+// The agent's tasks (tasks.js), in their own section.
+const tasks = taskList({ conn, list: $("tasks").tBodies[0], none: $("no-tasks"), more: $("more-tasks"), servers: () => serverEntries(lastMcp) });
 
 // What keeps the agent awake (busy.js), on a line under the header.
 const awake = awakeLine({ conn, line: $("awake") });
@@ -663,6 +668,7 @@ function runner(form, label, run, show) {
       button.disabled = false;
       cancel.hidden = true;
       stats.refresh(); // the call is in the figures now
+      tasks.refresh(); // and its task, if it ran as one, has ended or runs on
     }
   });
   return form;

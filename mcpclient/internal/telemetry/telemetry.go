@@ -168,6 +168,9 @@ type Telemetry struct {
 	attempts        metric.Int64Counter
 	io              metric.Int64Counter
 	reg             metric.Registration // the observable gauges; nil if none
+
+	meter metric.Meter    // for the instruments made on first use
+	tasks taskInstruments // tasks.go
 }
 
 // New builds a Telemetry from o (which may be nil). An instrument the
@@ -197,6 +200,7 @@ func New(o *Options) *Telemetry {
 		errorType: opts.ErrorType,
 	}
 	meter := mp.Meter(InstrumentationName, metric.WithInstrumentationVersion(opts.Version))
+	t.meter = meter
 	t.opDuration = histogram(meter, "mcp.client.operation.duration",
 		"The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received.")
 	t.sessionDuration = histogram(meter, "mcp.client.session.duration", "The duration of the MCP session as observed on the MCP client.")
