@@ -76,6 +76,8 @@ func Run(t *testing.T, b Backend) {
 		{"KeepAwake", testKeepAwake},
 		{"Exposure", testExposure},
 		{"Tasks", testTasks},
+		{"Policy", testPolicy},
+		{"Approvals", testApprovals},
 		{"Batch", testBatch},
 		{"Batch/Invalid", testBatchInvalid},
 		{"Batch/Encryption", testBatchEncryption},
