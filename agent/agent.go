@@ -142,8 +142,8 @@ type Agent struct {
 	pol        agentPolicy    // the tool policy (policy.go)
 	apr        agentApprovals // the approvals (approvals.go)
 	busyN      atomic.Int64   // calls, adds and reconnections in flight
-	tasks      agentTasks   // its tasks (tasks.go)
-	authUntil  atomic.Int64 // unix nanoseconds until which an OAuth flow may complete
+	tasks      agentTasks     // its tasks (tasks.go)
+	authUntil  atomic.Int64   // unix nanoseconds until which an OAuth flow may complete
 }
 
 // addOp is an AddMCPServer connection in flight, shared by concurrent adds
