@@ -21,6 +21,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/agentmcp/agentmcp/store"
 )
@@ -67,6 +68,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
+	s.policyRoutes(mux) // policy.go: .../policy, .../approvals, .../approvals/{approval}
 	s.oauthRoutes(mux)
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics)
@@ -727,11 +729,12 @@ func (s *Server) callContext(r *http.Request, timeoutMS int64) (context.Context,
 	case timeoutMS > 0:
 		d = time.Duration(timeoutMS) * time.Millisecond
 	}
+	rctx := agent.WithCaller(r.Context(), policy.API) // the policy's caller
 	if d < 0 {
-		ctx, cancel := context.WithCancel(r.Context())
+		ctx, cancel := context.WithCancel(rctx)
 		return ctx, cancel, 0, nil
 	}
-	ctx, cancel := context.WithTimeoutCause(r.Context(), d, errCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(rctx, d, errCallTimeout)
 	return ctx, cancel, d, nil
 }
 
@@ -774,12 +777,18 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 		writeError(w, unknownServer(a, id))
 		return
 	}
+	if req.Approval == "" && policyRefused(w, a, id, req.Name) { // policy.go
+		return
+	}
 	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
 	}
 	defer cancel()
+	if req.Approval != "" {
+		ctx = agent.WithApproval(ctx, req.Approval)
+	}
 	// A ready server's catalog is known: a tool it does not list is
 	// refused here. Any other server is left to the Manager, which
 	// reconnects it or says why it cannot.
@@ -802,6 +811,9 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 		return
 	}
 	res, err := a.CallTool(ctx, id, req.Name, args, nil)
+	if approvalAccepted(w, err) { // 202: it waits for approval (policy.go)
+		return
+	}
 	if err != nil {
 		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("tools/call %q", req.Name), limit, err))
 		return
