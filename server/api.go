@@ -21,8 +21,8 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
-	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
 )
 
