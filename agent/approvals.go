@@ -257,13 +257,13 @@ func (a *Agent) replay(ctx context.Context, id, serverID, tool string, args any)
 // expired) and returns the call's outcome, or until ctx ends (an
 // *ApprovalPendingError).
 func (a *Agent) awaitApproval(ctx context.Context, id string) (*mcp.CallToolResult, error) {
+	// The approval is read whatever is left of ctx (the store bounds its
+	// reads), so that a caller out of time is told which approval waits.
+	rctx := context.WithoutCancel(ctx)
 	for {
 		changed := a.apr.watch()
-		ap, err := a.Approval(ctx, id)
+		ap, err := a.Approval(rctx, id)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, &ApprovalPendingError{Approval: ap}
-			}
 			return nil, err
 		}
 		switch ap.State {
