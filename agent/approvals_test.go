@@ -7,7 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/oteltest"
 	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
 )
@@ -276,5 +281,108 @@ func TestApprovalSurvivesReopen(t *testing.T) {
 	done := waitApproval(t, b, list[0].ID, func(ap agent.Approval) bool { return ap.State == store.ApprovalDone })
 	if done.Result == nil || resultText(t, done.Result) != "1" || srv.Increments.Load() != 1 {
 		t.Fatalf("after approval: %+v, %d calls", done, srv.Increments.Load())
+	}
+}
+
+// TestApprovalMetrics: approvals requested, answered (by decision),
+// expired, and the time to a decision are recorded on the agent's meter.
+func TestApprovalMetrics(t *testing.T) {
+	rec := oteltest.New(t)
+	ctx := testCtx(t)
+	clock := newClock()
+	a, _ := policyAgent(t, openSQLite(t, ""), clock, &agent.Options{MeterProvider: rec.MeterProvider})
+	if err := a.SetPolicy(ctx, mustPolicy(t, askAll)); err != nil {
+		t.Fatal(err)
+	}
+	ask := func() string {
+		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		defer cancel()
+		_, err := a.CallTool(short, "s", "echo", map[string]any{"text": "x"}, nil)
+		var pending *agent.ApprovalPendingError
+		if !errors.As(err, &pending) {
+			t.Fatalf("call: %v", err)
+		}
+		return pending.Approval.ID
+	}
+	approved, denied, expired := ask(), ask(), ask()
+	clock.Advance(90 * time.Second)
+	if _, err := a.Approve(ctx, approved, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Deny(ctx, denied, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(agent.DefaultApprovalLifetime)
+	if ap, err := a.Approval(ctx, expired); err != nil || ap.State != store.ApprovalExpired {
+		t.Fatalf("third approval: %+v %v", ap, err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := rec.Reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		attrs map[string]string
+		want  int64
+	}{
+		{"agentmcp.approvals.requested", nil, 3},
+		{"agentmcp.approvals.answered", map[string]string{"decision": "approve"}, 1},
+		{"agentmcp.approvals.answered", map[string]string{"decision": "deny"}, 1},
+		{"agentmcp.approvals.expired", nil, 1},
+	} {
+		if got := oteltest.IntValue(rm, tt.name, tt.attrs); got != tt.want {
+			t.Errorf("%s %v = %d, want %d", tt.name, tt.attrs, got, tt.want)
+		}
+	}
+	if n := oteltest.HistogramCount(rm, "agentmcp.approvals.decision_time", nil); n != 2 {
+		t.Errorf("decision_time has %d values, want 2", n)
+	}
+}
+
+// TestApprovalSurvivesHibernation: an approval left pending (its caller
+// gone) does not keep the agent awake; the agent hibernates, and woken it
+// lists the approval, which approved runs once.
+func TestApprovalSurvivesHibernation(t *testing.T) {
+	ctx := testCtx(t)
+	srv := mcptest.NewServer("s")
+	hs := mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return srv.Server })
+	h := agent.NewHost(openSQLite(t, ""), nil)
+	t.Cleanup(func() { h.Close(context.Background()) })
+	a, release, err := h.Use(ctx, "TestAgent", "sleepy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AddMCPServer(ctx, "S", hs.URL, &agent.AddOptions{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetPolicy(ctx, mustPolicy(t, askAll)); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	_, err = a.CallTool(short, "s", "increment", nil, nil)
+	cancel()
+	var pending *agent.ApprovalPendingError
+	if !errors.As(err, &pending) {
+		t.Fatalf("call: %v", err)
+	}
+	release()
+	if !h.Hibernate(ctx, "TestAgent", "sleepy") {
+		t.Fatal("the agent with a pending approval and no caller did not hibernate")
+	}
+	b, release, err := h.Use(ctx, "TestAgent", "sleepy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	list, err := b.Approvals(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != pending.Approval.ID || list[0].State != store.ApprovalPending {
+		t.Fatalf("approvals after the wake: %+v %v", list, err)
+	}
+	if _, err := b.Approve(ctx, list[0].ID, false); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.CallTool(agent.WithApproval(ctx, list[0].ID), "s", "increment", nil, nil)
+	if err != nil || resultText(t, res) != "1" || srv.Increments.Load() != 1 {
+		t.Fatalf("after approval: %v %v, %d calls", res, err, srv.Increments.Load())
 	}
 }

@@ -252,3 +252,67 @@ func pollUntil(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestApprovalsGateway: a client of the agent's MCP endpoint that calls an
+// ask tool is held while a person answers: approved, it gets the result;
+// denied, a result with isError that gives the reason, for its model.
+func TestApprovalsGateway(t *testing.T) {
+	t.Parallel()
+	e, srv := policyEnv(t)
+	ctx := testCtx(t)
+	putPolicy(t, e, `{"rules":[{"match":{"tools":["s/increment"],"callers":["gateway"]},"action":"ask"}]}`)
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.ts.URL + agentPath + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	call := func() <-chan outcome {
+		out := make(chan outcome, 1)
+		go func() {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_s_increment", Arguments: map[string]any{}})
+			out <- outcome{res, err}
+		}()
+		return out
+	}
+	pendingID := func() string {
+		var id string
+		pollUntil(t, func() bool {
+			_, _, b := e.do("GET", agentPath+"/approvals", "")
+			var list api.ApprovalsResponse
+			json.Unmarshal(b, &list)
+			if len(list.Approvals) > 0 && list.Approvals[0].State == "pending" {
+				if list.Approvals[0].Caller != "gateway" {
+					t.Fatalf("approval %+v", list.Approvals[0])
+				}
+				id = list.Approvals[0].ID
+				return true
+			}
+			return false
+		})
+		return id
+	}
+	out := call()
+	if status, _, b := e.do("POST", agentPath+"/approvals/"+pendingID(), `{"decision":"approve"}`); status != http.StatusOK {
+		t.Fatalf("approve: %d %s", status, b)
+	}
+	o := <-out
+	if o.err != nil || o.res.IsError || o.res.Content[0].(*mcp.TextContent).Text != "1" {
+		t.Fatalf("approved call through the gateway: %+v %v", o.res, o.err)
+	}
+	out = call()
+	if status, _, b := e.do("POST", agentPath+"/approvals/"+pendingID(), `{"decision":"deny","reason":"ask Bob"}`); status != http.StatusOK {
+		t.Fatalf("deny: %d %s", status, b)
+	}
+	o = <-out
+	if o.err != nil || !o.res.IsError || !strings.Contains(o.res.Content[0].(*mcp.TextContent).Text, "ask Bob") {
+		t.Fatalf("denied call through the gateway: %+v %v", o.res, o.err)
+	}
+	if n := srv.Increments.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
+	}
+}
