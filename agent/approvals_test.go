@@ -386,3 +386,34 @@ func TestApprovalSurvivesHibernation(t *testing.T) {
 		t.Fatalf("after approval: %v %v, %d calls", res, err, srv.Increments.Load())
 	}
 }
+
+// TestPolicyUnderDirectory: an agent opened under a Directory claim (as
+// replicas open theirs, through a fenced store) keeps a policy and
+// approvals: the ask is stored, approved, and runs once.
+func TestPolicyUnderDirectory(t *testing.T) {
+	ctx := testCtx(t)
+	s := serve(t, mcptest.Stateful)
+	h, _ := newHost(t, openSQLite(t, ""), &agent.HostOptions{Directory: &directory{t: t, owners: map[string]string{}}})
+	a, release := use(t, h, "fenced")
+	defer release()
+	if _, err := a.AddMCPServer(ctx, "s", s.URL, &agent.AddOptions{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetPolicy(ctx, mustPolicy(t, askAll)); err != nil {
+		t.Fatalf("SetPolicy under a Directory: %v", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	_, err := a.CallTool(short, "s", "increment", nil, nil)
+	cancel()
+	var pending *agent.ApprovalPendingError
+	if !errors.As(err, &pending) {
+		t.Fatalf("call: %v", err)
+	}
+	if _, err := a.Approve(ctx, pending.Approval.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.CallTool(agent.WithApproval(ctx, pending.Approval.ID), "s", "increment", nil, nil)
+	if err != nil || resultText(t, res) != "1" {
+		t.Fatalf("after approval: %v %v", res, err)
+	}
+}
