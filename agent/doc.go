@@ -228,7 +228,8 @@
 // (a *RateLimitedError has the wait). Options.PolicyHook makes dynamic
 // decisions after the stored rules; it can make a decision stricter, never
 // looser. Through AITools, a refused call is a tool failure the model
-// reads.
+// reads. Rates are counted in the agent's memory: a restart or a
+// hibernation starts them afresh.
 //
 // A call the policy asks about becomes an Approval, stored before
 // anything is sent: the tool, its exact arguments (canonical JSON: an
