@@ -316,3 +316,51 @@ func TestApprovalsGateway(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want 1", n)
 	}
 }
+
+// TestClusterApprovalFailover: an approval asked on one replica outlives
+// it: once its lease lapsed, another replica takes the agent, lists the
+// approval and, approved there, runs the call once; an approve through the
+// old owner afterwards runs nothing more (its writes are fenced).
+func TestClusterApprovalFailover(t *testing.T) {
+	t.Parallel()
+	dsn := pg.Database(t)
+	srv, url := mcpServer(t, "one")
+	a, b := newReplica(t, dsn), newReplica(t, dsn)
+	ctx := testCtx(t)
+	a.add("x", url, false)
+	if _, err := a.client("test", "x").SetPolicy(ctx, api.Policy{Default: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Post(a.api.URL+"/agents/test/x/servers/one/tools/call", "application/json", strings.NewReader(`{"name":"increment","timeoutMs":100}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted api.ApprovalResponse
+	err = json.NewDecoder(res.Body).Decode(&accepted)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusAccepted || accepted.Approval.State != "pending" {
+		t.Fatalf("call of an ask tool: %d %+v %v", res.StatusCode, accepted, err)
+	}
+	id := accepted.Approval.ID
+	a.cl.Close() // a is gone for the others
+	expireReplicaIn(t, dsn, a.rep.ID(), 1500*time.Millisecond)
+
+	list, err := b.client("test", "x").Approvals(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != id || list[0].State != "pending" {
+		t.Fatalf("approvals on the new owner: %+v %v", list, err)
+	}
+	if _, err := b.client("test", "x").AnswerApproval(ctx, id, api.AnswerApprovalRequest{Decision: "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, func() bool {
+		ap, err := b.client("test", "x").Approval(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ap.State == "done"
+	})
+	a.client("test", "x").AnswerApproval(ctx, id, api.AnswerApprovalRequest{Decision: "approve"}) // the old owner: refused or a no-op
+	if n := srv.Increments.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
+	}
+}
