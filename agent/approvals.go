@@ -381,6 +381,9 @@ func (a *Agent) expireDue(ctx context.Context, as store.ApprovalStore, row store
 // one runs the call. An expired approval gives an error wrapping
 // ErrApprovalExpired, a denied one ErrApprovalAnswered.
 func (a *Agent) Approve(ctx context.Context, id string, remember bool) (Approval, error) {
+	if a.isClosed() {
+		return Approval{}, ErrClosed
+	}
 	as, row, err := a.answerable(ctx, id)
 	if err != nil || row.State != store.ApprovalPending {
 		if err == nil && row.State == store.ApprovalDenied {
@@ -407,11 +410,21 @@ func (a *Agent) Approve(ctx context.Context, id string, remember bool) (Approval
 			a.logger.Warn("cannot remember an approval", "approval", id, "error", err)
 		}
 	}
+	// Added under a.mu, so that Close (which marks the agent closed under
+	// it before it waits) either waits for the call or sees it never start.
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return approvalOf(next), fmt.Errorf("agent %s: approval %s: %w (approved, not run)", a.ns, id, ErrClosed)
+	}
+	a.apr.wg.Add(1)
+	a.mu.Unlock()
 	release := a.hold()
-	a.apr.wg.Go(func() {
+	go func() {
+		defer a.apr.wg.Done()
 		defer release()
 		a.runApproved(next)
-	})
+	}()
 	return approvalOf(next), nil
 }
 
@@ -492,6 +505,13 @@ func (a *Agent) runApproved(ap store.Approval) {
 	}
 	a.apr.signal()
 	a.updates.stateChanged()
+}
+
+// isClosed reports whether Close was called.
+func (a *Agent) isClosed() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.closed
 }
 
 // approvalOf returns the Approval of a stored row.
