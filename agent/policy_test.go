@@ -16,6 +16,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/aitools"
 	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/peers"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
@@ -269,5 +270,49 @@ func TestCautiousPreset(t *testing.T) {
 	}
 	if n := srv.Increments.Load(); n != 0 {
 		t.Fatalf("increment ran %d times without approval", n)
+	}
+}
+
+// TestCautiousPresetReference: the cautious preset on the reference
+// server (server-everything): its read-only tools are allowed (echo runs),
+// every other tool asks (toggle-simulated-logging waits for approval and
+// does not run before it).
+func TestCautiousPresetReference(t *testing.T) {
+	peers.Require(t)
+	ps := peers.StartEverything(t, "streamableHttp")
+	ctx := testCtx(t)
+	a := openAgent(t, openSQLite(t, ""), "cautious", nil)
+	if _, err := a.AddMCPServer(ctx, "everything", ps.URL, &agent.AddOptions{ID: "e"}); err != nil {
+		t.Fatal(err)
+	}
+	cautious, _ := policy.Preset(policy.PresetCautious)
+	if err := a.SetPolicy(ctx, cautious); err != nil {
+		t.Fatal(err)
+	}
+	var readOnly, others int
+	for _, tool := range a.ListTools(mcpclient.Filter{}) {
+		want := policy.Ask
+		if tool.Annotations != nil && tool.Annotations.ReadOnlyHint {
+			want, readOnly = policy.Allow, readOnly+1
+		} else {
+			others++
+		}
+		if got := a.Decide("e", tool.Name, policy.LLM).Action; got != want {
+			t.Errorf("%s: %s, want %s", tool.Name, got, want)
+		}
+	}
+	if readOnly == 0 || others == 0 {
+		t.Fatalf("%d read-only tools and %d others: the reference server changed", readOnly, others)
+	}
+	res, err := a.CallTool(agent.WithCaller(ctx, policy.LLM), "e", "echo", map[string]any{"message": "hi"}, nil)
+	if err != nil || !strings.Contains(resultText(t, res), "hi") {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = a.CallTool(agent.WithCaller(short, policy.LLM), "e", "toggle-simulated-logging", nil, nil)
+	cancel()
+	var pending *agent.ApprovalPendingError
+	if !errors.As(err, &pending) || pending.Approval.Tool != "toggle-simulated-logging" {
+		t.Fatalf("toggle-simulated-logging: %v, want an approval pending", err)
 	}
 }
