@@ -23,10 +23,10 @@ func ExampleParse() {
 		{Server: "search", Tool: "web", Hints: policy.HintsOf(&mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no}), Caller: policy.LLM},
 	} {
 		d := p.Decide(c)
-		fmt.Println(c.Server+"/"+c.Tool, d.Action, d.Rule, d.Rate)
+		fmt.Printf("%s/%s: %s (rule %d, rate %q)\n", c.Server, c.Tool, d.Action, d.Rule, d.Rate)
 	}
 	// Output:
-	// github/delete_repo deny 0
-	// github/create_issue ask 1
-	// search/web allow 2 10/m
+	// github/delete_repo: deny (rule 0, rate "")
+	// github/create_issue: ask (rule 1, rate "")
+	// search/web: allow (rule 2, rate "10/m")
 }
