@@ -14,6 +14,11 @@ const (
 	CodeApprovalMismatch = "approval_mismatch" // 409: a call presented with an approval of another tool or other arguments
 	CodeApprovalAnswered = "approval_answered" // 409: an answer to an approval answered otherwise
 	CodeUnknownApproval  = "unknown_approval"  // 404: no approval with that id
+	// CodeApprovalPending is the error event of a streamed call still
+	// waiting for approval when its time ran out (a call without a stream
+	// answers 202 {"approval": {...}} instead); the message names the
+	// approval.
+	CodeApprovalPending = "approval_pending"
 )
 
 // Policy is an agent's tool policy (GET and PUT

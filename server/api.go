@@ -740,6 +740,9 @@ func (s *Server) callContext(r *http.Request, timeoutMS int64) (context.Context,
 
 // callFailed maps the error of a call bounded by callContext.
 func (s *Server) callFailed(ctx context.Context, r *http.Request, a *agent.Agent, id, what string, limit time.Duration, err error) *api.APIError {
+	if aerr := pendingError(err); aerr != nil { // policy.go
+		return aerr
+	}
 	switch {
 	case context.Cause(ctx) == errCallTimeout:
 		aerr := apiErrorf(http.StatusGatewayTimeout, api.CodeTimeout,

@@ -183,6 +183,19 @@ func policyRefused(w http.ResponseWriter, a *agent.Agent, serverID, tool string)
 	return true
 }
 
+// pendingError is the error of a call still waiting for approval where
+// no 202 can be answered (a streamed call's error event), nil for any
+// other error.
+func pendingError(err error) *api.APIError {
+	var pending *agent.ApprovalPendingError
+	if !errors.As(err, &pending) {
+		return nil
+	}
+	e := apiErrorf(http.StatusAccepted, api.CodeApprovalPending, "%v", err)
+	e.ServerID = pending.Approval.ServerID
+	return e
+}
+
 // approvalAccepted answers 202 {"approval": {...}} for a call that still
 // waits for approval when its time ran out. It reports whether it
 // answered.

@@ -364,3 +364,18 @@ func TestClusterApprovalFailover(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want 1", n)
 	}
 }
+
+// TestApprovalPendingStream: a streamed call of an ask tool whose time
+// runs out ends with an error event approval_pending (status 202) naming
+// the approval.
+func TestApprovalPendingStream(t *testing.T) {
+	t.Parallel()
+	e, _ := policyEnv(t)
+	putPolicy(t, e, `{"default":"ask","rules":[]}`)
+	_, ch := callEvents(t, testCtx(t), e, "s", `{"name":"increment","timeoutMs":100}`)
+	next(t, ch, "call")
+	ev := next(t, ch, "error")
+	if ev.Status != http.StatusAccepted || ev.Error == nil || ev.Error.Code != api.CodeApprovalPending || !strings.Contains(ev.Error.Message, "waits for approval ap_") {
+		t.Fatalf("error event %+v", ev)
+	}
+}

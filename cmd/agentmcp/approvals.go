@@ -244,6 +244,22 @@ func wireApproval(ap agent.Approval) api.Approval {
 	return out
 }
 
+// approvalPending says which approval a call waits for, when its time
+// ran out before a person answered; nil for any other error.
+func approvalPending(err error) error {
+	var (
+		pending *agent.ApprovalPendingError
+		aerr    *api.APIError
+	)
+	switch {
+	case errors.As(err, &pending):
+		return fmt.Errorf("%v: answer it with agentmcp approve %s or agentmcp deny %s", err, pending.Approval.ID, pending.Approval.ID)
+	case errors.As(err, &aerr) && aerr.Code == api.CodeApprovalPending:
+		return fmt.Errorf("%s: answer it with agentmcp approve or deny (see agentmcp approvals)", aerr.Message)
+	}
+	return nil
+}
+
 // shorten cuts s to n bytes at most, marking the cut.
 func shorten(s string, n int) string {
 	if len(s) <= n {

@@ -275,6 +275,9 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 		if ierr := interrupted(ctx); ierr != nil {
 			return ierr
 		}
+		if perr := approvalPending(err); perr != nil { // approvals.go
+			return perr
+		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return fmt.Errorf("calling tool %q timed out after %v", tool, cf.timeout)
 		}

@@ -193,3 +193,39 @@ func TestApprovalSurvivesKill(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want exactly 1", n)
 	}
 }
+
+// TestApproveDirect: on a database, a call of an ask tool says which
+// approval it waits for when its time is up; approvals lists it; approve
+// runs the call in this process and prints its result.
+func TestApproveDirect(t *testing.T) {
+	t.Setenv(envServer, "")
+	t.Setenv(envToken, "")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agentmcp.db")
+	srv, hs := serve(t, mcptest.Stateless)
+	runCmd(t, "add", "--db", db, "--id", "s", "s", hs.URL).mustSucceed(t)
+	file := filepath.Join(dir, "policy.json")
+	os.WriteFile(file, []byte(`{"rules":[{"match":{"tools":["s/increment"]},"action":"ask"}]}`), 0o600)
+	runCmd(t, "policy", "--db", db, "set", file).mustSucceed(t)
+
+	r := runCmd(t, "call", "--db", db, "--timeout", "500ms", "s", "increment")
+	if r.err == nil || !strings.Contains(r.stderr, "waits for approval ap_") {
+		t.Fatalf("call of an ask tool: %+v", r)
+	}
+	r = runCmd(t, "approvals", "--db", db, "--json")
+	r.mustSucceed(t)
+	var list api.ApprovalsResponse
+	decode(t, r.stdout, &list)
+	if len(list.Approvals) != 1 || list.Approvals[0].State != "pending" {
+		t.Fatalf("approvals: %s", r.stdout)
+	}
+	r = runCmd(t, "approve", "--db", db, list.Approvals[0].ID)
+	r.mustSucceed(t)
+	if !strings.Contains(r.stdout, "approved "+list.Approvals[0].ID) || !strings.Contains(r.stdout, `"text": "1"`) {
+		t.Fatalf("approve:\n%s", r.stdout)
+	}
+	if n := srv.Increments.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
+	}
+}
+
