@@ -228,4 +228,3 @@ func TestApproveDirect(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want 1", n)
 	}
 }
-
