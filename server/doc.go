@@ -108,8 +108,9 @@
 // tool and arguments are the approval's, else 409 approval_mismatch. An
 // approval not answered within the agent's ApprovalLifetime (24 hours by
 // default) expires (409 approval_expired to its caller and to an answer).
-// A call with Accept: text/event-stream that is asked about ends with the
-// error event when its time is up.
+// A call with Accept: text/event-stream that is asked about ends, when its
+// time is up, with an error event approval_pending (status 202) whose
+// message names the approval.
 //
 // # Replicas
 //
