@@ -74,6 +74,16 @@ type Options struct {
 	// each server lists them again (see WaitCatalogs).
 	NoStoredCatalogs bool
 
+	// PolicyHook, when set, makes dynamic decisions on tool calls after
+	// the agent's stored policy (see PolicyHook). Nil means the stored
+	// policy alone.
+	PolicyHook PolicyHook
+
+	// ApprovalLifetime is how long a call the policy asks about waits for
+	// a person's answer before its approval expires. Zero means
+	// DefaultApprovalLifetime (24 hours).
+	ApprovalLifetime time.Duration
+
 	// Dormant opens the agent without restoring its connections: its
 	// servers are registered, shown as stored (not-connected, or
 	// authenticating), and connect only when Reconnect (or AddMCPServer)
@@ -136,10 +146,12 @@ type Agent struct {
 	// exposureMu serialises SetExposure's writes (held across the store
 	// write, so that the rules in memory are the last ones stored).
 	exposureMu sync.Mutex
-	busyN      atomic.Int64 // calls, adds and reconnections in flight
-	tasks      agentTasks   // its tasks (tasks.go)
-	cats       catalogState // its servers' stored catalogs (catalogs.go)
-	authUntil  atomic.Int64 // unix nanoseconds until which an OAuth flow may complete
+	pol        agentPolicy    // the tool policy (policy.go)
+	apr        agentApprovals // the approvals (approvals.go)
+	busyN      atomic.Int64   // calls, adds and reconnections in flight
+	tasks      agentTasks     // its tasks (tasks.go)
+	cats       catalogState   // its servers' stored catalogs (catalogs.go)
+	authUntil  atomic.Int64   // unix nanoseconds until which an OAuth flow may complete
 }
 
 // addOp is an AddMCPServer connection in flight, shared by concurrent adds
@@ -210,6 +222,10 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	if err := a.loadExposure(ctx); err != nil {
 		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
 	}
+	if err := a.loadPolicy(ctx); err != nil {
+		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
+	}
+	a.apr.init(o)
 	a.m = mcpclient.New(&mo)
 	a.updates = newUpdates(a)
 	if o.ElicitationTimeout > 0 {
@@ -528,8 +544,10 @@ func (a *Agent) Close(ctx context.Context) error {
 	a.tasks.mu.Lock()
 	a.tasks.cancel()
 	a.tasks.mu.Unlock()
+	a.apr.cancel()
 	err := a.m.Close(ctx)
 	a.tasks.wg.Wait() // resumed polls end with the Manager
+	a.apr.wg.Wait()   // approved calls running end with it too
 	a.updates.stop()
 	a.writes.flush(ctx)
 	return errors.Join(err, aerr)

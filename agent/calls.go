@@ -15,6 +15,7 @@ import (
 	"github.com/agentmcp/agentmcp/internal/safetext"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/oauth"
+	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -26,13 +27,38 @@ import (
 // mcpclient.Manager.CallTool: a tool failure is a result with IsError,
 // an error means the call did not complete). A server still connecting,
 // after a restart or a wake, is waited for; the others are not.
+//
+// The agent's policy decides first, for the caller ctx carries
+// (WithCaller; none is policy.API): a call it denies gets an error
+// wrapping ErrToolDenied, one over its rate ErrRateLimited; a call it
+// asks about is stored as an approval and waits for a person's answer
+// while ctx lasts (approvals.go): the approved call's result, an error
+// wrapping ErrApprovalDenied (with the reason) or ErrApprovalExpired, or,
+// when ctx ends first, an *ApprovalPendingError (the approval stays
+// pending; WithApproval gets its outcome later).
 func (a *Agent) CallTool(ctx context.Context, serverID, name string, args any, opts *mcpclient.CallOptions) (*mcp.CallToolResult, error) {
 	defer a.hold()()
+	return a.policedCall(ctx, serverID, name, args, opts)
+}
+
+// policedCall is CallTool without its hold on the agent (StartTaskCall
+// holds it as long as the call is the request's): the policy's decision,
+// then the call.
+func (a *Agent) policedCall(ctx context.Context, serverID, name string, args any, opts *mcpclient.CallOptions) (*mcp.CallToolResult, error) {
+	if id, ok := ctx.Value(approvalKey{}).(string); ok && id != "" {
+		return a.replay(ctx, id, serverID, name, args)
+	}
+	d, err := a.admit(ctx, serverID, name, args)
+	if err != nil {
+		return nil, err
+	}
+	if d.Action == policy.Ask {
+		return a.ask(ctx, serverID, name, args)
+	}
 	return a.callTool(ctx, serverID, name, args, opts)
 }
 
-// callTool is CallTool without its hold on the agent (StartTaskCall holds
-// it as long as the call is the request's).
+// callTool is the call once the policy let it through.
 func (a *Agent) callTool(ctx context.Context, serverID, name string, args any, opts *mcpclient.CallOptions) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	opts, tc := a.taskOptions(ctx, serverID, opts) // tasks.go
@@ -62,9 +88,16 @@ func (a *Agent) GetPrompt(ctx context.Context, serverID, name string, args map[s
 
 // ListTools returns the tools of the agent's stored servers that f
 // selects (an empty f.ServerID means all of them), each tagged with its
-// server id.
+// server id, but those the agent's policy denies to the API caller (the
+// default caller: see WithCaller).
 func (a *Agent) ListTools(f mcpclient.Filter) []mcpclient.Tool {
-	return listStored(a, f, a.m.ListTools)
+	tools := listStored(a, f, a.m.ListTools)
+	if a.pol.cur.Load().IsOpen() {
+		return tools
+	}
+	return slices.DeleteFunc(tools, func(t mcpclient.Tool) bool {
+		return !a.visible(policy.API, t.ServerID, t.Name, t.Annotations)
+	})
 }
 
 // ListPrompts is ListTools for prompts.
@@ -95,9 +128,10 @@ func (a *Agent) ServerInfo(id string) (mcpclient.ServerInfo, bool) { return a.m.
 
 // AITools returns the tools of the agent's servers that f selects as LLM
 // tools, with keys unique over all of them (mcpclient.Manager.AITools):
-// what a model adapter, or a layer that exposes the agent's tools under
-// those keys (package gateway), needs.
-func (a *Agent) AITools(f mcpclient.Filter) *aitools.ToolSet { return a.m.AITools(f) }
+// what a model adapter needs. It is ToolSet(policy.LLM, f): the tools the
+// agent's policy denies the model are left out, and each call goes
+// through CallTool as the model's, so that the policy holds when it runs.
+func (a *Agent) AITools(f mcpclient.Filter) *aitools.ToolSet { return a.ToolSet(policy.LLM, f) }
 
 // CheckURL reports why the agent's SSRF guard would refuse a server URL,
 // or nil (see mcpclient.Manager.CheckURL).

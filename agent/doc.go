@@ -243,6 +243,59 @@
 // Exposes, which reads them in memory without a lock, is the gateway's
 // Expose hook.
 //
+// # Policy and approvals
+//
+// Each agent has a tool policy (package policy): ordered rules, the first
+// that matches a call deciding allow, deny or ask, with an optional rate
+// per tool; it matches tools and servers by pattern (as the exposure
+// rules do), tools by their annotations (with the specification's
+// defaults when absent) and calls by their caller. SetPolicy stores it
+// with the agent; Policy returns it; the zero policy allows everything.
+// It is enforced where calls are made: CallTool decides for the caller its
+// context carries (WithCaller: the API sets policy.API, the gateway
+// policy.Gateway, the AITools executor policy.LLM; a context without one
+// is policy.API, a Go program's own call), so every surface (the library,
+// the API, the CLI, the gateway, a model adapter) is held to it. AITools
+// and ListTools leave out the tools the policy denies their caller (the
+// model, the API), and ToolSet(caller, f) gives any caller's tools;
+// Decide says a tool's effective action without counting a call. For the
+// gateway caller, the exposure rules apply first: what they hide is
+// denied. A denied call is an error wrapping ErrToolDenied (a
+// *ToolDeniedError names the rule); a call over its rate, ErrRateLimited
+// (a *RateLimitedError has the wait). Options.PolicyHook makes dynamic
+// decisions after the stored rules; it can make a decision stricter, never
+// looser. Through AITools, a refused call is a tool failure the model
+// reads. Rates are counted in the agent's memory: a restart or a
+// hibernation starts them afresh.
+//
+// A call the policy asks about becomes an Approval, stored before
+// anything is sent: the tool, its exact arguments (canonical JSON: an
+// approval runs those and no others), the caller, when it was requested
+// and when it expires (Options.ApprovalLifetime, 24 hours by default). The
+// call waits while its context lasts; when it ends first the error is an
+// *ApprovalPendingError, and the approval stays pending. Approvals lists
+// them (pending first), Approval gets one; Approve runs the call once, in
+// the background, and stores its result with the approval (state done;
+// approving again changes nothing, and of two processes that approve, the
+// store lets one win), optionally remembering (an allow rule for the tool
+// ahead of the others); Deny refuses it with a reason its caller gets
+// (*ApprovalDeniedError, wrapping ErrApprovalDenied). Expiry follows the
+// agent's clock: an approval past it is marked expired when next read,
+// and its waiting caller gets ErrApprovalExpired. A call made with
+// WithApproval(ctx, id) runs nothing: it waits for that approval's outcome
+// and returns it, if its tool and arguments are the approval's (else
+// ErrApprovalMismatch). Approvals live in the store (store.ApprovalStore),
+// so a restart, a hibernation or a failover loses none; a pending approval
+// whose caller is gone does not keep the agent awake, an approved call
+// running does. The agent's meter records
+// agentmcp.approvals.requested, .answered (by decision), .expired and
+// .decision_time.
+//
+// Not yet: a call whose process died while it ran after its approval
+// stays approved, without a result (it is not run again); the dashboard
+// shows neither the policy nor the approvals; a gateway client is not
+// asked through an elicitation form.
+//
 // # Concurrency
 //
 // Agent and Host are safe for concurrent use. An Agent's background work

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -88,36 +87,9 @@ func (e Exposure) Validate() error {
 	return nil
 }
 
-// checkPattern returns why p is not a pattern, or "".
-func checkPattern(p string) string {
-	if p == "" {
-		return "empty: want SERVER or SERVER/TOOL"
-	}
-	if len(p) > MaxExposurePatternBytes {
-		return fmt.Sprintf("longer than %d bytes", MaxExposurePatternBytes)
-	}
-	if !utf8.ValidString(p) {
-		return "not UTF-8"
-	}
-	server, tool, hasTool := strings.Cut(p, "/")
-	switch {
-	case server == "":
-		return "no server part before the '/': want SERVER or SERVER/TOOL (* matches every server)"
-	case hasTool && tool == "":
-		return "no tool part after the '/': want SERVER or SERVER/TOOL (SERVER/* is SERVER's tools)"
-	}
-	for _, r := range server {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '*' || r == '?') {
-			return fmt.Sprintf("server part %q: server ids have lower-case letters, digits, '_' and '-' only (and the wildcards * and ?)", server)
-		}
-	}
-	for _, r := range tool {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return "the tool part has a space or a control character"
-		}
-	}
-	return ""
-}
+// checkPattern returns why p is not a pattern, or "": exposure patterns
+// are the tool patterns of package policy.
+func checkPattern(p string) string { return policy.CheckToolPattern(p) }
 
 // Exposes reports whether the rules expose tool of server serverID, or,
 // with tool "", the server as a whole (its prompts, resources and
@@ -148,50 +120,10 @@ func (e Exposure) Exposes(serverID, tool string) bool {
 }
 
 // matches reports whether pattern p matches tool of serverID.
-func matches(p, serverID, tool string) bool {
-	s, t, hasTool := strings.Cut(p, "/")
-	return glob(s, serverID) && (!hasTool || glob(t, tool))
-}
+func matches(p, serverID, tool string) bool { return policy.MatchTool(p, serverID, tool) }
 
-// glob reports whether name matches pattern, where "*" is any run of
-// characters and "?" one character. It backtracks to the last "*" only, so
-// it takes time linear in len(pattern)*len(name) at worst, and allocates
-// nothing.
-func glob(pattern, name string) bool {
-	px, nx := 0, 0
-	starPx, starNx := -1, 0
-	for px < len(pattern) || nx < len(name) {
-		if px < len(pattern) {
-			switch c := pattern[px]; c {
-			case '*':
-				starPx, starNx = px, nx
-				px++
-				continue
-			case '?':
-				if nx < len(name) {
-					_, size := utf8.DecodeRuneInString(name[nx:])
-					px++
-					nx += size
-					continue
-				}
-			default:
-				if nx < len(name) && name[nx] == c {
-					px++
-					nx++
-					continue
-				}
-			}
-		}
-		if starPx >= 0 && starNx < len(name) {
-			_, size := utf8.DecodeRuneInString(name[starNx:])
-			starNx += size
-			px, nx = starPx+1, starNx
-			continue
-		}
-		return false
-	}
-	return true
-}
+// glob is policy.Glob.
+func glob(pattern, name string) bool { return policy.Glob(pattern, name) }
 
 // clone returns a copy of e whose slices are its own, never nil.
 func (e Exposure) clone() Exposure {

@@ -63,7 +63,7 @@ func (a *Agent) StartTaskCall(ctx context.Context, serverID, name string, args a
 	go func() {
 		defer cancel(nil)
 		defer c.unhold()
-		c.res, c.err = a.callTool(cctx, serverID, name, args, &o) // the hold is c's
+		c.res, c.err = a.policedCall(cctx, serverID, name, args, &o) // the hold is c's
 		stop()
 		close(c.done)
 	}()

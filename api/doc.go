@@ -53,8 +53,9 @@
 //	POST   /agents/{class}/{name}/servers/{id}/reconnect    connect again now, keeping the OAuth grant -> {id, state, authUrl?}; 502 connect_failed when still unreachable
 //	GET    /agents/{class}/{name}/servers/{id}/logs         the server's last 50 log messages (notifications/message) since the agent woke, oldest first -> {serverId, logs: [{time, level, logger?, data}]}
 //	GET    /agents/{class}/{name}/logs                      every server's last log messages, by server id -> {servers: [{serverId, logs}]}
-//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?} -> CallToolResult; with Accept: text/event-stream,
-//	                                                        the call's events as server-sent events (see Calls). A call the MCP server runs as a task
+//	POST   /agents/{class}/{name}/servers/{id}/tools/call   {name, arguments, timeoutMs?, approval?} -> CallToolResult; with Accept: text/event-stream,
+//	                                                        the call's events as server-sent events (see Calls); the agent's policy decides first (see Policy):
+//	                                                        403 tool_denied, 429 rate_limited with Retry-After, 202 {"approval": {...}} for a call still waiting for approval. A call the MCP server runs as a task
 //	                                                        answers with the result when the task ends within the call's time, else 202 with the task
 //	                                                        (Task) and Location: .../tasks/{id}; the task runs on, the agent's (see Tasks)
 //	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
@@ -86,6 +87,13 @@
 //	                                                        the agent's hibernation ends it (404); with server.Options.OAuth a session is bound to its token's subject (404 for another)
 //	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
 //	PUT    /agents/{class}/{name}/exposure                  replace them (Exposure) -> the rules now in force; 400 invalid_request names a bad pattern
+//	GET    /agents/{class}/{name}/policy                    the agent's tool policy, {"default", "rules": [{"match", "action", "rate"?}]} (package policy; see Policy)
+//	PUT    /agents/{class}/{name}/policy                    replace it (Policy) -> the policy now in force; 400 invalid_request names the bad rule and field
+//	GET    /agents/{class}/{name}/approvals                 {"approvals": [...]}: calls the policy asked about (Approval), pending first (oldest first), then the others, newest first
+//	GET    /agents/{class}/{name}/approvals/{id}            {"approval": {...}}; 404 unknown_approval
+//	POST   /agents/{class}/{name}/approvals/{id}            {"decision": "approve"|"deny", "remember"?, "reason"?} -> {"approval": {...}} as it is now (an approved call
+//	                                                        runs in the background: GET it for its result); approving again is a no-op; 409 approval_answered
+//	                                                        (approve of a denied one, deny of an approved one), 409 approval_expired
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
 //	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is
@@ -159,6 +167,39 @@
 // names no call); one it cannot link is only in the list. Comments keep
 // the stream alive. The Go client's CallToolWatched reads it; agentmcp
 // call shows it in the terminal.
+//
+// # Policy
+//
+// Each agent has a tool policy (package policy, agent.Agent.SetPolicy):
+// ordered rules, the first that matches a call deciding allow, deny or
+// ask, with an optional rate ("10/m") per tool. It applies to every
+// caller: the API and the CLI (caller "api"), the agent's MCP endpoint
+// ("gateway", after its exposure rules, which keep applying there) and the
+// agent's own model loop ("llm"). A tool the policy denies the caller is
+// left out of GET .../tools and the MCP endpoint's list, and a call of it
+// is 403 tool_denied (at the MCP endpoint, a result with isError that says
+// why). A call over its rule's rate is 429 rate_limited, with Retry-After
+// in seconds.
+//
+// A call the policy asks about is stored as an approval (Approval:
+// {"id", "server", "tool", "arguments", "caller", "state", "requestedAt",
+// "expiresAt", "result"?}) before anything is sent to the MCP server, and
+// waits for a person's answer (POST .../approvals/{id}, agentmcp approve
+// or deny) within the call's timeoutMs: approved, it runs once with its
+// arguments and the request gets its result; denied, 403 approval_denied
+// with the reason; still pending when the time is up, 202 {"approval":
+// {...}}. The approval lives in the store: after a restart, a hibernation
+// or a failover it is listed again and can be answered; approved, the call
+// runs on the replica that holds the agent (its lease decides, and the
+// store lets one answer win), and its result is stored with the approval.
+// A call that presents the approval's id ("approval" in the request) runs
+// nothing: it waits for the approval's outcome and answers it, when its
+// tool and arguments are the approval's, else 409 approval_mismatch. An
+// approval not answered within the agent's ApprovalLifetime (24 hours by
+// default) expires (409 approval_expired to its caller and to an answer).
+// A call with Accept: text/event-stream that is asked about ends, when its
+// time is up, with an error event approval_pending (status 202) whose
+// message names the approval.
 //
 // # Tasks
 //

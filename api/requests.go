@@ -118,6 +118,11 @@ type CallToolRequest struct {
 	// TimeoutMS bounds the call, in milliseconds, up to MaxCallTimeout.
 	// Zero means the server's default.
 	TimeoutMS int64 `json:"timeoutMs,omitempty"`
+	// Approval presents the id of an approval (from a 202): the call runs
+	// nothing but answers the approval's outcome, waiting for it within
+	// TimeoutMS, when its tool and arguments are the approval's (else 409
+	// approval_mismatch).
+	Approval string `json:"approval,omitempty"`
 }
 
 // ReadResourceRequest is the body of POST .../servers/{id}/resources/read.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/aitools"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/policy"
 )
 
 // catalog is what the gateway's MCP server holds, by gateway name, with
@@ -93,7 +94,7 @@ func (g *Gateway) sync() {
 
 	// Tools.
 	tools := map[string]toolEntry{}
-	for t := range g.a.AITools(mcpclient.Filter{}).All() {
+	for t := range g.a.ToolSet(policy.Gateway, mcpclient.Filter{}).All() { // less what the policy denies the gateway
 		label, ok := ready[t.ServerID]
 		if !ok || !g.exposed(t.ServerID, t.Name) {
 			continue

@@ -132,6 +132,15 @@
 // asked again before each call, so a tool refused since the last list is
 // refused too. Call Refresh after the rules behind it change.
 //
+// The agent's tool policy applies too, for the caller policy.Gateway: the
+// tools it denies that caller are not listed (the list is
+// Agent.ToolSet(policy.Gateway, ...)), and every call goes through
+// Agent.CallTool with that caller, so a denied or rate-limited call is a
+// result with isError that says why, and a call the policy asks about
+// waits, within the client's own timeout, for a person's answer (a deny's
+// reason is in the isError result). The agent reports a policy change as
+// an update, which brings the lists in line.
+//
 // # Lifetime
 //
 // New takes over the agent's elicitation and sampling handlers (passing

@@ -11,8 +11,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/input"
+	"github.com/agentmcp/agentmcp/policy"
 )
 
 // downstreamCall is a tool call in flight from a downstream client: where
@@ -131,6 +133,7 @@ func (g *Gateway) callTool(serverID, name string) mcp.ToolHandler {
 // tells a 2026-07-28 call, and caps are then the capabilities its _meta
 // declares (nil for none).
 func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessEra bool, caps *mcp.ClientCapabilities, p *mcp.CallToolParamsRaw, serverID, name string) (*mcp.CallToolResult, error) {
+	ctx = agent.WithCaller(ctx, policy.Gateway) // the agent's policy decides for this caller
 	if !g.exposed(serverID, name) {
 		return toolError(fmt.Sprintf("tool %q of MCP server %q is not exposed", name, serverID)), nil
 	}

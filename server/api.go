@@ -22,6 +22,7 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -70,6 +71,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
+	s.policyRoutes(mux) // policy.go: .../policy, .../approvals, .../approvals/{approval}
 	s.oauthRoutes(mux)
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics)
@@ -702,16 +704,20 @@ func (s *Server) callContext(r *http.Request, timeoutMS int64) (context.Context,
 	case timeoutMS > 0:
 		d = time.Duration(timeoutMS) * time.Millisecond
 	}
+	rctx := agent.WithCaller(r.Context(), policy.API) // the policy's caller
 	if d < 0 {
-		ctx, cancel := context.WithCancel(r.Context())
+		ctx, cancel := context.WithCancel(rctx)
 		return ctx, cancel, 0, nil
 	}
-	ctx, cancel := context.WithTimeoutCause(r.Context(), d, errCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(rctx, d, errCallTimeout)
 	return ctx, cancel, d, nil
 }
 
 // callFailed maps the error of a call bounded by callContext.
 func (s *Server) callFailed(ctx context.Context, r *http.Request, a *agent.Agent, id, what string, limit time.Duration, err error) *api.APIError {
+	if aerr := pendingError(err); aerr != nil { // policy.go
+		return aerr
+	}
 	switch {
 	case context.Cause(ctx) == errCallTimeout:
 		aerr := apiErrorf(http.StatusGatewayTimeout, api.CodeTimeout,
@@ -768,8 +774,15 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 	// a call that becomes a task may outlive the request) write the answer.
 	answered := false
 	_, err := callServer(s, r, a, fmt.Sprintf("tools/call %q", req.Name), req.TimeoutMS, func(ctx context.Context, id string, limit time.Duration) (*mcp.CallToolResult, error) {
+		if req.Approval == "" && policyRefused(w, a, id, req.Name) { // policy.go
+			answered = true
+			return nil, nil
+		}
 		if aerr := knownTool(a, id, req.Name); aerr != nil {
 			return nil, aerr
+		}
+		if req.Approval != "" {
+			ctx = agent.WithApproval(ctx, req.Approval)
 		}
 		answered = true
 		if wantsEvents(r) {

@@ -71,6 +71,8 @@ func callError(a *agent.Agent, id, what string, err error) *api.APIError {
 	var ierr *mcpclient.InterruptedCallError
 	switch {
 	case e != nil:
+	case policyError(err) != nil: // policy.go
+		e = policyError(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		e = apiErrorf(http.StatusGatewayTimeout, api.CodeTimeout, "%s", callMessage(what, id, label, err))
 	case errors.Is(err, mcpclient.ErrClosed):

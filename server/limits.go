@@ -70,7 +70,7 @@ func bodyLimit(protected bool, pattern string, r *http.Request) int64 {
 	switch {
 	case !protected:
 		return 0
-	case r.Method == http.MethodPut && pattern == exposureRoute:
+	case r.Method == http.MethodPut && (pattern == exposureRoute || pattern == policyRoute):
 		return maxBody
 	case r.Method != http.MethodPost:
 		return 0

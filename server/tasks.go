@@ -183,6 +183,9 @@ func (s *Server) answerToolCall(ctx context.Context, w http.ResponseWriter, r *h
 		}
 	}
 	res, err := c.Result()
+	if approvalAccepted(w, err) { // 202: it waits for approval (policy.go)
+		return
+	}
 	if err != nil {
 		writeError(w, s.callFailed(ctx, r, a, id, fmt.Sprintf("tools/call %q", tool), limit, err))
 		return

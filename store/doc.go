@@ -30,7 +30,10 @@
 // exposes; see agent.Exposure), apart from its servers. TaskStore keeps
 // its tasks (tool calls running as MCP tasks), so that their polling
 // resumes after a restart; RunningTaskLister finds the agents with tasks
-// still running, which the host wakes when the program starts.
+// still running, which the host wakes when the program starts. PolicyStore keeps each agent's tool policy
+// (package policy) as a JSON document; ApprovalStore its approvals (calls
+// the policy asks a person about), stored before the call is sent and
+// answered once (SwapApproval from pending).
 //
 // DeleteServer removes all of a server's keys with its row, and RenameServer
 // (the move from a generated id to a stable one) moves them with it, each in

@@ -285,6 +285,9 @@ func callAgentTool(ctx context.Context, cf *connFlags, tf *targetFlags, toolFlag
 		if ierr := interrupted(ctx); ierr != nil {
 			return term.taskRunsOn(ierr)
 		}
+		if perr := approvalPending(err); perr != nil { // approvals.go
+			return perr
+		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return term.taskRunsOn(fmt.Errorf("calling tool %q timed out after %v", tool, cf.timeout))
 		}

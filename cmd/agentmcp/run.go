@@ -42,6 +42,10 @@ func commands() []command {
 		importCommand(),
 		inspectCommand(),
 		exposeCommand(),
+		policyCommand(),    // policy.go
+		approvalsCommand(), // approvals.go
+		approveCommand(),
+		denyCommand(),
 		mcpConfigCommand(),
 		versionCommand(),
 	}

@@ -29,6 +29,9 @@
 //	agentmcp_exposure(namespace PRIMARY KEY, rules JSONB, updated_at TIMESTAMPTZ)
 //	agentmcp_tasks(namespace, server_id, task_id, record TEXT, seq BIGSERIAL,
 //	               created_at, updated_at, PRIMARY KEY(namespace, server_id, task_id))
+//	agentmcp_policies(namespace PRIMARY KEY, doc TEXT, updated_at TIMESTAMPTZ)
+//	agentmcp_approvals(namespace, id, state, record TEXT, seq BIGSERIAL, updated_at,
+//	                   PRIMARY KEY(namespace, id))
 //
 // options holds store.ServerOptions as JSON and value the key-value value,
 // both sealed by store.Cipher.
@@ -40,7 +43,12 @@
 // databases), and GetExposure and PutExposure (store.ExposureStore: each
 // agent's exposure rules, readable JSON; PutExposure is fenced), and
 // PutTask, ListTasks and DeleteTask (store.TaskStore: each agent's tasks,
-// readable JSON; the writes are fenced).
+// readable JSON; the writes are fenced), GetPolicy and PutPolicy
+// (store.PolicyStore: each agent's tool policy, readable JSON; fenced),
+// and PutApproval, GetApproval, ListApprovals and SwapApproval
+// (store.ApprovalStore: each agent's approvals, readable JSON; the writes
+// are fenced, and a swap is one conditional UPDATE on the state, so that
+// of two answers one wins).
 //
 // # Usage
 //

@@ -21,6 +21,9 @@
 //	exposure(namespace PRIMARY KEY, rules TEXT, updated_at)
 //	tasks(namespace, server_id, task_id, record TEXT, seq, created_at,
 //	      updated_at, PRIMARY KEY(namespace, server_id, task_id))
+//	policies(namespace PRIMARY KEY, doc TEXT, updated_at)
+//	approvals(namespace, id, state, record TEXT, seq, updated_at,
+//	          PRIMARY KEY(namespace, id))
 //
 // Times are unix microseconds; keep_awake is 0 or 1. options holds store.ServerOptions as JSON
 // and value the key-value value, both sealed by store.Cipher.
@@ -40,7 +43,10 @@
 // databases), and GetExposure and PutExposure (store.ExposureStore: each
 // agent's exposure rules, store.Exposure as readable JSON), and PutTask,
 // ListTasks and DeleteTask (store.TaskStore: each agent's tasks, readable
-// JSON).
+// JSON), GetPolicy and PutPolicy (store.PolicyStore: each agent's tool
+// policy, readable JSON), and PutApproval, GetApproval, ListApprovals and
+// SwapApproval (store.ApprovalStore: each agent's approvals, readable
+// JSON; a swap is one conditional UPDATE on the state).
 //
 // Open(ctx, sqlite.Memory, nil) opens a private in-memory database on a
 // single connection, for tests; it disappears with Close.

@@ -77,6 +77,8 @@ func Run(t *testing.T, b Backend) {
 		{"Exposure", testExposure},
 		{"Tasks", testTasks},
 		{"Catalogs", testCatalogs},
+		{"Policy", testPolicy},
+		{"Approvals", testApprovals},
 		{"Batch", testBatch},
 		{"Batch/Invalid", testBatchInvalid},
 		{"Batch/Encryption", testBatchEncryption},
