@@ -19,6 +19,7 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/cluster/lease"
+	"github.com/agentmcp/agentmcp/server/internal/guard"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -81,7 +82,7 @@ func (s *Server) ClusterHandler() http.Handler {
 			return
 		}
 		if aerr := s.checkSigned(w, r); aerr != nil {
-			refuse(w, r, aerr)
+			guard.Refuse(w, r, aerr)
 			return
 		}
 		r.Header.Del(cluster.SignatureHeader)
@@ -121,11 +122,11 @@ func (s *Server) ClusterHTTPServer() *http.Server {
 func (s *Server) checkSigned(w http.ResponseWriter, r *http.Request) *api.APIError {
 	sig, err := s.clusterAuth.Parse(r)
 	if err == nil {
-		if aerr := readBody(w, r, maxMCPBody, s.sec.bodyTimeout); aerr != nil {
+		if aerr := guard.ReadBody(w, r, maxMCPBody, s.opts.BodyTimeout); aerr != nil {
 			return aerr
 		}
 		var body []byte
-		if hasBody(r) {
+		if guard.HasBody(r) {
 			body, _ = io.ReadAll(r.Body) // in memory (readBody)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}

@@ -2,11 +2,9 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/agentmcp/agentmcp/agent"
@@ -14,36 +12,19 @@ import (
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/mcpclient/explain"
 	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/server/internal/reply"
 	"github.com/agentmcp/agentmcp/store"
 )
 
 func apiErrorf(status int, code, format string, args ...any) *api.APIError {
-	return &api.APIError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+	return reply.Errorf(status, code, format, args...)
 }
 
-// writeError writes e as the response.
-func writeError(w http.ResponseWriter, e *api.APIError) {
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
-	}
-	e.Message = netguard.Sanitize(e.Message)
-	e.ServerName, e.Summary, e.Detail = netguard.Sanitize(e.ServerName), netguard.Sanitize(e.Summary), netguard.Sanitize(e.Detail)
-	writeJSON(w, e.Status, api.ErrorResponse{Error: *e})
-}
+// writeError writes e as the response (reply.Error).
+func writeError(w http.ResponseWriter, e *api.APIError) { reply.Error(w, e) }
 
-// writeJSON writes v as the response body with status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"code":"internal","message":"cannot encode the response"}}`)
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
-}
+// writeJSON writes v as the response body with status (reply.JSON).
+func writeJSON(w http.ResponseWriter, status int, v any) { reply.JSON(w, status, v) }
 
 // storeRetryAfter is the Retry-After, in seconds, of a request the store
 // could not serve.

@@ -11,6 +11,7 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/oauth/resource"
+	"github.com/agentmcp/agentmcp/server/internal/guard"
 )
 
 // mcpRoute is an agent's MCP endpoint: the agent as an MCP server
@@ -56,11 +57,11 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) {
 // client, else a hash of the token. It is not ok without one (the access
 // token of Options.Token, or no OAuth mode).
 func (s *Server) tokenSubject(r *http.Request) (string, bool) {
-	if s.sec.resource == nil {
+	if !s.sec.HasResource() {
 		return "", false
 	}
-	tok := bearerToken(r)
-	if tok == "" || (s.sec.token != nil && s.sec.matches(tok)) {
+	tok := guard.BearerToken(r)
+	if tok == "" || s.sec.Matches(tok) {
 		return "", false
 	}
 	return resource.Subject(tok), true

@@ -21,6 +21,7 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/gateway"
+	"github.com/agentmcp/agentmcp/server/internal/guard"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -211,7 +212,7 @@ type Server struct {
 	agentO  agent.Options
 	host    *agent.Host
 	logger  *slog.Logger
-	sec     *security
+	sec     *guard.Guard       // the security layer
 	handler http.Handler       // the routes behind sec's checks
 	pages   *template.Template // index.html and callback.html
 
@@ -363,10 +364,24 @@ func newServer(st store.Store, opts *Options) *Server {
 	}
 	s.probe = store.NewProbe(st, &store.ProbeOptions{Logger: logger})
 	s.pages = parsePages()
-	s.sec = newSecurity(&o)
+	s.sec = newGuard(&o)
 	s.mux = s.routes()
-	s.handler = s.sec.wrap(s.mux)
+	s.handler = s.sec.Wrap(s.mux, route)
 	return s
+}
+
+// newGuard is the security layer of o (package guard).
+func newGuard(o *Options) *guard.Guard {
+	g := &guard.Options{Token: o.Token, AllowedHosts: o.AllowedHosts, TrustedOrigins: o.TrustedOrigins,
+		BodyTimeout: o.BodyTimeout, WriteTimeout: o.WriteTimeout}
+	if o.OAuth != nil {
+		var public string
+		if o.Agent != nil {
+			public = o.Agent.CallbackHost
+		}
+		g.Resource = resourceOptions(o.OAuth, public)
+	}
+	return guard.New(g)
 }
 
 // configure sets up an agent the host opened.

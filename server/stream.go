@@ -120,7 +120,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		return
 	}
 	defer st.stop()
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.sec.originPatterns})
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.sec.OriginPatterns()})
 	if err != nil {
 		return // Accept wrote the response
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/dashboard"
+	"github.com/agentmcp/agentmcp/server/internal/guard"
 )
 
 // index serves the dashboard page at /. With a token, /?token=TOKEN sets
@@ -20,10 +21,10 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if tok := q.Get("token"); tok != "" && s.sec.token != nil {
-		if s.sec.matches(tok) {
+	if tok := q.Get("token"); tok != "" && s.sec.HasToken() {
+		if s.sec.Matches(tok) {
 			http.SetCookie(w, &http.Cookie{
-				Name: cookieName(r), Value: tok, Path: "/",
+				Name: guard.CookieName(r), Value: tok, Path: "/",
 				HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 			})
 		}
@@ -39,7 +40,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	if err := s.pages.Lookup("index.html").Execute(&b, struct {
 		DefaultAgent      string
 		AllowStdioServers bool // the add form offers commands
-	}{s.opts.DefaultAgent, s.opts.AllowStdioServers && s.sec.token != nil}); err != nil {
+	}{s.opts.DefaultAgent, s.opts.AllowStdioServers && s.sec.HasToken()}); err != nil {
 		writeError(w, apiErrorf(http.StatusInternalServerError, api.CodeInternal, "rendering the dashboard: %v", err))
 		return
 	}
