@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -21,6 +20,7 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/gateway"
+	"github.com/agentmcp/agentmcp/server/internal/forward"
 	"github.com/agentmcp/agentmcp/server/internal/guard"
 	"github.com/agentmcp/agentmcp/store"
 )
@@ -225,10 +225,9 @@ type Server struct {
 	// (Options.MCPSessions); nil for no cap.
 	mcpSessions *gateway.SessionCap
 
-	mux              *http.ServeMux // the routes, without sec's checks
-	clusterTransport http.RoundTripper
-	clusterAuth      *cluster.Signer // forwarded requests' signatures; nil without Options.Cluster
-	probe            *store.Probe    // the store's answer for /readyz
+	mux   *http.ServeMux     // the routes, without sec's checks
+	fwd   *forward.Forwarder // requests to other replicas; nil without Options.Cluster
+	probe *store.Probe       // the store's answer for /readyz
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -341,14 +340,7 @@ func newServer(st store.Store, opts *Options) *Server {
 		if c.WaitForOwner == 0 {
 			c.WaitForOwner = 15 * time.Second
 		}
-		s.clusterAuth = cluster.NewSigner(c.Key)
-		s.clusterTransport = &http.Transport{
-			Proxy:                 nil, // replicas talk directly
-			DialContext:           (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost:   64,
-			IdleConnTimeout:       90 * time.Second,
-			ResponseHeaderTimeout: 0, // a tool call may take long; the client's request bounds it
-		}
+		s.fwd = forward.New(&forward.Options{Replica: c.Replica, Key: c.Key, WaitForOwner: c.WaitForOwner, Streams: ctx, Logger: logger})
 	}
 	s.host = agent.NewHost(st, &agent.HostOptions{
 		Directory:   dir,
@@ -600,8 +592,8 @@ func (s *Server) Close(ctx context.Context) error {
 	s.closed = true
 	s.mu.Unlock()
 	err := s.host.Close(ctx) // each agent closes its gateway first
-	if t, ok := s.clusterTransport.(*http.Transport); ok {
-		t.CloseIdleConnections()
+	if s.fwd != nil {
+		s.fwd.CloseIdleConnections()
 	}
 	return err
 }
