@@ -23,6 +23,7 @@ import (
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/agentmcp/agentmcp/server/internal/failure"
+	"github.com/agentmcp/agentmcp/server/internal/pages"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -34,7 +35,7 @@ const maxBody = 1 << 20
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", s.index)
-	mux.Handle("/static/", s.static())
+	mux.Handle("/static/", pages.Static())
 	mux.HandleFunc("/agents", s.listAgents)
 	// PUT is createAgent, which needs to know whether the agent existed;
 	// it is listed here for the Allow header of a 405.
@@ -179,6 +180,11 @@ func (s *Server) openError(err error) *api.APIError {
 		return apiErrorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "the server is shutting down")
 	}
 	return apiErrorf(http.StatusInternalServerError, api.CodeInternal, "%v", err)
+}
+
+// index serves the dashboard page at / (package pages).
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	s.pages.Index(w, r, s.sec, pages.IndexData{DefaultAgent: s.opts.DefaultAgent, AllowStdioServers: s.opts.AllowStdioServers && s.sec.HasToken()})
 }
 
 func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -22,6 +21,7 @@ import (
 	"github.com/agentmcp/agentmcp/gateway"
 	"github.com/agentmcp/agentmcp/server/internal/forward"
 	"github.com/agentmcp/agentmcp/server/internal/guard"
+	"github.com/agentmcp/agentmcp/server/internal/pages"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -212,9 +212,9 @@ type Server struct {
 	agentO  agent.Options
 	host    *agent.Host
 	logger  *slog.Logger
-	sec     *guard.Guard       // the security layer
-	handler http.Handler       // the routes behind sec's checks
-	pages   *template.Template // index.html and callback.html
+	sec     *guard.Guard // the security layer
+	handler http.Handler // the routes behind sec's checks
+	pages   *pages.Pages // the dashboard
 
 	ctx    context.Context // ends when the streams must end
 	cancel context.CancelFunc
@@ -355,7 +355,7 @@ func newServer(st store.Store, opts *Options) *Server {
 		s.mcpSessions = gateway.NewSessionCap(cmp.Or(o.MCPSessions, DefaultMCPSessions))
 	}
 	s.probe = store.NewProbe(st, &store.ProbeOptions{Logger: logger})
-	s.pages = parsePages()
+	s.pages = pages.New()
 	s.sec = newGuard(&o)
 	s.mux = s.routes()
 	s.handler = s.sec.Wrap(s.mux, route)
@@ -386,7 +386,7 @@ func (s *Server) callbackConfig() agent.OAuthCallbackConfig {
 	if s.opts.OAuthCallback != nil {
 		return *s.opts.OAuthCallback
 	}
-	return agent.OAuthCallbackConfig{CustomHandler: s.oauthDone}
+	return agent.OAuthCallbackConfig{CustomHandler: s.pages.OAuthDone}
 }
 
 // orDefault is d for zero, and zero (none) for a negative duration.
