@@ -243,13 +243,11 @@ type testHooks struct {
 	beforeWrite func()
 }
 
-// NamespaceLister is implemented by stores that can list the agents that
-// have servers (store/sqlite and store/postgres do). GET /agents uses it
-// to list the sleeping agents; with a store that lacks it, only the awake
-// ones are listed.
-type NamespaceLister interface {
-	ListNamespaces(ctx context.Context) ([]string, error)
-}
+// NamespaceLister is agent.NamespaceLister: stores that list the agents
+// that have servers (store/sqlite and store/postgres do). GET /agents uses
+// it to list the sleeping agents; with a store that lacks it, only the
+// awake ones are listed.
+type NamespaceLister = agent.NamespaceLister
 
 // Open returns a Server for the agents kept in st. It wakes only the
 // agents that must stay awake (Options.KeepAwake, and those with a
@@ -348,6 +346,7 @@ func newServer(st store.Store, opts *Options) *Server {
 		IdleTimeout: o.AgentIdleTimeout,
 		MaxAwake:    o.MaxAwake,
 		KeepAwake:   o.KeepAwake,
+		Defaults:    []string{o.DefaultAgent, DefaultAgent},
 		OnOpen:      s.configure,
 		Logger:      logger,
 	})
@@ -467,7 +466,7 @@ func (s *Server) useKnown(ctx context.Context, class, name string, callback bool
 	if closed {
 		return nil, nil, errClosed
 	}
-	if !s.host.IsAwake(class, name) && (callback || !s.isDefault(key)) {
+	if !s.host.IsAwake(class, name) && (callback || !s.host.IsDefault(key)) {
 		rows, err := s.st.ListServers(ctx, key)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading the servers of agent %s: %w", key, err)
@@ -498,58 +497,15 @@ func (s *Server) unknownAgent(ctx context.Context, key string) *api.APIError {
 // maxAgentsShown bounds the agents an unknown_agent error lists.
 const maxAgentsShown = 20
 
-// isDefault reports whether key ("class/name") is a default agent, which
-// always exists.
-func (s *Server) isDefault(key string) bool {
-	return key == s.opts.DefaultAgent || key == DefaultAgent
-}
-
-// defaults returns the default agents this server hosts.
-func (s *Server) defaults() []api.AgentInfo {
-	var out []api.AgentInfo
-	for _, key := range []string{s.opts.DefaultAgent, DefaultAgent} {
-		class, name, _ := strings.Cut(key, "/")
-		if s.checkAgent(class, name) != nil || slices.Contains(out, api.AgentInfo{Class: class, Name: name}) {
-			continue
-		}
-		out = append(out, api.AgentInfo{Class: class, Name: name})
-	}
-	return out
-}
-
-// knownAgents returns up to limit agents that exist: the default agents
-// first, then those with servers in the store in the order they were
-// first stored, then the other awake ones; more reports whether some were
-// left out. err is the store's, when it could not list the stored agents
-// (the list then lacks them).
+// knownAgents returns up to limit agents that exist, of those this server
+// hosts (agent.Host.Known).
 func (s *Server) knownAgents(ctx context.Context, limit int) (out []api.AgentInfo, more bool, err error) {
-	out = s.defaults()
-	seen := map[string]bool{}
-	for _, a := range out {
-		seen[a.Class+"/"+a.Name] = true
-	}
-	var keys []string
-	if lister, ok := s.st.(NamespaceLister); ok {
-		var namespaces []string
-		namespaces, err = lister.ListNamespaces(ctx)
-		if err != nil {
-			s.logger.Warn("cannot list the stored agents", "error", err)
-		}
-		keys = namespaces
-	}
-	keys = append(keys, s.host.Awake()...)
+	keys, more, err := s.host.Known(ctx, limit, func(class, name string) bool { return s.checkAgent(class, name) == nil })
 	for _, key := range keys {
 		class, name, _ := strings.Cut(key, "/")
-		if seen[key] || s.checkAgent(class, name) != nil {
-			continue
-		}
-		seen[key] = true
-		if len(out) >= limit {
-			return out, true, err
-		}
 		out = append(out, api.AgentInfo{Class: class, Name: name})
 	}
-	return out, false, err
+	return out, more, err
 }
 
 // Agents returns the agents awake now, sorted by class/name.
