@@ -44,19 +44,17 @@ func (s *Server) streamOptions() *stream.Options {
 
 // websocket serves the agent's WebSocket (stream.WebSocket).
 func (s *Server) websocket(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	watch, aerr := s.openStream(r, a)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	if watch != nil {
-		defer watch.Stop()
-	}
-	stream.WebSocket(w, r, watch, s.streamOptions())
+	s.serveStream(w, r, a, stream.WebSocket)
 }
 
 // sse serves the agent's stream as server-sent events (stream.SSE).
 func (s *Server) sse(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	s.serveStream(w, r, a, stream.SSE)
+}
+
+// serveStream opens a stream of a (openStream) and serves it with serve
+// until it ends.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, a *agent.Agent, serve func(http.ResponseWriter, *http.Request, *agent.Watcher, *stream.Options)) {
 	watch, aerr := s.openStream(r, a)
 	if aerr != nil {
 		writeError(w, aerr)
@@ -65,7 +63,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	if watch != nil {
 		defer watch.Stop()
 	}
-	stream.SSE(w, r, watch, s.streamOptions())
+	serve(w, r, watch, s.streamOptions())
 }
 
 // keepAlive returns a channel that ticks every Options.KeepAlive, or never.
