@@ -9,9 +9,6 @@ import (
 	"github.com/agentmcp/agentmcp/server/internal/stream"
 )
 
-// writeTimeout bounds one write to a stream client.
-const writeTimeout = stream.WriteTimeout
-
 // openStream starts the watch of a for a new stream: nil when the
 // connection gets no protocol messages, an error when the server is
 // shutting down.

@@ -14,6 +14,10 @@
 // violation). Idle streams get a WebSocket ping or an SSE comment every
 // Options.KeepAlive.
 //
+// A tool call whose client asked for its events is a stream too: Events
+// writes them (api.CallEvent) as server-sent events, and ProgressQueue
+// holds the call's progress notifications until they are written.
+//
 // Which clients get frames at all, and whether a stream may open, is the
 // server's to decide: a nil watch gives a stream that only pings.
 //

@@ -182,12 +182,7 @@ func WebSocket(rw http.ResponseWriter, r *http.Request, w *agent.Watcher, o *Opt
 // afterwards.
 func SSE(rw http.ResponseWriter, r *http.Request, w *agent.Watcher, o *Options) {
 	st := watch{w: w}
-	h := rw.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	rw.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(rw)
+	rc := startSSE(rw)
 	write := func(format string, args ...any) bool {
 		rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 		if _, err := fmt.Fprintf(rw, format, args...); err != nil {
