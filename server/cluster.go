@@ -15,7 +15,6 @@ import (
 	"github.com/agentmcp/agentmcp/cluster/lease"
 	"github.com/agentmcp/agentmcp/server/internal/forward"
 	"github.com/agentmcp/agentmcp/server/internal/guard"
-	"github.com/agentmcp/agentmcp/store"
 )
 
 // ClusterOptions make a Server one replica of several that share a
@@ -67,7 +66,7 @@ func (s *Server) ClusterHandler() http.Handler {
 		return nil
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.health(w, r) {
+		if s.ready.Serve(w, r) {
 			return
 		}
 		fr, aerr := s.fwd.Receive(w, r, maxMCPBody, s.opts.BodyTimeout)
@@ -185,71 +184,23 @@ func (s *Server) isDraining() bool {
 }
 
 // unavailableOr is aerr, unless aerr is an internal error and the server is
-// not ready (the store does not answer, or the replica does not trust its
-// leases): then 503 unavailable, which a client retries.
+// not ready: then 503 unavailable, which a client retries (ready.Checker.Or).
 func (s *Server) unavailableOr(ctx context.Context, aerr *api.APIError) *api.APIError {
-	if aerr.Status != http.StatusInternalServerError {
-		return aerr
-	}
-	if reason := s.notReady(ctx); reason != "" {
-		u := apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "the server cannot serve agents now (%s); retry", reason)
-		u.RetryAfter = 2
-		return u
-	}
-	return aerr
+	return s.ready.Or(ctx, aerr)
 }
 
-// notReady says why the server is not ready, or "".
-func (s *Server) notReady(ctx context.Context) string {
+// notReady says why the server itself is not ready (package ready asks
+// the replica and the store), or "".
+func (s *Server) notReady() string {
 	s.mu.Lock()
-	closed, draining := s.closed, s.draining
-	s.mu.Unlock()
+	defer s.mu.Unlock()
 	switch {
-	case closed:
+	case s.closed:
 		return "shutting down"
-	case draining:
+	case s.draining:
 		return "draining"
 	}
-	if s.opts.Cluster != nil {
-		if err := s.opts.Cluster.Replica.Gate(); err != nil {
-			return err.Error()
-		}
-	}
-	if err := s.probe.Check(ctx); err != nil {
-		if errors.Is(err, store.ErrWritesRefused) {
-			return "the store refuses writes" // the error is in the log (store.Probe)
-		}
-		return unavailableReason // the error is in the log (store.Probe)
-	}
 	return ""
-}
-
-// unavailableReason is what /readyz and the API's 503 say when the store
-// does not answer, to anyone: the store's error stays in the log.
-const unavailableReason = "database unavailable"
-
-// health answers /healthz and /readyz, and reports whether r was one of
-// them: /healthz 200 while the process runs; /readyz 200 when the store
-// answers (asked at most once a second: store.Probe), the server is not
-// closing or draining, and (in a cluster) the replica trusts its leases,
-// else 503 with the reason ("database unavailable" when the store does not
-// answer: its error, which may name the database, goes to the log).
-func (s *Server) health(w http.ResponseWriter, r *http.Request) bool {
-	switch r.URL.Path {
-	case "/healthz":
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-		return true
-	case "/readyz":
-	default:
-		return false
-	}
-	if reason := s.notReady(r.Context()); reason != "" {
-		w.Header().Set("Retry-After", "2")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": reason})
-		return true
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	return true
 }
 
 // Drain prepares the server's exit without failing requests: /readyz turns

@@ -16,7 +16,8 @@
 // it which routes are public, take a body or stream), the WebSocket and
 // SSE writing of an agent's watch (stream), the proxy to the replica that
 // holds an agent and the check of what other replicas send (forward),
-// what the engine's errors are on the API (failure), the JSON answers
+// whether the server can serve now (ready: /healthz, /readyz), what the
+// engine's errors are on the API (failure), the JSON answers
 // (reply) and the dashboard's pages (pages). Anything else has an owner
 // elsewhere: wire types in api, the Go client in api/client, the agents'
 // lifetime and which agents exist in agent (agent.Host), which replica

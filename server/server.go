@@ -22,6 +22,7 @@ import (
 	"github.com/agentmcp/agentmcp/server/internal/forward"
 	"github.com/agentmcp/agentmcp/server/internal/guard"
 	"github.com/agentmcp/agentmcp/server/internal/pages"
+	"github.com/agentmcp/agentmcp/server/internal/ready"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -228,6 +229,7 @@ type Server struct {
 	mux   *http.ServeMux     // the routes, without sec's checks
 	fwd   *forward.Forwarder // requests to other replicas; nil without Options.Cluster
 	probe *store.Probe       // the store's answer for /readyz
+	ready *ready.Checker     // /healthz, /readyz, and 503 while not ready
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -353,7 +355,12 @@ func newServer(st store.Store, opts *Options) *Server {
 	if o.MCPSessions >= 0 {
 		s.mcpSessions = gateway.NewSessionCap(cmp.Or(o.MCPSessions, DefaultMCPSessions))
 	}
+	var gate func() error
+	if c := o.Cluster; c != nil {
+		gate = c.Replica.Gate
+	}
 	s.probe = store.NewProbe(st, &store.ProbeOptions{Logger: logger})
+	s.ready = ready.New(s.notReady, gate, func(ctx context.Context) error { return s.probe.Check(ctx) })
 	s.pages = pages.New()
 	s.sec = newGuard(&o)
 	s.mux = s.routes()
@@ -556,7 +563,7 @@ func (s *Server) Close(ctx context.Context) error {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.health(w, r) {
+	if s.ready.Serve(w, r) {
 		return
 	}
 	s.handler.ServeHTTP(w, r)

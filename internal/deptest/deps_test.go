@@ -56,6 +56,7 @@ var rules = []rule{
 	// backend and no MCP endpoint.
 	{pkg: "server/internal/guard", forbid: []string{module + "/agent", module + "/mcpclient", module + "/store", module + "/cluster", module + "/gateway"}},
 	{pkg: "server/internal/reply", forbid: []string{module + "/agent", module + "/mcpclient", module + "/store", module + "/cluster", module + "/gateway"}},
+	{pkg: "server/internal/ready", forbid: []string{module + "/agent", module + "/mcpclient", module + "/cluster", module + "/gateway", storeSQLite, storePostgres, pgx, sqliteDriver}},
 	{pkg: "server/internal/forward", forbid: []string{module + "/gateway", storeSQLite, storePostgres, pgx, sqliteDriver}},
 	{pkg: "server/internal/stream", forbid: []string{module + "/cluster", module + "/gateway", storeSQLite, storePostgres, pgx, sqliteDriver}},
 	// The cluster acts on its model (cluster/lease) through LeaseStore,
