@@ -14,7 +14,7 @@
 // passes first (guard: token, cookie, Host, CORS and cross-site checks,
 // the MCP endpoints' OAuth tokens, body and write limits; limits.go tells
 // it which routes are public, take a body or stream), the WebSocket and
-// SSE writing of an agent's watch (stream), the proxy to the replica that
+// SSE writing of an agent's watch and of a call's events (stream), the proxy to the replica that
 // holds an agent and the check of what other replicas send (forward),
 // whether the server can serve now (ready: /healthz, /readyz), what the
 // engine's errors are on the API (failure), the JSON answers

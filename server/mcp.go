@@ -53,7 +53,7 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) {
 }
 
 // tokenSubject returns the subject of the request's OAuth access token
-// (checked already: security.go), in OAuth mode: its sub claim, else its
+// (checked already: package guard), in OAuth mode: its sub claim, else its
 // client, else a hash of the token. It is not ok without one (the access
 // token of Options.Token, or no OAuth mode).
 func (s *Server) tokenSubject(r *http.Request) (string, bool) {
