@@ -1,17 +1,12 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-
-	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/gateway"
-	"github.com/agentmcp/agentmcp/oauth/resource"
-	"github.com/agentmcp/agentmcp/server/internal/guard"
 )
 
 // mcpRoute is an agent's MCP endpoint: the agent as an MCP server
@@ -45,37 +40,7 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.openError(errClosed))
 		return
 	}
-	if sub, ok := s.tokenSubject(r); ok {
-		bindSubject(sub, g).ServeHTTP(w, r)
-		return
-	}
-	g.ServeHTTP(w, r)
-}
-
-// tokenSubject returns the subject of the request's OAuth access token
-// (checked already: package guard), in OAuth mode: its sub claim, else its
-// client, else a hash of the token. It is not ok without one (the access
-// token of Options.Token, or no OAuth mode).
-func (s *Server) tokenSubject(r *http.Request) (string, bool) {
-	if !s.sec.HasResource() {
-		return "", false
-	}
-	tok := guard.BearerToken(r)
-	if tok == "" || s.sec.Matches(tok) {
-		return "", false
-	}
-	return resource.Subject(tok), true
-}
-
-// bindSubject gives h's requests go-sdk's token info with subject as the
-// user: the gateway binds each session to the user who opened it.
-func bindSubject(subject string, h http.Handler) http.Handler {
-	verified := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: subject}, nil
-	}
-	// The token was checked (expiry included) before; this only carries
-	// the subject.
-	return auth.RequireBearerToken(verified, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	s.sec.Bind(r, g).ServeHTTP(w, r) // in OAuth mode, the session's user
 }
 
 // gatewayKey is the key of an agent's gateway among its attachments.

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -49,6 +50,26 @@ func (g *Guard) ServeMetadata(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	auth.ProtectedResourceMetadataHandler(md).ServeHTTP(w, r)
+}
+
+// Bind returns h for r. In OAuth mode (Options.Resource), for a request
+// with an access token of the authorization server (Wrap checked it,
+// expiry included), that is h with go-sdk's token info carrying the
+// token's subject as the user (resource.Subject: its sub claim, else its
+// client, else a hash of the token), so that the gateway binds each MCP
+// session to the user who opened it. Otherwise (no OAuth mode, the
+// server's own token) it is h.
+func (g *Guard) Bind(r *http.Request, h http.Handler) http.Handler {
+	tok := BearerToken(r)
+	if g.resource == nil || tok == "" || g.Matches(tok) {
+		return h
+	}
+	subject := resource.Subject(tok)
+	verified := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: subject}, nil
+	}
+	// The token was checked before; this only carries the subject.
+	return auth.RequireBearerToken(verified, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
 
 // BearerToken returns r's bearer token, or "".
