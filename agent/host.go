@@ -52,6 +52,10 @@ type HostOptions struct {
 	// AddOptions.KeepAwake.
 	KeepAwake []string
 
+	// Defaults name agents ("class/name") that always exist, whether or
+	// not they have servers: Known lists them first. Nil means none.
+	Defaults []string
+
 	// OnOpen, if set, is called with every agent the host opens (first
 	// use, or a wake after hibernation), before anyone else uses it: to
 	// configure its OAuth callback handling or elicitation handlers, say.

@@ -23,6 +23,8 @@ import (
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
 	"github.com/agentmcp/agentmcp/policy"
+	"github.com/agentmcp/agentmcp/server/internal/failure"
+	"github.com/agentmcp/agentmcp/server/internal/pages"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -34,7 +36,7 @@ const maxBody = 1 << 20
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", s.index)
-	mux.Handle("/static/", s.static())
+	mux.Handle("/static/", pages.Static())
 	mux.HandleFunc("/agents", s.listAgents)
 	// PUT is createAgent, which needs to know whether the agent existed;
 	// it is listed here for the Allow header of a 405.
@@ -178,11 +180,16 @@ func (s *Server) openError(err error) *api.APIError {
 	case errors.As(err, &aerr):
 		return aerr
 	case errors.Is(err, store.ErrUnavailable):
-		return storeUnavailable(err)
+		return failure.Store(err)
 	case errors.Is(err, errClosed):
 		return apiErrorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "the server is shutting down")
 	}
 	return apiErrorf(http.StatusInternalServerError, api.CodeInternal, "%v", err)
+}
+
+// index serves the dashboard page at / (package pages).
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	s.pages.Index(w, r, s.sec, pages.IndexData{DefaultAgent: s.opts.DefaultAgent, AllowStdioServers: s.opts.AllowStdioServers && s.sec.HasToken()})
 }
 
 func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
@@ -227,7 +234,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	agents, more, err := s.knownAgents(r.Context(), maxAgentsListed)
-	if aerr := storeUnavailable(err); aerr != nil {
+	if aerr := failure.Store(err); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
@@ -439,7 +446,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		// documents: ftp://10.0.0.1/ is a blocked URL, not an unsupported one.
 		var blocked *netguard.BlockedError
 		if aerr.Code == api.CodeInvalidURL && errors.As(a.CheckURL(req.URL), &blocked) && blocked.Host != "" {
-			aerr = addError(blocked)
+			aerr = failure.Add(blocked)
 		}
 		writeError(w, aerr)
 		return
@@ -452,7 +459,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		opts.CallbackHost = scheme + "://" + r.Host
 	}
 	if err := a.CheckAdd(req.Name, req.URL, &opts); err != nil {
-		writeError(w, addError(err))
+		writeError(w, failure.Add(err))
 		return
 	}
 	before := a.MCPServers().Servers
@@ -466,20 +473,20 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		var named *agent.NameInUseError
 		switch {
 		case errors.Is(err, agent.ErrIDInUse), errors.As(err, &named), errors.Is(err, agent.ErrNotMCPEndpoint):
-			writeError(w, addError(err))
+			writeError(w, failure.Add(err))
 			return
 		case errors.Is(err, agent.ErrNotSaved):
-			writeError(w, notSaved(req.Name, err))
+			writeError(w, failure.NotSaved(req.Name, err))
 			return
 		}
 		// The checks passed, so the server was stored: the connection
 		// failed. It stays stored and is retried on restart.
 		if id, ok := storedID(a, &req); ok {
 			s.logger.Warn("mcp server added; connecting it failed", "agent", a.Namespace(), "server", req.Name, "id", id, "ms", time.Since(start).Milliseconds(), "error", err)
-			writeError(w, connectFailed(a, id, err, "it is saved and retried in the background"))
+			writeError(w, failure.Connect(a, id, err, "it is saved and retried in the background"))
 			return
 		}
-		writeError(w, s.unavailableOr(r.Context(), addError(err)))
+		writeError(w, s.unavailableOr(r.Context(), failure.Add(err)))
 		return
 	}
 	status := http.StatusOK
@@ -539,9 +546,9 @@ func (s *Server) removeServer(r *http.Request, a *agent.Agent, _ *noBody) (noCon
 		// The store refused the delete: the server is as it was (stored,
 		// connected), as the message says.
 		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrUnavailable) {
-			return noContent{}, addError(err) // owner_moved, unavailable
+			return noContent{}, failure.Add(err) // owner_moved, unavailable
 		}
-		return noContent{}, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, api.CodeInternal, "removing MCP server %s: %v", serverLabel(a, id), err))
+		return noContent{}, s.unavailableOr(r.Context(), apiErrorf(http.StatusInternalServerError, api.CodeInternal, "removing MCP server %s: %v", failure.Label(a, id), err))
 	}
 	if err != nil {
 		// Removed, but closing its connection reported an error.
@@ -597,11 +604,11 @@ func (s *Server) reconnectServer(r *http.Request, a *agent.Agent, _ *noBody) (ag
 		var aerr *api.APIError
 		switch {
 		case context.Cause(ctx) == errCallTimeout:
-			aerr = apiErrorf(http.StatusGatewayTimeout, api.CodeTimeout, "reconnecting MCP server %s took longer than %v; it keeps being retried in the background", serverLabel(a, id), limit)
+			aerr = apiErrorf(http.StatusGatewayTimeout, api.CodeTimeout, "reconnecting MCP server %s took longer than %v; it keeps being retried in the background", failure.Label(a, id), limit)
 		case errors.Is(err, mcpclient.ErrClosed):
 			aerr = apiErrorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "the agent is closing")
 		default:
-			aerr = connectFailed(a, id, err, "it keeps being retried in the background")
+			aerr = failure.Connect(a, id, err, "it keeps being retried in the background")
 		}
 		aerr.ServerID = id
 		return res, aerr
@@ -721,13 +728,13 @@ func (s *Server) callFailed(ctx context.Context, r *http.Request, a *agent.Agent
 	switch {
 	case context.Cause(ctx) == errCallTimeout:
 		aerr := apiErrorf(http.StatusGatewayTimeout, api.CodeTimeout,
-			"%s on MCP server %s took longer than %v (timeoutMs, or the server's default); it was cancelled on the MCP server", what, serverLabel(a, id), limit)
+			"%s on MCP server %s took longer than %v (timeoutMs, or the server's default); it was cancelled on the MCP server", what, failure.Label(a, id), limit)
 		aerr.ServerID = id
 		return aerr
 	case r.Context().Err() != nil:
 		s.logger.Info("call cancelled: its HTTP client went away", "agent", a.Namespace(), "server", id, "call", what)
 	}
-	return callError(a, id, what, err)
+	return failure.Call(a, id, what, err)
 }
 
 // callServer is the skeleton of a call on server {id} of a (a tool call,
@@ -811,7 +818,7 @@ func knownTool(a *agent.Agent, id, name string) *api.APIError {
 		}
 		names = append(names, t.Name)
 	}
-	aerr := apiErrorf(http.StatusNotFound, api.CodeUnknownTool, "MCP server %s has no tool %q (it has: %s)", serverLabel(a, id), name, list(names))
+	aerr := apiErrorf(http.StatusNotFound, api.CodeUnknownTool, "MCP server %s has no tool %q (it has: %s)", failure.Label(a, id), name, list(names))
 	aerr.ServerID = id
 	return aerr
 }

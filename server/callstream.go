@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/server/internal/stream"
 )
 
 // wantsEvents reports whether a call's client asks for its events as a
@@ -31,42 +31,6 @@ func wantsEvents(r *http.Request) bool {
 	return false
 }
 
-// maxProgressQueued bounds the progress notifications waiting to be
-// written to a slow client; past it the oldest are dropped (the latest
-// says where the call is).
-const maxProgressQueued = 64
-
-// progressQueue holds a call's progress notifications until they are
-// written. The Manager calls add on the connection's reading goroutine:
-// it never blocks.
-type progressQueue struct {
-	ready chan struct{} // capacity 1: something was added
-	// mu guards queue.
-	mu    sync.Mutex
-	queue []*mcp.ProgressNotificationParams
-}
-
-func (q *progressQueue) add(p *mcp.ProgressNotificationParams) {
-	q.mu.Lock()
-	if len(q.queue) == maxProgressQueued {
-		q.queue = q.queue[1:]
-	}
-	q.queue = append(q.queue, p)
-	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
-}
-
-func (q *progressQueue) take() []*mcp.ProgressNotificationParams {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := q.queue
-	q.queue = nil
-	return out
-}
-
 // streamCall makes a tool call whose client asked for its events: the
 // answer is a stream of server-sent events (api.CallEvent): the start, the
 // server's progress notifications, its requests for input as they come
@@ -75,36 +39,16 @@ func (q *progressQueue) take() []*mcp.ProgressNotificationParams {
 func (s *Server) streamCall(ctx context.Context, w http.ResponseWriter, r *http.Request, a *agent.Agent, id, tool string, args json.RawMessage, limit time.Duration) {
 	ctx, tc := a.TrackCall(ctx, id)
 	defer tc.End()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	ok := true
-	send := func(ev api.CallEvent) {
-		if !ok {
-			return
-		}
-		data, err := json.Marshal(ev)
-		if err != nil {
-			data, _ = json.Marshal(api.CallEvent{Type: api.CallEventError, Status: http.StatusInternalServerError,
-				Error: apiErrorf(http.StatusInternalServerError, api.CodeInternal, "cannot encode the call's %s event", ev.Type)})
-			ev.Type = api.CallEventError
-		}
-		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil || rc.Flush() != nil {
-			ok = false // the client is gone: the call ends with its request
-		}
-	}
+	events := stream.StartEvents(w)
+	send := events.Send
 	send(api.CallEvent{Type: api.CallEventStart, CallID: tc.ID, ServerID: id, Tool: tool})
 
-	progress := &progressQueue{ready: make(chan struct{}, 1)}
+	progress := stream.NewProgressQueue()
 	// A call that becomes a task outlives the stream (tasks.go).
-	call := a.StartTaskCall(ctx, id, tool, args, &mcpclient.CallOptions{Progress: progress.add})
+	call := a.StartTaskCall(ctx, id, tool, args, &mcpclient.CallOptions{Progress: progress.Add})
 	ended, started := ctx.Done(), call.Started()
 	sendProgress := func() {
-		for _, p := range progress.take() {
+		for _, p := range progress.Take() {
 			send(api.CallEvent{Type: api.CallEventProgress, Progress: p.Progress, Total: p.Total, Message: netguard.Sanitize(p.Message)})
 		}
 	}
@@ -130,17 +74,12 @@ func (s *Server) streamCall(ctx context.Context, w http.ResponseWriter, r *http.
 	defer stopPing()
 	for {
 		select {
-		case <-progress.ready:
+		case <-progress.Ready():
 			sendProgress()
 		case <-tc.Changed():
 			sendElicitations()
 		case <-ping:
-			if ok {
-				rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
-					ok = false
-				}
-			}
+			events.Ping()
 		case <-started:
 			started = nil
 			t := pendingTask(r, a, call.Task())

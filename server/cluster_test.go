@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,7 +23,6 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/cluster"
-	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/store/postgres"
 )
 
@@ -385,19 +383,6 @@ func TestClusterRehome(t *testing.T) {
 	b.srv.rehomeOnce(ctx)
 	if got := b.srv.Agents(); len(got) != 1 || got[0] != (api.AgentInfo{Class: "test", Name: "kept"}) {
 		t.Errorf("awake on b after a died: %v", got)
-	}
-}
-
-// TestCallErrorGateClosed: a call this replica did not send because its
-// ownership is in doubt (the store does not answer) is a 503 to retry,
-// not the MCP server's error.
-func TestCallErrorGateClosed(t *testing.T) {
-	t.Parallel()
-	e := callError(nil, "one", `tools/call "echo"`, fmt.Errorf("calling tool: %w: %w", mcpclient.ErrGateClosed, errors.New("replica not trusted")))
-	rec := httptest.NewRecorder()
-	writeError(rec, e)
-	if rec.Code != http.StatusServiceUnavailable || e.Code != api.CodeUnavailable || rec.Header().Get("Retry-After") != "1" || e.ServerID != "one" {
-		t.Errorf("gate closed: %d %+v, Retry-After %q; want 503 %s with Retry-After 1", rec.Code, e, rec.Header().Get("Retry-After"), api.CodeUnavailable)
 	}
 }
 

@@ -5,19 +5,25 @@
 //
 // # What belongs here
 //
-// Routes, security, streams and forwarding: a handler decodes a request
-// (api types), asks the agent (package agent) and writes the answer or the
-// error; the security wrapper checks every request before its handler
-// (security.go, limits.go, stdio.go, oauth.go); the streams relay an
-// agent's watch (stream.go, callstream.go); in a cluster, a request for
-// an agent another replica holds is proxied to it (cluster.go). Anything
-// else has an owner elsewhere: wire types in api, the Go client in
-// api/client, the agents' lifetime in agent (agent.Host), which replica
+// Routes and their wiring: a handler decodes a request (api types), asks
+// the agent (package agent) and writes the answer or the error. A JSON
+// route is its function over the handler skeleton (handle, in api.go;
+// callServer for a call on an MCP server) and one line in routes. The
+// parts a route relies on are packages of their own under
+// server/internal, each with its doc: the security layer every request
+// passes first (guard: token, cookie, Host, CORS and cross-site checks,
+// the MCP endpoints' OAuth tokens, body and write limits; limits.go tells
+// it which routes are public, take a body or stream), the WebSocket and
+// SSE writing of an agent's watch and of a call's events (stream), the proxy to the replica that
+// holds an agent and the check of what other replicas send (forward),
+// whether the server can serve now (ready: /healthz, /readyz), what the
+// engine's errors are on the API (failure), the JSON answers
+// (reply) and the dashboard's pages (pages). Anything else has an owner
+// elsewhere: wire types in api, the Go client in api/client, the agents'
+// lifetime and which agents exist in agent (agent.Host), which replica
 // wakes an agent and how long a request waits for its owner in cluster,
 // access token checks in oauth/resource, the MCP endpoint in gateway,
-// whether the store answers (/readyz) in store (store.Probe). A
-// JSON route is its function over the handler skeleton (handle, in
-// api.go; callServer for a call on an MCP server) and one line in routes.
+// whether the store answers (/readyz) in store (store.Probe).
 //
 // # Replicas
 //
@@ -40,21 +46,11 @@
 // Keep-awake agents that no replica holds are woken by the others
 // (cluster.Replica.Rehome).
 //
-// # Calls and streams
+// # Calls
 //
 // A call through the API (a tool call, a resource read, a prompt get) is
 // bounded by its request's timeoutMs, else by Options.CallTimeout, else by
-// DefaultCallTimeout (2 minutes). Each WebSocket or SSE stream is a watch
-// of its agent (agent.Agent.Watch): the agent computes each state once and
-// hands it to every stream's bounded buffer (Options.StreamBuffer); a
-// client whose buffer is full is dropped, so a slow client never holds up
-// the agent or the others. Options.ShouldSendProtocolMessages decides per
-// connection whether frames are sent at all. A server's request for the
-// user's input (an elicitation) waits up to Options.ElicitationTimeout for
-// an answer; a server has at most 4 pending and an agent 16, each of at
-// most 64 KiB (mcpclient.ServerRequestLimits, through Options.Agent); the
-// rest are refused with a JSON-RPC error to the server, so a flooding
-// server cannot grow the list or the frames.
+// DefaultCallTimeout (2 minutes).
 //
 // # Many agents
 //

@@ -1,16 +1,14 @@
 package server
 
 import (
-	"bytes"
-	"errors"
-	"io"
-	"net"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/server/internal/guard"
 )
 
 // The defaults of the connection and request limits (Options).
@@ -64,12 +62,11 @@ func isStream(pattern string, r *http.Request) bool {
 }
 
 // bodyLimit is the largest body a request may carry: a JSON document on
-// the API's POST routes (and the PUT of exposureRoute), an MCP message on
-// mcpRoute; anywhere else a body is not read (readBody).
-func bodyLimit(protected bool, pattern string, r *http.Request) int64 {
+// the API's POST routes (and the PUTs of exposureRoute and policyRoute), an MCP message on
+// mcpRoute; anywhere else (and on the public routes) a body is not read
+// (guard.ReadBody).
+func bodyLimit(pattern string, r *http.Request) int64 {
 	switch {
-	case !protected:
-		return 0
 	case r.Method == http.MethodPut && (pattern == exposureRoute || pattern == policyRoute):
 		return maxBody
 	case r.Method != http.MethodPost:
@@ -80,109 +77,46 @@ func bodyLimit(protected bool, pattern string, r *http.Request) int64 {
 	return maxBody
 }
 
-// hasBody reports whether r comes with a body to read.
-func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
+// The routes that need no token. Any other route, including the ones
+// added later, is protected.
+const (
+	indexRoute    = "/{$}"
+	staticRoute   = "/static/"
+	callbackRoute = "/agents/{class}/{name}/callback"
+	fallbackRoute = "/"
+)
 
-// refuse answers a request that is refused before its body is read
-// whole. The rest of the body is abandoned: the connection is closed after
-// the answer, and its read deadline set to now, because net/http would
-// otherwise read up to 256 KiB of what is left before closing (a client
-// trickling it would hold the connection).
-func refuse(w http.ResponseWriter, r *http.Request, e *api.APIError) {
-	abandonBody(w, r)
-	writeError(w, e)
+// route is what the security layer (package guard, Server.sec) needs to
+// know of the route r matched (pattern): whether it needs the token, the
+// body it takes, whether it is a stream or an MCP endpoint.
+func route(pattern string, r *http.Request) guard.Route {
+	return guard.Route{Public: !protected(pattern, r), Body: bodyLimit(pattern, r), Stream: isStream(pattern, r), MCP: pattern == mcpRoute}
 }
 
-// abandonBody gives up r's body, if it has one: it is not read, and the
-// connection is closed after the answer.
-func abandonBody(w http.ResponseWriter, r *http.Request) {
-	if hasBody(r) {
-		w.Header().Set("Connection", "close")
-		http.NewResponseController(w).SetReadDeadline(time.Now())
+// protected reports whether r needs the token: everything but the
+// dashboard's page and assets, and the OAuth callback, which the
+// authorization server's redirect reaches without the user's token (its
+// single-use state protects it). The answer comes from the route mux
+// matches for r, on the same (escaped) path it matches on, so that an
+// encoded slash ("/agents/c/n%2Fcallback", one path segment) or an encoded
+// letter ("/%61gents/...") is judged as the route that will serve it. The
+// fallback route (custom OAuth callback paths, and not found) is protected
+// under /agents, as the API's unknown paths are.
+func protected(pattern string, r *http.Request) bool {
+	switch pattern {
+	case indexRoute, staticRoute, resourceMetadataRoute:
+		return false
+	case callbackRoute:
+		// A path that is not clean gets a redirect to the clean one, not
+		// the callback: protected, as anything else.
+		p := r.URL.EscapedPath()
+		return path.Clean(p) != p
+	case fallbackRoute:
+		return underAgents(r.URL.Path) || underAgents(r.URL.EscapedPath())
 	}
+	return true
 }
 
-// readBody reads r's body, at most limit bytes, within timeout, and gives
-// it back to r in memory: the handlers never wait for a client's body,
-// and a request that was refused never reaches them. The read deadline
-// is lifted once the body is in, so that it cannot cut the handler's work
-// (net/http lifts it too when it starts watching for the client going
-// away).
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) *api.APIError {
-	if !hasBody(r) {
-		return nil
-	}
-	if limit == 0 {
-		// A route that takes no body answers as it would without one (a
-		// wrong method still gets 405), and the body is never read.
-		abandonBody(w, r)
-		r.Body, r.ContentLength = http.NoBody, 0
-		return nil
-	}
-	if r.ContentLength > limit {
-		return apiErrorf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the body is larger than %d bytes", limit)
-	}
-	rc := http.NewResponseController(w)
-	if timeout > 0 {
-		rc.SetReadDeadline(time.Now().Add(timeout))
-	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if timeout > 0 {
-		rc.SetReadDeadline(time.Time{})
-	}
-	var (
-		tooLarge *http.MaxBytesError
-		ne       net.Error
-	)
-	switch {
-	case err == nil:
-	case errors.As(err, &tooLarge):
-		return apiErrorf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the body is larger than %d bytes", limit)
-	case errors.As(err, &ne) && ne.Timeout():
-		return apiErrorf(http.StatusRequestTimeout, api.CodeRequestTimeout, "the body did not arrive within %v", timeout)
-	default:
-		return apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: the connection failed")
-	}
-	r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(data))
-	r.ContentLength = int64(len(data))
-	return nil
+func underAgents(p string) bool {
+	return p == "/agents" || strings.HasPrefix(p, "/agents/")
 }
-
-// deadlineWriter bounds the writing of a response: the connection's write
-// deadline is set when the response starts, so that a handler that works
-// for long before it answers (a tool call) is not cut, and a client that
-// does not read its answer does not hold the handler forever.
-type deadlineWriter struct {
-	http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-	started bool
-}
-
-func newDeadlineWriter(w http.ResponseWriter, timeout time.Duration) http.ResponseWriter {
-	if timeout <= 0 {
-		return w
-	}
-	return &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
-}
-
-func (w *deadlineWriter) start() {
-	if !w.started {
-		w.started = true
-		w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
-	}
-}
-
-func (w *deadlineWriter) WriteHeader(status int) {
-	w.start()
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *deadlineWriter) Write(b []byte) (int, error) {
-	w.start()
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap gives http.ResponseController the connection's writer.
-func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

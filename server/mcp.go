@@ -1,16 +1,10 @@
 package server
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-
 	"github.com/agentmcp/agentmcp/agent"
-	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/gateway"
-	"github.com/agentmcp/agentmcp/oauth/resource"
 )
 
 // mcpRoute is an agent's MCP endpoint: the agent as an MCP server
@@ -44,37 +38,7 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.openError(errClosed))
 		return
 	}
-	if sub, ok := s.tokenSubject(r); ok {
-		bindSubject(sub, g).ServeHTTP(w, r)
-		return
-	}
-	g.ServeHTTP(w, r)
-}
-
-// tokenSubject returns the subject of the request's OAuth access token
-// (checked already: security.go), in OAuth mode: its sub claim, else its
-// client, else a hash of the token. It is not ok without one (the access
-// token of Options.Token, or no OAuth mode).
-func (s *Server) tokenSubject(r *http.Request) (string, bool) {
-	if s.sec.resource == nil {
-		return "", false
-	}
-	tok := bearerToken(r)
-	if tok == "" || (s.sec.token != nil && s.sec.matches(tok)) {
-		return "", false
-	}
-	return resource.Subject(tok), true
-}
-
-// bindSubject gives h's requests go-sdk's token info with subject as the
-// user: the gateway binds each session to the user who opened it.
-func bindSubject(subject string, h http.Handler) http.Handler {
-	verified := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: subject}, nil
-	}
-	// The token was checked (expiry included) before; this only carries
-	// the subject.
-	return auth.RequireBearerToken(verified, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	s.sec.Bind(r, g).ServeHTTP(w, r) // in OAuth mode, the session's user
 }
 
 // gatewayKey is the key of an agent's gateway among its attachments.
@@ -120,45 +84,4 @@ func (s *Server) newGateway(a *agent.Agent) *gateway.Gateway {
 		o.Sampling = a.SamplingHandler()
 	}
 	return gateway.New(a, &o)
-}
-
-// busyReasons says what keeps the awake agent class/name from
-// hibernating (agent.Busyness), with its MCP clients' questions waiting
-// for an answer, or that it is kept awake.
-func (s *Server) busyReasons(class, name string) string {
-	return s.busyState(class, name).Reason
-}
-
-// busyState reports what keeps agent class/name awake, without waking it.
-func (s *Server) busyState(class, name string) api.BusyState {
-	if !s.host.IsAwake(class, name) {
-		return api.BusyState{Reason: "asleep"}
-	}
-	b := s.host.Busy()[class+"/"+name]
-	st := api.BusyState{Awake: true, InUse: b.InUse, Work: b.Work, Watchers: b.Watchers, Elicitations: b.Elicitations,
-		Authorizing: b.Authorizing, Inputs: b.Inputs, KeepAwake: s.host.KeptAwake(class, name), Reason: b.String()}
-	if st.Inputs > 0 {
-		st.Reason += fmt.Sprintf(" (%d of them MCP client questions waiting for the client's answer, each cancelled if not answered in time)", st.Inputs)
-	}
-	switch {
-	case st.Reason == "idle" && st.KeepAwake:
-		st.Reason = "kept awake (a keep-awake server, or --keep-awake)"
-	case st.KeepAwake:
-		st.Reason += "; kept awake (a keep-awake server, or --keep-awake)"
-	}
-	return st
-}
-
-// busy is GET /agents/{class}/{name}/busy: what keeps the agent awake
-// (api.BusyState). It never wakes an agent, nor counts as a request to it.
-func (s *Server) busy(w http.ResponseWriter, r *http.Request) {
-	if !methodIs(w, r, http.MethodGet) {
-		return
-	}
-	class, name := r.PathValue("class"), r.PathValue("name")
-	if aerr := s.checkAgent(class, name); aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.busyState(class, name))
 }

@@ -3,13 +3,13 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"net/http"
 	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/policy"
+	"github.com/agentmcp/agentmcp/server/internal/failure"
 )
 
 // The agent's tool policy and its approvals (agent.Agent.SetPolicy,
@@ -126,7 +126,7 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request, a *agent
 
 // approvalError maps the errors of the approvals' routes.
 func (s *Server) approvalError(a *agent.Agent, err error) *api.APIError {
-	if aerr := policyError(err); aerr != nil {
+	if aerr := failure.Policy(err); aerr != nil {
 		return aerr
 	}
 	switch {
@@ -139,35 +139,6 @@ func (s *Server) approvalError(a *agent.Agent, err error) *api.APIError {
 	return apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "the approvals could not be read or written; retry")
 }
 
-// policyError maps the errors of a call the policy refused or a person
-// answered, nil for any other.
-func policyError(err error) *api.APIError {
-	var (
-		limited *agent.RateLimitedError
-		denied  *agent.ApprovalDeniedError
-	)
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &limited):
-		e := apiErrorf(http.StatusTooManyRequests, api.CodeRateLimited, "%v", err)
-		e.RetryAfter = int(math.Ceil(limited.Wait.Seconds()))
-		e.ServerID = limited.ServerID
-		return e
-	case errors.Is(err, agent.ErrToolDenied):
-		return apiErrorf(http.StatusForbidden, api.CodeToolDenied, "%v", err)
-	case errors.As(err, &denied):
-		return apiErrorf(http.StatusForbidden, api.CodeApprovalDenied, "%v", err)
-	case errors.Is(err, agent.ErrApprovalExpired):
-		return apiErrorf(http.StatusConflict, api.CodeApprovalExpired, "%v", err)
-	case errors.Is(err, agent.ErrApprovalMismatch):
-		return apiErrorf(http.StatusConflict, api.CodeApprovalMismatch, "%v", err)
-	case errors.Is(err, agent.ErrUnknownApproval):
-		return apiErrorf(http.StatusNotFound, api.CodeUnknownApproval, "%v", err)
-	}
-	return nil
-}
-
 // policyRefused answers 403 tool_denied, before the catalog check, for a
 // call of a tool the policy denies to the API (which ListTools leaves
 // out, so that it would otherwise be an unknown tool). It reports whether
@@ -177,7 +148,7 @@ func policyRefused(w http.ResponseWriter, a *agent.Agent, serverID, tool string)
 	if d.Action != policy.Deny {
 		return false
 	}
-	aerr := apiErrorf(http.StatusForbidden, api.CodeToolDenied, "tool %q of MCP server %s is denied by the agent's policy", tool, serverLabel(a, serverID))
+	aerr := apiErrorf(http.StatusForbidden, api.CodeToolDenied, "tool %q of MCP server %s is denied by the agent's policy", tool, failure.Label(a, serverID))
 	aerr.ServerID = serverID
 	writeError(w, aerr)
 	return true

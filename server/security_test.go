@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/api/client"
+	"github.com/agentmcp/agentmcp/server/internal/guard"
 	"github.com/agentmcp/agentmcp/store"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
@@ -123,7 +124,7 @@ func TestBrowserChecks(t *testing.T) {
 			if tt.code != "" && apiError(t, b).Code != tt.code {
 				t.Errorf("code %s, want %s", b, tt.code)
 			}
-			if h.Get("Content-Security-Policy") != csp || h.Get("X-Content-Type-Options") != "nosniff" {
+			if h.Get("Content-Security-Policy") != guard.CSP || h.Get("X-Content-Type-Options") != "nosniff" {
 				t.Errorf("security headers: %v", h)
 			}
 		})

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -21,6 +19,10 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/cluster"
 	"github.com/agentmcp/agentmcp/gateway"
+	"github.com/agentmcp/agentmcp/server/internal/forward"
+	"github.com/agentmcp/agentmcp/server/internal/guard"
+	"github.com/agentmcp/agentmcp/server/internal/pages"
+	"github.com/agentmcp/agentmcp/server/internal/ready"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -211,9 +213,9 @@ type Server struct {
 	agentO  agent.Options
 	host    *agent.Host
 	logger  *slog.Logger
-	sec     *security
-	handler http.Handler       // the routes behind sec's checks
-	pages   *template.Template // index.html and callback.html
+	sec     *guard.Guard // the security layer
+	handler http.Handler // the routes behind sec's checks
+	pages   *pages.Pages // the dashboard
 
 	ctx    context.Context // ends when the streams must end
 	cancel context.CancelFunc
@@ -224,10 +226,10 @@ type Server struct {
 	// (Options.MCPSessions); nil for no cap.
 	mcpSessions *gateway.SessionCap
 
-	mux              *http.ServeMux // the routes, without sec's checks
-	clusterTransport http.RoundTripper
-	clusterAuth      *cluster.Signer // forwarded requests' signatures; nil without Options.Cluster
-	probe            *store.Probe    // the store's answer for /readyz
+	mux   *http.ServeMux     // the routes, without sec's checks
+	fwd   *forward.Forwarder // requests to other replicas; nil without Options.Cluster
+	probe *store.Probe       // the store's answer for /readyz
+	ready *ready.Checker     // /healthz, /readyz, and 503 while not ready
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -243,13 +245,11 @@ type testHooks struct {
 	beforeWrite func()
 }
 
-// NamespaceLister is implemented by stores that can list the agents that
-// have servers (store/sqlite and store/postgres do). GET /agents uses it
-// to list the sleeping agents; with a store that lacks it, only the awake
-// ones are listed.
-type NamespaceLister interface {
-	ListNamespaces(ctx context.Context) ([]string, error)
-}
+// NamespaceLister is agent.NamespaceLister: stores that list the agents
+// that have servers (store/sqlite and store/postgres do). GET /agents uses
+// it to list the sleeping agents; with a store that lacks it, only the
+// awake ones are listed.
+type NamespaceLister = agent.NamespaceLister
 
 // Open returns a Server for the agents kept in st. It wakes only the
 // agents that must stay awake (Options.KeepAwake, and those with a
@@ -340,14 +340,7 @@ func newServer(st store.Store, opts *Options) *Server {
 		if c.WaitForOwner == 0 {
 			c.WaitForOwner = 15 * time.Second
 		}
-		s.clusterAuth = cluster.NewSigner(c.Key)
-		s.clusterTransport = &http.Transport{
-			Proxy:                 nil, // replicas talk directly
-			DialContext:           (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost:   64,
-			IdleConnTimeout:       90 * time.Second,
-			ResponseHeaderTimeout: 0, // a tool call may take long; the client's request bounds it
-		}
+		s.fwd = forward.New(&forward.Options{Replica: c.Replica, Key: c.Key, WaitForOwner: c.WaitForOwner, Streams: ctx, Logger: logger})
 	}
 	s.host = agent.NewHost(st, &agent.HostOptions{
 		Directory:   dir,
@@ -355,18 +348,38 @@ func newServer(st store.Store, opts *Options) *Server {
 		IdleTimeout: o.AgentIdleTimeout,
 		MaxAwake:    o.MaxAwake,
 		KeepAwake:   o.KeepAwake,
+		Defaults:    []string{o.DefaultAgent, DefaultAgent},
 		OnOpen:      s.configure,
 		Logger:      logger,
 	})
 	if o.MCPSessions >= 0 {
 		s.mcpSessions = gateway.NewSessionCap(cmp.Or(o.MCPSessions, DefaultMCPSessions))
 	}
+	var gate func() error
+	if c := o.Cluster; c != nil {
+		gate = c.Replica.Gate
+	}
 	s.probe = store.NewProbe(st, &store.ProbeOptions{Logger: logger})
-	s.pages = parsePages()
-	s.sec = newSecurity(&o)
+	s.ready = ready.New(s.notReady, gate, func(ctx context.Context) error { return s.probe.Check(ctx) })
+	s.pages = pages.New()
+	s.sec = newGuard(&o)
 	s.mux = s.routes()
-	s.handler = s.sec.wrap(s.mux)
+	s.handler = s.sec.Wrap(s.mux, route)
 	return s
+}
+
+// newGuard is the security layer of o (package guard).
+func newGuard(o *Options) *guard.Guard {
+	g := &guard.Options{Token: o.Token, AllowedHosts: o.AllowedHosts, TrustedOrigins: o.TrustedOrigins,
+		BodyTimeout: o.BodyTimeout, WriteTimeout: o.WriteTimeout}
+	if o.OAuth != nil {
+		var public string
+		if o.Agent != nil {
+			public = o.Agent.CallbackHost
+		}
+		g.Resource = resourceOptions(o.OAuth, public)
+	}
+	return guard.New(g)
 }
 
 // configure sets up an agent the host opened.
@@ -379,7 +392,7 @@ func (s *Server) callbackConfig() agent.OAuthCallbackConfig {
 	if s.opts.OAuthCallback != nil {
 		return *s.opts.OAuthCallback
 	}
-	return agent.OAuthCallbackConfig{CustomHandler: s.oauthDone}
+	return agent.OAuthCallbackConfig{CustomHandler: s.pages.OAuthDone}
 }
 
 // orDefault is d for zero, and zero (none) for a negative duration.
@@ -460,7 +473,7 @@ func (s *Server) useKnown(ctx context.Context, class, name string, callback bool
 	if closed {
 		return nil, nil, errClosed
 	}
-	if !s.host.IsAwake(class, name) && (callback || !s.isDefault(key)) {
+	if !s.host.IsAwake(class, name) && (callback || !s.host.IsDefault(key)) {
 		rows, err := s.st.ListServers(ctx, key)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading the servers of agent %s: %w", key, err)
@@ -491,58 +504,15 @@ func (s *Server) unknownAgent(ctx context.Context, key string) *api.APIError {
 // maxAgentsShown bounds the agents an unknown_agent error lists.
 const maxAgentsShown = 20
 
-// isDefault reports whether key ("class/name") is a default agent, which
-// always exists.
-func (s *Server) isDefault(key string) bool {
-	return key == s.opts.DefaultAgent || key == DefaultAgent
-}
-
-// defaults returns the default agents this server hosts.
-func (s *Server) defaults() []api.AgentInfo {
-	var out []api.AgentInfo
-	for _, key := range []string{s.opts.DefaultAgent, DefaultAgent} {
-		class, name, _ := strings.Cut(key, "/")
-		if s.checkAgent(class, name) != nil || slices.Contains(out, api.AgentInfo{Class: class, Name: name}) {
-			continue
-		}
-		out = append(out, api.AgentInfo{Class: class, Name: name})
-	}
-	return out
-}
-
-// knownAgents returns up to limit agents that exist: the default agents
-// first, then those with servers in the store in the order they were
-// first stored, then the other awake ones; more reports whether some were
-// left out. err is the store's, when it could not list the stored agents
-// (the list then lacks them).
+// knownAgents returns up to limit agents that exist, of those this server
+// hosts (agent.Host.Known).
 func (s *Server) knownAgents(ctx context.Context, limit int) (out []api.AgentInfo, more bool, err error) {
-	out = s.defaults()
-	seen := map[string]bool{}
-	for _, a := range out {
-		seen[a.Class+"/"+a.Name] = true
-	}
-	var keys []string
-	if lister, ok := s.st.(NamespaceLister); ok {
-		var namespaces []string
-		namespaces, err = lister.ListNamespaces(ctx)
-		if err != nil {
-			s.logger.Warn("cannot list the stored agents", "error", err)
-		}
-		keys = namespaces
-	}
-	keys = append(keys, s.host.Awake()...)
+	keys, more, err := s.host.Known(ctx, limit, func(class, name string) bool { return s.checkAgent(class, name) == nil })
 	for _, key := range keys {
 		class, name, _ := strings.Cut(key, "/")
-		if seen[key] || s.checkAgent(class, name) != nil {
-			continue
-		}
-		seen[key] = true
-		if len(out) >= limit {
-			return out, true, err
-		}
 		out = append(out, api.AgentInfo{Class: class, Name: name})
 	}
-	return out, false, err
+	return out, more, err
 }
 
 // Agents returns the agents awake now, sorted by class/name.
@@ -585,15 +555,15 @@ func (s *Server) Close(ctx context.Context) error {
 	s.closed = true
 	s.mu.Unlock()
 	err := s.host.Close(ctx) // each agent closes its gateway first
-	if t, ok := s.clusterTransport.(*http.Transport); ok {
-		t.CloseIdleConnections()
+	if s.fwd != nil {
+		s.fwd.CloseIdleConnections()
 	}
 	return err
 }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.health(w, r) {
+	if s.ready.Serve(w, r) {
 		return
 	}
 	s.handler.ServeHTTP(w, r)

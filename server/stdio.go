@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/server/internal/guard"
 )
 
 // stdioGate refuses, before the agent is opened or the request forwarded
@@ -44,25 +43,10 @@ func (s *Server) checkStdio(r *http.Request) *api.APIError {
 	case !s.opts.AllowStdioServers:
 		return apiErrorf(http.StatusForbidden, api.CodeStdioNotAllowed,
 			"adding a stdio server (a command) through the API is not allowed: start agentmcp serve with --allow-stdio-servers, or add it with agentmcp add --db or agentmcp import")
-	case s.sec.token == nil:
+	case !s.sec.HasToken():
 		return apiErrorf(http.StatusForbidden, api.CodeStdioNotAllowed, "adding a stdio server through the API needs an access token, and this server has none")
-	case crossSiteOrOrigin(r):
+	case guard.CrossSiteOrOrigin(r):
 		return apiErrorf(http.StatusForbidden, api.CodeStdioNotAllowed, "stdio servers cannot be added by a page of another site or origin")
 	}
 	return nil
-}
-
-// crossSiteOrOrigin reports whether a browser says r comes from another
-// site or origin (Fetch Metadata), or r has an Origin other than its own
-// host's. Trusted origins count as other origins here.
-func crossSiteOrOrigin(r *http.Request) bool {
-	if crossSite(r) {
-		return true
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return false
-	}
-	u, err := url.Parse(origin)
-	return err != nil || !strings.EqualFold(u.Host, r.Host)
 }

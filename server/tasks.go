@@ -15,6 +15,7 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/server/internal/failure"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -83,7 +84,7 @@ func TaskListOf(tasks []store.Task) api.TaskList {
 
 // taskStoreError maps an error reading the agent's tasks.
 func (s *Server) taskStoreError(ctx context.Context, err error) *api.APIError {
-	if aerr := storeUnavailable(err); aerr != nil {
+	if aerr := failure.Store(err); aerr != nil {
 		return aerr
 	}
 	return s.unavailableOr(ctx, apiErrorf(http.StatusInternalServerError, api.CodeInternal, "%v", err))
@@ -131,7 +132,7 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, a *agent.Age
 	}
 	if !t.Done {
 		if err := a.CancelTask(r.Context(), t.ServerID, t.TaskID); err != nil {
-			writeError(w, callError(a, t.ServerID, fmt.Sprintf("tasks/cancel %q", t.TaskID), err))
+			writeError(w, failure.Call(a, t.ServerID, fmt.Sprintf("tasks/cancel %q", t.TaskID), err))
 			return
 		}
 		if nt, err := a.Task(r.Context(), t.ServerID, t.TaskID); err == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/agentmcp/agentmcp/server/internal/stream"
 )
 
 // fillAll sets every field of v, recursively, to a value that is not zero,
@@ -77,8 +78,6 @@ func TestWireJSON(t *testing.T) {
 		{"Elicitation", &agent.Elicitation{}, &api.Elicitation{}},
 		{"Exposure", &agent.Exposure{}, &api.Exposure{}},
 		{"ServerLog", &mcpclient.ServerLog{}, &api.ServerLog{}},
-		{"Frame", &stateFrame{}, &api.Frame{}},
-		{"ElicitationsFrame", &elicitationsFrame{}, &api.ElicitationsFrame{}},
 		{"Tool", &mcpclient.Tool{}, &api.Tool{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,6 +97,30 @@ func TestWireJSON(t *testing.T) {
 				t.Errorf("the JSON of %T\n%s\nreads into %T as\n%s", tt.engine, want, tt.api, got)
 			}
 		})
+	}
+}
+
+// TestWireFrames: the frames the streams send (stream.Encode) from an
+// agent's update, every field set, read into api.Frame and
+// api.ElicitationsFrame and encode again to the same JSON.
+func TestWireFrames(t *testing.T) {
+	var up agent.Update
+	fillAll(reflect.ValueOf(&up).Elem(), 0)
+	frames := stream.Encode(up)
+	if len(frames) != 2 {
+		t.Fatalf("%d frames, want the state and the elicitations", len(frames))
+	}
+	for i, into := range []any{&api.Frame{}, &api.ElicitationsFrame{}} {
+		if err := json.Unmarshal(frames[i].Data, into); err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(into)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(frames[i].Data, got) {
+			t.Errorf("the %s frame\n%s\nreads into %T as\n%s", frames[i].Type, frames[i].Data, into, got)
+		}
 	}
 }
 

@@ -51,6 +51,14 @@ var rules = []rule{
 	// The HTTP server holds no store backend: a program picks one and
 	// hands it in.
 	{pkg: "server", forbid: []string{storeSQLite, storePostgres, pgx, sqliteDriver, chromedp}},
+	// The HTTP server's parts: the security layer and the answers know
+	// nothing of the engine; forwarding and the streams hold no store
+	// backend and no MCP endpoint.
+	{pkg: "server/internal/guard", forbid: []string{module + "/agent", module + "/mcpclient", module + "/store", module + "/cluster", module + "/gateway"}},
+	{pkg: "server/internal/reply", forbid: []string{module + "/agent", module + "/mcpclient", module + "/store", module + "/cluster", module + "/gateway"}},
+	{pkg: "server/internal/ready", forbid: []string{module + "/agent", module + "/mcpclient", module + "/cluster", module + "/gateway", storeSQLite, storePostgres, pgx, sqliteDriver}},
+	{pkg: "server/internal/forward", forbid: []string{module + "/gateway", storeSQLite, storePostgres, pgx, sqliteDriver}},
+	{pkg: "server/internal/stream", forbid: []string{module + "/cluster", module + "/gateway", storeSQLite, storePostgres, pgx, sqliteDriver}},
 	// The cluster acts on its model (cluster/lease) through LeaseStore,
 	// which a backend implements.
 	{pkg: "cluster", forbid: []string{storeSQLite, storePostgres, pgx, sqliteDriver}},
