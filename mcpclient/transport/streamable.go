@@ -121,9 +121,19 @@ type Streamable struct {
 	// nil means none.
 	Logger *slog.Logger
 
+	// Life, if set, is the life of what the connections serve (the
+	// Manager's server): once it is done, a legacy initialize whose
+	// caller gave up is no longer awaited in the background (see the
+	// package doc), and its request is cut short on the wire, so that
+	// closing the connection does not wait for a server that holds its
+	// answer. nil means that wait lasts up to two seconds.
+	Life context.Context
+
 	// timing bounds stream reconnections; the zero value means
 	// defaultStreamTiming.
 	timing streamTiming
+	// abandonedWait, if not zero, replaces abandonedWait.
+	abandonedWait time.Duration
 }
 
 // Counter counts the bytes of a connection's messages. Its methods may be
@@ -156,6 +166,14 @@ func (t *Streamable) Connect(context.Context) (mcp.Connection, error) {
 	c.counter = counterOf(t.Counter)
 	c.logger = loggerOf(t.Logger)
 	c.timing = t.timing
+	c.life = t.Life
+	if c.life == nil {
+		c.life = context.Background()
+	}
+	c.abandonedWait = t.abandonedWait
+	if c.abandonedWait == 0 {
+		c.abandonedWait = abandonedWait
+	}
 	c.streams.Dialer = t.Dialer
 	if c.timing == (streamTiming{}) {
 		c.timing = defaultStreamTiming
@@ -179,6 +197,8 @@ type connConfig struct {
 	authorize      func(*http.Request) error
 	counter        Counter
 	logger         *slog.Logger
+	life           context.Context // Streamable.Life, never nil
+	abandonedWait  time.Duration
 }
 
 type streamableConn struct {
@@ -617,10 +637,14 @@ const abandonedWait = 2 * time.Second
 // before the answer came would leave that session open on the server, its
 // id known to no one: the request is not cut short then, but awaited in
 // the background for at most abandonedWait, and the session its answer
-// names is ended (a DELETE). It returns the answer, whose body lives as
-// long as reqCtx, or reqCtx's error.
+// names is ended (a DELETE). The end of the connection's life (c.life)
+// cuts it short at once, answered or not: what the connection served is
+// closing, and must not wait for the server. It returns the answer, whose
+// body lives as long as reqCtx, or reqCtx's error.
 func (c *streamableConn) postInitialize(reqCtx context.Context, req *http.Request) (*http.Response, error) {
-	hctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))
+	hctx, cancelReq := context.WithCancel(context.WithoutCancel(reqCtx))
+	stopLife := context.AfterFunc(c.life, cancelReq)
+	cancel := func() { stopLife(); cancelReq() }
 	type answer struct {
 		resp *http.Response
 		err  error
@@ -643,7 +667,7 @@ func (c *streamableConn) postInitialize(reqCtx context.Context, req *http.Reques
 	}
 	abandon := func() {
 		defer cancel()
-		t := time.NewTimer(abandonedWait)
+		t := time.NewTimer(c.abandonedWait)
 		defer t.Stop()
 		var a answer
 		select {

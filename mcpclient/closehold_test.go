@@ -1,0 +1,116 @@
+package mcpclient_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// holdingServer serves mcptest's server in mode, except that the first
+// POST whose JSON-RPC method is method is held: the server reads it, says
+// so on the returned channel, and answers only once release is closed (at
+// the end of the test at the latest), or when the client goes away.
+func holdingServer(t *testing.T, mode mcptest.Mode, method string) (url string, held <-chan struct{}, release func()) {
+	t.Helper()
+	inner := mcptest.Handler(t, mode, func() *mcp.Server { return mcptest.NewServer("s").Server })
+	heldc := make(chan struct{})
+	releasec := make(chan struct{})
+	var once, heldOnce sync.Once
+	release = func() { once.Do(func() { close(releasec) }) }
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if strings.Contains(string(body), `"method":"`+method+`"`) {
+				first := false
+				heldOnce.Do(func() { first = true })
+				if first {
+					close(heldc)
+					select {
+					case <-releasec:
+					case <-r.Context().Done():
+						return
+					}
+				}
+			}
+		}
+		inner.ServeHTTP(w, r)
+	})
+	hs := mcptest.ServeHandler(t, h)
+	t.Cleanup(release) // before the server stops (cleanups run last first)
+	return hs.URL, heldc, release
+}
+
+// closeHeld holds method's answer on a server in mode while the Manager
+// connects (or discovers) it, then checks that Manager.Close returns
+// without the answer: only Close can end the wait.
+func closeHeld(t *testing.T, mode mcptest.Mode, transport mcpclient.TransportType, method string) {
+	url, held, release := holdingServer(t, mode, method)
+	m := mcpclient.New(nil)
+	ctx := testCtx(t)
+	if _, err := m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: url, Transport: mcpclient.TransportOptions{Type: transport}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EstablishConnection("s1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatalf("the server never received %s", method)
+	}
+	closed := make(chan error, 1)
+	start := time.Now()
+	go func() { closed <- m.Close(ctx) }()
+	safety := time.NewTimer(10 * time.Second) // a safety net, not a speed goal
+	defer safety.Stop()
+	select {
+	case err := <-closed:
+		t.Logf("Close returned in %v: %v", time.Since(start), err)
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-safety.C:
+		release() // the answer, so that the Manager can end
+		<-closed
+		t.Fatalf("Close waited for the server's answer to %s", method)
+	}
+}
+
+// TestCloseHeldHandshake: closing a Manager whose server holds the answer
+// to a request of the handshake or of the first discovery (it read the
+// request and has not answered) returns at once, in both protocol eras
+// and over HTTP+SSE: the request in flight is cancelled under its reader.
+func TestCloseHeldHandshake(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		mode      mcptest.Mode
+		transport mcpclient.TransportType
+		method    string
+	}{
+		{"2025-11-25/initialize", mcptest.Stateful, "", "initialize"},
+		{"2025-11-25/tools-list", mcptest.Stateful, "", "tools/list"},
+		{"2026-07-28/discover", mcptest.Stateless, "", "server/discover"},
+		{"2026-07-28/tools-list", mcptest.Stateless, "", "tools/list"},
+		{"sse/initialize", mcptest.SSE, mcpclient.TransportSSE, "initialize"},
+		{"sse/tools-list", mcptest.SSE, mcpclient.TransportSSE, "tools/list"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			_ = before
+			closeHeld(t, tc.mode, tc.transport, tc.method)
+		})
+	}
+}
