@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -108,8 +107,6 @@ func TestCloseHeldHandshake(t *testing.T) {
 		{"sse/tools-list", mcptest.SSE, mcpclient.TransportSSE, "tools/list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := runtime.NumGoroutine()
-			_ = before
 			closeHeld(t, tc.mode, tc.transport, tc.method)
 		})
 	}

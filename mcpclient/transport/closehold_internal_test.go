@@ -14,14 +14,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// heldInitialize is a server that reads every POST and answers none: it
-// says so on held and waits for the client to go away (or the test to
-// end), the way a server that hangs mid-handshake does.
-func heldInitialize(t *testing.T) (url string, held <-chan struct{}, gone <-chan struct{}) {
-	heldc, gonec, end := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
+// heldInitialize is a server that holds its answer to a legacy
+// initialize: it reads the request (making a session, as a legacy server
+// does), says so on held, and answers, naming the session, only once
+// release is called (at the end of the test at the latest). The DELETE of
+// that session is reported on deleted.
+func heldInitialize(t *testing.T) (url string, held, deleted <-chan struct{}, release func()) {
+	heldc, deletedc, end := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			http.Error(w, "no stream", http.StatusMethodNotAllowed)
+		switch {
+		case r.Method == http.MethodDelete && r.Header.Get(headerSessionID) == "held-1":
+			deletedc <- struct{}{}
+			return
+		case r.Method != http.MethodPost:
+			http.Error(w, "unexpected", http.StatusMethodNotAllowed)
 			return
 		}
 		var msg struct{ Method string }
@@ -31,11 +37,10 @@ func heldInitialize(t *testing.T) (url string, held <-chan struct{}, gone <-chan
 			return
 		}
 		heldc <- struct{}{}
-		select {
-		case <-r.Context().Done():
-			gonec <- struct{}{}
-		case <-end:
-		}
+		<-end
+		w.Header().Set(headerSessionID, "held-1")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":"init-1","result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`))
 	}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,19 +49,21 @@ func heldInitialize(t *testing.T) (url string, held <-chan struct{}, gone <-chan
 	hs.Listener = l
 	hs.Start()
 	var once sync.Once
+	release = func() { once.Do(func() { close(end) }) }
 	t.Cleanup(func() {
-		once.Do(func() { close(end) })
+		release()
 		hs.Close()
 	})
-	return hs.URL + "/mcp", heldc, gonec
+	return hs.URL + "/mcp", heldc, deletedc, release
 }
 
-// TestCloseHeldInitialize: a legacy initialize whose answer the server
-// holds is cut short on the wire once the connection's Life ends, so that
-// closing the connection returns without the answer: whether the caller
-// gave up first (the initialize then awaited in the background) or Close
-// came first; on the Dialer's connections and through the HTTPClient. The
-// background wait is an hour here: only the end of Life can end it.
+// TestCloseHeldInitialize: once the connection's Life ends, closing it
+// returns without the answer to a legacy initialize the server holds
+// (only the end of Life releases it: the background wait is an hour
+// here), whether the caller gave up first (the initialize then awaited
+// in the background) or Close came first, on the Dialer's connections and
+// through the HTTPClient; the wait goes on by itself, and the session the
+// answer names, when it comes, is still ended.
 func TestCloseHeldInitialize(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -69,14 +76,14 @@ func TestCloseHeldInitialize(t *testing.T) {
 		{"client/caller-gone", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url, held, gone := heldInitialize(t)
+			url, held, deleted, release := heldInitialize(t)
 			life, endLife := context.WithCancel(context.Background())
 			defer endLife()
-			tr := &Streamable{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{}}, Life: life, abandonedWait: time.Hour}
+			tr := &Streamable{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}, Life: life, abandonedWait: time.Hour}
 			if tc.dialer {
 				tr.Dialer = &Dialer{DialContext: (&net.Dialer{}).DialContext}
+				defer tr.Dialer.CloseIdleConnections()
 			}
-			defer tr.HTTPClient.CloseIdleConnections()
 			conn, err := tr.Connect(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -116,6 +123,7 @@ func TestCloseHeldInitialize(t *testing.T) {
 			select {
 			case <-closed:
 			case <-safety.C:
+				release()
 				t.Fatal("Close waited for the held initialize's answer")
 			}
 			if !tc.callerGone {
@@ -125,13 +133,16 @@ func TestCloseHeldInitialize(t *testing.T) {
 						t.Fatal("a handshake whose connection closed succeeded")
 					}
 				case <-safety.C:
+					release()
 					t.Fatal("CallDirect waited for the held initialize's answer")
 				}
 			}
+			// The server answers at last: the session it made is ended.
+			release()
 			select {
-			case <-gone: // the request was cut short on the wire
+			case <-deleted:
 			case <-safety.C:
-				t.Fatal("the held initialize's request is still open")
+				t.Fatal("the abandoned handshake's session was not ended")
 			}
 		})
 	}

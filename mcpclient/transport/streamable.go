@@ -122,11 +122,12 @@ type Streamable struct {
 	Logger *slog.Logger
 
 	// Life, if set, is the life of what the connections serve (the
-	// Manager's server): once it is done, a legacy initialize whose
-	// caller gave up is no longer awaited in the background (see the
-	// package doc), and its request is cut short on the wire, so that
-	// closing the connection does not wait for a server that holds its
-	// answer. nil means that wait lasts up to two seconds.
+	// Manager's server): once it is done, closing a connection no longer
+	// waits for the answer to a legacy initialize whose caller gave up
+	// (see the package doc), so that it returns at once even when the
+	// server holds that answer; the wait goes on in the background,
+	// bounded, and still ends the session the answer names. nil means
+	// Close waits for it (up to two seconds).
 	Life context.Context
 
 	// timing bounds stream reconnections; the zero value means
@@ -637,14 +638,11 @@ const abandonedWait = 2 * time.Second
 // before the answer came would leave that session open on the server, its
 // id known to no one: the request is not cut short then, but awaited in
 // the background for at most abandonedWait, and the session its answer
-// names is ended (a DELETE). The end of the connection's life (c.life)
-// cuts it short at once, answered or not: what the connection served is
-// closing, and must not wait for the server. It returns the answer, whose
-// body lives as long as reqCtx, or reqCtx's error.
+// names is ended (a DELETE); see abandon for who waits for that. It
+// returns the answer, whose body lives as long as reqCtx, or reqCtx's
+// error.
 func (c *streamableConn) postInitialize(reqCtx context.Context, req *http.Request) (*http.Response, error) {
-	hctx, cancelReq := context.WithCancel(context.WithoutCancel(reqCtx))
-	stopLife := context.AfterFunc(c.life, cancelReq)
-	cancel := func() { stopLife(); cancelReq() }
+	hctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))
 	type answer struct {
 		resp *http.Response
 		err  error
@@ -665,7 +663,7 @@ func (c *streamableConn) postInitialize(reqCtx context.Context, req *http.Reques
 		return a.resp, nil
 	case <-reqCtx.Done():
 	}
-	abandon := func() {
+	c.abandon(func() {
 		defer cancel()
 		t := time.NewTimer(c.abandonedWait)
 		defer t.Stop()
@@ -685,11 +683,43 @@ func (c *streamableConn) postInitialize(reqCtx context.Context, req *http.Reques
 			c.logger.Debug("ending the mcp session of an abandoned handshake")
 			c.deleteSession(sid)
 		}
-	}
-	if !c.goStream(abandon) {
-		abandon() // Close has begun: this goroutine is the handshake's
-	}
+	})
 	return nil, reqCtx.Err()
+}
+
+// abandon runs wait, the wait for an abandoned initialize's answer and the
+// DELETE of its session (bounded), on a goroutine of its own, and has it
+// waited for while the connection's life (Streamable.Life) lasts: by
+// Close, or by the handshake's goroutine once Close has begun. Once that
+// life ends (what the connection served is closing: a server removed, a
+// Manager or an agent closed), nobody waits for it any more: wait goes on
+// by itself and ends within its bound, and Close returns at once.
+func (c *streamableConn) abandon(wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wait()
+	}()
+	await := func() {
+		select {
+		case <-done:
+		case <-c.life.Done():
+		}
+	}
+	c.mu.Lock()
+	tracked := !c.closing
+	if tracked {
+		c.wg.Add(1)
+	}
+	c.mu.Unlock()
+	if !tracked {
+		await() // Close has begun: this goroutine is the handshake's
+		return
+	}
+	go func() {
+		defer c.wg.Done()
+		await()
+	}()
 }
 
 // afterBody is a response body that calls release once closed.
