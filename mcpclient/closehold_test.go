@@ -70,11 +70,11 @@ func holdingServer(t *testing.T, mode mcptest.Mode, method string) (url string, 
 // closeHeld holds method's answer on a server in mode while the Manager
 // connects (or discovers) it, then checks that Manager.Close returns
 // without the answer: only Close can end the wait.
-func closeHeld(t *testing.T, mode mcptest.Mode, transport mcpclient.TransportType, method string) {
+func closeHeld(t *testing.T, mode mcptest.Mode, transport mcpclient.TransportOptions, method string) {
 	url, held, release := holdingServer(t, mode, method)
 	m := mcpclient.New(nil)
 	ctx := testCtx(t)
-	if _, err := m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: url, Transport: mcpclient.TransportOptions{Type: transport}}); err != nil {
+	if _, err := m.RegisterServer(ctx, "s1", mcpclient.ServerOptions{URL: url, Transport: transport}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.EstablishConnection("s1"); err != nil {
@@ -114,16 +114,17 @@ func TestCloseHeldHandshake(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		mode      mcptest.Mode
-		transport mcpclient.TransportType
+		transport mcpclient.TransportOptions
 		method    string
 	}{
-		{"2025-11-25/initialize", mcptest.Stateful, "", "initialize"},
-		{"2025-11-25/tools-list", mcptest.Stateful, "", "tools/list"},
-		{"2026-07-28/discover", mcptest.Stateless, "", "server/discover"},
-		{"2026-07-28/tools-list", mcptest.Stateless, "", "tools/list"},
-		{"sse/endpoint", mcptest.SSE, mcpclient.TransportSSE, "endpoint"},
-		{"sse/initialize", mcptest.SSE, mcpclient.TransportSSE, "initialize"},
-		{"sse/tools-list", mcptest.SSE, mcpclient.TransportSSE, "tools/list"},
+		{"2025-11-25/initialize", mcptest.Stateful, mcpclient.TransportOptions{}, "initialize"},
+		{"2025-11-25/tools-list", mcptest.Stateful, mcpclient.TransportOptions{}, "tools/list"},
+		{"2026-07-28/discover", mcptest.Stateless, mcpclient.TransportOptions{}, "server/discover"},
+		{"2026-07-28/tools-list", mcptest.Stateless, mcpclient.TransportOptions{}, "tools/list"},
+		{"go-sdk/initialize", mcptest.Stateful, mcpclient.TransportOptions{Implementation: mcpclient.ImplementationGoSDK}, "initialize"},
+		{"sse/endpoint", mcptest.SSE, mcpclient.TransportOptions{Type: mcpclient.TransportSSE}, "endpoint"},
+		{"sse/initialize", mcptest.SSE, mcpclient.TransportOptions{Type: mcpclient.TransportSSE}, "initialize"},
+		{"sse/tools-list", mcptest.SSE, mcpclient.TransportOptions{Type: mcpclient.TransportSSE}, "tools/list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			closeHeld(t, tc.mode, tc.transport, tc.method)
