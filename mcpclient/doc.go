@@ -112,7 +112,10 @@
 // backoff, the background retry, a discovery); what was cancelled never
 // brings the server back. A legacy handshake cancelled after the server
 // may have made its session is not cut short on the wire: its answer is
-// awaited (at most two seconds more) and the session it names ended.
+// awaited in the background (at most two seconds more) and the session it
+// names ended; those calls and Close do not wait for it, so a server that
+// holds its answer to a handshake cannot hold up a close (or an agent's
+// hibernation).
 //
 // # Elicitation, sampling and roots
 //

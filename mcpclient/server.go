@@ -777,6 +777,7 @@ func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, 
 			tr = c.sdkStreamableTransport()
 			break
 		}
+		life, _ := c.current()
 		if resume.Valid() {
 			version = resume.ProtocolVersion
 			s.unverified = true
@@ -795,6 +796,9 @@ func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, 
 			Resume:         resume,
 			Counter:        c.m.tel.IOCounter(c.ID()),
 			Logger:         c.m.logger.With("server", c.ID()),
+			// Closing the server or the Manager does not wait for the
+			// answer to an abandoned initialize.
+			Life: life,
 		}
 	case TransportSSE:
 		if version >= protocolModern {

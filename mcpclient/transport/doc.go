@@ -82,8 +82,11 @@
 // most two seconds) and waits for every goroutine the connection started.
 // A legacy initialize whose caller gave up is not cut short on the wire:
 // the server may have made its session already, so its answer is awaited
-// in the background (at most two seconds; Close waits for it too) and the
-// session it names ended with a DELETE. A session the server rejected
+// in the background (at most two seconds) and the session it names ended
+// with a DELETE. Close waits for that while [Streamable.Life] lasts; once
+// it ended (the Manager's server closed or removed, the Manager or its
+// agent closed), Close returns at once, even when the server holds its
+// answer, and the wait ends by itself within its bound. A session the server rejected
 // other than with a 404 is ended by Close too: it may live on.
 //
 // # Errors

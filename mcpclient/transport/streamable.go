@@ -121,9 +121,20 @@ type Streamable struct {
 	// nil means none.
 	Logger *slog.Logger
 
+	// Life, if set, is the life of what the connections serve (the
+	// Manager's server): once it is done, closing a connection no longer
+	// waits for the answer to a legacy initialize whose caller gave up
+	// (see the package doc), so that it returns at once even when the
+	// server holds that answer; the wait goes on in the background,
+	// bounded, and still ends the session the answer names. nil means
+	// Close waits for it (up to two seconds).
+	Life context.Context
+
 	// timing bounds stream reconnections; the zero value means
 	// defaultStreamTiming.
 	timing streamTiming
+	// abandonedWait, if not zero, replaces abandonedWait.
+	abandonedWait time.Duration
 }
 
 // Counter counts the bytes of a connection's messages. Its methods may be
@@ -156,6 +167,14 @@ func (t *Streamable) Connect(context.Context) (mcp.Connection, error) {
 	c.counter = counterOf(t.Counter)
 	c.logger = loggerOf(t.Logger)
 	c.timing = t.timing
+	c.life = t.Life
+	if c.life == nil {
+		c.life = context.Background()
+	}
+	c.abandonedWait = t.abandonedWait
+	if c.abandonedWait == 0 {
+		c.abandonedWait = abandonedWait
+	}
 	c.streams.Dialer = t.Dialer
 	if c.timing == (streamTiming{}) {
 		c.timing = defaultStreamTiming
@@ -179,6 +198,8 @@ type connConfig struct {
 	authorize      func(*http.Request) error
 	counter        Counter
 	logger         *slog.Logger
+	life           context.Context // Streamable.Life, never nil
+	abandonedWait  time.Duration
 }
 
 type streamableConn struct {
@@ -617,8 +638,9 @@ const abandonedWait = 2 * time.Second
 // before the answer came would leave that session open on the server, its
 // id known to no one: the request is not cut short then, but awaited in
 // the background for at most abandonedWait, and the session its answer
-// names is ended (a DELETE). It returns the answer, whose body lives as
-// long as reqCtx, or reqCtx's error.
+// names is ended (a DELETE); see abandon for who waits for that. It
+// returns the answer, whose body lives as long as reqCtx, or reqCtx's
+// error.
 func (c *streamableConn) postInitialize(reqCtx context.Context, req *http.Request) (*http.Response, error) {
 	hctx, cancel := context.WithCancel(context.WithoutCancel(reqCtx))
 	type answer struct {
@@ -641,9 +663,9 @@ func (c *streamableConn) postInitialize(reqCtx context.Context, req *http.Reques
 		return a.resp, nil
 	case <-reqCtx.Done():
 	}
-	abandon := func() {
+	c.abandon(func() {
 		defer cancel()
-		t := time.NewTimer(abandonedWait)
+		t := time.NewTimer(c.abandonedWait)
 		defer t.Stop()
 		var a answer
 		select {
@@ -661,11 +683,43 @@ func (c *streamableConn) postInitialize(reqCtx context.Context, req *http.Reques
 			c.logger.Debug("ending the mcp session of an abandoned handshake")
 			c.deleteSession(sid)
 		}
-	}
-	if !c.goStream(abandon) {
-		abandon() // Close has begun: this goroutine is the handshake's
-	}
+	})
 	return nil, reqCtx.Err()
+}
+
+// abandon runs wait, the wait for an abandoned initialize's answer and the
+// DELETE of its session (bounded), on a goroutine of its own, and has it
+// waited for while the connection's life (Streamable.Life) lasts: by
+// Close, or by the handshake's goroutine once Close has begun. Once that
+// life ends (what the connection served is closing: a server removed, a
+// Manager or an agent closed), nobody waits for it any more: wait goes on
+// by itself and ends within its bound, and Close returns at once.
+func (c *streamableConn) abandon(wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wait()
+	}()
+	await := func() {
+		select {
+		case <-done:
+		case <-c.life.Done():
+		}
+	}
+	c.mu.Lock()
+	tracked := !c.closing
+	if tracked {
+		c.wg.Add(1)
+	}
+	c.mu.Unlock()
+	if !tracked {
+		await() // Close has begun: this goroutine is the handshake's
+		return
+	}
+	go func() {
+		defer c.wg.Done()
+		await()
+	}()
 }
 
 // afterBody is a response body that calls release once closed.
