@@ -78,6 +78,7 @@ func Run(t *testing.T, b Backend) {
 		{"Tasks", testTasks},
 		{"Policy", testPolicy},
 		{"Approvals", testApprovals},
+		{"Pins", testPins},
 		{"Batch", testBatch},
 		{"Batch/Invalid", testBatchInvalid},
 		{"Batch/Encryption", testBatchEncryption},
