@@ -601,6 +601,9 @@ func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
 	}
 	a.mu.Unlock()
 	err := a.m.RemoveServer(ctx, id)
+	if perr := a.forgetPins(ctx, id); perr != nil { // pins.go
+		a.logger.Warn("cannot delete a removed server's pins", "server", id, "error", perr)
+	}
 	if sess != nil {
 		a.endSession(ctx, id, sess)
 	}
