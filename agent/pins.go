@@ -226,16 +226,47 @@ func (a *Agent) pinBlocked(serverID string, t *mcp.Tool) (string, bool) {
 	return state, false
 }
 
-// blockedTool returns a *ToolChangedError when the pins keep tool name of
-// serverID out, nil otherwise (and for a tool not in the catalog).
-func (a *Agent) blockedTool(serverID, name string) error {
-	for _, t := range a.m.ListTools(mcpclient.Filter{ServerID: []string{serverID}}) {
-		if t.Name == name {
-			if state, blocked := a.pinBlocked(serverID, &t.Tool); blocked {
-				return &ToolChangedError{ServerID: serverID, Tool: name, State: state}
+// CheckPin returns an error wrapping ErrToolChanged (a *ToolChangedError)
+// when the agent's pins keep tool name of serverID out, nil otherwise:
+// what CallTool checks first. A server restored by Open (after a restart
+// or a wake) is waited for (while ctx lasts), so that its catalog is
+// compared with the pins before a call goes out; when the catalog still
+// lacks the tool, the stored state of its pin decides.
+func (a *Agent) CheckPin(ctx context.Context, serverID, name string) error {
+	a.pins.mu.Lock()
+	pinned := len(a.pins.servers[serverID]) > 0
+	a.pins.mu.Unlock()
+	if !pinned {
+		return nil // never listed: the first listing pins it
+	}
+	find := func() (mcpclient.Tool, bool) {
+		for _, t := range a.m.ListTools(mcpclient.Filter{ServerID: []string{serverID}}) {
+			if t.Name == name {
+				return t, true
 			}
-			return nil
 		}
+		return mcpclient.Tool{}, false
+	}
+	t, ok := find()
+	if !ok {
+		a.WaitRestored(ctx, serverID)
+		t, ok = find()
+	}
+	if ok {
+		if state, blocked := a.pinBlocked(serverID, &t.Tool); blocked {
+			return &ToolChangedError{ServerID: serverID, Tool: name, State: state}
+		}
+		return nil
+	}
+	a.pins.mu.Lock()
+	rec, ok := a.pins.servers[serverID][name]
+	var p store.Pin
+	if ok {
+		p = *rec
+	}
+	a.pins.mu.Unlock()
+	if ok && a.toolPin(p).Blocked {
+		return &ToolChangedError{ServerID: serverID, Tool: name, State: p.State}
 	}
 	return nil
 }

@@ -243,7 +243,7 @@ func (a *Agent) annotations(serverID, tool string) *mcp.ToolAnnotations {
 // ErrRateLimited when it may not go, else the decision (allow or ask).
 func (a *Agent) admit(ctx context.Context, serverID, tool string, args any) (policy.Decision, error) {
 	caller := CallerOf(ctx)
-	if err := a.blockedTool(serverID, tool); err != nil { // pins.go
+	if err := a.CheckPin(ctx, serverID, tool); err != nil { // pins.go
 		return policy.Decision{Action: policy.Deny, Rule: -1}, err
 	}
 	var ann *mcp.ToolAnnotations

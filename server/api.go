@@ -69,6 +69,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
 	s.policyRoutes(mux) // policy.go: .../policy, .../approvals, .../approvals/{approval}
+	s.pinRoutes(mux)    // pins.go: .../pins, .../pins/{server}/{tool}
 	s.oauthRoutes(mux)
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics)
@@ -778,6 +779,9 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 		return
 	}
 	if req.Approval == "" && policyRefused(w, a, id, req.Name) { // policy.go
+		return
+	}
+	if pinRefused(w, r, a, id, req.Name) { // pins.go
 		return
 	}
 	ctx, cancel, limit, aerr := s.callContext(r, req.TimeoutMS)

@@ -156,6 +156,8 @@ func policyError(err error) *api.APIError {
 		return e
 	case errors.Is(err, agent.ErrToolDenied):
 		return apiErrorf(http.StatusForbidden, api.CodeToolDenied, "%v", err)
+	case errors.Is(err, agent.ErrToolChanged): // pins.go
+		return apiErrorf(http.StatusConflict, api.CodeToolChanged, "%v", err)
 	case errors.As(err, &denied):
 		return apiErrorf(http.StatusForbidden, api.CodeApprovalDenied, "%v", err)
 	case errors.Is(err, agent.ErrApprovalExpired):
