@@ -521,6 +521,7 @@ func (a *Agent) connect(ctx context.Context, id, display string) (AddResult, err
 		if !d.Success {
 			return AddResult{}, a.connectError(id, fmt.Errorf("failed to discover MCP server capabilities: %w", d.Err))
 		}
+		a.pinListed(id) // pins.go: before the add returns, not when its event arrives
 		return AddResult{ID: id, State: mcpclient.StateReady}, nil
 	default:
 		return AddResult{}, a.connectError(id, fmt.Errorf("failed to connect to MCP server at %s: %w", display, res.Err))

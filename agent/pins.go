@@ -287,7 +287,16 @@ func (a *Agent) notePins(ev mcpclient.Event) {
 	if !stored || closed {
 		return
 	}
-	a.reconcilePins(ev.ServerID, a.m.ListTools(mcpclient.Filter{ServerID: []string{ev.ServerID}}))
+	a.pinListed(ev.ServerID)
+}
+
+// pinListed compares the tools a ready server lists with its pins (a
+// server not ready has no catalog to compare).
+func (a *Agent) pinListed(serverID string) {
+	if info, ok := a.m.Server(serverID); !ok || info.State != mcpclient.StateReady {
+		return
+	}
+	a.reconcilePins(serverID, a.m.ListTools(mcpclient.Filter{ServerID: []string{serverID}}))
 }
 
 // reconcilePins compares the tools a server lists with its pins, updates

@@ -45,6 +45,7 @@ func commands() []command {
 		approvalsCommand(), // approvals.go
 		approveCommand(),
 		denyCommand(),
+		pinsCommand(), // pins.go
 		mcpConfigCommand(),
 		versionCommand(),
 	}
