@@ -275,3 +275,24 @@ func TestPinNewTools(t *testing.T) {
 		})
 	}
 }
+
+// TestPinsUnderDirectory: the fenced store of an agent opened under a
+// Directory claim keeps its pins: a change is found and accepted there.
+func TestPinsUnderDirectory(t *testing.T) {
+	ctx := testCtx(t)
+	srv, url := pinServer(t)
+	h, _ := newHost(t, openSQLite(t, ""), &agent.HostOptions{Directory: &directory{t: t, owners: map[string]string{}}})
+	a, release := use(t, h, "fenced-pins")
+	defer release()
+	if _, err := a.AddMCPServer(ctx, "S", url, &agent.AddOptions{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitPin(t, a, "echo", func(p agent.ToolPin) bool { return p.State == store.PinPinned })
+	redefineEcho(srv, "Echoes, under a claim.")
+	waitPin(t, a, "echo", func(p agent.ToolPin) bool { return p.State == store.PinChanged })
+	checkBlocked(t, a)
+	if _, err := a.DecidePin(ctx, "s", "echo", agent.PinAccept); err != nil {
+		t.Fatalf("DecidePin under a Directory: %v", err)
+	}
+	checkAllowed(t, a)
+}
