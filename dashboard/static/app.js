@@ -8,6 +8,7 @@ import { callStats } from "./stats.js";
 import { serverLogs } from "./logs.js";
 import { exposureEditor } from "./exposure.js";
 import { awakeLine } from "./busy.js";
+import { pinsPanel } from "./pins.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -85,6 +86,8 @@ const exposure = exposureEditor({
   form: $("exposure-form"),
   status: $("exposure-status"),
 });
+
+const pins = pinsPanel({ conn, section: $("pins-section"), list: $("pins") });
 
 // live reports whether the page shows the agent's state as it is now.
 const live = () => conn.status === "open";
@@ -173,6 +176,7 @@ function render() {
   const mcp = lastMcp || { servers: {}, tools: [], prompts: [], resources: [], resourceTemplates: [] };
   renderBanner();
   renderServers(mcp);
+  pins.render(mcp.pins);
   stats.render();
   logs.render();
   renderTools(mcp);
