@@ -78,7 +78,7 @@ const (
 
 // ToolPin is one pinned tool as the agent shows it.
 type ToolPin struct {
-	ServerID string `json:"serverId"`
+	ServerID string `json:"server"`
 	Tool     string `json:"tool"`
 	// State is one of store's Pin states: pinned, changed, new, removed,
 	// rejected.

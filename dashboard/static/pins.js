@@ -45,7 +45,7 @@ export function pinsPanel({ conn, section, list }) {
     const decide = (decision, buttons) => async () => {
       buttons.forEach((b) => (b.disabled = true));
       try {
-        await conn.decidePin(p.serverId, p.tool, decision);
+        await conn.decidePin(p.server, p.tool, decision);
         out.dataset.outcome = "ok";
         out.textContent = decision === "accept" ? "Accepted." : "Rejected.";
       } catch (e) {
@@ -73,7 +73,7 @@ export function pinsPanel({ conn, section, list }) {
       el(
         "p",
         {},
-        el("span", { class: "mono" }, `${p.serverId}/${p.tool}`),
+        el("span", { class: "mono" }, `${p.server}/${p.tool}`),
         ` ${p.state}${p.blocked ? ", blocked" : ""}`,
       ),
       ...diffs,
