@@ -257,7 +257,7 @@
 // # Pinned tool definitions
 //
 // The first listing of a server's tools pins each definition with the
-// agent (store.PinStore): Definition gives its pinned form (canonical JSON
+// agent (store.PinStore): ToolDefinition gives its pinned form (canonical JSON
 // of its name, title, description, input and output schemas and
 // annotations) and fingerprint (SHA-256). Every later listing
 // (list_changed, a reconnection, a wake, a restore) is compared with the

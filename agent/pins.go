@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -134,11 +135,11 @@ func (ps *agentPins) init(o Options) {
 		metric.WithDescription("Pin decisions made by people, by decision (accept, reject)."))
 }
 
-// Definition returns the pinned form of a tool's definition: canonical
+// ToolDefinition returns the pinned form of a tool's definition: canonical
 // JSON (keys sorted, no insignificant whitespace, numbers as written) of
 // its name, title, description, input and output schemas and annotations,
 // and its fingerprint, the hex SHA-256 of that form.
-func Definition(t *mcp.Tool) (def json.RawMessage, fingerprint string, err error) {
+func ToolDefinition(t *mcp.Tool) (def json.RawMessage, fingerprint string, err error) {
 	raw, err := json.Marshal(t)
 	if err != nil {
 		return nil, "", fmt.Errorf("tool %q: %w", t.Name, err)
@@ -163,7 +164,7 @@ func Definition(t *mcp.Tool) (def json.RawMessage, fingerprint string, err error
 }
 
 func fingerprintOf(t *mcp.Tool) string {
-	_, fp, err := Definition(t)
+	_, fp, err := ToolDefinition(t)
 	if err != nil {
 		return ""
 	}
@@ -192,7 +193,7 @@ func (a *Agent) loadPins(ctx context.Context) error {
 	return nil
 }
 
-// pinsOf returns the reactions for serverID.
+// pinRules returns the reactions for serverID.
 func (a *Agent) pinRules(serverID string) policy.PinRules {
 	return a.pol.cur.Load().Pins.For(serverID)
 }
@@ -318,7 +319,7 @@ func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
 	}
 	listed := map[string]bool{}
 	for _, t := range tools {
-		def, fp, err := Definition(&t.Tool)
+		def, fp, err := ToolDefinition(&t.Tool)
 		if err != nil {
 			a.logger.Warn("cannot pin a tool", "server", serverID, "tool", t.Name, "error", err)
 			continue
@@ -446,21 +447,11 @@ func (a *Agent) Pins() []ToolPin {
 			return d
 		}
 		if x.ServerID != y.ServerID {
-			return cmpString(x.ServerID, y.ServerID)
+			return strings.Compare(x.ServerID, y.ServerID)
 		}
-		return cmpString(x.Tool, y.Tool)
+		return strings.Compare(x.Tool, y.Tool)
 	})
 	return out
-}
-
-func cmpString(x, y string) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // toolPin is rec as shown.

@@ -2,6 +2,9 @@ package agent_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -295,4 +298,32 @@ func TestPinsUnderDirectory(t *testing.T) {
 		t.Fatalf("DecidePin under a Directory: %v", err)
 	}
 	checkAllowed(t, a)
+}
+
+// TestToolDefinition: the pinned form is canonical JSON of the pinned
+// fields only (keys sorted, no whitespace, numbers as written), and the
+// fingerprint its SHA-256; a field outside them (_meta) changes nothing.
+func TestToolDefinition(t *testing.T) {
+	tool := &mcp.Tool{Name: "zap", Title: "Zap", Description: "Zaps.",
+		InputSchema: json.RawMessage(`{ "type": "object", "properties": {"n": {"type": "integer", "maximum": 10.50}} }`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}, Meta: mcp.Meta{"x": 1}}
+	def, fp, err := agent.ToolDefinition(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"annotations":{"idempotentHint":false,"readOnlyHint":true},"description":"Zaps.","inputSchema":{"properties":{"n":{"maximum":10.50,"type":"integer"}},"type":"object"},"name":"zap","title":"Zap"}`
+	if string(def) != want {
+		t.Errorf("definition\n%s\nwant\n%s", def, want)
+	}
+	if sum := sha256.Sum256([]byte(want)); fp != hex.EncodeToString(sum[:]) {
+		t.Errorf("fingerprint %s", fp)
+	}
+	tool.Meta = mcp.Meta{"y": 2}
+	if _, fp2, _ := agent.ToolDefinition(tool); fp2 != fp {
+		t.Error("_meta changed the fingerprint")
+	}
+	tool.Description = "Zaps!"
+	if _, fp3, _ := agent.ToolDefinition(tool); fp3 == fp {
+		t.Error("a new description kept the fingerprint")
+	}
 }
