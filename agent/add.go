@@ -521,6 +521,7 @@ func (a *Agent) connect(ctx context.Context, id, display string) (AddResult, err
 		if !d.Success {
 			return AddResult{}, a.connectError(id, fmt.Errorf("failed to discover MCP server capabilities: %w", d.Err))
 		}
+		a.pinListed(id) // pins.go: before the add returns, not when its event arrives
 		return AddResult{ID: id, State: mcpclient.StateReady}, nil
 	default:
 		return AddResult{}, a.connectError(id, fmt.Errorf("failed to connect to MCP server at %s: %w", display, res.Err))
@@ -604,6 +605,9 @@ func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
 	}
 	a.mu.Unlock()
 	err := a.m.RemoveServer(ctx, id)
+	if perr := a.forgetPins(ctx, id); perr != nil { // pins.go
+		a.logger.Warn("cannot delete a removed server's pins", "server", id, "error", perr)
+	}
 	if sess != nil {
 		a.endSession(ctx, id, sess)
 	}

@@ -148,6 +148,7 @@ type Agent struct {
 	exposureMu sync.Mutex
 	pol        agentPolicy    // the tool policy (policy.go)
 	apr        agentApprovals // the approvals (approvals.go)
+	pins       agentPins      // the pinned tool definitions (pins.go)
 	busyN      atomic.Int64   // calls, adds and reconnections in flight
 	tasks      agentTasks     // its tasks (tasks.go)
 	cats       catalogState   // its servers' stored catalogs (catalogs.go)
@@ -226,6 +227,10 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
 	}
 	a.apr.init(o)
+	a.pins.init(o)
+	if err := a.loadPins(ctx); err != nil {
+		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
+	}
 	a.m = mcpclient.New(&mo)
 	a.updates = newUpdates(a)
 	if o.ElicitationTimeout > 0 {
@@ -247,6 +252,7 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	a.m.Subscribe(a.settled)
 	a.m.Subscribe(a.tell)        // story.go
 	a.m.Subscribe(a.noteCatalog) // catalogs.go
+	a.m.Subscribe(a.notePins)    // pins.go
 	cats := a.loadCatalogs(ctx)
 	for _, row := range rows {
 		a.restore(ctx, row, cats[row.ID])

@@ -92,11 +92,12 @@ func (a *Agent) GetPrompt(ctx context.Context, serverID, name string, args map[s
 // default caller: see WithCaller).
 func (a *Agent) ListTools(f mcpclient.Filter) []mcpclient.Tool {
 	tools := listStored(a, f, a.m.ListTools)
-	if a.pol.cur.Load().IsOpen() {
-		return tools
-	}
+	open := a.pol.cur.Load().IsOpen()
 	return slices.DeleteFunc(tools, func(t mcpclient.Tool) bool {
-		return !a.visible(policy.API, t.ServerID, t.Name, t.Annotations)
+		if _, blocked := a.pinBlocked(t.ServerID, &t.Tool); blocked { // pins.go
+			return true
+		}
+		return !open && !a.visible(policy.API, t.ServerID, t.Name, t.Annotations)
 	})
 }
 

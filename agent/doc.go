@@ -291,6 +291,31 @@
 // agentmcp.approvals.requested, .answered (by decision), .expired and
 // .decision_time.
 //
+// # Pinned tool definitions
+//
+// The first listing of a server's tools pins each definition with the
+// agent (store.PinStore): ToolDefinition gives its pinned form (canonical JSON
+// of its name, title, description, input and output schemas and
+// annotations) and fingerprint (SHA-256). Every later listing
+// (list_changed, a reconnection, a wake, a restore) is compared with the
+// pins, and so is the catalog wherever a list is made or a call admitted.
+// A tool whose definition differs is changed: under the policy's pins
+// reaction block (policy.Pins; the default) it is left out of AITools,
+// ListTools, ToolSet and so the gateway, and CallTool refuses it with an
+// error wrapping ErrToolChanged (a *ToolChangedError), until DecidePin
+// accepts the new definition or the server is removed; under warn it
+// stays, marked changed; under accept it is re-pinned silently. A tool
+// listed after the server's first listing is new (allowed, or held under
+// "new": "hold"); one no longer listed is marked removed; DecidePin with
+// PinReject keeps a tool out whatever the reaction. Pins lists them,
+// those that need a look first, with the changed fields' old and new text
+// (the pinned definition stays for display); the agent's state carries
+// them in its Pins field, so that watchers are told. CheckPin is what
+// CallTool asks first; it waits for a restored server's catalog, so that
+// the first call after a restart or a wake is checked too. The agent's
+// meter records agentmcp.pins.changes (by state and reaction) and
+// agentmcp.pins.decisions (by decision).
+//
 // Not yet: a call whose process died while it ran after its approval
 // stays approved, without a result (it is not run again); the dashboard
 // shows neither the policy nor the approvals; a gateway client is not

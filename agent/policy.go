@@ -128,6 +128,7 @@ type toolSetCache struct {
 	from *aitools.ToolSet
 	pol  *policy.Policy
 	exp  *Exposure
+	pins uint64 // the pins' generation
 	out  *aitools.ToolSet
 }
 
@@ -158,7 +159,7 @@ func (a *Agent) setPolicyLocked(ctx context.Context, p policy.Policy) error {
 	}
 	p = p.Clone()
 	var doc json.RawMessage
-	if !(p.IsOpen() && p.Default == "") {
+	if !(p.IsOpen() && p.Default == "" && p.Pins == nil) {
 		var err error
 		if doc, err = json.Marshal(p); err != nil {
 			return err
@@ -242,6 +243,9 @@ func (a *Agent) annotations(serverID, tool string) *mcp.ToolAnnotations {
 // ErrRateLimited when it may not go, else the decision (allow or ask).
 func (a *Agent) admit(ctx context.Context, serverID, tool string, args any) (policy.Decision, error) {
 	caller := CallerOf(ctx)
+	if err := a.CheckPin(ctx, serverID, tool); err != nil { // pins.go
+		return policy.Decision{Action: policy.Deny, Rule: -1}, err
+	}
 	var ann *mcp.ToolAnnotations
 	looked := false
 	lookup := func() *mcp.ToolAnnotations {
@@ -290,11 +294,11 @@ func (a *Agent) visible(caller policy.Caller, serverID, name string, ann *mcp.To
 // why, for the model to read. Keys are those of Manager.AITools.
 func (a *Agent) ToolSet(caller policy.Caller, f mcpclient.Filter) *aitools.ToolSet {
 	from := a.m.AITools(f)
-	pol, exp := a.pol.cur.Load(), a.exposure.Load()
+	pol, exp, pins := a.pol.cur.Load(), a.exposure.Load(), a.pins.gen.Load()
 	a.pol.setsMu.Lock()
 	c, ok := a.pol.sets[caller]
 	a.pol.setsMu.Unlock()
-	if ok && c.from == from && c.pol == pol && (caller != policy.Gateway || c.exp == exp) {
+	if ok && c.from == from && c.pol == pol && c.pins == pins && (caller != policy.Gateway || c.exp == exp) {
 		return c.out
 	}
 	call := func(ctx context.Context, serverID, name string, args map[string]any) (*mcp.CallToolResult, error) {
@@ -307,6 +311,9 @@ func (a *Agent) ToolSet(caller policy.Caller, f mcpclient.Filter) *aitools.ToolS
 	out := from.Through(call, func(t *aitools.Tool) bool {
 		var ann *mcp.ToolAnnotations
 		if t.Def != nil {
+			if _, blocked := a.pinBlocked(t.ServerID, t.Def); blocked { // pins.go
+				return false
+			}
 			ann = t.Def.Annotations
 		}
 		return a.visible(caller, t.ServerID, t.Name, ann)
@@ -315,7 +322,7 @@ func (a *Agent) ToolSet(caller policy.Caller, f mcpclient.Filter) *aitools.ToolS
 	if a.pol.sets == nil {
 		a.pol.sets = map[policy.Caller]toolSetCache{}
 	}
-	a.pol.sets[caller] = toolSetCache{from: from, pol: pol, exp: exp, out: out}
+	a.pol.sets[caller] = toolSetCache{from: from, pol: pol, exp: exp, pins: pins, out: out}
 	a.pol.setsMu.Unlock()
 	return out
 }
@@ -329,7 +336,7 @@ func refusal(err error) (string, bool) {
 		return "", false
 	case errors.As(err, &denied):
 		return denied.Error(), true
-	case errors.Is(err, ErrToolDenied), errors.Is(err, ErrRateLimited), errors.Is(err, ErrApprovalExpired):
+	case errors.Is(err, ErrToolDenied), errors.Is(err, ErrRateLimited), errors.Is(err, ErrApprovalExpired), errors.Is(err, ErrToolChanged):
 		return err.Error(), true
 	}
 	return "", false

@@ -27,6 +27,9 @@ type MCPServersState struct {
 	Prompts           []mcpclient.Prompt           `json:"prompts"`
 	Resources         []mcpclient.Resource         `json:"resources"`
 	ResourceTemplates []mcpclient.ResourceTemplate `json:"resourceTemplates"`
+	// Pins are the tools whose pins need a look (changed, new, rejected
+	// or removed), as Agent.Pins lists them; absent when none does.
+	Pins []ToolPin `json:"pins,omitempty"`
 }
 
 // MCPServer is one server in MCPServersState, in the seed's shape. Nothing
@@ -104,6 +107,7 @@ func (a *Agent) MCPServers() MCPServersState {
 		Prompts:           a.ListPrompts(all),
 		Resources:         a.ListResources(all),
 		ResourceTemplates: a.ListResourceTemplates(all),
+		Pins:              a.pinAlerts(),
 	}
 }
 

@@ -87,13 +87,16 @@
 //	                                                        the agent's hibernation ends it (404); with server.Options.OAuth a session is bound to its token's subject (404 for another)
 //	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
 //	PUT    /agents/{class}/{name}/exposure                  replace them (Exposure) -> the rules now in force; 400 invalid_request names a bad pattern
-//	GET    /agents/{class}/{name}/policy                    the agent's tool policy, {"default", "rules": [{"match", "action", "rate"?}]} (package policy; see Policy)
+//	GET    /agents/{class}/{name}/policy                    the agent's tool policy, {"default", "rules": [{"match", "action", "rate"?}], "pins"?} (package policy; see Policy)
 //	PUT    /agents/{class}/{name}/policy                    replace it (Policy) -> the policy now in force; 400 invalid_request names the bad rule and field
 //	GET    /agents/{class}/{name}/approvals                 {"approvals": [...]}: calls the policy asked about (Approval), pending first (oldest first), then the others, newest first
 //	GET    /agents/{class}/{name}/approvals/{id}            {"approval": {...}}; 404 unknown_approval
 //	POST   /agents/{class}/{name}/approvals/{id}            {"decision": "approve"|"deny", "remember"?, "reason"?} -> {"approval": {...}} as it is now (an approved call
 //	                                                        runs in the background: GET it for its result); approving again is a no-op; 409 approval_answered
 //	                                                        (approve of a denied one, deny of an approved one), 409 approval_expired
+//	GET    /agents/{class}/{name}/pins                      {"pins": [...]}: the agent's pinned tool definitions (Pin), changed, new and rejected ones first
+//	                                                        with their diffs ({field, old, new}), then removed ones, then the others (see Pins)
+//	POST   /agents/{class}/{name}/pins/{server}/{tool}      {"decision": "accept"|"reject"} -> {"pin": {...}} as it is now; 404 unknown_pin
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
 //	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is
@@ -200,6 +203,18 @@
 // A call with Accept: text/event-stream that is asked about ends, when its
 // time is up, with an error event approval_pending (status 202) whose
 // message names the approval.
+//
+// # Pins
+//
+// The first listing of a server's tools pins each definition (package
+// agent, Agent.Pins). A tool whose definition changed since is left out of
+// GET .../tools and the MCP endpoint's list, and a call of it is 409
+// tool_changed (at the MCP endpoint, a result with isError), until a
+// person accepts it (POST .../pins/{server}/{tool}, agentmcp pins accept)
+// or removes the server; the policy's "pins" field makes the reaction warn
+// or accept, and holds new tools ("new": "hold"). The first call after a
+// restart or a wake waits for the server's catalog, so that it is checked
+// too.
 //
 // # Tasks
 //

@@ -32,6 +32,7 @@ const (
 type Policy struct {
 	Default string       `json:"default,omitempty"`
 	Rules   []PolicyRule `json:"rules"`
+	Pins    *PolicyPins  `json:"pins,omitempty"` // pins.go
 }
 
 // PolicyRule is one rule of a Policy: the first whose match matches a

@@ -18,6 +18,9 @@ type MCPServersState struct {
 	Prompts           []Prompt           `json:"prompts"`
 	Resources         []Resource         `json:"resources"`
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+	// Pins are the tools whose pins need a look (changed, new, rejected
+	// or removed); absent when none does (pins.go).
+	Pins []Pin `json:"pins,omitempty"`
 }
 
 // MCPServer is one server in MCPServersState, in the seed's shape. Nothing

@@ -28,6 +28,17 @@
 // Presets: "open" allows everything; "cautious" allows read-only tools
 // and asks for the others (Preset).
 //
+// A Policy's Pins say how the agent reacts when a server's tool
+// definition differs from the one it pinned: "changed" is block (the
+// default: the tool is left out and its calls refused until a person
+// accepts it), warn (it stays, marked) or accept (re-pinned silently);
+// "new" is allow (the default) or hold (a tool listed after the server's
+// first listing waits for a person). "servers" overrides them per server
+// id; Pins.For gives a server's reactions:
+//
+//	"pins": {"changed": "block", "new": "allow",
+//	         "servers": {"github": {"changed": "warn", "new": "hold"}}}
+//
 // A Limiter enforces the rules' rates ("10/m": ten calls a minute per
 // tool) on a clock the caller gives.
 //

@@ -54,6 +54,10 @@ type Policy struct {
 	// Default is the action when no rule matches; "" means Allow.
 	Default Action `json:"default,omitempty"`
 	Rules   []Rule `json:"rules"`
+	// Pins are the reactions to the servers' tool definitions changing
+	// after the agent pinned them (see Pins); nil means the defaults:
+	// a changed tool is blocked, a new one allowed.
+	Pins *Pins `json:"pins,omitempty"`
 }
 
 // Rule is one rule of a Policy.
@@ -195,7 +199,7 @@ func (p Policy) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return p.Pins.validate()
 }
 
 func (r Rule) validate(i int) error {
@@ -326,7 +330,7 @@ func Stricter(a, b Action) Action {
 
 // Clone returns a deep copy of p, with non-nil Rules.
 func (p Policy) Clone() Policy {
-	q := Policy{Default: p.Default, Rules: make([]Rule, len(p.Rules))}
+	q := Policy{Default: p.Default, Rules: make([]Rule, len(p.Rules)), Pins: p.Pins.clone()}
 	for i, r := range p.Rules {
 		r.Match.Tools = slices.Clone(r.Match.Tools)
 		r.Match.Servers = slices.Clone(r.Match.Servers)

@@ -258,3 +258,43 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestPins: the pins field parses, validates, clones and gives each
+// server its reactions, defaults filled in.
+func TestPins(t *testing.T) {
+	p, err := policy.Parse([]byte(`{"rules":[],"pins":{"changed":"warn","servers":{"gh":{"changed":"accept","new":"hold"},"x":{"new":"hold"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		server string
+		want   policy.PinRules
+	}{
+		{"other", policy.PinRules{Changed: policy.Warn, New: policy.AllowNew}},
+		{"gh", policy.PinRules{Changed: policy.Accept, New: policy.HoldNew}},
+		{"x", policy.PinRules{Changed: policy.Warn, New: policy.HoldNew}},
+	} {
+		if got := p.Pins.For(tt.server); got != tt.want {
+			t.Errorf("For(%q) = %+v, want %+v", tt.server, got, tt.want)
+		}
+	}
+	if got := (policy.Policy{}).Pins.For("s"); got != (policy.PinRules{Changed: policy.Block, New: policy.AllowNew}) {
+		t.Errorf("defaults: %+v", got)
+	}
+	q := p.Clone()
+	q.Pins.Servers["gh"] = policy.PinRules{}
+	if p.Pins.Servers["gh"].Changed != policy.Accept {
+		t.Error("Clone shares the servers' map")
+	}
+	for _, doc := range []string{
+		`{"rules":[],"pins":{"changed":"ignore"}}`,
+		`{"rules":[],"pins":{"new":"deny"}}`,
+		`{"rules":[],"pins":{"servers":{"gh":{"changed":"maybe"}}}}`,
+		`{"rules":[],"pins":{"servers":{"":{}}}}`,
+		`{"rules":[],"pins":{"chnaged":"warn"}}`,
+	} {
+		if _, err := policy.Parse([]byte(doc)); !errors.Is(err, policy.ErrInvalid) {
+			t.Errorf("policy.Parse(%s): %v, want policy.ErrInvalid", doc, err)
+		}
+	}
+}

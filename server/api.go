@@ -74,6 +74,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
 	s.policyRoutes(mux) // policy.go: .../policy, .../approvals, .../approvals/{approval}
+	s.pinRoutes(mux)    // pins.go: .../pins, .../pins/{server}/{tool}
 	s.oauthRoutes(mux)
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics)
@@ -782,6 +783,10 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 	answered := false
 	_, err := callServer(s, r, a, fmt.Sprintf("tools/call %q", req.Name), req.TimeoutMS, func(ctx context.Context, id string, limit time.Duration) (*mcp.CallToolResult, error) {
 		if req.Approval == "" && policyRefused(w, a, id, req.Name) { // policy.go
+			answered = true
+			return nil, nil
+		}
+		if pinRefused(w, r, a, id, req.Name) { // pins.go
 			answered = true
 			return nil, nil
 		}

@@ -33,7 +33,9 @@
 // still running, which the host wakes when the program starts. PolicyStore keeps each agent's tool policy
 // (package policy) as a JSON document; ApprovalStore its approvals (calls
 // the policy asks a person about), stored before the call is sent and
-// answered once (SwapApproval from pending).
+// answered once (SwapApproval from pending). PinStore keeps the pinned
+// definitions of its servers' tools (store.Pin), one readable record per
+// tool.
 //
 // DeleteServer removes all of a server's keys with its row, and RenameServer
 // (the move from a generated id to a stable one) moves them with it, each in

@@ -46,6 +46,7 @@ func commands() []command {
 		approvalsCommand(), // approvals.go
 		approveCommand(),
 		denyCommand(),
+		pinsCommand(), // pins.go
 		mcpConfigCommand(),
 		versionCommand(),
 	}

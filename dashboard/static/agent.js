@@ -352,6 +352,9 @@ export function connectAgent(options = {}) {
     mcpEndpoint: httpBase + "/mcp",
     getExposure: () => api("GET", "/exposure"),
     setExposure: (rules) => api("PUT", "/exposure", rules),
+    // decidePin accepts or rejects a tool's changed (or new) definition:
+    // decision is "accept" or "reject".
+    decidePin: (serverId, tool, decision) => api("POST", `/pins/${seg(serverId)}/${seg(tool)}`, { decision }),
     // listAgents resolves to the agents of the server: [{class, name}].
     listAgents: async () => {
       const res = await fetch(`${secure ? "https" : "http"}://${host}/${prefix}`, { credentials: "include" });

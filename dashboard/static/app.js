@@ -10,6 +10,7 @@ import { exposureEditor } from "./exposure.js";
 import { awakeLine } from "./busy.js";
 import { toolSearch } from "./toolsearch.js";
 import { taskList } from "./tasks.js";
+import { pinsPanel } from "./pins.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -92,6 +93,8 @@ const exposure = exposureEditor({
   form: $("exposure-form"),
   status: $("exposure-status"),
 });
+
+const pins = pinsPanel({ conn, section: $("pins-section"), list: $("pins") });
 
 // live reports whether the page shows the agent's state as it is now.
 const live = () => conn.status === "open";
@@ -180,6 +183,7 @@ function render() {
   const mcp = lastMcp || { servers: {}, tools: [], prompts: [], resources: [], resourceTemplates: [] };
   renderBanner();
   renderServers(mcp);
+  pins.render(mcp.pins);
   stats.render();
   logs.render();
   renderTools(mcp);

@@ -32,6 +32,8 @@
 //	agentmcp_policies(namespace PRIMARY KEY, doc TEXT, updated_at TIMESTAMPTZ)
 //	agentmcp_approvals(namespace, id, state, record TEXT, seq BIGSERIAL, updated_at,
 //	                   PRIMARY KEY(namespace, id))
+//	agentmcp_pins(namespace, server_id, tool, record TEXT, updated_at,
+//	              PRIMARY KEY(namespace, server_id, tool))
 //
 // options holds store.ServerOptions as JSON and value the key-value value,
 // both sealed by store.Cipher.
@@ -48,7 +50,9 @@
 // and PutApproval, GetApproval, ListApprovals and SwapApproval
 // (store.ApprovalStore: each agent's approvals, readable JSON; the writes
 // are fenced, and a swap is one conditional UPDATE on the state, so that
-// of two answers one wins).
+// of two answers one wins), and PutPin, ListPins and DeletePins
+// (store.PinStore: the pinned definitions of each agent's tools, readable
+// JSON; the writes are fenced).
 //
 // # Usage
 //

@@ -24,6 +24,8 @@
 //	policies(namespace PRIMARY KEY, doc TEXT, updated_at)
 //	approvals(namespace, id, state, record TEXT, seq, updated_at,
 //	          PRIMARY KEY(namespace, id))
+//	pins(namespace, server_id, tool, record TEXT, updated_at,
+//	     PRIMARY KEY(namespace, server_id, tool))
 //
 // Times are unix microseconds; keep_awake is 0 or 1. options holds store.ServerOptions as JSON
 // and value the key-value value, both sealed by store.Cipher.
@@ -46,7 +48,9 @@
 // JSON), GetPolicy and PutPolicy (store.PolicyStore: each agent's tool
 // policy, readable JSON), and PutApproval, GetApproval, ListApprovals and
 // SwapApproval (store.ApprovalStore: each agent's approvals, readable
-// JSON; a swap is one conditional UPDATE on the state).
+// JSON; a swap is one conditional UPDATE on the state), and PutPin,
+// ListPins and DeletePins (store.PinStore: the pinned definitions of each
+// agent's tools, readable JSON).
 //
 // Open(ctx, sqlite.Memory, nil) opens a private in-memory database on a
 // single connection, for tests; it disappears with Close.

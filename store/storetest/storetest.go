@@ -79,6 +79,7 @@ func Run(t *testing.T, b Backend) {
 		{"Catalogs", testCatalogs},
 		{"Policy", testPolicy},
 		{"Approvals", testApprovals},
+		{"Pins", testPins},
 		{"Batch", testBatch},
 		{"Batch/Invalid", testBatchInvalid},
 		{"Batch/Encryption", testBatchEncryption},

@@ -181,6 +181,8 @@ func Policy(err error) *api.APIError {
 		return e
 	case errors.Is(err, agent.ErrToolDenied):
 		return reply.Errorf(http.StatusForbidden, api.CodeToolDenied, "%v", err)
+	case errors.Is(err, agent.ErrToolChanged): // pinned tool definitions
+		return reply.Errorf(http.StatusConflict, api.CodeToolChanged, "%v", err)
 	case errors.As(err, &denied):
 		return reply.Errorf(http.StatusForbidden, api.CodeApprovalDenied, "%v", err)
 	case errors.Is(err, agent.ErrApprovalExpired):

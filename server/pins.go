@@ -1,0 +1,86 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/server/internal/failure"
+)
+
+// The agent's pinned tool definitions (agent.Agent.Pins, DecidePin).
+const (
+	pinsRoute = "/agents/{class}/{name}/pins"
+	pinRoute  = "/agents/{class}/{name}/pins/{server}/{tool}"
+)
+
+// pinRoutes adds GET .../pins and POST .../pins/{server}/{tool}.
+func (s *Server) pinRoutes(mux *http.ServeMux) {
+	mux.Handle(pinsRoute, s.agentRoute(methods{http.MethodGet: s.listPins}))
+	mux.Handle(pinRoute, s.agentRoute(methods{http.MethodPost: s.decidePin}))
+}
+
+func (s *Server) listPins(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	pins := a.Pins()
+	out := api.PinsResponse{Pins: make([]api.Pin, 0, len(pins))}
+	for _, p := range pins {
+		out.Pins = append(out.Pins, wirePin(p))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// decidePin accepts or rejects a tool's definition: 200 with the pin as it
+// is now, 404 unknown_pin for a tool the agent has no pin of.
+func (s *Server) decidePin(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+	var req api.PinDecisionRequest
+	if aerr := decodeBody(w, r, &req); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if req.Decision != agent.PinAccept && req.Decision != agent.PinReject {
+		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, `decision must be "accept" or "reject"`))
+		return
+	}
+	p, err := a.DecidePin(r.Context(), r.PathValue("server"), r.PathValue("tool"), req.Decision)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, api.PinResponse{Pin: wirePin(p)})
+	case errors.Is(err, agent.ErrUnknownPin):
+		writeError(w, apiErrorf(http.StatusNotFound, api.CodeUnknownPin, "%v", err))
+	case errors.Is(err, agent.ErrPinsUnsupported):
+		writeError(w, apiErrorf(http.StatusNotImplemented, api.CodeInternal, "this server's store cannot keep pinned tool definitions"))
+	default:
+		if aerr := failure.Store(err); aerr != nil {
+			writeError(w, aerr)
+			return
+		}
+		s.logger.Warn("cannot store a pin decision", "agent", a.Namespace(), "error", err)
+		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "the decision could not be stored; retry"))
+	}
+}
+
+// pinRefused answers 409 tool_changed, before the catalog check, for a
+// call of a tool the agent's pins keep out (which ListTools leaves out, so
+// that it would otherwise be an unknown tool). It reports whether it
+// answered.
+func pinRefused(w http.ResponseWriter, r *http.Request, a *agent.Agent, serverID, tool string) bool {
+	err := a.CheckPin(r.Context(), serverID, tool)
+	if err == nil {
+		return false
+	}
+	aerr := apiErrorf(http.StatusConflict, api.CodeToolChanged, "%v", err)
+	aerr.ServerID = serverID
+	writeError(w, aerr)
+	return true
+}
+
+// wirePin is a pin on the wire.
+func wirePin(p agent.ToolPin) api.Pin {
+	out := api.Pin{Server: p.ServerID, Tool: p.Tool, State: p.State, Blocked: p.Blocked, Fingerprint: p.Fingerprint,
+		Definition: p.Definition, SeenFingerprint: p.SeenFingerprint, Seen: p.Seen, PinnedAt: p.PinnedAt, ChangedAt: p.ChangedAt}
+	for _, c := range p.Diff {
+		out.Diff = append(out.Diff, api.PinChange{Field: c.Field, Old: c.Old, New: c.New})
+	}
+	return out
+}
