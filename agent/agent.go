@@ -551,6 +551,9 @@ func (a *Agent) Close(ctx context.Context) error {
 	a.tasks.cancel()
 	a.tasks.mu.Unlock()
 	a.apr.cancel()
+	// The writes queued so far first: some read the Manager (a server's
+	// catalog, catalogs.go), which answers nothing once closed.
+	a.writes.flush(ctx)
 	err := a.m.Close(ctx)
 	a.tasks.wg.Wait() // resumed polls end with the Manager
 	a.apr.wg.Wait()   // approved calls running end with it too
