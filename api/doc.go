@@ -94,6 +94,9 @@
 //	POST   /agents/{class}/{name}/approvals/{id}            {"decision": "approve"|"deny", "remember"?, "reason"?} -> {"approval": {...}} as it is now (an approved call
 //	                                                        runs in the background: GET it for its result); approving again is a no-op; 409 approval_answered
 //	                                                        (approve of a denied one, deny of an approved one), 409 approval_expired
+//	GET    /agents/{class}/{name}/policy/tools              {"tools": [{serverId, name, "decisions": {"llm"|"api"|"gateway": {action, rule, rate?, reason?}}}]}: each tool of the
+//	                                                        connected servers (denied ones too) with its effective action per caller and the rule that decided (-1: the default)
+//	GET    /agents/{class}/{name}/policy/presets/{preset}   the preset "open" or "cautious" as a policy to PUT (policy.Preset); 404 not_found for another name
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
 //	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is
