@@ -74,7 +74,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
 	s.policyRoutes(mux) // policy.go: .../policy, .../approvals, .../approvals/{approval}
-	s.policyToolsRoutes(mux) // policytools.go: .../policy/tools, .../policy/presets/{preset}
+	s.policyToolsRoutes(mux)
 	s.oauthRoutes(mux)
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics)
