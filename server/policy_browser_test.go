@@ -40,7 +40,8 @@ func pendingApproval(t *testing.T, e *env, tool string) api.Approval {
 // argument stays text); Approve runs the call once and the row turns
 // done with its result; Deny with a reason reaches the waiting caller;
 // Approve and remember adds an allow rule, which the policy section and
-// the tool's mark then show.
+// the tool's mark then show; a call from the page's tool form waits in
+// the queue and, approved, gets its result.
 func TestDashboardApprovals(t *testing.T) {
 	p := newPage(t)
 	e, srv := policyEnv(t)
@@ -150,6 +151,22 @@ func TestDashboardApprovals(t *testing.T) {
 	}
 	p.poll("the policy section shows the rule", `[...document.querySelectorAll('#policy-summary li[data-action="allow"]')].some((li) => li.textContent.includes("s/increment"))`)
 	p.poll("the tool's mark", `/^allow · rule \d+$/.test((document.querySelector('details.tool[data-server-id="s"][data-tool="increment"] .policy-mark') || {}).textContent)`)
+
+	// A call from the page's own tool form waits in the queue; approved,
+	// its result reaches the form.
+	echo := `details.tool[data-server-id="s"][data-tool="echo"]`
+	p.do("calling from the page",
+		chromedp.Click(css(echo+` > summary`)),
+		chromedp.SendKeys(css(echo+` input[name="text"]`), "from the page"),
+		chromedp.Click(css(echo+` button[type="submit"]`)),
+	)
+	fourth := pendingApproval(t, e, "echo").ID
+	row = `#approvals .approval[data-id="` + fourth + `"]`
+	p.do("approving the page's call",
+		chromedp.WaitVisible(css(row+` button.approve`)),
+		chromedp.Click(css(row+` button.approve`)),
+	)
+	p.poll("its result in the form", `(document.querySelector('`+echo+` .result[data-outcome="ok"]') || {textContent: ""}).textContent.includes("echo: from the page")`)
 	p.noProblems()
 }
 
