@@ -110,6 +110,7 @@ func TestDashboardApprovals(t *testing.T) {
 	if v := eval[bool](p, `window.__pwned === undefined`); !v {
 		t.Error("the arguments ran script")
 	}
+	p.screenshot("dashboard-approvals.png")
 	p.do("denying",
 		chromedp.SendKeys(css(row+` input.approval-reason`), "not on production"),
 		chromedp.Click(css(row+` button.deny`)),

@@ -66,7 +66,7 @@ export function policyEditor({ conn, summary, form, status, tools, denied }) {
     );
     summary.replaceChildren(
       el("p", { class: "policy-default" }, "Default: ", el("strong", { class: "policy-action", dataset: { action: def } }, def), rules.length ? " when no rule matches; the first rule that matches decides:" : " (no rules)."),
-      rules.length ? el("ol", { class: "policy-rules", start: "0" }, ...items) : "",
+      rules.length ? el("ol", { class: "policy-rules" }, ...items) : "",
     );
     if (!dirty) area.value = JSON.stringify(isObject(p) ? p : {}, null, 2);
   }
