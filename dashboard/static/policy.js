@@ -44,6 +44,7 @@ export function policyEditor({ conn, summary, form, status, tools, denied }) {
   let dirty = false; // edited since the policy was shown: a load keeps the edit
   let decisions = new Map(); // serverId \0 tool -> {llm, api, gateway}
   let asking = false;
+  let again = false;
 
   const say = (text, state) => {
     status.textContent = text;
@@ -83,7 +84,10 @@ export function policyEditor({ conn, summary, form, status, tools, denied }) {
   }
 
   async function refreshTools() {
-    if (asking) return;
+    if (asking) {
+      again = true; // the answer in flight may predate a change
+      return;
+    }
     asking = true;
     try {
       const list = await conn.policyTools();
@@ -94,6 +98,10 @@ export function policyEditor({ conn, summary, form, status, tools, denied }) {
       asking = false;
     }
     decorate();
+    if (again) {
+      again = false;
+      refreshTools();
+    }
   }
 
   // toolsShown asks for the effective actions again soon (once for a
