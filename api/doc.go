@@ -97,6 +97,9 @@
 //	GET    /agents/{class}/{name}/pins                      {"pins": [...]}: the agent's pinned tool definitions (Pin), changed, new and rejected ones first
 //	                                                        with their diffs ({field, old, new}), then removed ones, then the others (see Pins)
 //	POST   /agents/{class}/{name}/pins/{server}/{tool}      {"decision": "accept"|"reject"} -> {"pin": {...}} as it is now; 404 unknown_pin
+//	GET    /agents/{class}/{name}/policy/tools              {"tools": [{serverId, name, "decisions": {"llm"|"api"|"gateway": {action, rule, rate?, reason?}}}]}: each tool of the
+//	                                                        connected servers (denied ones too) with its effective action per caller and the rule that decided (-1: the default)
+//	GET    /agents/{class}/{name}/policy/presets/{preset}   the preset "open" or "cautious" as a policy to PUT (policy.Preset); 404 not_found for another name
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
 //	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is

@@ -16,7 +16,8 @@
 //     dashboard uses it; a React app can import it too.
 //   - static/app.js: the dashboard itself: servers (in the order the state
 //     gives them), the agent picker, tools, prompts and resources panels,
-//     elicitations, and the banner while the stream to serve is down.
+//     elicitations, and the banner while the stream to serve is down; it
+//     wires the other modules' panels.
 //   - static/stats.js: the servers' call figures (calls, error rate, p50
 //     and p95 latency over the last minutes, from GET .../stats), asked
 //     for every 5 seconds while the page is visible and live, and after a
@@ -27,6 +28,18 @@
 //     live; Cancel for a running one (POST .../tasks/{id}/cancel), Result
 //     for a completed one (GET .../tasks/{id}). A tool call from the page
 //     that became a task cancels its task when its Cancel is pressed.
+//   - static/approvals.js: the approval queue: calls the agent's tool
+//     policy asks a person about (GET .../approvals), asked for every 2
+//     seconds while the page is visible and live (the agent pushes no
+//     approvals to the state stream); pending ones with their server, tool,
+//     caller, times and arguments (as JSON text), Approve, Approve and
+//     remember, and Deny with a reason (POST .../approvals/{id}); answered
+//     ones with their state and result.
+//   - static/policy.js: the agent's tool policy (GET and PUT .../policy):
+//     its default and rules, a JSON editor with the presets (GET
+//     .../policy/presets/{name}) that shows a refused policy's error, and
+//     each tool's effective action per caller in the tool list (GET
+//     .../policy/tools), the tools denied to the API named under it.
 //   - static/busy.js: the line under the header on what keeps the agent
 //     awake (GET .../busy: calls and requests in flight, open streams,
 //     pending elicitations, a keep-awake mark), or that it is idle or

@@ -355,6 +355,22 @@ export function connectAgent(options = {}) {
     // decidePin accepts or rejects a tool's changed (or new) definition:
     // decision is "accept" or "reject".
     decidePin: (serverId, tool, decision) => api("POST", `/pins/${seg(serverId)}/${seg(tool)}`, { decision }),
+    // getPolicy and setPolicy read and replace the agent's tool policy,
+    // {default, rules: [{match, action, rate?}]} (a bad one rejects with
+    // the server's 400 naming the rule); getPolicyPreset resolves to a
+    // preset ("open", "cautious") as a policy to set; policyTools to each
+    // tool's effective action per caller: [{serverId, name, decisions:
+    // {llm|api|gateway: {action, rule, rate?, reason?}}}].
+    getPolicy: () => api("GET", "/policy"),
+    setPolicy: (p) => api("PUT", "/policy", p),
+    getPolicyPreset: (name) => api("GET", `/policy/presets/${seg(name)}`),
+    policyTools: async () => (await api("GET", "/policy/tools")).tools,
+    // listApprovals resolves to the calls the policy asked about, pending
+    // first: [{id, server, tool, arguments, caller, state, requestedAt,
+    // expiresAt, decidedAt?, reason?, result?, error?}]; answerApproval
+    // answers one: {decision: "approve"|"deny", remember?, reason?}.
+    listApprovals: async () => (await api("GET", "/approvals")).approvals,
+    answerApproval: (id, answer) => api("POST", `/approvals/${seg(id)}`, answer),
     // listAgents resolves to the agents of the server: [{class, name}].
     listAgents: async () => {
       const res = await fetch(`${secure ? "https" : "http"}://${host}/${prefix}`, { credentials: "include" });

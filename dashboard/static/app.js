@@ -11,6 +11,8 @@ import { awakeLine } from "./busy.js";
 import { toolSearch } from "./toolsearch.js";
 import { taskList } from "./tasks.js";
 import { pinsPanel } from "./pins.js";
+import { approvalQueue } from "./approvals.js";
+import { policyEditor } from "./policy.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -61,6 +63,8 @@ const conn = connectAgent({
       awake.refresh();
       exposure.load();
       tasks.refresh();
+      approvals.refresh();
+      policy.load();
     }
     render();
   },
@@ -77,6 +81,19 @@ const stats = callStats({
 
 // The agent's tasks (tasks.js), in their own section.
 const tasks = taskList({ conn, list: $("tasks").tBodies[0], none: $("no-tasks"), more: $("more-tasks"), servers: () => serverEntries(lastMcp) });
+
+// The agent's tool policy (policy.js), and the calls it asks a person
+// about (approvals.js), in their own sections; each tool in the list
+// shows its effective action.
+const policy = policyEditor({ conn, summary: $("policy-summary"), form: $("policy-form"), status: $("policy-status"), tools: () => $("tools"), denied: $("tools-denied") });
+const approvals = approvalQueue({
+  conn,
+  pending: $("approvals"),
+  recent: $("approvals-recent").tBodies[0],
+  none: $("no-approvals"),
+  servers: () => serverEntries(lastMcp),
+  onAnswered: () => policy.load(),
+});
 
 // What keeps the agent awake (busy.js), on a line under the header.
 const awake = awakeLine({ conn, line: $("awake") });
@@ -570,6 +587,8 @@ function renderTools(mcp) {
     return;
   }
   $("tools").replaceChildren(...groups(mcp, "tool", tools));
+  policy.decorate();
+  if (live()) policy.toolsShown();
 }
 
 // searchResults shows the tool search's matches in rank order, each with
@@ -591,6 +610,7 @@ function searchResults(matches) {
       );
     }),
   );
+  policy.decorate();
 }
 
 function renderPrompts(mcp) {
