@@ -73,8 +73,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
-	s.policyRoutes(mux) // policy.go: .../policy, .../approvals, .../approvals/{approval}
-	s.pinRoutes(mux)    // pins.go: .../pins, .../pins/{server}/{tool}
+	s.policyRoutes(mux)      // policy.go: .../policy, .../approvals, .../approvals/{approval}
+	s.pinRoutes(mux)         // pins.go: .../pins, .../pins/{server}/{tool}
 	s.policyToolsRoutes(mux) // policytools.go: .../policy/tools, .../policy/presets/{preset}
 	s.oauthRoutes(mux)
 	if s.opts.Metrics != nil {
