@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,10 +13,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/api/client"
 	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
-const issuePolicy = `{"default":"allow","rules":[{"match":{"tools":["github/delete_*"]},"action":"deny"},{"match":{"annotations":{"destructiveHint":true}},"action":"ask"},{"match":{"tools":["search/*"],"callers":["llm"]},"action":"allow","rate":"10/m"}]}`
+const documentedPolicy = `{"default":"allow","rules":[{"match":{"tools":["github/delete_*"]},"action":"deny"},{"match":{"annotations":{"destructiveHint":true}},"action":"ask"},{"match":{"tools":["search/*"],"callers":["llm"]},"action":"allow","rate":"10/m"}]}`
 
 // policyEnv is a server whose agent has server "s" (mcptest: echo is
 // read-only, increment counts its calls).
@@ -45,7 +47,7 @@ func TestPolicyAPI(t *testing.T) {
 	if status, _, b := e.do("GET", agentPath+"/policy", ""); status != http.StatusOK || string(b) != `{"rules":[]}`+"\n" {
 		t.Fatalf("policy of a new agent: %d %s", status, b)
 	}
-	putPolicy(t, e, issuePolicy)
+	putPolicy(t, e, documentedPolicy)
 	for _, tt := range []struct{ body, want string }{
 		{`{"rules":[{"match":{},"action":"block"}]}`, `policy rule 0: action: \"block\"`},
 		{`{"rules":[{"match":{"tools":["x/"]},"action":"deny"}]}`, `match.tools[0]`},
@@ -61,7 +63,7 @@ func TestPolicyAPI(t *testing.T) {
 	e.stop()
 	e = openEnv(t, e.path, nil)
 	status, _, b := e.do("GET", agentPath+"/policy", "")
-	if status != http.StatusOK || strings.TrimSpace(string(b)) != issuePolicy {
+	if status != http.StatusOK || strings.TrimSpace(string(b)) != documentedPolicy {
 		t.Fatalf("policy after a restart: %d %s", status, b)
 	}
 }
@@ -377,5 +379,34 @@ func TestApprovalPendingStream(t *testing.T) {
 	ev := next(t, ch, "error")
 	if ev.Status != http.StatusAccepted || ev.Error == nil || ev.Error.Code != api.CodeApprovalPending || !strings.Contains(ev.Error.Message, "waits for approval ap_") {
 		t.Fatalf("error event %+v", ev)
+	}
+}
+
+// TestClientApprovalPending: the Go client's CallTool of a tool the
+// policy asks about, still unanswered when the server's time for the call
+// runs out, returns an *client.ApprovalPendingError naming the approval
+// (it used to return the 202's body as if it were the tool's result).
+func TestClientApprovalPending(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &Options{CallTimeout: 100 * time.Millisecond})
+	srv, url := mcpServer(t, "s")
+	if status, _, b := e.do("POST", agentPath+"/servers", `{"name":"s","url":"`+url+`","id":"s"}`); status != http.StatusCreated {
+		t.Fatalf("add: %d %s", status, b)
+	}
+	putPolicy(t, e, `{"default":"ask","rules":[]}`)
+	// No deadline of its own: the server's CallTimeout bounds the call.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := e.client("test", "a").CallTool(ctx, "s", "increment", nil)
+	var pending *client.ApprovalPendingError
+	if !errors.As(err, &pending) || pending.Approval.ID == "" || pending.Approval.Tool != "increment" || pending.Approval.State != "pending" {
+		t.Fatalf("CallTool: %s, %v; want an *ApprovalPendingError", res, err)
+	}
+	if n := srv.Increments.Load(); n != 0 {
+		t.Fatal("the tool ran before approval")
+	}
+	got, err := e.client("test", "a").Approval(testCtx(t), pending.Approval.ID)
+	if err != nil || got.State != "pending" {
+		t.Fatalf("Approval: %+v, %v", got, err)
 	}
 }

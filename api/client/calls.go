@@ -34,7 +34,10 @@ func timeoutMS(ctx context.Context) int64 {
 // the call on the MCP server. A call that the server runs as an MCP task
 // is the agent's once the task exists: when ctx's deadline passes first,
 // the call returns a *TaskRunningError naming the task, which runs on
-// (Task fetches it, CancelTask cancels it).
+// (Task fetches it, CancelTask cancels it). A call the agent's policy asks
+// a person about that is still unanswered when the time runs out returns
+// an *ApprovalPendingError (Approval fetches it later, with the call's
+// result once approved).
 func (c *Client) CallTool(ctx context.Context, serverID, name string, args any) (json.RawMessage, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
@@ -46,6 +49,12 @@ func (c *Client) CallTool(ctx context.Context, serverID, name string, args any) 
 		return nil, err
 	}
 	if status == http.StatusAccepted {
+		// 202: the call waits for a person's approval ({"approval": ...}),
+		// or runs on as a task (the task).
+		var waiting api.ApprovalResponse
+		if err := json.Unmarshal(res, &waiting); err == nil && waiting.Approval.ID != "" {
+			return nil, &ApprovalPendingError{Approval: waiting.Approval}
+		}
 		e := &TaskRunningError{}
 		if err := json.Unmarshal(res, &e.Task); err != nil {
 			return nil, fmt.Errorf("server client: decoding the task of tools/call %q: %w", name, err)

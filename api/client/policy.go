@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/agentmcp/agentmcp/api"
 )
@@ -47,4 +49,16 @@ func (c *Client) AnswerApproval(ctx context.Context, id string, req api.AnswerAp
 	var out api.ApprovalResponse
 	err := c.do(ctx, http.MethodPost, "/approvals/"+url.PathEscape(id), req, &out)
 	return out.Approval, err
+}
+
+// ApprovalPendingError is the error of CallTool when the agent's policy
+// asks a person about the call and nobody answered within the call's time
+// (202 Accepted): the approval stays pending, and once approved the call
+// runs once, its result stored with the approval (Approval fetches it).
+type ApprovalPendingError struct {
+	Approval api.Approval
+}
+
+func (e *ApprovalPendingError) Error() string {
+	return fmt.Sprintf("tools/call %q on server %q waits for approval %s (until %s)", e.Approval.Tool, e.Approval.Server, e.Approval.ID, e.Approval.ExpiresAt.Format(time.RFC3339))
 }
