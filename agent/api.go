@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -50,6 +51,46 @@ func AddOptionsFor(req *api.AddRequest) (AddOptions, *api.APIError) {
 			DisableBackground:  rr.DisableBackground}
 	}
 	return o, nil
+}
+
+// APIFilter parses the API's filter of a catalog list from its query:
+// serverId, serverName and state, each repeatable (400 invalid_request for
+// anything else). It selects only the agent's stored servers; ok is false
+// when it selects none.
+func (a *Agent) APIFilter(q url.Values) (f mcpclient.Filter, ok bool, aerr *api.APIError) {
+	invalid := func(format string, args ...any) *api.APIError {
+		return &api.APIError{Status: http.StatusBadRequest, Code: api.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+	}
+	for k := range q {
+		switch k {
+		case "serverId", "serverName", "state":
+		default:
+			return f, false, invalid("unknown query parameter %q (want serverId, serverName or state)", k)
+		}
+	}
+	for _, st := range q["state"] {
+		switch mcpclient.State(st) {
+		case mcpclient.StateAuthenticating, mcpclient.StateConnecting, mcpclient.StateConnected,
+			mcpclient.StateDiscovering, mcpclient.StateReady, mcpclient.StateFailed, mcpclient.StateNotConnected:
+			f.State = append(f.State, mcpclient.State(st))
+		default:
+			return f, false, invalid("unknown state %q", st)
+		}
+	}
+	f.ServerName = q["serverName"]
+	stored := a.MCPServers().Servers
+	ids := q["serverId"]
+	if len(ids) == 0 {
+		for id := range stored {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		if _, ok := stored[id]; ok {
+			f.ServerID = append(f.ServerID, id)
+		}
+	}
+	return f, len(f.ServerID) > 0, nil
 }
 
 // StoredID finds the id under which the server req adds is stored: its

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +22,7 @@ import (
 	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/server/internal/failure"
 	"github.com/agentmcp/agentmcp/server/internal/pages"
+	"github.com/agentmcp/agentmcp/server/internal/reply"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -123,7 +121,7 @@ type noBody struct{}
 type noContent struct{}
 
 // handle is the skeleton of an agent's JSON route: the request's body
-// decoded into a Req (decodeBody; none for noBody), fn's answer written as
+// decoded into a Req (reply.Decode; none for noBody), fn's answer written as
 // JSON with 200 (204 for noContent), its error as the *api.APIError it is,
 // or else as internal (apiError). A new route is its fn:
 //
@@ -134,7 +132,7 @@ func handle[Req, Res any](s *Server, fn func(r *http.Request, a *agent.Agent, re
 	return func(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 		var req Req
 		if _, none := any(&req).(*noBody); !none {
-			if aerr := decodeBody(w, r, &req); aerr != nil {
+			if aerr := reply.Decode(w, r, &req, maxBody); aerr != nil {
 				writeError(w, aerr)
 				return
 			}
@@ -356,7 +354,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		writeError(w, aerr)
 	}
 	var req api.AddRequest
-	if aerr := decodeBody(w, r, &req); aerr != nil {
+	if aerr := reply.Decode(w, r, &req, maxBody); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
@@ -498,41 +496,6 @@ func (s *Server) reconnectServer(r *http.Request, a *agent.Agent, _ *noBody) (ag
 	})
 }
 
-// filter parses the seed's filter from the query: serverId, serverName and
-// state, each repeatable. It selects only the agent's stored servers; ok
-// is false when it selects none.
-func filter(q url.Values, stored map[string]agent.MCPServer) (f mcpclient.Filter, ok bool, aerr *api.APIError) {
-	for k := range q {
-		switch k {
-		case "serverId", "serverName", "state":
-		default:
-			return f, false, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "unknown query parameter %q (want serverId, serverName or state)", k)
-		}
-	}
-	for _, st := range q["state"] {
-		switch mcpclient.State(st) {
-		case mcpclient.StateAuthenticating, mcpclient.StateConnecting, mcpclient.StateConnected,
-			mcpclient.StateDiscovering, mcpclient.StateReady, mcpclient.StateFailed, mcpclient.StateNotConnected:
-			f.State = append(f.State, mcpclient.State(st))
-		default:
-			return f, false, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "unknown state %q", st)
-		}
-	}
-	f.ServerName = q["serverName"]
-	ids := q["serverId"]
-	if len(ids) == 0 {
-		for id := range stored {
-			ids = append(ids, id)
-		}
-	}
-	for _, id := range ids {
-		if _, ok := stored[id]; ok {
-			f.ServerID = append(f.ServerID, id)
-		}
-	}
-	return f, len(f.ServerID) > 0, nil
-}
-
 // restoreWait bounds how long a catalog list waits for the servers of an
 // agent it woke to connect.
 const restoreWait = 10 * time.Second
@@ -540,7 +503,7 @@ const restoreWait = 10 * time.Second
 // catalog is the route of one catalog list, answered under key.
 func catalog[T any](key string, list func(*agent.Agent, mcpclient.Filter) []T) agentHandler {
 	return func(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-		f, ok, aerr := filter(r.URL.Query(), a.MCPServers().Servers)
+		f, ok, aerr := a.APIFilter(r.URL.Query())
 		if aerr != nil {
 			writeError(w, aerr)
 			return
@@ -635,7 +598,7 @@ func callServer[Res any](s *Server, r *http.Request, a *agent.Agent, what string
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	var req api.CallToolRequest
-	if aerr := decodeBody(w, r, &req); aerr != nil {
+	if aerr := reply.Decode(w, r, &req, maxBody); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
@@ -732,29 +695,4 @@ func (s *Server) getPrompt(r *http.Request, a *agent.Agent, req *api.GetPromptRe
 	return callServer(s, r, a, fmt.Sprintf("prompts/get %q", req.Name), req.TimeoutMS, func(ctx context.Context, id string, _ time.Duration) (*mcp.GetPromptResult, error) {
 		return a.GetPrompt(ctx, id, req.Name, req.Arguments)
 	})
-}
-
-// decodeBody reads a JSON request body into v: application/json, at most
-// maxBody bytes, one value, no unknown fields.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) *api.APIError {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return apiErrorf(http.StatusUnsupportedMediaType, api.CodeUnsupportedMediaType, "the body must be JSON, with Content-Type: application/json")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return apiErrorf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the body is larger than %d bytes", maxBody)
-		}
-		if errors.Is(err, io.EOF) {
-			return apiErrorf(http.StatusBadRequest, api.CodeInvalidJSON, "the body is empty; want a JSON object")
-		}
-		return apiErrorf(http.StatusBadRequest, api.CodeInvalidJSON, "invalid JSON body: %v", err)
-	}
-	if dec.More() {
-		return apiErrorf(http.StatusBadRequest, api.CodeInvalidJSON, "invalid JSON body: more than one value")
-	}
-	return nil
 }
