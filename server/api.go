@@ -121,7 +121,7 @@ type noBody struct{}
 type noContent struct{}
 
 // handle is the skeleton of an agent's JSON route: the request's body
-// decoded into a Req (reply.Decode; none for noBody), fn's answer written as
+// decoded into a Req (decodeBody; none for noBody), fn's answer written as
 // JSON with 200 (204 for noContent), its error as the *api.APIError it is,
 // or else as internal (apiError). A new route is its fn:
 //
@@ -132,7 +132,7 @@ func handle[Req, Res any](s *Server, fn func(r *http.Request, a *agent.Agent, re
 	return func(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 		var req Req
 		if _, none := any(&req).(*noBody); !none {
-			if aerr := reply.Decode(w, r, &req, maxBody); aerr != nil {
+			if aerr := decodeBody(w, r, &req); aerr != nil {
 				writeError(w, aerr)
 				return
 			}
@@ -354,7 +354,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		writeError(w, aerr)
 	}
 	var req api.AddRequest
-	if aerr := reply.Decode(w, r, &req, maxBody); aerr != nil {
+	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
@@ -598,7 +598,7 @@ func callServer[Res any](s *Server, r *http.Request, a *agent.Agent, what string
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	var req api.CallToolRequest
-	if aerr := reply.Decode(w, r, &req, maxBody); aerr != nil {
+	if aerr := decodeBody(w, r, &req); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
@@ -695,4 +695,10 @@ func (s *Server) getPrompt(r *http.Request, a *agent.Agent, req *api.GetPromptRe
 	return callServer(s, r, a, fmt.Sprintf("prompts/get %q", req.Name), req.TimeoutMS, func(ctx context.Context, id string, _ time.Duration) (*mcp.GetPromptResult, error) {
 		return a.GetPrompt(ctx, id, req.Name, req.Arguments)
 	})
+}
+
+// decodeBody reads a JSON request body of at most maxBody bytes into v
+// (reply.Decode).
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) *api.APIError {
+	return reply.Decode(w, r, v, maxBody)
 }
