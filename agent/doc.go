@@ -321,6 +321,15 @@
 // shows neither the policy nor the approvals; a gateway client is not
 // asked through an elicitation form.
 //
+// # The HTTP API's shapes
+//
+// The agent's values as agentmcp serve's HTTP API shows them (package
+// api's wire types: TaskAPI, TaskListAPI, Approval.API, MCPServer.API,
+// Agent.ServerState, ServerLogsAPI), a catalog filter from the API's query
+// (Agent.APIFilter) and an API add request as AddOptions (AddOptionsFor)
+// are here, so that package server and agentmcp without a server answer
+// the same. Package api imports nothing of the engine.
+//
 // # Concurrency
 //
 // Agent and Host are safe for concurrent use. An Agent's background work

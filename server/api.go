@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +22,7 @@ import (
 	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/server/internal/failure"
 	"github.com/agentmcp/agentmcp/server/internal/pages"
+	"github.com/agentmcp/agentmcp/server/internal/reply"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -61,15 +59,15 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("/agents/{class}/{name}/servers/{id}/resources/read", s.agentRoute(methods{http.MethodPost: handle(s, s.readResource)}))
 	mux.Handle("/agents/{class}/{name}/servers/{id}/prompts/get", s.agentRoute(methods{http.MethodPost: handle(s, s.getPrompt)}))
 	mux.Handle("/agents/{class}/{name}/tools", s.agentRoute(methods{http.MethodGet: s.listTools}))
-	mux.Handle("/agents/{class}/{name}/prompts", s.agentRoute(methods{http.MethodGet: s.listPrompts}))
-	mux.Handle("/agents/{class}/{name}/resources", s.agentRoute(methods{http.MethodGet: s.listResources}))
-	mux.Handle("/agents/{class}/{name}/resource-templates", s.agentRoute(methods{http.MethodGet: s.listTemplates}))
+	mux.Handle("/agents/{class}/{name}/prompts", s.agentRoute(methods{http.MethodGet: catalog("prompts", (*agent.Agent).ListPrompts)}))
+	mux.Handle("/agents/{class}/{name}/resources", s.agentRoute(methods{http.MethodGet: catalog("resources", (*agent.Agent).ListResources)}))
+	mux.Handle("/agents/{class}/{name}/resource-templates", s.agentRoute(methods{http.MethodGet: catalog("resourceTemplates", (*agent.Agent).ListResourceTemplates)}))
 	mux.Handle("/agents/{class}/{name}/elicitations", s.agentRoute(methods{http.MethodGet: handle(s, s.listElicitations)}))
 	mux.Handle("/agents/{class}/{name}/elicitations/{id}", s.agentRoute(methods{http.MethodPost: handle(s, s.answerElicitation)}))
 	mux.Handle("/agents/{class}/{name}/stats", s.agentRoute(methods{http.MethodGet: handle(s, s.stats)}))
-	mux.Handle("/agents/{class}/{name}/tasks", s.agentRoute(methods{http.MethodGet: s.listTasks}))
-	mux.Handle("/agents/{class}/{name}/tasks/{id}", s.agentRoute(methods{http.MethodGet: s.getTask}))
-	mux.Handle("/agents/{class}/{name}/tasks/{id}/cancel", s.agentRoute(methods{http.MethodPost: s.cancelTask}))
+	mux.Handle("/agents/{class}/{name}/tasks", s.agentRoute(methods{http.MethodGet: handle(s, s.listTasks)}))
+	mux.Handle("/agents/{class}/{name}/tasks/{id}", s.agentRoute(methods{http.MethodGet: handle(s, s.getTask)}))
+	mux.Handle("/agents/{class}/{name}/tasks/{id}/cancel", s.agentRoute(methods{http.MethodPost: handle(s, s.cancelTask)}))
 	mux.HandleFunc("/agents/{class}/{name}/callback", s.callback)
 	mux.HandleFunc(mcpRoute, s.mcp)
 	s.exposureRoutes(mux)
@@ -323,38 +321,6 @@ func (s *Server) agentRoot(w http.ResponseWriter, r *http.Request, a *agent.Agen
 	writeJSON(w, http.StatusOK, a.MCPServers())
 }
 
-// ServerStateOf returns server id of a as GET .../servers/{id} shows it,
-// or false when a has no such server.
-func ServerStateOf(a *agent.Agent, id string) (api.ServerState, bool) {
-	srv, ok := a.Server(id)
-	if !ok {
-		return api.ServerState{}, false
-	}
-	st := api.ServerState{ID: id, MCPServer: wireServer(srv), Session: api.SessionNone}
-	if info, ok := a.ServerInfo(id); ok {
-		switch info.State {
-		case mcpclient.StateReady, mcpclient.StateConnected, mcpclient.StateDiscovering:
-			st.Session = api.SessionLive
-		default:
-			if info.Resume != nil {
-				st.Session = api.SessionResumable
-			}
-		}
-	}
-	st.ToolCount = len(a.ListTools(mcpclient.Filter{ServerID: []string{id}}))
-	return st, true
-}
-
-// wireServer is srv in the API's shape: its JSON, as api.MCPServer reads
-// it.
-func wireServer(srv agent.MCPServer) api.MCPServer {
-	var out api.MCPServer
-	if b, err := json.Marshal(srv); err == nil {
-		json.Unmarshal(b, &out)
-	}
-	return out
-}
-
 // serverList is GET .../servers.
 type serverList struct {
 	Servers map[string]agent.MCPServer `json:"servers"`
@@ -368,7 +334,7 @@ func (s *Server) listServers(r *http.Request, a *agent.Agent, _ *noBody) (server
 
 func (s *Server) getServer(r *http.Request, a *agent.Agent, _ *noBody) (api.ServerState, error) {
 	id := r.PathValue("id")
-	st, ok := ServerStateOf(a, id)
+	st, ok := a.ServerState(id)
 	if !ok {
 		return st, unknownServer(a, id)
 	}
@@ -379,48 +345,6 @@ func unknownServer(a *agent.Agent, id string) *api.APIError {
 	err := apiErrorf(http.StatusNotFound, api.CodeUnknownServer, "agent %s has no MCP server %q", a.Namespace(), id)
 	err.ServerID = id
 	return err
-}
-
-// AddOptions turns req into agent.AddOptions, checking what
-// agent.Agent.CheckAdd does not (api.AddRequest.Check: required fields,
-// the URL's form, the transport type, header names and values), as POST
-// .../servers does. An error is an *api.APIError.
-func AddOptions(req *api.AddRequest) (agent.AddOptions, error) {
-	o, aerr := addOptions(req)
-	if aerr != nil {
-		return o, aerr
-	}
-	return o, nil
-}
-
-func addOptions(req *api.AddRequest) (agent.AddOptions, *api.APIError) {
-	o := agent.AddOptions{ID: req.ID, CallbackHost: req.CallbackHost, CallbackPath: req.CallbackPath, AgentsPrefix: req.AgentsPrefix, KeepAwake: req.KeepAwake,
-		IDFromName: true, UniqueName: true, Replace: req.Replace, RemoveIfFailed: true, KeepIfUnreachable: req.KeepIfUnreachable}
-	if aerr := req.Check(); aerr != nil {
-		return o, aerr
-	}
-	if req.Command != "" {
-		o.Command = &agent.Command{Path: req.Command, Args: req.Args, Env: req.Env, Dir: req.Cwd}
-	} else if t := req.Transport; t != nil {
-		o.Transport.Type = mcpclient.TransportType(t.Type)
-		if len(t.Headers) > 0 {
-			o.Transport.Headers = http.Header{}
-			for k, v := range t.Headers {
-				o.Transport.Headers.Set(k, v)
-			}
-		}
-	}
-	if c := req.Client; c != nil {
-		o.Client.ProtocolVersion = c.ProtocolVersion
-	}
-	if rr := req.Retry; rr != nil {
-		o.Retry = &mcpclient.RetryOptions{MaxAttempts: rr.MaxAttempts,
-			BaseDelay:          time.Duration(rr.BaseDelayMS) * time.Millisecond,
-			MaxDelay:           time.Duration(rr.MaxDelayMS) * time.Millisecond,
-			BackgroundMaxDelay: time.Duration(rr.BackgroundMaxDelayMS) * time.Millisecond,
-			DisableBackground:  rr.DisableBackground}
-	}
-	return o, nil
 }
 
 func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
@@ -442,7 +366,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 			return
 		}
 	}
-	opts, aerr := addOptions(&req)
+	opts, aerr := agent.AddOptionsFor(&req)
 	if aerr != nil {
 		// The SSRF guard judges the host before the scheme, as netguard
 		// documents: ftp://10.0.0.1/ is a blocked URL, not an unsupported one.
@@ -466,7 +390,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 	}
 	before := a.MCPServers().Servers
 	start := time.Now()
-	sameID, same := storedID(a, &req) // this very server, already there
+	sameID, same := a.StoredID(&req) // this very server, already there
 	res, err := a.AddMCPServer(r.Context(), req.Name, req.URL, &opts)
 	if err == nil {
 		s.logger.Info("mcp server added", "agent", a.Namespace(), "server", req.Name, "id", res.ID, "state", res.State, "ms", time.Since(start).Milliseconds())
@@ -483,7 +407,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		}
 		// The checks passed, so the server was stored: the connection
 		// failed. It stays stored and is retried on restart.
-		if id, ok := storedID(a, &req); ok {
+		if id, ok := a.StoredID(&req); ok {
 			s.logger.Warn("mcp server added; connecting it failed", "agent", a.Namespace(), "server", req.Name, "id", id, "ms", time.Since(start).Milliseconds(), "error", err)
 			writeError(w, failure.Connect(a, id, err, "it is saved and retried in the background"))
 			return
@@ -500,40 +424,6 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, res)
-}
-
-// storedID finds the id under which the server of req was stored.
-func storedID(a *agent.Agent, req *api.AddRequest) (string, bool) {
-	servers := a.MCPServers().Servers
-	if req.ID != "" {
-		id := agent.NormalizeServerID(req.ID)
-		_, ok := servers[id]
-		return id, ok
-	}
-	if req.Command != "" {
-		cmd := append([]string{req.Command}, req.Args...)
-		for id, srv := range servers {
-			if srv.Name == req.Name && slices.Equal(srv.Command, cmd) && srv.Cwd == req.Cwd {
-				return id, true
-			}
-		}
-		return "", false
-	}
-	normalized, err := agent.NormalizeURL(req.URL)
-	if err != nil {
-		return "", false
-	}
-	u, err := url.Parse(normalized)
-	if err != nil {
-		return "", false
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	for id, srv := range servers {
-		if srv.Name == req.Name && agent.SameServerURL(srv.ServerURL, u.String()) {
-			return id, true
-		}
-	}
-	return "", false
 }
 
 func (s *Server) removeServer(r *http.Request, a *agent.Agent, _ *noBody) (noContent, error) {
@@ -567,7 +457,7 @@ func (s *Server) serverLogs(r *http.Request, a *agent.Agent, _ *noBody) (api.Ser
 	if !ok {
 		return api.ServerLogs{}, unknownServer(a, id)
 	}
-	return serverLogsOf(id, logs), nil
+	return agent.ServerLogsAPI(id, logs), nil
 }
 
 // agentLogs is GET .../logs: the last log messages of every server of the
@@ -577,18 +467,9 @@ func (s *Server) agentLogs(r *http.Request, a *agent.Agent, _ *noBody) (api.Logs
 	byID := a.Logs()
 	out := api.Logs{Servers: make([]api.ServerLogs, 0, len(byID))}
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
-		out.Servers = append(out.Servers, serverLogsOf(id, byID[id]))
+		out.Servers = append(out.Servers, agent.ServerLogsAPI(id, byID[id]))
 	}
 	return out, nil
-}
-
-// serverLogsOf is server id's log messages on the wire.
-func serverLogsOf(id string, logs []mcpclient.ServerLog) api.ServerLogs {
-	out := api.ServerLogs{ServerID: id, Logs: make([]api.ServerLog, len(logs))}
-	for i, l := range logs {
-		out.Logs[i] = api.ServerLog(l)
-	}
-	return out
 }
 
 // reconnectServer is POST .../servers/{id}/reconnect: it connects the
@@ -617,83 +498,40 @@ func (s *Server) reconnectServer(r *http.Request, a *agent.Agent, _ *noBody) (ag
 	})
 }
 
-// filter parses the seed's filter from the query: serverId, serverName and
-// state, each repeatable. It selects only the agent's stored servers; ok
-// is false when it selects none.
-func filter(q url.Values, stored map[string]agent.MCPServer) (f mcpclient.Filter, ok bool, aerr *api.APIError) {
-	for k := range q {
-		switch k {
-		case "serverId", "serverName", "state":
-		default:
-			return f, false, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "unknown query parameter %q (want serverId, serverName or state)", k)
-		}
-	}
-	for _, st := range q["state"] {
-		switch mcpclient.State(st) {
-		case mcpclient.StateAuthenticating, mcpclient.StateConnecting, mcpclient.StateConnected,
-			mcpclient.StateDiscovering, mcpclient.StateReady, mcpclient.StateFailed, mcpclient.StateNotConnected:
-			f.State = append(f.State, mcpclient.State(st))
-		default:
-			return f, false, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "unknown state %q", st)
-		}
-	}
-	f.ServerName = q["serverName"]
-	ids := q["serverId"]
-	if len(ids) == 0 {
-		for id := range stored {
-			ids = append(ids, id)
-		}
-	}
-	for _, id := range ids {
-		if _, ok := stored[id]; ok {
-			f.ServerID = append(f.ServerID, id)
-		}
-	}
-	return f, len(f.ServerID) > 0, nil
-}
-
 // restoreWait bounds how long a catalog list waits for the servers of an
 // agent it woke to connect.
 const restoreWait = 10 * time.Second
 
-// listCatalog serves one catalog list under key.
-func listCatalog[T any](w http.ResponseWriter, r *http.Request, a *agent.Agent, key string, list func(mcpclient.Filter) []T) {
-	f, ok, aerr := filter(r.URL.Query(), a.MCPServers().Servers)
-	if aerr != nil {
-		writeError(w, aerr)
-		return
+// catalog is the route of one catalog list, answered under key.
+func catalog[T any](key string, list func(*agent.Agent, mcpclient.Filter) []T) agentHandler {
+	return func(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+		f, ok, aerr := a.APIFilter(r.URL.Query())
+		if aerr != nil {
+			writeError(w, aerr)
+			return
+		}
+		items := []T{}
+		if ok {
+			// Right after a wake, a server's catalog is its stored one (stale)
+			// or, without one, comes back with its first connection: wait for
+			// that (bounded) rather than list it empty.
+			ctx, cancel := context.WithTimeout(r.Context(), restoreWait)
+			a.WaitCatalogs(ctx, f.ServerID...)
+			cancel()
+			items = append(items, list(a, f)...)
+		}
+		writeJSON(w, http.StatusOK, map[string][]T{key: items})
 	}
-	items := []T{}
-	if ok {
-		// Right after a wake, a server's catalog is its stored one (stale)
-		// or, without one, comes back with its first connection: wait for
-		// that (bounded) rather than list it empty.
-		ctx, cancel := context.WithTimeout(r.Context(), restoreWait)
-		a.WaitCatalogs(ctx, f.ServerID...)
-		cancel()
-		items = append(items, list(f)...)
-	}
-	writeJSON(w, http.StatusOK, map[string][]T{key: items})
 }
 
+// listTools is GET .../tools: the catalog, or a search with ?q=
+// (toolsearch.go).
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
 	if r.URL.Query().Has("q") {
-		s.searchTools(w, r, a) // toolsearch.go
+		s.searchTools(w, r, a)
 		return
 	}
-	listCatalog(w, r, a, "tools", a.ListTools)
-}
-
-func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	listCatalog(w, r, a, "prompts", a.ListPrompts)
-}
-
-func (s *Server) listResources(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	listCatalog(w, r, a, "resources", a.ListResources)
-}
-
-func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	listCatalog(w, r, a, "resourceTemplates", a.ListResourceTemplates)
+	catalog("tools", (*agent.Agent).ListTools)(w, r, a)
 }
 
 // errCallTimeout is the cause of a call's context when its bound passed.
@@ -865,27 +703,8 @@ func (s *Server) getPrompt(r *http.Request, a *agent.Agent, req *api.GetPromptRe
 	})
 }
 
-// decodeBody reads a JSON request body into v: application/json, at most
-// maxBody bytes, one value, no unknown fields.
+// decodeBody reads a JSON request body of at most maxBody bytes into v
+// (reply.Decode).
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) *api.APIError {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return apiErrorf(http.StatusUnsupportedMediaType, api.CodeUnsupportedMediaType, "the body must be JSON, with Content-Type: application/json")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return apiErrorf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the body is larger than %d bytes", maxBody)
-		}
-		if errors.Is(err, io.EOF) {
-			return apiErrorf(http.StatusBadRequest, api.CodeInvalidJSON, "the body is empty; want a JSON object")
-		}
-		return apiErrorf(http.StatusBadRequest, api.CodeInvalidJSON, "invalid JSON body: %v", err)
-	}
-	if dec.More() {
-		return apiErrorf(http.StatusBadRequest, api.CodeInvalidJSON, "invalid JSON body: more than one value")
-	}
-	return nil
+	return reply.Decode(w, r, v, maxBody)
 }

@@ -364,7 +364,7 @@ func TestAddRequestName(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{strings.Repeat("é", api.MaxNameLength), "Docs – 東京 🚀", "a b"} {
 		req := api.AddRequest{Name: name, URL: "https://example.com/mcp"}
-		if _, err := AddOptions(&req); err != nil {
+		if _, err := agent.AddOptionsFor(&req); err != nil {
 			t.Errorf("name %q: %v", name, err)
 		}
 	}
@@ -380,7 +380,7 @@ func TestAddRequestRetry(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &req); err != nil {
 		t.Fatal(err)
 	}
-	o, err := AddOptions(&req)
+	o, err := agent.AddOptionsFor(&req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,12 @@
 // SSE writing of an agent's watch and of a call's events (stream), the proxy to the replica that
 // holds an agent and the check of what other replicas send (forward),
 // whether the server can serve now (ready: /healthz, /readyz), what the
-// engine's errors are on the API (failure), the JSON answers
-// (reply) and the dashboard's pages (pages). Anything else has an owner
-// elsewhere: wire types in api, the Go client in api/client, the agents'
+// engine's errors are on the API (failure), the JSON bodies read and
+// answers written (reply) and the dashboard's pages (pages). Anything else
+// has an owner elsewhere: wire types in api, the agent's values in their
+// shape (tasks, approvals, server states, logs, a catalog's filter) and an
+// add request's options in agent (agent/api.go, which agentmcp --db
+// answers with too), the Go client in api/client, the agents'
 // lifetime and which agents exist in agent (agent.Host), which replica
 // wakes an agent and how long a request waits for its owner in cluster,
 // access token checks in oauth/resource, the MCP endpoint in gateway,

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
@@ -23,27 +22,21 @@ const (
 // policyRoutes adds GET and PUT .../policy, GET .../approvals, and GET and
 // POST .../approvals/{approval}.
 func (s *Server) policyRoutes(mux *http.ServeMux) {
-	mux.Handle(policyRoute, s.agentRoute(methods{http.MethodGet: s.getPolicy, http.MethodPut: s.putPolicy}))
-	mux.Handle(approvalsRoute, s.agentRoute(methods{http.MethodGet: s.listApprovals}))
-	mux.Handle(approvalRoute, s.agentRoute(methods{http.MethodGet: s.getApproval, http.MethodPost: s.answerApproval}))
+	mux.Handle(policyRoute, s.agentRoute(methods{http.MethodGet: handle(s, getPolicy), http.MethodPut: handle(s, s.putPolicy)}))
+	mux.Handle(approvalsRoute, s.agentRoute(methods{http.MethodGet: handle(s, s.listApprovals)}))
+	mux.Handle(approvalRoute, s.agentRoute(methods{http.MethodGet: handle(s, s.getApproval), http.MethodPost: handle(s, s.answerApproval)}))
 }
 
-func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	writeJSON(w, http.StatusOK, a.Policy())
+func getPolicy(r *http.Request, a *agent.Agent, _ *noBody) (policy.Policy, error) {
+	return a.Policy(), nil
 }
 
 // putPolicy replaces the policy: 200 with the policy now in force, 400
 // invalid_request naming the first bad rule and why.
-func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	var req api.Policy
-	if aerr := decodeBody(w, r, &req); aerr != nil {
-		writeError(w, aerr)
-		return
-	}
+func (s *Server) putPolicy(r *http.Request, a *agent.Agent, req *api.Policy) (policy.Policy, error) {
 	doc, err := json.Marshal(req)
 	if err != nil {
-		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "%v", err))
-		return
+		return policy.Policy{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "%v", err)
 	}
 	p, err := policy.Parse(doc)
 	if err == nil {
@@ -51,50 +44,34 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request, a *agent.Agen
 	}
 	switch {
 	case errors.Is(err, policy.ErrInvalid):
-		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "%v", err))
-		return
+		return policy.Policy{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "%v", err)
 	case errors.Is(err, agent.ErrPolicyUnsupported):
-		writeError(w, apiErrorf(http.StatusNotImplemented, api.CodeInternal, "this server's store cannot keep a tool policy"))
-		return
+		return policy.Policy{}, apiErrorf(http.StatusNotImplemented, api.CodeInternal, "this server's store cannot keep a tool policy")
 	case err != nil:
 		s.logger.Warn("cannot store a tool policy", "agent", a.Namespace(), "error", err)
-		writeError(w, apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "the policy could not be stored; retry"))
-		return
+		return policy.Policy{}, apiErrorf(http.StatusServiceUnavailable, api.CodeUnavailable, "the policy could not be stored; retry")
 	}
-	s.getPolicy(w, r, a)
+	return a.Policy(), nil
 }
 
-func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+func (s *Server) listApprovals(r *http.Request, a *agent.Agent, _ *noBody) (api.ApprovalsResponse, error) {
 	list, err := a.Approvals(r.Context())
-	if err != nil {
-		writeError(w, s.approvalError(a, err))
-		return
-	}
 	out := api.ApprovalsResponse{Approvals: make([]api.Approval, 0, len(list))}
 	for _, ap := range list {
-		out.Approvals = append(out.Approvals, wireApproval(ap))
+		out.Approvals = append(out.Approvals, ap.API())
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, s.approvalError(a, err)
 }
 
-func (s *Server) getApproval(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
+func (s *Server) getApproval(r *http.Request, a *agent.Agent, _ *noBody) (api.ApprovalResponse, error) {
 	ap, err := a.Approval(r.Context(), r.PathValue("approval"))
-	if err != nil {
-		writeError(w, s.approvalError(a, err))
-		return
-	}
-	writeJSON(w, http.StatusOK, api.ApprovalResponse{Approval: wireApproval(ap)})
+	return api.ApprovalResponse{Approval: ap.API()}, s.approvalError(a, err)
 }
 
 // answerApproval approves or denies: 200 with the approval as it is now
 // (an approved call runs in the background; GET the approval for its
 // result).
-func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	var req api.AnswerApprovalRequest
-	if aerr := decodeBody(w, r, &req); aerr != nil {
-		writeError(w, aerr)
-		return
-	}
+func (s *Server) answerApproval(r *http.Request, a *agent.Agent, req *api.AnswerApprovalRequest) (api.ApprovalResponse, error) {
 	id := r.PathValue("approval")
 	var (
 		ap  agent.Approval
@@ -103,29 +80,25 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request, a *agent
 	switch req.Decision {
 	case "approve":
 		if req.Reason != "" {
-			writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "reason goes with deny"))
-			return
+			return api.ApprovalResponse{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "reason goes with deny")
 		}
 		ap, err = a.Approve(r.Context(), id, req.Remember)
 	case "deny":
 		if req.Remember {
-			writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "remember goes with approve"))
-			return
+			return api.ApprovalResponse{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "remember goes with approve")
 		}
 		ap, err = a.Deny(r.Context(), id, req.Reason)
 	default:
-		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, `decision must be "approve" or "deny"`))
-		return
+		return api.ApprovalResponse{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, `decision must be "approve" or "deny"`)
 	}
-	if err != nil {
-		writeError(w, s.approvalError(a, err))
-		return
-	}
-	writeJSON(w, http.StatusOK, api.ApprovalResponse{Approval: wireApproval(ap)})
+	return api.ApprovalResponse{Approval: ap.API()}, s.approvalError(a, err)
 }
 
-// approvalError maps the errors of the approvals' routes.
-func (s *Server) approvalError(a *agent.Agent, err error) *api.APIError {
+// approvalError maps the errors of the approvals' routes (nil for none).
+func (s *Server) approvalError(a *agent.Agent, err error) error {
+	if err == nil {
+		return nil
+	}
 	if aerr := failure.Policy(err); aerr != nil {
 		return aerr
 	}
@@ -175,23 +148,6 @@ func approvalAccepted(w http.ResponseWriter, err error) bool {
 	if !errors.As(err, &pending) {
 		return false
 	}
-	writeJSON(w, http.StatusAccepted, api.ApprovalResponse{Approval: wireApproval(pending.Approval)})
+	writeJSON(w, http.StatusAccepted, api.ApprovalResponse{Approval: pending.Approval.API()})
 	return true
-}
-
-// wireApproval is an approval on the wire.
-func wireApproval(ap agent.Approval) api.Approval {
-	out := api.Approval{ID: ap.ID, Server: ap.ServerID, Tool: ap.Tool, Arguments: ap.Arguments, Caller: string(ap.Caller),
-		State: ap.State, RequestedAt: ap.RequestedAt, ExpiresAt: ap.ExpiresAt, Reason: ap.Reason, Remember: ap.Remember, Error: ap.Error}
-	if len(out.Arguments) == 0 {
-		out.Arguments = json.RawMessage(`{}`)
-	}
-	if !ap.DecidedAt.IsZero() {
-		t := ap.DecidedAt.UTC().Truncate(time.Microsecond)
-		out.DecidedAt = &t
-	}
-	if ap.Result != nil {
-		out.Result, _ = json.Marshal(ap.Result)
-	}
-	return out
 }

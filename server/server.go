@@ -257,10 +257,8 @@ type NamespaceLister = agent.NamespaceLister
 // others wake on their first request. The Server does not close st.
 func Open(ctx context.Context, st store.Store, opts *Options) (*Server, error) {
 	if opts != nil {
-		for _, origin := range opts.TrustedOrigins {
-			if err := http.NewCrossOriginProtection().AddTrustedOrigin(origin); err != nil {
-				return nil, fmt.Errorf("server: TrustedOrigins: %q is not an origin (scheme://host[:port], no path)", origin)
-			}
+		if err := guard.CheckOrigins(opts.TrustedOrigins); err != nil {
+			return nil, fmt.Errorf("server: TrustedOrigins: %w", err)
 		}
 		for _, key := range opts.KeepAwake {
 			class, name, _ := strings.Cut(key, "/")

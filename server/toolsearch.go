@@ -47,7 +47,7 @@ func (s *Server) searchTools(w http.ResponseWriter, r *http.Request, a *agent.Ag
 			rest[k] = v
 		}
 	}
-	f, ok, aerr := filter(rest, a.MCPServers().Servers)
+	f, ok, aerr := a.APIFilter(rest)
 	if aerr != nil {
 		writeError(w, aerr)
 		return

@@ -139,7 +139,7 @@ func TestWireServerState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := json.Marshal(api.ServerState{ID: "id", MCPServer: wireServer(srv), Session: api.SessionLive, ToolCount: 3})
+	got, err := json.Marshal(api.ServerState{ID: "id", MCPServer: srv.API(), Session: api.SessionLive, ToolCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

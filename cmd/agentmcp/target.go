@@ -390,11 +390,11 @@ func (d *direct) state(ctx context.Context) (agent.MCPServersState, error) {
 }
 
 func (d *direct) add(ctx context.Context, req api.AddRequest) (agent.AddResult, error) {
-	opts, err := server.AddOptions(&req)
-	if err == nil {
-		err = d.a.CheckAdd(req.Name, req.URL, &opts)
+	opts, aerr := agent.AddOptionsFor(&req)
+	if aerr != nil {
+		return agent.AddResult{}, &usageError{msg: aerr.Message}
 	}
-	if err != nil {
+	if err := d.a.CheckAdd(req.Name, req.URL, &opts); err != nil {
 		var aerr *api.APIError
 		if errors.As(err, &aerr) {
 			return agent.AddResult{}, &usageError{msg: aerr.Message}
@@ -413,7 +413,7 @@ func (d *direct) reconnect(ctx context.Context, id string) (agent.AddResult, err
 }
 
 func (d *direct) server(ctx context.Context, id string) (api.ServerState, error) {
-	st, ok := server.ServerStateOf(d.a, id)
+	st, ok := d.a.ServerState(id)
 	if !ok {
 		return st, fmt.Errorf("no server %q", id)
 	}

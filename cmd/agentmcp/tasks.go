@@ -13,7 +13,6 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/api/client"
-	"github.com/agentmcp/agentmcp/server"
 )
 
 func tasksCommand() command {
@@ -226,7 +225,7 @@ func (d *direct) tasks(ctx context.Context) (api.TaskList, error) {
 	if err != nil {
 		return api.TaskList{}, err
 	}
-	return server.TaskListOf(tasks), nil
+	return agent.TaskListAPI(tasks), nil
 }
 
 func (d *direct) task(ctx context.Context, id string) (api.Task, error) {
@@ -238,7 +237,7 @@ func (d *direct) task(ctx context.Context, id string) (api.Task, error) {
 	if err != nil {
 		return api.Task{}, err
 	}
-	return server.TaskOf(t, true), nil
+	return agent.TaskAPI(t, true), nil
 }
 
 func (d *direct) cancelTask(ctx context.Context, id string) (api.Task, error) {

@@ -3,6 +3,7 @@ package guard
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -98,6 +99,17 @@ func New(o *Options) *Guard {
 		g.originPatterns = append(g.originPatterns, origin)
 	}
 	return g
+}
+
+// CheckOrigins returns an error naming the first of origins that is not
+// an origin (scheme://host[:port], no path), which New would leave out.
+func CheckOrigins(origins []string) error {
+	for _, origin := range origins {
+		if err := http.NewCrossOriginProtection().AddTrustedOrigin(origin); err != nil {
+			return fmt.Errorf("%q is not an origin (scheme://host[:port], no path)", origin)
+		}
+	}
+	return nil
 }
 
 // Wrap applies the checks before mux: security headers on every response;

@@ -1,5 +1,6 @@
 // Package reply writes the HTTP API's answers: a JSON body, or an API
-// error (api.APIError) as its JSON error response. The server and its
+// error (api.APIError) as its JSON error response; and reads a request's
+// JSON body (Decode), refusing it with the API's errors. The server and its
 // internal packages answer through it, so that every answer has the same
 // headers and every error the same shape and the same public-safe message
 // (netguard.Sanitize: no tokens, header values or URL queries).
@@ -7,7 +8,10 @@ package reply
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"strconv"
 
@@ -43,4 +47,30 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
+}
+
+// Decode reads a JSON request body into v: application/json, at most max
+// bytes, one value, no unknown fields. It answers nothing: the caller
+// writes the error.
+func Decode(w http.ResponseWriter, r *http.Request, v any, max int64) *api.APIError {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return Errorf(http.StatusUnsupportedMediaType, api.CodeUnsupportedMediaType, "the body must be JSON, with Content-Type: application/json")
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, max))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return Errorf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "the body is larger than %d bytes", max)
+		}
+		if errors.Is(err, io.EOF) {
+			return Errorf(http.StatusBadRequest, api.CodeInvalidJSON, "the body is empty; want a JSON object")
+		}
+		return Errorf(http.StatusBadRequest, api.CodeInvalidJSON, "invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return Errorf(http.StatusBadRequest, api.CodeInvalidJSON, "invalid JSON body: more than one value")
+	}
+	return nil
 }
