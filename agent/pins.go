@@ -249,7 +249,9 @@ func (a *Agent) CheckPin(ctx context.Context, serverID, name string) error {
 		return mcpclient.Tool{}, false
 	}
 	t, ok := find()
-	if !ok {
+	if !ok || t.Stale {
+		// A stale entry is the stored catalog of a server not listed
+		// since the wake: the definition it had, not the one it has now.
 		a.WaitRestored(ctx, serverID)
 		t, ok = find()
 	}
