@@ -239,3 +239,13 @@ func (ap Approval) API() api.Approval {
 	}
 	return out
 }
+
+// API is the pin on the wire.
+func (p ToolPin) API() api.Pin {
+	out := api.Pin{Server: p.ServerID, Tool: p.Tool, State: p.State, Blocked: p.Blocked, Fingerprint: p.Fingerprint,
+		Definition: p.Definition, SeenFingerprint: p.SeenFingerprint, Seen: p.Seen, PinnedAt: p.PinnedAt, ChangedAt: p.ChangedAt}
+	for _, c := range p.Diff {
+		out.Diff = append(out.Diff, api.PinChange{Field: c.Field, Old: c.Old, New: c.New})
+	}
+	return out
+}

@@ -25,7 +25,7 @@ func (s *Server) listPins(w http.ResponseWriter, r *http.Request, a *agent.Agent
 	pins := a.Pins()
 	out := api.PinsResponse{Pins: make([]api.Pin, 0, len(pins))}
 	for _, p := range pins {
-		out.Pins = append(out.Pins, wirePin(p))
+		out.Pins = append(out.Pins, p.API())
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -45,7 +45,7 @@ func (s *Server) decidePin(w http.ResponseWriter, r *http.Request, a *agent.Agen
 	p, err := a.DecidePin(r.Context(), r.PathValue("server"), r.PathValue("tool"), req.Decision)
 	switch {
 	case err == nil:
-		writeJSON(w, http.StatusOK, api.PinResponse{Pin: wirePin(p)})
+		writeJSON(w, http.StatusOK, api.PinResponse{Pin: p.API()})
 	case errors.Is(err, agent.ErrUnknownPin):
 		writeError(w, apiErrorf(http.StatusNotFound, api.CodeUnknownPin, "%v", err))
 	case errors.Is(err, agent.ErrPinsUnsupported):
@@ -73,14 +73,4 @@ func pinRefused(w http.ResponseWriter, r *http.Request, a *agent.Agent, serverID
 	aerr.ServerID = serverID
 	writeError(w, aerr)
 	return true
-}
-
-// wirePin is a pin on the wire.
-func wirePin(p agent.ToolPin) api.Pin {
-	out := api.Pin{Server: p.ServerID, Tool: p.Tool, State: p.State, Blocked: p.Blocked, Fingerprint: p.Fingerprint,
-		Definition: p.Definition, SeenFingerprint: p.SeenFingerprint, Seen: p.Seen, PinnedAt: p.PinnedAt, ChangedAt: p.ChangedAt}
-	for _, c := range p.Diff {
-		out.Diff = append(out.Diff, api.PinChange{Field: c.Field, Old: c.Old, New: c.New})
-	}
-	return out
 }

@@ -113,7 +113,7 @@ func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 		for _, ap := range aps {
-			list = append(list, wireApproval(ap))
+			list = append(list, ap.API())
 		}
 	default:
 		return errors.New("approvals: unsupported target")
@@ -195,7 +195,7 @@ func runAnswer(ctx context.Context, decision string, args []string, stdout, stde
 		if err != nil {
 			return err
 		}
-		ap = wireApproval(got)
+		ap = got.API()
 	default:
 		return fmt.Errorf("%s: unsupported target", decision)
 	}
@@ -228,20 +228,6 @@ func waitAnswered(ctx context.Context, a *agent.Agent, id string) (agent.Approva
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// wireApproval is an approval as the API shows it.
-func wireApproval(ap agent.Approval) api.Approval {
-	out := api.Approval{ID: ap.ID, Server: ap.ServerID, Tool: ap.Tool, Arguments: ap.Arguments, Caller: string(ap.Caller),
-		State: ap.State, RequestedAt: ap.RequestedAt, ExpiresAt: ap.ExpiresAt, Reason: ap.Reason, Remember: ap.Remember, Error: ap.Error}
-	if !ap.DecidedAt.IsZero() {
-		t := ap.DecidedAt
-		out.DecidedAt = &t
-	}
-	if ap.Result != nil {
-		out.Result, _ = json.Marshal(ap.Result)
-	}
-	return out
 }
 
 // approvalPending says which approval a call waits for, when its time

@@ -79,7 +79,7 @@ func runPins(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	case *direct:
 		for _, p := range b.a.Pins() {
-			list = append(list, wirePin(p))
+			list = append(list, p.API())
 		}
 	default:
 		return errors.New("pins: unsupported target")
@@ -130,7 +130,7 @@ func decidePin(ctx context.Context, b backend, decision, server, tool string, as
 		if err != nil {
 			return err
 		}
-		p = wirePin(got)
+		p = got.API()
 	default:
 		return fmt.Errorf("pins %s: unsupported target", decision)
 	}
@@ -140,14 +140,4 @@ func decidePin(ctx context.Context, b backend, decision, server, tool string, as
 	verb := map[string]string{agent.PinAccept: "accepted", agent.PinReject: "rejected"}[decision]
 	_, err = fmt.Fprintf(stdout, "%s %s/%s: %s\n", verb, oneLine(p.Server), oneLine(p.Tool), p.State)
 	return err
-}
-
-// wirePin is a pin as the API shows it.
-func wirePin(p agent.ToolPin) api.Pin {
-	out := api.Pin{Server: p.ServerID, Tool: p.Tool, State: p.State, Blocked: p.Blocked, Fingerprint: p.Fingerprint,
-		Definition: p.Definition, SeenFingerprint: p.SeenFingerprint, Seen: p.Seen, PinnedAt: p.PinnedAt, ChangedAt: p.ChangedAt}
-	for _, c := range p.Diff {
-		out.Diff = append(out.Diff, api.PinChange{Field: c.Field, Old: c.Old, New: c.New})
-	}
-	return out
 }
