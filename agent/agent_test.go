@@ -46,7 +46,7 @@ func testCtx(t testing.TB) context.Context {
 }
 
 // openSQLite opens a store in a file of the test's, closed when it ends.
-func openSQLite(t *testing.T, path string) store.Store {
+func openSQLite(t testing.TB, path string) store.Store {
 	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "agent.db")

@@ -94,7 +94,7 @@ func (a *Agent) ListTools(f mcpclient.Filter) []mcpclient.Tool {
 	tools := listStored(a, f, a.m.ListTools)
 	open := a.pol.cur.Load().IsOpen()
 	return slices.DeleteFunc(tools, func(t mcpclient.Tool) bool {
-		if _, blocked := a.pinBlocked(t.ServerID, &t.Tool); blocked { // pins.go
+		if _, blocked := a.pinBlocked(t.ServerID, &t.Tool, fingerprintOf); blocked { // pins.go
 			return true
 		}
 		return !open && !a.visible(policy.API, t.ServerID, t.Name, t.Annotations)

@@ -119,6 +119,11 @@ type agentPins struct {
 	// gen counts the changes of the pins (a ToolSet made from an older
 	// generation is made again).
 	gen atomic.Uint64
+	// fps caches the fingerprints of catalogs' definitions (a catalog
+	// is replaced, never modified: see mcpclient.Manager.ToolDefinition),
+	// by definition; it is emptied when it holds maxCachedFingerprints.
+	fps  sync.Map // *mcp.Tool -> string
+	nfps atomic.Int64
 
 	changes, decisions metric.Int64Counter
 }
@@ -163,6 +168,24 @@ func ToolDefinition(t *mcp.Tool) (def json.RawMessage, fingerprint string, err e
 	return def, hex.EncodeToString(sum[:]), nil
 }
 
+// maxCachedFingerprints bounds agentPins.fps.
+const maxCachedFingerprints = 4096
+
+// fingerprint is fingerprintOf(t) for a definition a catalog holds
+// (shared and never modified), computed once per definition.
+func (ps *agentPins) fingerprint(t *mcp.Tool) string {
+	if fp, ok := ps.fps.Load(t); ok {
+		return fp.(string)
+	}
+	fp := fingerprintOf(t)
+	if ps.nfps.Add(1) > maxCachedFingerprints {
+		ps.fps.Clear()
+		ps.nfps.Store(1)
+	}
+	ps.fps.Store(t, fp)
+	return fp
+}
+
 func fingerprintOf(t *mcp.Tool) string {
 	_, fp, err := ToolDefinition(t)
 	if err != nil {
@@ -200,7 +223,9 @@ func (a *Agent) pinRules(serverID string) policy.PinRules {
 
 // pinBlocked reports whether the pins keep tool t of serverID out, and the
 // pin's state when they do.
-func (a *Agent) pinBlocked(serverID string, t *mcp.Tool) (string, bool) {
+// fp gives t's fingerprint (fingerprintOf, or agentPins.fingerprint for
+// a catalog's definition); it is asked only when needed.
+func (a *Agent) pinBlocked(serverID string, t *mcp.Tool, fp func(*mcp.Tool) string) (string, bool) {
 	a.pins.mu.Lock()
 	recs := a.pins.servers[serverID]
 	if len(recs) == 0 {
@@ -219,7 +244,7 @@ func (a *Agent) pinBlocked(serverID string, t *mcp.Tool) (string, bool) {
 		return store.PinNew, rules.New == policy.HoldNew
 	case state == store.PinRejected:
 		return state, true
-	case fingerprintOf(t) != pinned:
+	case fp(t) != pinned:
 		return store.PinChanged, rules.Changed == policy.Block
 	case state == store.PinNew:
 		return state, rules.New == policy.HoldNew
@@ -240,23 +265,15 @@ func (a *Agent) CheckPin(ctx context.Context, serverID, name string) error {
 	if !pinned {
 		return nil // never listed: the first listing pins it
 	}
-	find := func() (mcpclient.Tool, bool) {
-		for _, t := range a.m.ListTools(mcpclient.Filter{ServerID: []string{serverID}}) {
-			if t.Name == name {
-				return t, true
-			}
-		}
-		return mcpclient.Tool{}, false
-	}
-	t, ok := find()
-	if !ok || t.Stale {
+	t, stale, ok := a.m.ToolDefinition(serverID, name)
+	if !ok || stale {
 		// A stale entry is the stored catalog of a server not listed
 		// since the wake: the definition it had, not the one it has now.
 		a.WaitRestored(ctx, serverID)
-		t, ok = find()
+		t, _, ok = a.m.ToolDefinition(serverID, name)
 	}
 	if ok {
-		if state, blocked := a.pinBlocked(serverID, &t.Tool); blocked {
+		if state, blocked := a.pinBlocked(serverID, t, a.pins.fingerprint); blocked {
 			return &ToolChangedError{ServerID: serverID, Tool: name, State: state}
 		}
 		return nil

@@ -23,7 +23,7 @@ import (
 )
 
 // pinServer serves mcptest.NewServer("s") on 127.0.0.1.
-func pinServer(t *testing.T) (*mcptest.Server, string) {
+func pinServer(t testing.TB) (*mcptest.Server, string) {
 	srv := mcptest.NewServer("s")
 	hs := mcptest.Serve(t, mcptest.Stateless, func() *mcp.Server { return srv.Server })
 	return srv, hs.URL
@@ -325,5 +325,34 @@ func TestToolDefinition(t *testing.T) {
 	tool.Description = "Zaps!"
 	if _, fp3, _ := agent.ToolDefinition(tool); fp3 == fp {
 		t.Error("a new description kept the fingerprint")
+	}
+}
+
+// BenchmarkCheckPin: the pin check every call of a listed server makes
+// (Agent.CheckPin, from CallTool's admission): the called tool's
+// definition is fingerprinted once per listing, not once per call.
+func BenchmarkCheckPin(b *testing.B) {
+	_, url := pinServer(b)
+	st := openSQLite(b, filepath.Join(b.TempDir(), "bench.db"))
+	ctx := context.Background()
+	a, err := agent.Open(ctx, st, "TestAgent", "pins", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close(ctx)
+	if _, err := a.AddMCPServer(ctx, "S", url, &agent.AddOptions{ID: "s"}); err != nil {
+		b.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(a.Pins()) == 0; {
+		if time.Now().After(deadline) {
+			b.Fatal("no pins")
+		}
+		time.Sleep(10 * time.Millisecond) // polling, bounded by the deadline
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := a.CheckPin(ctx, "s", "echo"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

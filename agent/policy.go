@@ -311,7 +311,7 @@ func (a *Agent) ToolSet(caller policy.Caller, f mcpclient.Filter) *aitools.ToolS
 	out := from.Through(call, func(t *aitools.Tool) bool {
 		var ann *mcp.ToolAnnotations
 		if t.Def != nil {
-			if _, blocked := a.pinBlocked(t.ServerID, t.Def); blocked { // pins.go
+			if _, blocked := a.pinBlocked(t.ServerID, t.Def, a.pins.fingerprint); blocked { // pins.go
 				return false
 			}
 			ann = t.Def.Annotations

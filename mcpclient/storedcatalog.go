@@ -88,3 +88,25 @@ func ToolsBytes(tools []*mcp.Tool) int {
 	}
 	return n
 }
+
+// ToolDefinition returns tool name of server id as the server's catalog
+// holds it, and whether that catalog is stale (stored, not listed again
+// yet). The definition is shared, not to be modified: the same pointer
+// until the server's tools are listed again, so that a caller may key
+// what it derives from it (a fingerprint, say) on it. ok is false for an
+// unknown server or tool.
+func (m *Manager) ToolDefinition(id, name string) (t *mcp.Tool, stale, ok bool) {
+	c, err := m.lookup(id)
+	if err != nil {
+		return nil, false, false
+	}
+	c.mu.Lock()
+	cat := c.cat
+	c.mu.Unlock()
+	for _, t := range cat.tools {
+		if t.Name == name {
+			return t, cat.stale, true
+		}
+	}
+	return nil, cat.stale, false
+}
