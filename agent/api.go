@@ -12,6 +12,7 @@ import (
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/netguard"
+	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -246,6 +247,25 @@ func (p ToolPin) API() api.Pin {
 		Definition: p.Definition, SeenFingerprint: p.SeenFingerprint, Seen: p.Seen, PinnedAt: p.PinnedAt, ChangedAt: p.ChangedAt}
 	for _, c := range p.Diff {
 		out.Diff = append(out.Diff, api.PinChange{Field: c.Field, Old: c.Old, New: c.New})
+	}
+	return out
+}
+
+// PolicyToolsAPI is every tool of the agent's stored servers, those the
+// policy denies included (ListTools leaves them out), with the policy's
+// decision for each caller (Decide: the stored rules and, for the gateway,
+// the exposure rules; not the Go hook).
+func (a *Agent) PolicyToolsAPI() api.PolicyToolsResponse {
+	tools := listStored(a, mcpclient.Filter{}, a.m.ListTools)
+	callers := policy.Callers()
+	out := api.PolicyToolsResponse{Tools: make([]api.PolicyTool, 0, len(tools))}
+	for _, t := range tools {
+		pt := api.PolicyTool{ServerID: t.ServerID, Name: t.Name, Decisions: make(map[string]api.PolicyDecision, len(callers))}
+		for _, c := range callers {
+			d := a.Decide(t.ServerID, t.Name, c)
+			pt.Decisions[string(c)] = api.PolicyDecision{Action: string(d.Action), Rule: d.Rule, Rate: d.Rate.String(), Reason: d.Reason}
+		}
+		out.Tools = append(out.Tools, pt)
 	}
 	return out
 }

@@ -33,6 +33,9 @@ const (
 // Callers are the known callers, in the order documented.
 var callers = []Caller{LLM, API, Gateway}
 
+// Callers returns the known callers, in the order documented.
+func Callers() []Caller { return slices.Clone(callers) }
+
 // Limits of a Policy.
 const (
 	MaxRules    = 100 // rules in a Policy

@@ -5,7 +5,6 @@ import (
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
-	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/policy"
 )
 
@@ -23,22 +22,10 @@ func (s *Server) policyToolsRoutes(mux *http.ServeMux) {
 	mux.Handle(policyPresetRoute, s.agentRoute(methods{http.MethodGet: s.policyPreset}))
 }
 
-// policyTools answers every tool of the agent's connected servers, those
-// the policy denies included (GET .../tools leaves them out), with the
-// policy's decision for each caller (agent.Agent.Decide: the stored rules
-// and, for the gateway, the exposure rules; not the Go hook).
+// policyTools answers every tool of the agent's servers with the
+// policy's decision for each caller (agent.Agent.PolicyToolsAPI).
 func (s *Server) policyTools(w http.ResponseWriter, r *http.Request, a *agent.Agent) {
-	tools := a.Manager().ListTools(mcpclient.Filter{})
-	out := api.PolicyToolsResponse{Tools: make([]api.PolicyTool, 0, len(tools))}
-	for _, t := range tools {
-		pt := api.PolicyTool{ServerID: t.ServerID, Name: t.Name, Decisions: make(map[string]api.PolicyDecision, 3)}
-		for _, c := range []policy.Caller{policy.LLM, policy.API, policy.Gateway} {
-			d := a.Decide(t.ServerID, t.Name, c)
-			pt.Decisions[string(c)] = api.PolicyDecision{Action: string(d.Action), Rule: d.Rule, Rate: d.Rate.String(), Reason: d.Reason}
-		}
-		out.Tools = append(out.Tools, pt)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, a.PolicyToolsAPI())
 }
 
 // policyPreset answers the named preset (policy.Preset) as a policy to
