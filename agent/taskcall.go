@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,7 +61,22 @@ func (a *Agent) StartTaskCall(ctx context.Context, serverID, name string, args a
 			started(h)
 		}
 	}
+	// The call may outlive its request: Close waits for it (under
+	// tasks.mu, as for resumed polls: none starts once Close began).
+	a.tasks.mu.Lock()
+	if a.tasks.ctx.Err() != nil {
+		a.tasks.mu.Unlock()
+		stop()
+		cancel(nil)
+		c.unhold()
+		c.err = fmt.Errorf("tools/call %q on server %q: %w", name, serverID, mcpclient.ErrClosed)
+		close(c.done)
+		return c
+	}
+	a.tasks.wg.Add(1)
+	a.tasks.mu.Unlock()
 	go func() {
+		defer a.tasks.wg.Done()
 		defer cancel(nil)
 		defer c.unhold()
 		c.res, c.err = a.policedCall(cctx, serverID, name, args, &o) // the hold is c's

@@ -44,7 +44,7 @@ type taskKey struct{ serverID, taskID string }
 type agentTasks struct {
 	ctx    context.Context // ends with the agent: resumed polls
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // resumed polls
+	wg     sync.WaitGroup // resumed polls, and calls that may outlive their request (taskcall.go)
 
 	// mu guards the fields below. It is a leaf lock.
 	mu      sync.Mutex
