@@ -178,12 +178,19 @@ func (ps *agentPins) fingerprint(t *mcp.Tool) string {
 		return fp.(string)
 	}
 	fp := fingerprintOf(t)
+	ps.knownFingerprint(t, fp)
+	return fp
+}
+
+// knownFingerprint caches fp as the fingerprint of t, a catalog's
+// definition: one computed, or one stored with the catalog t was decoded
+// from (see storedTool).
+func (ps *agentPins) knownFingerprint(t *mcp.Tool, fp string) {
 	if ps.nfps.Add(1) > maxCachedFingerprints {
 		ps.fps.Clear()
 		ps.nfps.Store(1)
 	}
 	ps.fps.Store(t, fp)
-	return fp
 }
 
 func fingerprintOf(t *mcp.Tool) string {
@@ -316,12 +323,33 @@ func (a *Agent) pinListed(serverID string) {
 	if info, ok := a.m.Server(serverID); !ok || info.State != mcpclient.StateReady {
 		return
 	}
-	a.reconcilePins(serverID, a.m.ListTools(mcpclient.Filter{ServerID: []string{serverID}}))
+	a.reconcilePins(serverID)
 }
 
-// reconcilePins compares the tools a server lists with its pins, updates
-// them, and queues their writes.
-func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
+// listing returns the tools server serverID lists: its catalog's, unless
+// it has none or only the stale one stored before a restart, which says
+// what the server listed then, not now.
+func (a *Agent) listing(serverID string) ([]*mcp.Tool, bool) {
+	cat, ok := a.m.Catalog(serverID)
+	if !ok || !cat.Known || cat.Stale {
+		return nil, false
+	}
+	return cat.Tools, true
+}
+
+// reconcilePins compares the tools server serverID lists with its pins,
+// updates them, and queues their writes. The listing is read under
+// pins.mu, so that of two reconciliations running at once the later one
+// compares the newer listing.
+func (a *Agent) reconcilePins(serverID string) {
+	// Fingerprint the listing before taking the lock (once per definition:
+	// the catalog's definitions are shared, and so is their fingerprint
+	// with pinBlocked's).
+	if tools, ok := a.listing(serverID); ok {
+		for _, t := range tools {
+			a.pins.fingerprint(t)
+		}
+	}
 	rules := a.pinRules(serverID)
 	now := a.now()
 	type change struct{ tool, state, reaction string }
@@ -330,6 +358,11 @@ func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
 		changes []change
 	)
 	a.pins.mu.Lock()
+	tools, ok := a.listing(serverID)
+	if !ok {
+		a.pins.mu.Unlock()
+		return
+	}
 	recs := a.pins.servers[serverID]
 	first := len(recs) == 0
 	if recs == nil {
@@ -338,10 +371,16 @@ func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
 	}
 	listed := map[string]bool{}
 	for _, t := range tools {
-		def, fp, err := ToolDefinition(&t.Tool)
-		if err != nil {
+		fp := a.pins.fingerprint(t)
+		if fp == "" {
+			_, _, err := ToolDefinition(t)
 			a.logger.Warn("cannot pin a tool", "server", serverID, "tool", t.Name, "error", err)
 			continue
+		}
+		// definition is t's pinned form, needed only when a pin changes.
+		definition := func() json.RawMessage {
+			def, _, _ := ToolDefinition(t)
+			return def
 		}
 		listed[t.Name] = true
 		rec, ok := recs[t.Name]
@@ -353,7 +392,7 @@ func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
 				changes = append(changes, change{t.Name, state, string(rules.New)})
 			}
 			recs[t.Name] = &store.Pin{Namespace: a.ns, ServerID: serverID, Tool: t.Name, State: state,
-				Fingerprint: fp, Definition: def, PinnedAt: now, ChangedAt: now}
+				Fingerprint: fp, Definition: definition(), PinnedAt: now, ChangedAt: now}
 		case fp == rec.Fingerprint:
 			if rec.State != store.PinChanged && rec.State != store.PinRemoved {
 				continue
@@ -365,14 +404,14 @@ func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
 			if rec.State != store.PinNew {
 				rec.State = store.PinPinned
 			}
-			rec.Fingerprint, rec.Definition, rec.Seen, rec.SeenFingerprint = fp, def, nil, ""
+			rec.Fingerprint, rec.Definition, rec.Seen, rec.SeenFingerprint = fp, definition(), nil, ""
 			rec.PinnedAt, rec.ChangedAt = now, now
 			changes = append(changes, change{t.Name, store.PinChanged, string(rules.Changed)})
 		default:
 			if rec.State != store.PinRejected {
 				rec.State = store.PinChanged
 			}
-			rec.Seen, rec.SeenFingerprint, rec.ChangedAt = def, fp, now
+			rec.Seen, rec.SeenFingerprint, rec.ChangedAt = definition(), fp, now
 			changes = append(changes, change{t.Name, store.PinChanged, string(rules.Changed)})
 		}
 		dirty = append(dirty, t.Name)
