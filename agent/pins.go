@@ -149,24 +149,14 @@ func ToolDefinition(t *mcp.Tool) (def json.RawMessage, fingerprint string, err e
 	if err != nil {
 		return nil, "", fmt.Errorf("tool %q: %w", t.Name, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var all map[string]any
-	if err := dec.Decode(&all); err != nil {
-		return nil, "", fmt.Errorf("tool %q: %w", t.Name, err)
-	}
-	kept := map[string]any{}
-	for _, f := range pinFields {
-		if v, ok := all[f]; ok {
-			kept[f] = v
-		}
-	}
-	if def, err = json.Marshal(kept); err != nil {
+	if def, err = appendCanonical(nil, raw, isPinField); err != nil { // canonical.go
 		return nil, "", fmt.Errorf("tool %q: %w", t.Name, err)
 	}
 	sum := sha256.Sum256(def)
 	return def, hex.EncodeToString(sum[:]), nil
 }
+
+func isPinField(name string) bool { return slices.Contains(pinFields, name) }
 
 // maxCachedFingerprints bounds agentPins.fps.
 const maxCachedFingerprints = 4096
