@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
@@ -552,8 +553,11 @@ func diffDefinitions(old, new json.RawMessage) []PinChange {
 // rejected: PinAccept pins the definition the server lists now (or, for a
 // new tool, the one it was first listed with) and lets it through;
 // PinReject keeps it out, whatever the reaction, until accepted or the
-// server removed. The decision is stored before it is applied. It returns
-// the pin as it is now; an error wrapping ErrUnknownPin for a tool without
+// server removed. The decision is stored before it is applied, then the
+// pin is written again as applied (after any write of it queued earlier)
+// and compared with the server's current listing: a definition listed
+// since the one decided on is a change again. It returns the pin as it
+// is now; an error wrapping ErrUnknownPin for a tool without
 // a pin, ErrPinsUnsupported when the store keeps none, or ErrStorage.
 func (a *Agent) DecidePin(ctx context.Context, serverID, tool, decision string) (ToolPin, error) {
 	if decision != PinAccept && decision != PinReject {
@@ -565,41 +569,68 @@ func (a *Agent) DecidePin(ctx context.Context, serverID, tool, decision string) 
 	}
 	a.pins.mu.Lock()
 	rec, ok := a.pins.servers[serverID][tool]
-	var next store.Pin
+	var seen store.Pin
 	if ok {
-		next = *rec
+		seen = *rec
 	}
 	a.pins.mu.Unlock()
 	if !ok {
 		return ToolPin{}, fmt.Errorf("agent %s: tool %q of MCP server %q: %w", a.ns, tool, serverID, ErrUnknownPin)
 	}
 	now := a.now()
-	switch decision {
-	case PinAccept:
-		if len(next.Seen) > 0 {
-			next.Definition, next.Fingerprint, next.PinnedAt = next.Seen, next.SeenFingerprint, now
-		}
-		next.Seen, next.SeenFingerprint = nil, ""
-		if next.State != store.PinRemoved {
-			next.State = store.PinPinned
-		}
-	case PinReject:
-		next.State = store.PinRejected
-	}
-	next.ChangedAt = now
+	next := decidePin(seen, seen, decision, now)
 	if err := ps.PutPin(ctx, next); err != nil {
 		return ToolPin{}, fmt.Errorf("agent %s: %s tool %q of MCP server %q: %w: %w", a.ns, decision, tool, serverID, ErrStorage, err)
 	}
+	// Apply the decision to the pin as it is now: a listing compared
+	// since it was read is kept (the definition accepted is the one the
+	// decision was made on, seen).
 	a.pins.mu.Lock()
 	if cur, ok := a.pins.servers[serverID][tool]; ok {
-		*cur = next
+		*cur = decidePin(*cur, seen, decision, now)
+		next = *cur
 	}
 	a.pins.mu.Unlock()
+	// Write the pin again as it is in memory, after any write of it
+	// queued before the decision (reconcilePins's savePin) that read it
+	// before it was applied: such a write, made after the one above,
+	// would leave the store with the pin as it was before the decision.
+	a.writes.put("pin:"+serverID+"\x00"+tool, func(ctx context.Context) { a.savePin(ctx, serverID, tool) })
 	a.pins.gen.Add(1)
 	a.pins.decisions.Add(ctx, 1, metric.WithAttributes(attribute.String("decision", decision)))
 	a.logger.Info("pin decided", "server", serverID, "tool", tool, "decision", decision)
 	a.updates.stateChanged()
+	// Compare the decided pin with what the server lists now (a listing
+	// that came since the decision was made on seen is a change again).
+	a.pinListed(serverID)
+	a.pins.mu.Lock()
+	if cur, ok := a.pins.servers[serverID][tool]; ok {
+		next = *cur
+	}
+	a.pins.mu.Unlock()
 	return a.toolPin(next), nil
+}
+
+// decidePin returns pin p with decision applied, where seen is the pin
+// the decision was made on: PinAccept pins seen's listed definition (its
+// Seen, else its pinned one), PinReject rejects.
+func decidePin(p, seen store.Pin, decision string, now time.Time) store.Pin {
+	switch decision {
+	case PinAccept:
+		if len(seen.Seen) > 0 {
+			p.Definition, p.Fingerprint, p.PinnedAt = seen.Seen, seen.SeenFingerprint, now
+		} else if p.Fingerprint != seen.Fingerprint {
+			p.Definition, p.Fingerprint, p.PinnedAt = seen.Definition, seen.Fingerprint, now
+		}
+		p.Seen, p.SeenFingerprint = nil, ""
+		if p.State != store.PinRemoved {
+			p.State = store.PinPinned
+		}
+	case PinReject:
+		p.State = store.PinRejected
+	}
+	p.ChangedAt = now
+	return p
 }
 
 // pinAlerts returns the pins that are not plainly pinned (changed, new,
