@@ -228,7 +228,17 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	}
 	a.apr.init(o)
 	a.pins.init(o)
+	for _, row := range rows {
+		a.rows[row.ID] = row
+		a.order = append(a.order, row.ID)
+	}
+	// The stored catalogs are read and decoded while the pins are (most
+	// of a wake's work until its first AITools); both are in before a
+	// server is restored.
+	loaded := make(chan map[string]*mcpclient.Catalog, 1)
+	go func() { loaded <- a.loadCatalogs(ctx) }() // catalogs.go
 	if err := a.loadPins(ctx); err != nil {
+		<-loaded
 		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
 	}
 	a.m = mcpclient.New(&mo)
@@ -241,10 +251,6 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 		a.pending.callOf = a.tracked.callOf
 		a.m.ConfigureElicitationHandlers(a.pending.handler())
 	}
-	for _, row := range rows {
-		a.rows[row.ID] = row
-		a.order = append(a.order, row.ID)
-	}
 	// Persist what the connections learn (sessions to resume) as they go,
 	// and the elicitation modes they advertise (elicitation.go).
 	a.m.Subscribe(a.persist)
@@ -253,7 +259,7 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	a.m.Subscribe(a.tell)        // story.go
 	a.m.Subscribe(a.noteCatalog) // catalogs.go
 	a.m.Subscribe(a.notePins)    // pins.go
-	cats := a.loadCatalogs(ctx)
+	cats := <-loaded
 	for _, row := range rows {
 		a.restore(ctx, row, cats[row.ID])
 	}
