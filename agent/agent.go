@@ -220,27 +220,28 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	if err != nil {
 		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
 	}
-	if err := a.loadExposure(ctx); err != nil {
-		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
-	}
-	if err := a.loadPolicy(ctx); err != nil {
-		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
-	}
-	a.apr.init(o)
-	a.pins.init(o)
 	for _, row := range rows {
 		a.rows[row.ID] = row
 		a.order = append(a.order, row.ID)
 	}
-	// The stored catalogs are read and decoded while the pins are (most
-	// of a wake's work until its first AITools); both are in before a
-	// server is restored.
+	// The stored catalogs are read and decoded while the rest is (they
+	// are most of a wake's work until its first AITools); they are in
+	// before a server is restored.
 	loaded := make(chan map[string]*mcpclient.Catalog, 1)
 	go func() { loaded <- a.loadCatalogs(ctx) }() // catalogs.go
-	if err := a.loadPins(ctx); err != nil {
+	a.pins.init(o)
+	err = a.loadExposure(ctx)
+	if err == nil {
+		err = a.loadPolicy(ctx)
+	}
+	if err == nil {
+		err = a.loadPins(ctx)
+	}
+	if err != nil {
 		<-loaded
 		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
 	}
+	a.apr.init(o)
 	a.m = mcpclient.New(&mo)
 	a.updates = newUpdates(a)
 	if o.ElicitationTimeout > 0 {
