@@ -163,7 +163,9 @@ func isPinField(name string) bool { return slices.Contains(pinFields, name) }
 const maxCachedFingerprints = 4096
 
 // fingerprint is fingerprintOf(t) for a definition a catalog holds
-// (shared and never modified), computed once per definition.
+// (shared and never modified), computed once per definition. Never for a
+// copy (an mcpclient.Tool's): the copy's memory may hold another
+// definition later, and the cached fingerprint would be taken for it.
 func (ps *agentPins) fingerprint(t *mcp.Tool) string {
 	if fp, ok := ps.fps.Load(t); ok {
 		return fp.(string)
