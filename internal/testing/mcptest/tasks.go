@@ -62,7 +62,7 @@ type serverTask struct {
 	result   string // the text of the result, when completed
 	// structured is the result's structuredContent, if any.
 	structured any
-	asking   bool   // "ask" waits for its answer
+	asking     bool // "ask" waits for its answer
 }
 
 // NewTaskServer returns a TaskServer speaking 2026-07-28 (modern) or
