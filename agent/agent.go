@@ -220,17 +220,28 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	if err != nil {
 		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
 	}
-	if err := a.loadExposure(ctx); err != nil {
-		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
+	for _, row := range rows {
+		a.rows[row.ID] = row
+		a.order = append(a.order, row.ID)
 	}
-	if err := a.loadPolicy(ctx); err != nil {
+	// The stored catalogs are read and decoded while the rest is (they
+	// are most of a wake's work until its first AITools); they are in
+	// before a server is restored.
+	loaded := make(chan map[string]*mcpclient.Catalog, 1)
+	go func() { loaded <- a.loadCatalogs(ctx) }() // catalogs.go
+	a.pins.init(o)
+	err = a.loadExposure(ctx)
+	if err == nil {
+		err = a.loadPolicy(ctx)
+	}
+	if err == nil {
+		err = a.loadPins(ctx)
+	}
+	if err != nil {
+		<-loaded
 		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
 	}
 	a.apr.init(o)
-	a.pins.init(o)
-	if err := a.loadPins(ctx); err != nil {
-		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
-	}
 	a.m = mcpclient.New(&mo)
 	a.updates = newUpdates(a)
 	if o.ElicitationTimeout > 0 {
@@ -241,10 +252,6 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 		a.pending.callOf = a.tracked.callOf
 		a.m.ConfigureElicitationHandlers(a.pending.handler())
 	}
-	for _, row := range rows {
-		a.rows[row.ID] = row
-		a.order = append(a.order, row.ID)
-	}
 	// Persist what the connections learn (sessions to resume) as they go,
 	// and the elicitation modes they advertise (elicitation.go).
 	a.m.Subscribe(a.persist)
@@ -253,7 +260,7 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	a.m.Subscribe(a.tell)        // story.go
 	a.m.Subscribe(a.noteCatalog) // catalogs.go
 	a.m.Subscribe(a.notePins)    // pins.go
-	cats := a.loadCatalogs(ctx)
+	cats := <-loaded
 	for _, row := range rows {
 		a.restore(ctx, row, cats[row.ID])
 	}

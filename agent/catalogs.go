@@ -53,11 +53,16 @@ func (a *Agent) loadCatalogs(ctx context.Context) map[string]*mcpclient.Catalog 
 			continue // left by a remove that did not finish
 		}
 		cat := &mcpclient.Catalog{}
-		err := errors.Join(decodeTools(sc.Tools, &cat.Tools), decodeList(sc.Prompts, &cat.Prompts),
+		var fps []storedFingerprint
+		known := func(t *mcp.Tool, fp string) { fps = append(fps, storedFingerprint{t, fp}) }
+		err := errors.Join(decodeTools(sc.Tools, &cat.Tools, known), decodeList(sc.Prompts, &cat.Prompts),
 			decodeList(sc.Resources, &cat.Resources), decodeList(sc.ResourceTemplates, &cat.ResourceTemplates))
 		if err != nil {
 			a.logger.Warn("cannot decode a stored catalog", "server", sc.ServerID, "error", err)
 			continue
+		}
+		for _, f := range fps {
+			a.pins.knownFingerprint(f.t, f.fp) // pins.go
 		}
 		out[sc.ServerID] = cat
 		hashes[sc.ServerID] = catalogHash(sc)
@@ -71,14 +76,34 @@ func (a *Agent) loadCatalogs(ctx context.Context) map[string]*mcpclient.Catalog 
 // storedTool decodes a stored tool with its schemas left as JSON, which
 // the Manager and aitools take as they are: decoding them to maps here
 // only for aitools to marshal them again (to hash them) would double a
-// wake's work.
+// wake's work. Fingerprint is the fingerprint of the definition (see
+// ToolDefinition), stored with it (storedToolOut) so that a woken agent
+// checks the stored definitions against its pins without computing
+// them again; a catalog stored without them has them computed when
+// needed.
 type storedTool struct {
 	*mcp.Tool
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Fingerprint  string          `json:"agentmcpFingerprint,omitempty"`
 }
 
-func decodeTools(raw json.RawMessage, dst *[]*mcp.Tool) error {
+// storedFingerprint is a stored definition's stored fingerprint.
+type storedFingerprint struct {
+	t  *mcp.Tool
+	fp string
+}
+
+// storedToolOut is a tool as stored: its definition, and the fingerprint
+// of that definition.
+type storedToolOut struct {
+	*mcp.Tool
+	Fingerprint string `json:"agentmcpFingerprint,omitempty"`
+}
+
+// decodeTools decodes a stored list of tools; known is told each
+// definition's stored fingerprint.
+func decodeTools(raw json.RawMessage, dst *[]*mcp.Tool, known func(t *mcp.Tool, fp string)) error {
 	var tools []storedTool
 	if err := decodeList(raw, &tools); err != nil {
 		return err
@@ -97,9 +122,30 @@ func decodeTools(raw json.RawMessage, dst *[]*mcp.Tool) error {
 		if t.OutputSchema != nil {
 			t.Tool.OutputSchema = t.OutputSchema
 		}
+		if t.Fingerprint != "" {
+			known(t.Tool, t.Fingerprint)
+		}
 		*dst = append(*dst, t.Tool)
 	}
 	return nil
+}
+
+// encodeTools encodes a list of tools for storing, each with its
+// fingerprint when fp is not nil.
+func encodeTools(tools []*mcp.Tool, fp func(*mcp.Tool) string, dst *json.RawMessage) error {
+	if tools == nil {
+		return nil
+	}
+	out := make([]storedToolOut, len(tools))
+	for i, t := range tools {
+		out[i].Tool = t
+		if fp != nil {
+			out[i].Fingerprint = fp(t)
+		}
+	}
+	b, err := json.Marshal(out)
+	*dst = b
+	return err
 }
 
 func decodeList[T any](raw json.RawMessage, dst *[]T) error {
@@ -163,7 +209,11 @@ func (a *Agent) saveCatalog(ctx context.Context, id string) {
 		return
 	}
 	sc := store.Catalog{Namespace: a.ns, ServerID: id}
-	err := errors.Join(encodeList(cat.Tools, &sc.Tools), encodeList(cat.Prompts, &sc.Prompts),
+	var fp func(*mcp.Tool) string
+	if _, ok := a.st.(store.PinStore); ok {
+		fp = a.pins.fingerprint // pins.go
+	}
+	err := errors.Join(encodeTools(cat.Tools, fp, &sc.Tools), encodeList(cat.Prompts, &sc.Prompts),
 		encodeList(cat.Resources, &sc.Resources), encodeList(cat.ResourceTemplates, &sc.ResourceTemplates))
 	if err != nil {
 		a.logger.Warn("cannot encode a server's catalog", "server", id, "error", err)

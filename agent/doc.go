@@ -96,8 +96,11 @@
 // refresh changes them. A woken or restored agent offers them at once
 // (ListTools, AITools, the gateway's lists), marked stale (Tool.Stale,
 // MCPServer.CatalogStale) until the server lists them again; a call to a
-// stale tool goes to the server, connecting first. WaitCatalogs waits
-// only for restored servers without a stored catalog.
+// stale tool goes to the server, connecting first. Each stored tool keeps
+// its definition's fingerprint (see ToolDefinition), so that a woken
+// agent compares its stored catalogs with its pins without computing
+// them. WaitCatalogs waits only for restored servers without a stored
+// catalog.
 // Options.NoStoredCatalogs turns this off. MCPServer.ToolBytes and
 // ToolTokens say what a server's tool definitions cost a model's context.
 //

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
@@ -149,41 +150,40 @@ func ToolDefinition(t *mcp.Tool) (def json.RawMessage, fingerprint string, err e
 	if err != nil {
 		return nil, "", fmt.Errorf("tool %q: %w", t.Name, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var all map[string]any
-	if err := dec.Decode(&all); err != nil {
-		return nil, "", fmt.Errorf("tool %q: %w", t.Name, err)
-	}
-	kept := map[string]any{}
-	for _, f := range pinFields {
-		if v, ok := all[f]; ok {
-			kept[f] = v
-		}
-	}
-	if def, err = json.Marshal(kept); err != nil {
+	if def, err = appendCanonical(nil, raw, isPinField); err != nil { // canonical.go
 		return nil, "", fmt.Errorf("tool %q: %w", t.Name, err)
 	}
 	sum := sha256.Sum256(def)
 	return def, hex.EncodeToString(sum[:]), nil
 }
 
+func isPinField(name string) bool { return slices.Contains(pinFields, name) }
+
 // maxCachedFingerprints bounds agentPins.fps.
 const maxCachedFingerprints = 4096
 
 // fingerprint is fingerprintOf(t) for a definition a catalog holds
-// (shared and never modified), computed once per definition.
+// (shared and never modified), computed once per definition. Never for a
+// copy (an mcpclient.Tool's): the copy's memory may hold another
+// definition later, and the cached fingerprint would be taken for it.
 func (ps *agentPins) fingerprint(t *mcp.Tool) string {
 	if fp, ok := ps.fps.Load(t); ok {
 		return fp.(string)
 	}
 	fp := fingerprintOf(t)
+	ps.knownFingerprint(t, fp)
+	return fp
+}
+
+// knownFingerprint caches fp as the fingerprint of t, a catalog's
+// definition: one computed, or one stored with the catalog t was decoded
+// from (see storedTool).
+func (ps *agentPins) knownFingerprint(t *mcp.Tool, fp string) {
 	if ps.nfps.Add(1) > maxCachedFingerprints {
 		ps.fps.Clear()
 		ps.nfps.Store(1)
 	}
 	ps.fps.Store(t, fp)
-	return fp
 }
 
 func fingerprintOf(t *mcp.Tool) string {
@@ -316,12 +316,33 @@ func (a *Agent) pinListed(serverID string) {
 	if info, ok := a.m.Server(serverID); !ok || info.State != mcpclient.StateReady {
 		return
 	}
-	a.reconcilePins(serverID, a.m.ListTools(mcpclient.Filter{ServerID: []string{serverID}}))
+	a.reconcilePins(serverID)
 }
 
-// reconcilePins compares the tools a server lists with its pins, updates
-// them, and queues their writes.
-func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
+// listing returns the tools server serverID lists: its catalog's, unless
+// it has none or only the stale one stored before a restart, which says
+// what the server listed then, not now.
+func (a *Agent) listing(serverID string) ([]*mcp.Tool, bool) {
+	cat, ok := a.m.Catalog(serverID)
+	if !ok || !cat.Known || cat.Stale {
+		return nil, false
+	}
+	return cat.Tools, true
+}
+
+// reconcilePins compares the tools server serverID lists with its pins,
+// updates them, and queues their writes. The listing is read under
+// pins.mu, so that of two reconciliations running at once the later one
+// compares the newer listing.
+func (a *Agent) reconcilePins(serverID string) {
+	// Fingerprint the listing before taking the lock (once per definition:
+	// the catalog's definitions are shared, and so is their fingerprint
+	// with pinBlocked's).
+	if tools, ok := a.listing(serverID); ok {
+		for _, t := range tools {
+			a.pins.fingerprint(t)
+		}
+	}
 	rules := a.pinRules(serverID)
 	now := a.now()
 	type change struct{ tool, state, reaction string }
@@ -330,6 +351,11 @@ func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
 		changes []change
 	)
 	a.pins.mu.Lock()
+	tools, ok := a.listing(serverID)
+	if !ok {
+		a.pins.mu.Unlock()
+		return
+	}
 	recs := a.pins.servers[serverID]
 	first := len(recs) == 0
 	if recs == nil {
@@ -338,10 +364,16 @@ func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
 	}
 	listed := map[string]bool{}
 	for _, t := range tools {
-		def, fp, err := ToolDefinition(&t.Tool)
-		if err != nil {
+		fp := a.pins.fingerprint(t)
+		if fp == "" {
+			_, _, err := ToolDefinition(t)
 			a.logger.Warn("cannot pin a tool", "server", serverID, "tool", t.Name, "error", err)
 			continue
+		}
+		// definition is t's pinned form, needed only when a pin changes.
+		definition := func() json.RawMessage {
+			def, _, _ := ToolDefinition(t)
+			return def
 		}
 		listed[t.Name] = true
 		rec, ok := recs[t.Name]
@@ -353,7 +385,7 @@ func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
 				changes = append(changes, change{t.Name, state, string(rules.New)})
 			}
 			recs[t.Name] = &store.Pin{Namespace: a.ns, ServerID: serverID, Tool: t.Name, State: state,
-				Fingerprint: fp, Definition: def, PinnedAt: now, ChangedAt: now}
+				Fingerprint: fp, Definition: definition(), PinnedAt: now, ChangedAt: now}
 		case fp == rec.Fingerprint:
 			if rec.State != store.PinChanged && rec.State != store.PinRemoved {
 				continue
@@ -365,14 +397,14 @@ func (a *Agent) reconcilePins(serverID string, tools []mcpclient.Tool) {
 			if rec.State != store.PinNew {
 				rec.State = store.PinPinned
 			}
-			rec.Fingerprint, rec.Definition, rec.Seen, rec.SeenFingerprint = fp, def, nil, ""
+			rec.Fingerprint, rec.Definition, rec.Seen, rec.SeenFingerprint = fp, definition(), nil, ""
 			rec.PinnedAt, rec.ChangedAt = now, now
 			changes = append(changes, change{t.Name, store.PinChanged, string(rules.Changed)})
 		default:
 			if rec.State != store.PinRejected {
 				rec.State = store.PinChanged
 			}
-			rec.Seen, rec.SeenFingerprint, rec.ChangedAt = def, fp, now
+			rec.Seen, rec.SeenFingerprint, rec.ChangedAt = definition(), fp, now
 			changes = append(changes, change{t.Name, store.PinChanged, string(rules.Changed)})
 		}
 		dirty = append(dirty, t.Name)
@@ -523,8 +555,11 @@ func diffDefinitions(old, new json.RawMessage) []PinChange {
 // rejected: PinAccept pins the definition the server lists now (or, for a
 // new tool, the one it was first listed with) and lets it through;
 // PinReject keeps it out, whatever the reaction, until accepted or the
-// server removed. The decision is stored before it is applied. It returns
-// the pin as it is now; an error wrapping ErrUnknownPin for a tool without
+// server removed. The decision is stored before it is applied, then the
+// pin is written again as applied (after any write of it queued earlier)
+// and compared with the server's current listing: a definition listed
+// since the one decided on is a change again. It returns the pin as it
+// is now; an error wrapping ErrUnknownPin for a tool without
 // a pin, ErrPinsUnsupported when the store keeps none, or ErrStorage.
 func (a *Agent) DecidePin(ctx context.Context, serverID, tool, decision string) (ToolPin, error) {
 	if decision != PinAccept && decision != PinReject {
@@ -536,41 +571,68 @@ func (a *Agent) DecidePin(ctx context.Context, serverID, tool, decision string) 
 	}
 	a.pins.mu.Lock()
 	rec, ok := a.pins.servers[serverID][tool]
-	var next store.Pin
+	var seen store.Pin
 	if ok {
-		next = *rec
+		seen = *rec
 	}
 	a.pins.mu.Unlock()
 	if !ok {
 		return ToolPin{}, fmt.Errorf("agent %s: tool %q of MCP server %q: %w", a.ns, tool, serverID, ErrUnknownPin)
 	}
 	now := a.now()
-	switch decision {
-	case PinAccept:
-		if len(next.Seen) > 0 {
-			next.Definition, next.Fingerprint, next.PinnedAt = next.Seen, next.SeenFingerprint, now
-		}
-		next.Seen, next.SeenFingerprint = nil, ""
-		if next.State != store.PinRemoved {
-			next.State = store.PinPinned
-		}
-	case PinReject:
-		next.State = store.PinRejected
-	}
-	next.ChangedAt = now
+	next := decidePin(seen, seen, decision, now)
 	if err := ps.PutPin(ctx, next); err != nil {
 		return ToolPin{}, fmt.Errorf("agent %s: %s tool %q of MCP server %q: %w: %w", a.ns, decision, tool, serverID, ErrStorage, err)
 	}
+	// Apply the decision to the pin as it is now: a listing compared
+	// since it was read is kept (the definition accepted is the one the
+	// decision was made on, seen).
 	a.pins.mu.Lock()
 	if cur, ok := a.pins.servers[serverID][tool]; ok {
-		*cur = next
+		*cur = decidePin(*cur, seen, decision, now)
+		next = *cur
 	}
 	a.pins.mu.Unlock()
+	// Write the pin again as it is in memory, after any write of it
+	// queued before the decision (reconcilePins's savePin) that read it
+	// before it was applied: such a write, made after the one above,
+	// would leave the store with the pin as it was before the decision.
+	a.writes.put("pin:"+serverID+"\x00"+tool, func(ctx context.Context) { a.savePin(ctx, serverID, tool) })
 	a.pins.gen.Add(1)
 	a.pins.decisions.Add(ctx, 1, metric.WithAttributes(attribute.String("decision", decision)))
 	a.logger.Info("pin decided", "server", serverID, "tool", tool, "decision", decision)
 	a.updates.stateChanged()
+	// Compare the decided pin with what the server lists now (a listing
+	// that came since the decision was made on seen is a change again).
+	a.pinListed(serverID)
+	a.pins.mu.Lock()
+	if cur, ok := a.pins.servers[serverID][tool]; ok {
+		next = *cur
+	}
+	a.pins.mu.Unlock()
 	return a.toolPin(next), nil
+}
+
+// decidePin returns pin p with decision applied, where seen is the pin
+// the decision was made on: PinAccept pins seen's listed definition (its
+// Seen, else its pinned one), PinReject rejects.
+func decidePin(p, seen store.Pin, decision string, now time.Time) store.Pin {
+	switch decision {
+	case PinAccept:
+		if len(seen.Seen) > 0 {
+			p.Definition, p.Fingerprint, p.PinnedAt = seen.Seen, seen.SeenFingerprint, now
+		} else if p.Fingerprint != seen.Fingerprint {
+			p.Definition, p.Fingerprint, p.PinnedAt = seen.Definition, seen.Fingerprint, now
+		}
+		p.Seen, p.SeenFingerprint = nil, ""
+		if p.State != store.PinRemoved {
+			p.State = store.PinPinned
+		}
+	case PinReject:
+		p.State = store.PinRejected
+	}
+	p.ChangedAt = now
+	return p
 }
 
 // pinAlerts returns the pins that are not plainly pinned (changed, new,

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -355,4 +356,86 @@ func BenchmarkCheckPin(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// gatedPins is a store whose first write of a pin in state hold waits,
+// once arrived is closed, until release is: it orders a queued pin write
+// against a decision's.
+type gatedPins struct {
+	store.Store
+	ps      store.PinStore
+	hold    string
+	once    sync.Once
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedPins) PutPin(ctx context.Context, p store.Pin) error {
+	if p.State == g.hold {
+		g.once.Do(func() {
+			close(g.arrived)
+			<-g.release
+		})
+	}
+	return g.ps.PutPin(ctx, p)
+}
+
+func (g *gatedPins) ListPins(ctx context.Context, ns string) ([]store.Pin, error) {
+	return g.ps.ListPins(ctx, ns)
+}
+
+func (g *gatedPins) DeletePins(ctx context.Context, ns, serverID string) error {
+	return g.ps.DeletePins(ctx, ns, serverID)
+}
+
+// TestPinDecisionAfterQueuedWrite: the write of a changed pin, queued
+// when the change was found, that reaches the store after the person's
+// accept was stored, does not leave the store with the pin changed: the
+// agent opened again on it lets the accepted tool through.
+func TestPinDecisionAfterQueuedWrite(t *testing.T) {
+	srv, url := pinServer(t)
+	base := openSQLite(t, "")
+	g := &gatedPins{Store: base, ps: base.(store.PinStore), hold: store.PinChanged,
+		arrived: make(chan struct{}), release: make(chan struct{})}
+	a, err := agent.Open(testCtx(t), g, "TestAgent", "pins", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	if _, err := a.AddMCPServer(testCtx(t), "S", url, &agent.AddOptions{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitPin(t, a, "echo", func(p agent.ToolPin) bool { return p.State == store.PinPinned })
+
+	desc := "Echoes, changed."
+	redefineEcho(srv, desc)
+	select {
+	case <-g.arrived: // the changed pin's write read the pin, and waits
+	case <-testCtx(t).Done():
+		t.Fatal("the changed pin was never written")
+	}
+	p, err := a.DecidePin(testCtx(t), "s", "echo", agent.PinAccept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.State != store.PinPinned || !strings.Contains(string(p.Definition), desc) {
+		t.Fatalf("accepted pin: %+v", p)
+	}
+	close(g.release)
+	if err := a.Close(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	pins, err := base.(store.PinStore).ListPins(testCtx(t), a.Namespace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range pins {
+		if sp.Tool == "echo" && (sp.State != store.PinPinned || sp.Fingerprint != p.Fingerprint) {
+			t.Errorf("stored pin of echo after the accept: state %s, fingerprint %s; want pinned, %s", sp.State, sp.Fingerprint, p.Fingerprint)
+		}
+	}
+	a = openAgent(t, base, "pins", nil)
+	a.WaitForConnections(testCtx(t))
+	checkAllowed(t, a)
 }

@@ -46,9 +46,13 @@ func newSchema(v any, raw []byte, hash [sha256.Size]byte, err error) *schema {
 			s.m = m // as the client decoded it; no need to decode again
 			return s
 		}
-		var d any
-		if err := json.Unmarshal(raw, &d); err != nil {
-			s.err = fmt.Errorf("decoding schema: %w", err)
+		d, err := decodeJSON(raw) // decode.go
+		if err != nil {
+			// As encoding/json leaves it (what it decoded, and its error).
+			d = nil
+			if err := json.Unmarshal(raw, &d); err != nil {
+				s.err = fmt.Errorf("decoding schema: %w", err)
+			}
 		}
 		switch d := d.(type) {
 		case map[string]any:

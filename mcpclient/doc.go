@@ -243,8 +243,8 @@
 // result with IsError set, for the model to read, not a Go error. A
 // result whose structuredContent is missing or breaks the tool's
 // outputSchema is a server's broken contract, not a tool failure: CallTool
-// returns an [*OutputSchemaError] ([ErrInvalidResult]) carrying the
-// result, or only logs it with Options.OutputValidation set to
+// (a task's result too, and WaitTask's and StartTask's) returns an
+// [*OutputSchemaError] ([ErrInvalidResult]) carrying the result, or only logs it with Options.OutputValidation set to
 // OutputValidationWarn. Errors never contain header values, and URLs in
 // them carry no query.
 package mcpclient

@@ -59,7 +59,7 @@ type Options struct {
 	// OutputValidation says what CallTool does with a result whose
 	// structuredContent is missing or breaks the tool's outputSchema (as
 	// the server listed it; results of tools not in a live catalog are not
-	// checked). Zero, OutputValidationError, fails the call with an
+	// checked), and StartTask and WaitTask with a task's result, as well. Zero, OutputValidationError, fails the call with an
 	// *OutputSchemaError; OutputValidationWarn logs and returns the
 	// result; OutputValidationOff checks nothing.
 	OutputValidation OutputValidation

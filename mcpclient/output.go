@@ -114,6 +114,21 @@ func (c *server) checkOutput(tool *mcp.Tool, res *mcp.CallToolResult) error {
 	return err
 }
 
+// checkResult is checkOutput for the outcome of a call of tool name that
+// went as a task: its result fetched by tasks/result or the final
+// tasks/get, or the one the server gave at once instead of a task. The
+// tool's definition is the live catalog's when the result comes (none, so
+// nothing checked, while the catalog is a stale one).
+func (c *server) checkResult(name string, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if err != nil || res == nil {
+		return res, err
+	}
+	if err := c.checkOutput(c.tool(name), res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
 // outputSchema returns the entry of tool's output schema.
 func (c *server) outputSchema(tool *mcp.Tool) *outputSchema {
 	c.outputs.mu.Lock()

@@ -179,7 +179,11 @@ func (m *Manager) StartTask(ctx context.Context, serverID, name string, args any
 	if mode := c.taskMode(s, name, true); mode == taskNone {
 		return nil, nil, fmt.Errorf("tools/call %q on server %q: %w", name, c.ID(), ErrTasksUnsupported)
 	}
-	return c.startTask(ctx, name, args, opts)
+	h, res, err := c.startTask(ctx, name, args, opts)
+	if h == nil {
+		res, err = c.checkResult(name, res, err) // output.go
+	}
+	return h, res, err
 }
 
 // WaitTask waits for the task of h to end and returns its result: it polls
@@ -200,7 +204,7 @@ func (m *Manager) WaitTask(ctx context.Context, h *TaskHandle, opts *CallOptions
 	ctx, opts, tr := c.traceTask(ctx, h, opts, true) // tasktelemetry.go
 	res, err := c.waitTask(ctx, h, opts)
 	tr.end(err)
-	return res, err
+	return c.checkResult(h.Tool, res, err) // output.go
 }
 
 // GetTask polls the task of h once.
@@ -285,6 +289,7 @@ func (c *server) callAsTask(ctx context.Context, name string, args any, opts *Ca
 	}
 	h, res, err := c.startTask(ctx, name, args, opts)
 	if err != nil || h == nil {
+		res, err = c.checkResult(name, res, err) // output.go
 		return res, err, true
 	}
 	ctx, opts, tr := c.traceTask(ctx, h, opts, false) // tasktelemetry.go
@@ -298,6 +303,7 @@ func (c *server) callAsTask(ctx context.Context, name string, args any, opts *Ca
 		}
 		cancel()
 	}
+	res, err = c.checkResult(name, res, err) // output.go
 	return res, err, true
 }
 

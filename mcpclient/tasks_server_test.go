@@ -3,7 +3,9 @@ package mcpclient_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -333,6 +335,100 @@ func TestTaskTTL(t *testing.T) {
 			}
 			if got := ts.Tasks(); len(got) != 1 {
 				t.Errorf("server tasks %v", got)
+			}
+		})
+	}
+}
+
+// TestTaskOutputSchema: a task's result is validated against its tool's
+// outputSchema as a plain call's is, in each era: one whose
+// structuredContent breaks it fails CallTool and WaitTask with an
+// *OutputSchemaError carrying the result, a conforming one passes, a
+// result the server gives at once instead of a task is checked too, and
+// in warn mode the result comes back with a warning logged.
+func TestTaskOutputSchema(t *testing.T) {
+	for _, era := range taskEras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ts := mcptest.NewTaskServer(era.modern)
+			srv := mcptest.ServeHandler(t, ts)
+			m := newTaskManager(t, srv)
+			ctx := testCtx(t)
+			wantInvalid := func(what string, res *mcp.CallToolResult, err error, tool string) {
+				t.Helper()
+				var oerr *mcpclient.OutputSchemaError
+				if !errors.As(err, &oerr) || !errors.Is(err, mcpclient.ErrInvalidResult) || res != nil {
+					t.Fatalf("%s: %+v, %v; want an *OutputSchemaError", what, res, err)
+				}
+				if oerr.ServerID != "ts" || oerr.Tool != tool || oerr.Result == nil || oerr.Result.StructuredContent == nil ||
+					!strings.Contains(err.Error(), `"n": got string, want integer`) {
+					t.Errorf("%s: %+v (%v); want it to name the server and the tool, carry the result and say where", what, oerr, err)
+				}
+			}
+			// finish finishes the next task the server creates.
+			seen := 0
+			finish := func(structured any) {
+				waitServer(t, ts, func() bool { return len(ts.Tasks()) > seen })
+				seen++
+				ts.FinishWith(ts.Tasks()[seen-1], "counted", structured)
+			}
+
+			// CallTool, through the task.
+			done := make(chan error, 1)
+			var res *mcp.CallToolResult
+			go func() {
+				var err error
+				res, err = m.CallTool(ctx, "ts", "count", nil, nil)
+				done <- err
+			}()
+			finish(map[string]any{"n": "three"})
+			wantInvalid("CallTool of a task", res, <-done, "count")
+			go func() {
+				var err error
+				res, err = m.CallTool(ctx, "ts", "count", nil, nil)
+				done <- err
+			}()
+			finish(map[string]any{"n": 3})
+			if err := <-done; err != nil || textOf(t, res) != "counted" {
+				t.Fatalf("conforming result of a task: %+v, %v", res, err)
+			}
+
+			// StartTask and WaitTask.
+			h, _, err := m.StartTask(ctx, "ts", "count", nil, nil)
+			if err != nil || h == nil {
+				t.Fatalf("StartTask: %v, %v", h, err)
+			}
+			finish(map[string]any{"n": "three"})
+			res, err = m.WaitTask(ctx, h, nil)
+			wantInvalid("WaitTask", res, err, "count")
+
+			// A result given at once (2026-07-28: instead of a task).
+			res, err = m.CallTool(ctx, "ts", "count-now", nil, nil)
+			wantInvalid("a result at once", res, err, "count-now")
+			if era.modern {
+				h, res, err := m.StartTask(ctx, "ts", "count-now", nil, nil)
+				if h != nil {
+					t.Fatalf("StartTask of count-now made a task")
+				}
+				wantInvalid("StartTask's result at once", res, err, "count-now")
+			}
+
+			// Warn: the result, and a warning.
+			var logs syncBuffer
+			wm := newManager(t, &mcpclient.Options{OutputValidation: mcpclient.OutputValidationWarn,
+				Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			connectReady(t, wm, "ts", mcpclient.ServerOptions{URL: srv.URL})
+			go func() {
+				var err error
+				res, err = wm.CallTool(ctx, "ts", "count", nil, nil)
+				done <- err
+			}()
+			finish(map[string]any{"n": "three"})
+			if err := <-done; err != nil || res == nil || res.StructuredContent == nil {
+				t.Fatalf("warn mode: %+v, %v; want the result", res, err)
+			}
+			if !strings.Contains(logs.String(), "does not match its output schema") || !strings.Contains(logs.String(), "tool=count") {
+				t.Errorf("warn mode logged %q", logs.String())
 			}
 		})
 	}

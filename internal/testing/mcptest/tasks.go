@@ -27,6 +27,11 @@ import (
 //     elicitation: a form with a "name"), and completes with "hello NAME"
 //     once tasks/update answers it.
 //   - "plain": no task, "plain result" at once.
+//   - "count" (taskSupport required): "work" with an output schema (an
+//     object whose "n" is a non-negative integer, required); FinishWith
+//     finishes it with structured content.
+//   - "count-now": no task, the output schema of "count"; it answers at
+//     once with structured content that breaks it ({"n": "three"}).
 //
 // In 2026-07-28 it serves subscriptions/listen with a filter of taskIds:
 // notifications/tasks at every change of those tasks, on an SSE stream
@@ -55,7 +60,9 @@ type serverTask struct {
 	updated  time.Time
 	ttlMs    int64
 	result   string // the text of the result, when completed
-	asking   bool   // "ask" waits for its answer
+	// structured is the result's structuredContent, if any.
+	structured any
+	asking     bool // "ask" waits for its answer
 }
 
 // NewTaskServer returns a TaskServer speaking 2026-07-28 (modern) or
@@ -117,6 +124,16 @@ func (s *TaskServer) Finish(id, text string) {
 	defer s.mu.Unlock()
 	if t := s.tasks[id]; t != nil {
 		t.status, t.result, t.updated = "completed", text, time.Now()
+		s.changedLocked()
+	}
+}
+
+// FinishWith completes a task with a text result and structured content.
+func (s *TaskServer) FinishWith(id, text string, structured any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tasks[id]; t != nil {
+		t.status, t.result, t.structured, t.updated = "completed", text, structured, time.Now()
 		s.changedLocked()
 	}
 }
@@ -281,11 +298,16 @@ func (s *TaskServer) tools() []map[string]any {
 	work := map[string]any{"name": "work", "inputSchema": schema}
 	ask := map[string]any{"name": "ask", "inputSchema": schema}
 	plain := map[string]any{"name": "plain", "inputSchema": schema}
+	out := map[string]any{"type": "object", "required": []string{"n"},
+		"properties": map[string]any{"n": map[string]any{"type": "integer", "minimum": 0}}}
+	count := map[string]any{"name": "count", "inputSchema": schema, "outputSchema": out}
+	now := map[string]any{"name": "count-now", "inputSchema": schema, "outputSchema": out}
 	if !s.modern {
 		work["execution"] = map[string]any{"taskSupport": "required"}
-		return []map[string]any{work, plain}
+		count["execution"] = map[string]any{"taskSupport": "required"}
+		return []map[string]any{work, plain, count, now}
 	}
-	return []map[string]any{work, ask, plain}
+	return []map[string]any{work, ask, plain, count, now}
 }
 
 func (s *TaskServer) handle(r *http.Request, req *rpcRequest) (any, *rpcError) {
@@ -386,7 +408,11 @@ func (s *TaskServer) handle(r *http.Request, req *rpcRequest) (any, *rpcError) {
 		if t.status != "completed" {
 			return nil, &rpcError{Code: -32603, Message: "task " + t.status}
 		}
-		return textResult(t.result, t.id), nil
+		r := textResult(t.result, t.id)
+		if t.structured != nil {
+			r["structuredContent"] = t.structured
+		}
+		return r, nil
 	}
 	return nil, &rpcError{Code: -32601, Message: "method not found"}
 }
@@ -403,7 +429,11 @@ func (s *TaskServer) call(tool string, legacyTask bool, meta map[string]json.Raw
 	switch {
 	case tool == "plain":
 		return textResult("plain result", ""), nil
-	case tool != "work" && (tool != "ask" || !s.modern):
+	case tool == "count-now":
+		r := textResult("three", "")
+		r["structuredContent"] = map[string]any{"n": "three"}
+		return r, nil
+	case tool != "work" && tool != "count" && (tool != "ask" || !s.modern):
 		return nil, &rpcError{Code: -32602, Message: "unknown tool"}
 	case !asked:
 		return nil, &rpcError{Code: -32601, Message: "tool " + tool + " requires task augmentation"}
@@ -446,7 +476,11 @@ func (s *TaskServer) wireLocked(t *serverTask, detailed bool) map[string]any {
 	}
 	switch {
 	case t.status == "completed":
-		w["result"] = textResult(t.result, "")
+		r := textResult(t.result, "")
+		if t.structured != nil {
+			r["structuredContent"] = t.structured
+		}
+		w["result"] = r
 	case t.asking:
 		w["inputRequests"] = map[string]any{"name": map[string]any{
 			"method": "elicitation/create",

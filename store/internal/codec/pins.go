@@ -28,8 +28,10 @@ func EncodePin(p store.Pin) ([]byte, error) { return json.Marshal(p) }
 
 // DecodePin fills p from its JSON record; its key is the row's.
 func DecodePin(data []byte, ns, serverID, tool string, p *store.Pin) error {
-	if err := json.Unmarshal(data, p); err != nil {
-		return err
+	if !decodePinRecord(data, p) { // pinread.go
+		if err := json.Unmarshal(data, p); err != nil {
+			return err
+		}
 	}
 	p.Namespace, p.ServerID, p.Tool = ns, serverID, tool
 	return nil
