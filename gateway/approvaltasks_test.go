@@ -103,3 +103,37 @@ func TestApprovalAsTask(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want 1", n)
 	}
 }
+
+// TestTaskCallPolicyCaller: a call of a client that declares tasks is
+// decided for the gateway caller, as every other gateway call: a rule
+// that asks about the gateway's calls holds it for approval (its task is
+// the approval's), and the upstream server gets no task until then.
+func TestTaskCallPolicyCaller(t *testing.T) {
+	a, ts, url := taskGateway(t)
+	ctx := testCtx(t)
+	p, err := policy.Parse([]byte(`{"rules": [{"match": {"callers": ["gateway"]}, "action": "ask"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetPolicy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	m := mcpclient.New(nil)
+	defer m.Close(context.Background())
+	if _, err := m.RegisterServer(ctx, "gw", mcpclient.ServerOptions{Name: "gw", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.ConnectToServer(ctx, "gw"); err != nil {
+		t.Fatal(err)
+	}
+	h, res, err := m.StartTask(ctx, "gw", "tool_ts_work", map[string]any{}, nil)
+	if err != nil || h == nil || !strings.HasPrefix(h.TaskID, "ts:ap_") {
+		t.Fatalf("StartTask of a tool the policy asks the gateway about = %v, %+v, %v; want the approval's task", h, res, err)
+	}
+	if n := len(ts.Tasks()); n != 0 {
+		t.Fatalf("the upstream server got %d tasks before approval", n)
+	}
+	if err := m.CancelTask(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+}
