@@ -271,3 +271,44 @@ func TestRenameMovesPins(t *testing.T) {
 	waitPin(t, b, "echo", func(p agent.ToolPin) bool { return p.State == store.PinChanged })
 	check(b, "after a change")
 }
+
+// TestApprovedCutByClose: an approved call running when the agent closes
+// is cancelled, and its approval is done with code interrupted (it may
+// have run); the agent opened again does not run it again.
+func TestApprovedCutByClose(t *testing.T) {
+	ctx := testCtx(t)
+	st := openSQLite(t, "")
+	clock := newClock()
+	a, srv := policyAgent(t, st, clock, nil)
+	if err := a.SetPolicy(ctx, mustPolicy(t, askAll)); err != nil {
+		t.Fatal(err)
+	}
+	ap := askPending(t, a, "slow", nil)
+	if _, err := a.Approve(ctx, ap.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-srv.SlowStarted:
+	case <-ctx.Done():
+		t.Fatal("the approved call did not start")
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var o agent.Options
+	agent.SetClock(&o, clock.Now)
+	b := openAgent(t, st, "policy", &o)
+	got, err := b.Approval(ctx, ap.ID)
+	if err != nil || got.State != store.ApprovalDone || got.Code != store.ApprovalInterrupted || got.Result != nil {
+		t.Fatalf("approval of a call cut by Close: %+v %v", got, err)
+	}
+	b.WaitRestored(ctx)
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-srv.SlowStarted:
+		t.Fatal("the call cut by Close ran again")
+	default:
+	}
+}
