@@ -555,6 +555,7 @@ func (a *Agent) migrate(ctx context.Context, oldID, newID string) error {
 		a.inflight[newID] = op
 	}
 	a.mu.Unlock()
+	a.renamePins(ctx, oldID, newID) // pins.go: the store moved them with the row
 	a.forgetProvider(oldID)
 	a.forgetCatalog(oldID)
 	a.noteCatalog(mcpclient.Event{Kind: mcpclient.EventToolsChanged, ServerID: newID})

@@ -84,6 +84,14 @@ type Options struct {
 	// DefaultApprovalLifetime (24 hours).
 	ApprovalLifetime time.Duration
 
+	// ApprovalRetention and MaxApprovals bound the approvals kept once
+	// they ended (denied, expired, done): those older than
+	// ApprovalRetention on the agent's clock, and those past the
+	// MaxApprovals most recent, are deleted. Zero means
+	// DefaultApprovalRetention (30 days) and DefaultMaxApprovals (1000).
+	ApprovalRetention time.Duration
+	MaxApprovals      int
+
 	// Dormant opens the agent without restoring its connections: its
 	// servers are registered, shown as stored (not-connected, or
 	// authenticating), and connect only when Reconnect (or AddMCPServer)
@@ -271,6 +279,9 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 	if !a.opts.Dormant {
 		if err := a.resumeTasks(ctx); err != nil {
 			a.logger.Warn("cannot resume the stored tasks", "error", err)
+		}
+		if err := a.resumeApprovals(ctx); err != nil { // approvalrun.go
+			a.logger.Warn("cannot resume the stored approvals", "error", err)
 		}
 	}
 	return a, nil

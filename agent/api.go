@@ -227,7 +227,12 @@ func TaskListAPI(tasks []store.Task) api.TaskList {
 // API is the approval on the wire.
 func (ap Approval) API() api.Approval {
 	out := api.Approval{ID: ap.ID, Server: ap.ServerID, Tool: ap.Tool, Arguments: ap.Arguments, Caller: string(ap.Caller),
-		State: ap.State, RequestedAt: ap.RequestedAt, ExpiresAt: ap.ExpiresAt, Reason: ap.Reason, Remember: ap.Remember, Error: ap.Error}
+		State: ap.State, RequestedAt: ap.RequestedAt, ExpiresAt: ap.ExpiresAt, Reason: ap.Reason, Remember: ap.Remember, Error: ap.Error,
+		Code: ap.Code}
+	if !ap.StartedAt.IsZero() {
+		t := ap.StartedAt.UTC().Truncate(time.Microsecond)
+		out.StartedAt = &t
+	}
 	if len(out.Arguments) == 0 {
 		out.Arguments = json.RawMessage(`{}`)
 	}

@@ -57,6 +57,10 @@ var (
 	// policy asks about when the agent's store cannot keep approvals (it
 	// does not implement store.ApprovalStore): the call does not run.
 	ErrApprovalsUnsupported = errors.New("the store cannot keep approvals")
+	// ErrApprovalInterrupted is wrapped by the error of an approved call
+	// whose process stopped while it ran (a crash, a kill): it may have
+	// run, and is never run again.
+	ErrApprovalInterrupted = errors.New("agent: the approved call was interrupted")
 )
 
 // Approval is a call waiting for, or given, a person's answer.
@@ -68,7 +72,8 @@ type Approval struct {
 	Arguments json.RawMessage
 	Caller    policy.Caller
 	// State is one of the store.Approval* states: pending, approved,
-	// denied, expired, done.
+	// denied, expired, done (an approval whose call started, stored as
+	// running, is shown approved, with StartedAt).
 	State       string
 	RequestedAt time.Time
 	ExpiresAt   time.Time
@@ -81,6 +86,14 @@ type Approval struct {
 	// did not complete: Error says why).
 	Result *mcp.CallToolResult
 	Error  string
+	// Code classes Error: store.ApprovalToolChanged (the pins refused the
+	// approved call, which did not run), store.ApprovalInterrupted (its
+	// process stopped while it ran), or empty.
+	Code string
+	// StartedAt is when the approved call started, zero before.
+	StartedAt time.Time
+	// correlation is the caller's mark (store.Approval.Correlation).
+	correlation string
 }
 
 // ApprovalPendingError is a call still waiting for approval.
@@ -118,11 +131,14 @@ func WithApproval(ctx context.Context, id string) context.Context {
 
 // agentApprovals is what the agent keeps for its approvals.
 type agentApprovals struct {
-	lifetime time.Duration
+	lifetime  time.Duration
+	retention time.Duration // approvals that ended are kept this long (approvalrun.go)
+	max       int           // and at most this many
 
-	// mu guards changed.
+	// mu guards changed and pruned.
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when an approval changes here
+	pruned  time.Time     // when the approvals were last pruned
 
 	// ctx, cancel and wg own the approved calls running.
 	ctx    context.Context
@@ -138,6 +154,7 @@ func (ap *agentApprovals) init(o Options) {
 	if ap.lifetime <= 0 {
 		ap.lifetime = DefaultApprovalLifetime
 	}
+	ap.retention, ap.max = retentionOf(o)
 	ap.changed = make(chan struct{})
 	ap.ctx, ap.cancel = context.WithCancel(context.Background())
 	mp := o.MeterProvider
@@ -224,7 +241,7 @@ func (a *Agent) ask(ctx context.Context, serverID, tool string, args any) (*mcp.
 	now := a.now().UTC()
 	row := store.Approval{Namespace: a.ns, ID: "ap_" + rand.Text()[:20], ServerID: serverID, Tool: tool,
 		Arguments: canon, Caller: string(CallerOf(ctx)), State: store.ApprovalPending,
-		RequestedAt: now, ExpiresAt: now.Add(a.apr.lifetime)}
+		RequestedAt: now, ExpiresAt: now.Add(a.apr.lifetime), Correlation: taskCorrelation(ctx)}
 	// Stored whatever is left of ctx (the store bounds its own writes): a
 	// caller about to give up still leaves an approval to answer.
 	if err := as.PutApproval(context.WithoutCancel(ctx), row); err != nil {
@@ -234,6 +251,10 @@ func (a *Agent) ask(ctx context.Context, serverID, tool string, args any) (*mcp.
 	a.logger.Info("tool call waits for approval", "approval", row.ID, "server", serverID, "tool", tool)
 	a.apr.signal()
 	a.updates.stateChanged()
+	a.maybePruneApprovals(context.WithoutCancel(ctx), as, true) // approvalrun.go
+	if asker, ok := ctx.Value(askerKey{}).(ApprovalAsker); ok {
+		return a.awaitAsking(ctx, asker, row)
+	}
 	return a.awaitApproval(ctx, row.ID)
 }
 
@@ -268,7 +289,12 @@ func (a *Agent) awaitApproval(ctx context.Context, id string) (*mcp.CallToolResu
 		}
 		switch ap.State {
 		case store.ApprovalDone:
-			if ap.Result == nil {
+			switch {
+			case ap.Code == store.ApprovalToolChanged:
+				return nil, fmt.Errorf("agent %s: approval %s: %w", a.ns, ap.ID, &ToolChangedError{ServerID: ap.ServerID, Tool: ap.Tool, State: store.PinChanged})
+			case ap.Code == store.ApprovalInterrupted:
+				return nil, fmt.Errorf("agent %s: approved call of %q on server %q: %w: %s", a.ns, ap.Tool, ap.ServerID, ErrApprovalInterrupted, ap.Error)
+			case ap.Result == nil:
 				return nil, fmt.Errorf("agent %s: approved call of %q on server %q: %s", a.ns, ap.Tool, ap.ServerID, ap.Error)
 			}
 			return ap.Result, nil
@@ -309,6 +335,7 @@ func (a *Agent) Approvals(ctx context.Context) ([]Approval, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.maybePruneApprovals(ctx, as, false) // approvalrun.go
 	rows, err := as.ListApprovals(ctx, a.ns)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: list approvals: %w: %w", a.ns, ErrStorage, err)
@@ -484,23 +511,47 @@ func (a *Agent) answered(row, next store.Approval, decision string) {
 	a.updates.stateChanged()
 }
 
-// runApproved runs an approved call and stores its outcome.
+// runApproved runs an approved call and stores its outcome. The call is
+// marked running (approved -> running) before anything is sent: of the
+// processes that would run it, one does, and a process that finds it
+// running after a restart never runs it again (resumeApprovals). The
+// pins are checked first: a tool whose definition changed since the ask
+// is refused (done, with code tool_changed), not run.
 func (a *Agent) runApproved(ap store.Approval) {
 	ctx := a.apr.ctx
-	res, err := a.callTool(ctx, ap.ServerID, ap.Tool, ap.Arguments, nil)
-	done := ap
+	as, _ := a.approvalStore()
+	// The outcome is stored even when the agent closes meanwhile.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	running := ap
+	running.State, running.StartedAt = store.ApprovalRunning, a.now().UTC()
+	if ok, err := as.SwapApproval(wctx, running, store.ApprovalApproved); err != nil || !ok {
+		if err != nil { // left approved: the next Open runs it
+			a.logger.Warn("cannot mark an approved call started; it is not run now", "approval", ap.ID, "error", err)
+		}
+		return // else another runner has it
+	}
+	a.apr.signal()
+	done := running
 	done.State = store.ApprovalDone
+	var res *mcp.CallToolResult
+	err := a.CheckPin(ctx, ap.ServerID, ap.Tool) // pins.go
+	if err == nil {
+		res, err = a.callTool(ctx, ap.ServerID, ap.Tool, ap.Arguments, nil)
+	}
 	if err == nil {
 		done.Result, err = json.Marshal(res)
 	}
 	if err != nil {
 		done.Result, done.Error = nil, err.Error()
+		switch {
+		case errors.Is(err, ErrToolChanged):
+			done.Code = store.ApprovalToolChanged
+		case ctx.Err() != nil: // the agent closed while it ran
+			done.Code = store.ApprovalInterrupted
+		}
 	}
-	as, _ := a.approvalStore()
-	// The outcome is stored even when the agent closes meanwhile.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if _, err := as.SwapApproval(wctx, done, store.ApprovalApproved); err != nil {
+	if _, err := as.SwapApproval(wctx, done, store.ApprovalRunning); err != nil {
 		a.logger.Warn("cannot store an approved call's outcome", "approval", ap.ID, "error", err)
 	}
 	a.apr.signal()
@@ -518,7 +569,11 @@ func (a *Agent) isClosed() bool {
 func approvalOf(row store.Approval) Approval {
 	ap := Approval{ID: row.ID, ServerID: row.ServerID, Tool: row.Tool, Arguments: row.Arguments,
 		Caller: policy.Caller(row.Caller), State: row.State, RequestedAt: row.RequestedAt, ExpiresAt: row.ExpiresAt,
-		DecidedAt: row.DecidedAt, Reason: row.Reason, Remember: row.Remember, Error: row.Error}
+		DecidedAt: row.DecidedAt, Reason: row.Reason, Remember: row.Remember, Error: row.Error,
+		Code: row.Code, StartedAt: row.StartedAt, correlation: row.Correlation}
+	if ap.State == store.ApprovalRunning {
+		ap.State = store.ApprovalApproved // the API's states: started, not done
+	}
 	if len(row.Result) > 0 {
 		var res mcp.CallToolResult
 		if err := json.Unmarshal(row.Result, &res); err == nil {

@@ -290,7 +290,28 @@
 // ErrApprovalMismatch). Approvals live in the store (store.ApprovalStore),
 // so a restart, a hibernation or a failover loses none; a pending approval
 // whose caller is gone does not keep the agent awake, an approved call
-// running does. The agent's meter records
+// running does. A caller can be asked too (WithApprovalAsker: the gateway
+// asks a client that declared elicitation with a form); its answer
+// decides the approval as a person's would, and no answer leaves it
+// pending.
+//
+// An approved call runs once, never twice: it is stored running (with
+// StartedAt; the API shows it approved) before anything is sent, and of
+// the processes that would run it the store lets one do so. Its pin is
+// checked first: a tool whose definition changed since the ask is not
+// run, and the approval is done with Code store.ApprovalToolChanged (its
+// caller gets an error wrapping ErrToolChanged). An agent opened (not
+// Dormant) settles what a stopped process left: an approval approved but
+// never started runs then; one running may have run, so it is marked done
+// with Code store.ApprovalInterrupted and the reason, never run again (its
+// caller gets ErrApprovalInterrupted); one cut short by Close is marked
+// interrupted likewise. The agent that opens is the agent's owner: serve
+// holds a lock on a SQLite database, a replica the agent's lease on
+// PostgreSQL. Approvals that ended (denied, expired, done) are pruned when
+// one is asked, when the agent opens, and at most hourly when they are
+// listed: those older than Options.ApprovalRetention (30 days) on the
+// agent's clock, and those past the Options.MaxApprovals (1,000) most
+// recent. The agent's meter records
 // agentmcp.approvals.requested, .answered (by decision), .expired and
 // .decision_time.
 //
@@ -315,14 +336,11 @@
 // (the pinned definition stays for display); the agent's state carries
 // them in its Pins field, so that watchers are told. CheckPin is what
 // CallTool asks first; it waits for a restored server's catalog, so that
-// the first call after a restart or a wake is checked too. The agent's
+// the first call after a restart or a wake is checked too. A server moved
+// from a generated id to a stable one (AddMCPServer with an ID) keeps its
+// pins under the new id (store.Store's RenameServer moves them). The agent's
 // meter records agentmcp.pins.changes (by state and reaction) and
 // agentmcp.pins.decisions (by decision).
-//
-// Not yet: a call whose process died while it ran after its approval
-// stays approved, without a result (it is not run again); the dashboard
-// shows neither the policy nor the approvals; a gateway client is not
-// asked through an elicitation form.
 //
 // # The HTTP API's shapes
 //

@@ -72,3 +72,12 @@ func (s *fencedStore) SwapApproval(ctx context.Context, a store.Approval, from s
 	ok, err := as.SwapApproval(s.ctx(ctx), a, from)
 	return ok, s.check(err)
 }
+
+func (s *fencedStore) DeleteApprovals(ctx context.Context, ns string, ids []string) (int, error) {
+	as, err := s.approvals()
+	if err != nil {
+		return 0, err
+	}
+	n, err := as.DeleteApprovals(s.ctx(ctx), ns, ids)
+	return n, s.check(err)
+}

@@ -468,6 +468,36 @@ func (a *Agent) forgetPins(ctx context.Context, serverID string) error {
 	return nil
 }
 
+// renamePins moves the pins of server oldID to newID in memory, as the
+// store's RenameServer moved the stored ones (a migration from a
+// generated id to a stable one), once the Manager knows the server under
+// newID only. A write queued under the old id before (the pins of its
+// first listing) is made, then deleted: no pin is left under the old id.
+func (a *Agent) renamePins(ctx context.Context, oldID, newID string) {
+	a.pins.mu.Lock()
+	recs, ok := a.pins.servers[oldID]
+	delete(a.pins.servers, oldID)
+	var names []string
+	if ok {
+		for name, rec := range recs {
+			rec.ServerID = newID
+			names = append(names, name)
+		}
+		a.pins.servers[newID] = recs
+	}
+	a.pins.mu.Unlock()
+	a.pins.gen.Add(1)
+	a.writes.flush(ctx)
+	if ps, ok := a.st.(store.PinStore); ok {
+		if err := ps.DeletePins(ctx, a.ns, oldID); err != nil {
+			a.logger.Warn("cannot delete the pins left under a server's old id", "server", oldID, "error", err)
+		}
+	}
+	for _, name := range names { // the moved ones, as they are now
+		a.writes.put("pin:"+newID+"\x00"+name, func(ctx context.Context) { a.savePin(ctx, newID, name) })
+	}
+}
+
 // Pins returns the agent's pinned tools: those changed, new or rejected
 // first (with their diffs), then removed ones, then the others, each group
 // by server id and tool name.

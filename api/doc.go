@@ -189,7 +189,8 @@
 //
 // A call the policy asks about is stored as an approval (Approval:
 // {"id", "server", "tool", "arguments", "caller", "state", "requestedAt",
-// "expiresAt", "result"?}) before anything is sent to the MCP server, and
+// "expiresAt", "result"?, "error"?, "code"?, "startedAt"?}) before
+// anything is sent to the MCP server, and
 // waits for a person's answer (POST .../approvals/{id}, agentmcp approve
 // or deny) within the call's timeoutMs: approved, it runs once with its
 // arguments and the request gets its result; denied, 403 approval_denied
@@ -205,7 +206,16 @@
 // default) expires (409 approval_expired to its caller and to an answer).
 // A call with Accept: text/event-stream that is asked about ends, when its
 // time is up, with an error event approval_pending (status 202) whose
-// message names the approval.
+// message names the approval. An approved call is stored as started
+// ("startedAt") before it is sent, and checks the tool's pin first: one
+// whose tool changed since the ask is not run (done, "code":
+// "tool_changed"; its caller gets 409 tool_changed). An approval a stopped
+// process left is settled when the agent opens again: approved and never
+// started, it runs then, once; started, it may have run, and is done with
+// "code": "interrupted" and the reason in "error", never run again.
+// Approvals that ended (denied, expired, done) are deleted after the
+// agent's ApprovalRetention (30 days by default) and past its MaxApprovals
+// most recent (1,000).
 //
 // # Pins
 //

@@ -80,6 +80,12 @@ type Approval struct {
 	// approved call did not complete.
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	// Code classes Error: "tool_changed" (the tool's definition changed
+	// since it was pinned: the call did not run) or "interrupted" (the
+	// process running it stopped: it may have run, and is not run again).
+	Code string `json:"code,omitempty"`
+	// StartedAt is when the approved call started.
+	StartedAt *time.Time `json:"startedAt,omitempty"`
 }
 
 // ApprovalResponse is the 202 answer of a call that waits for approval,

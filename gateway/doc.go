@@ -87,6 +87,18 @@
 // (a tool with header parameters): there the call is held. 2025-11-25
 // sessions are not offered tasks: go-sdk's server has none.
 //
+// A call the agent's stored policy asks about (for the gateway caller) is
+// a task for such a client too, whatever its server, and the extension is
+// offered while the policy may ask: the tools/call is answered at once
+// with the task "{serverId}:{approvalId}", whose tasks/get says working
+// (its status message names the approval) until the approval is answered
+// and the approved call ran, then completed with the call's result (a
+// tool result with isError and the reason for a deny, an expiry or a
+// refusal); tasks/cancel of a pending one denies it. It lives as the
+// approval does, in the store, and only its user sees it. Clients of
+// 2025-11-25 sessions, and those without the extension, have their call
+// held as above (and, when they declared elicitation, are asked).
+//
 // # Protocol eras
 //
 // ServeHTTP speaks both eras of go-sdk's server: requests whose
@@ -138,8 +150,14 @@
 // Agent.CallTool with that caller, so a denied or rate-limited call is a
 // result with isError that says why, and a call the policy asks about
 // waits, within the client's own timeout, for a person's answer (a deny's
-// reason is in the isError result). The agent reports a policy change as
-// an update, which brings the lists in line.
+// reason is in the isError result). A client that declared form
+// elicitation is asked too, with a form (approve, or deny with a reason,
+// optionally remembering): its answer decides the stored approval as a
+// person's would; declined, cancelled or unanswered, the approval stays
+// pending for a person. A 2026-07-28 client that declares the tasks
+// extension gets such a call as a task at once instead (see Tasks). The
+// agent reports a policy change as an update, which brings the lists in
+// line.
 //
 // # Lifetime
 //

@@ -142,6 +142,7 @@ func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessE
 		args = raw
 	}
 	c := &downstreamCall{session: ss}
+	ctx = agent.WithApprovalAsker(ctx, g.approvalAsker(c)) // approvals.go: an ask goes to the client too
 	if statelessEra {
 		if p.RequestState != "" ||
 			(caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)) {
@@ -334,22 +335,7 @@ func (g *Gateway) elicit(mode string, fallback func(context.Context, *input.Elic
 			params := *req.Params
 			params.Mode = mode
 			params.Meta = nil
-			if c.pending != nil {
-				r, err := c.pending.ask(ctx, &params)
-				if err != nil {
-					return nil, fmt.Errorf("asking the MCP gateway's client: %w", err)
-				}
-				res, ok := r.(*mcp.ElicitResult)
-				if !ok {
-					return nil, fmt.Errorf("the MCP gateway's client answered an elicitation with %T", r)
-				}
-				return res, nil
-			}
-			res, err := c.session.Elicit(ctx, &params)
-			if err != nil {
-				return nil, fmt.Errorf("asking the MCP gateway's client: %w", err)
-			}
-			return res, nil
+			return g.askClient(ctx, c, &params) // approvals.go
 		}
 		if fallback != nil {
 			return fallback(ctx, req, serverID)

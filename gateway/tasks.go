@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmcp/agentmcp/agent"
+	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
 )
 
@@ -78,7 +80,7 @@ func (g *Gateway) offerTasks(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		dr, ok := res.(*mcp.DiscoverResult)
-		if err != nil || !ok || dr.Capabilities == nil || !g.upstreamTasks() {
+		if err != nil || !ok || dr.Capabilities == nil || !(g.upstreamTasks() || g.mayAsk()) {
 			return res, err
 		}
 		// A copy: go-sdk may keep the result, and its capabilities are
@@ -127,7 +129,7 @@ func (g *Gateway) serveStatelessTasks(w http.ResponseWriter, r *http.Request, bo
 			return false
 		}
 		t, ok := g.fastTool(p.Name)
-		if !ok || !g.a.OffersTasks(t.serverID) {
+		if !ok || !(g.a.OffersTasks(t.serverID) || g.asksAbout(t.serverID, t.name)) { // approvals.go
 			return false // a plain call: the fast path's
 		}
 		g.serveTaskCall(w, r, m.id, p, t.serverID, t.name)
@@ -141,6 +143,10 @@ func (g *Gateway) serveStatelessTasks(w http.ResponseWriter, r *http.Request, bo
 	}
 	if raw, ok := m.params["taskId"]; !ok || json.Unmarshal(raw, &p.TaskID) != nil {
 		writeTaskResponse(w, m.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "taskId is required"})
+		return true
+	}
+	if serverID, tid, ok := splitTaskID(p.TaskID); ok && strings.HasPrefix(tid, approvalIDPrefix) {
+		g.serveApprovalTask(w, r, m.id, m.method, p.TaskID, serverID, tid) // approvals.go
 		return true
 	}
 	t, jerr := g.ownTask(r, p.TaskID)
@@ -204,10 +210,21 @@ func (g *Gateway) serveTaskCall(w http.ResponseWriter, r *http.Request, id any, 
 	ctx, cancel := context.WithCancel(agent.WithTaskCorrelation(r.Context(), taskOwner(r.Context())))
 	defer cancel()
 	defer context.AfterFunc(g.ctx, cancel)()
+	// A call the policy asks about is the approval's task (approvals.go).
+	asked := make(chan agent.Approval, 1)
+	ctx = agent.WithApprovalAsker(agent.WithCaller(ctx, policy.Gateway), func(_ context.Context, ap agent.Approval) (agent.ApprovalAnswer, bool) {
+		asked <- ap
+		return agent.ApprovalAnswer{}, false
+	})
 	c := g.a.StartTaskCall(ctx, serverID, name, args, nil)
 	select {
 	case <-c.Done():
 	case <-c.Started():
+	case ap := <-asked:
+		c.Release(context.Canceled) // the approval stays pending: its task follows it
+		<-c.Done()
+		approvalTask(w, id, ap)
+		return
 	case <-ctx.Done():
 	}
 	if h := c.Release(context.Canceled); h != nil {

@@ -9,10 +9,22 @@ import (
 // The states of an Approval.
 const (
 	ApprovalPending  = "pending"  // waiting for a person's answer
-	ApprovalApproved = "approved" // approved; the call is running (or was, when a process died running it)
+	ApprovalApproved = "approved" // approved; its call not started yet
+	ApprovalRunning  = "running"  // approved and its call started (StartedAt): it is never started again
 	ApprovalDenied   = "denied"   // denied; the call did not run
 	ApprovalExpired  = "expired"  // not answered in time; the call did not run
-	ApprovalDone     = "done"     // approved and run: Result or Error holds the outcome
+	ApprovalDone     = "done"     // approved and run (or refused, or interrupted): Result or Error holds the outcome
+)
+
+// The codes of an Approval's Error.
+const (
+	// ApprovalToolChanged: the tool's definition changed since it was
+	// pinned (between the ask and the run); the call did not run.
+	ApprovalToolChanged = "tool_changed"
+	// ApprovalInterrupted: the process running the approved call stopped
+	// before its outcome was stored; the call may have run, and is not
+	// run again.
+	ApprovalInterrupted = "interrupted"
 )
 
 // Approval is a tool call that an agent's policy asks a person to approve,
@@ -39,10 +51,18 @@ type Approval struct {
 	Reason string `json:"reason,omitempty"`
 	// Remember records that the approval added an allow rule.
 	Remember bool `json:"remember,omitempty"`
+	// Correlation is the caller's mark (a gateway client's user, hashed),
+	// for the callers that follow the approval as a task.
+	Correlation string `json:"correlation,omitempty"`
+	// StartedAt is when its call started (state running, then done).
+	StartedAt time.Time `json:"startedAt,omitzero"`
 	// Result is the tool's result (an MCP CallToolResult, as JSON) once
 	// done; Error says why a call approved did not complete.
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	// Code classes Error: one of the ApprovalToolChanged,
+	// ApprovalInterrupted codes, or empty.
+	Code string `json:"code,omitempty"`
 }
 
 // ApprovalStore is implemented by stores that keep agents' approvals
@@ -65,4 +85,9 @@ type ApprovalStore interface {
 	// processes that answer the same approval, one wins. Under a Fence of
 	// ns it is fenced as the server writes are.
 	SwapApproval(ctx context.Context, a Approval, from string) (bool, error)
+	// DeleteApprovals deletes the approvals ids of ns that are in one of
+	// the final states (denied, expired, done), and reports how many it
+	// deleted: an id unknown, or in another state, is skipped. Fenced as
+	// SwapApproval is.
+	DeleteApprovals(ctx context.Context, ns string, ids []string) (int, error)
 }

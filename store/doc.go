@@ -32,14 +32,15 @@
 // resumes after a restart; RunningTaskLister finds the agents with tasks
 // still running, which the host wakes when the program starts. PolicyStore keeps each agent's tool policy
 // (package policy) as a JSON document; ApprovalStore its approvals (calls
-// the policy asks a person about), stored before the call is sent and
-// answered once (SwapApproval from pending). PinStore keeps the pinned
-// definitions of its servers' tools (store.Pin), one readable record per
-// tool.
+// the policy asks a person about), stored before the call is sent,
+// answered once (SwapApproval from pending), started once (from approved
+// to running) and deleted once they ended (DeleteApprovals). PinStore
+// keeps the pinned definitions of its servers' tools (store.Pin), one
+// readable record per tool.
 //
 // DeleteServer removes all of a server's keys with its row, and RenameServer
-// (the move from a generated id to a stable one) moves them with it, each in
-// one transaction.
+// (the move from a generated id to a stable one) moves them (and its pins)
+// with it, each in one transaction.
 //
 // A Fence (WithFence, FenceFrom) ties server writes to one ownership of an
 // agent when several replicas share a database: store/postgres refuses,

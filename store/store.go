@@ -176,7 +176,8 @@ type Servers interface {
 	// still deleted).
 	DeleteServer(ctx context.Context, ns, id string) error
 	// RenameServer changes a server's id from oldID to newID and moves
-	// every key-value entry filed under oldID to newID, atomically; the
+	// every key-value entry filed under oldID to newID (and, in a
+	// PinStore, the server's pins), atomically; the
 	// row keeps its place and CreatedAt. Entries already filed under newID
 	// (which has no row) are replaced. It fails with ErrConflict when newID
 	// has a row and with ErrNotFound when oldID has none; then nothing

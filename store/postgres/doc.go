@@ -47,12 +47,13 @@
 // PutTask, ListTasks and DeleteTask (store.TaskStore: each agent's tasks,
 // readable JSON; the writes are fenced), GetPolicy and PutPolicy
 // (store.PolicyStore: each agent's tool policy, readable JSON; fenced),
-// and PutApproval, GetApproval, ListApprovals and SwapApproval
-// (store.ApprovalStore: each agent's approvals, readable JSON; the writes
-// are fenced, and a swap is one conditional UPDATE on the state, so that
-// of two answers one wins), and PutPin, ListPins and DeletePins
-// (store.PinStore: the pinned definitions of each agent's tools, readable
-// JSON; the writes are fenced).
+// and PutApproval, GetApproval, ListApprovals, SwapApproval and
+// DeleteApprovals (store.ApprovalStore: each agent's approvals, readable
+// JSON; the writes are fenced, and a swap is one conditional UPDATE on the
+// state, so that of two answers one wins), and PutPin, ListPins and
+// DeletePins (store.PinStore: the pinned definitions of each agent's
+// tools, readable JSON; the writes are fenced; RenameServer moves a
+// server's pins with it).
 //
 // # Usage
 //

@@ -171,3 +171,27 @@ func (s *Store) SwapApproval(ctx context.Context, a store.Approval, from string)
 	s.g.Wrote()
 	return n == 1, nil
 }
+
+// DeleteApprovals implements store.ApprovalStore, in one fenced delete.
+func (s *Store) DeleteApprovals(ctx context.Context, ns string, ids []string) (int, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
+	var n int64
+	err := codec.CheckNamespace(ns)
+	if err == nil && len(ids) > 0 {
+		err = s.fenced(ctx, ns, func(db execer) error {
+			tag, err := db.Exec(ctx, `
+				DELETE FROM agentmcp_approvals WHERE namespace = $1 AND id = ANY($2) AND state IN ($3, $4, $5)`,
+				ns, ids, store.ApprovalDenied, store.ApprovalExpired, store.ApprovalDone)
+			n = tag.RowsAffected()
+			return err
+		})
+	}
+	if err != nil {
+		return 0, s.g.Failed(fmt.Errorf("postgres: delete approvals of %q: %w", ns, s.g.Err(ctx, err)))
+	}
+	if len(ids) > 0 {
+		s.g.Wrote()
+	}
+	return int(n), nil
+}

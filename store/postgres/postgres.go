@@ -401,7 +401,14 @@ func (s *Store) RenameServer(ctx context.Context, ns, oldID, newID string) error
 			if _, err := tx.Exec(ctx, `DELETE FROM agentmcp_kv WHERE namespace = $1 AND server_id = $2`, ns, newID); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `UPDATE agentmcp_kv SET server_id = $3 WHERE namespace = $1 AND server_id = $2`, ns, oldID, newID)
+			if _, err := tx.Exec(ctx, `UPDATE agentmcp_kv SET server_id = $3 WHERE namespace = $1 AND server_id = $2`, ns, oldID, newID); err != nil {
+				return err
+			}
+			// The server's pinned tool definitions move with it, likewise.
+			if _, err := tx.Exec(ctx, `DELETE FROM agentmcp_pins WHERE namespace = $1 AND server_id = $2`, ns, newID); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `UPDATE agentmcp_pins SET server_id = $3 WHERE namespace = $1 AND server_id = $2`, ns, oldID, newID)
 			return err
 		})
 	}

@@ -46,11 +46,12 @@
 // agent's exposure rules, store.Exposure as readable JSON), and PutTask,
 // ListTasks and DeleteTask (store.TaskStore: each agent's tasks, readable
 // JSON), GetPolicy and PutPolicy (store.PolicyStore: each agent's tool
-// policy, readable JSON), and PutApproval, GetApproval, ListApprovals and
-// SwapApproval (store.ApprovalStore: each agent's approvals, readable
-// JSON; a swap is one conditional UPDATE on the state), and PutPin,
-// ListPins and DeletePins (store.PinStore: the pinned definitions of each
-// agent's tools, readable JSON).
+// policy, readable JSON), and PutApproval, GetApproval, ListApprovals,
+// SwapApproval and DeleteApprovals (store.ApprovalStore: each agent's
+// approvals, readable JSON; a swap is one conditional UPDATE on the
+// state), and PutPin, ListPins and DeletePins (store.PinStore: the pinned
+// definitions of each agent's tools, readable JSON; RenameServer moves a
+// server's pins with it).
 //
 // Open(ctx, sqlite.Memory, nil) opens a private in-memory database on a
 // single connection, for tests; it disappears with Close.

@@ -162,3 +162,36 @@ func (s *Store) SwapApproval(ctx context.Context, a store.Approval, from string)
 	s.g.Wrote()
 	return n == 1, nil
 }
+
+// DeleteApprovals implements store.ApprovalStore.
+func (s *Store) DeleteApprovals(ctx context.Context, ns string, ids []string) (int, error) {
+	ctx, cancel := s.g.Bound(ctx)
+	defer cancel()
+	var n int64
+	err := codec.CheckNamespace(ns)
+	if err == nil && len(ids) > 0 {
+		err = s.tx(ctx, func(tx *sql.Tx) error {
+			for _, id := range ids {
+				res, err := tx.ExecContext(ctx, `
+					DELETE FROM approvals WHERE namespace = ? AND id = ? AND state IN (?, ?, ?)`,
+					ns, id, store.ApprovalDenied, store.ApprovalExpired, store.ApprovalDone)
+				if err != nil {
+					return err
+				}
+				k, err := res.RowsAffected()
+				if err != nil {
+					return err
+				}
+				n += k
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return 0, s.g.Failed(fmt.Errorf("sqlite: delete approvals of %q: %w", ns, s.g.Err(ctx, err)))
+	}
+	if len(ids) > 0 {
+		s.g.Wrote()
+	}
+	return int(n), nil
+}

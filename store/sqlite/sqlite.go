@@ -505,7 +505,14 @@ func (s *Store) RenameServer(ctx context.Context, ns, oldID, newID string) error
 			if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE namespace = ? AND server_id = ?`, ns, newID); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE kv SET server_id = ? WHERE namespace = ? AND server_id = ?`, newID, ns, oldID)
+			if _, err := tx.ExecContext(ctx, `UPDATE kv SET server_id = ? WHERE namespace = ? AND server_id = ?`, newID, ns, oldID); err != nil {
+				return err
+			}
+			// The server's pinned tool definitions move with it, likewise.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM pins WHERE namespace = ? AND server_id = ?`, ns, newID); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE pins SET server_id = ? WHERE namespace = ? AND server_id = ?`, newID, ns, oldID)
 			return err
 		})
 	}

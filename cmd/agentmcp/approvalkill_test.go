@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/agentmcp/agentmcp/api"
+	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+)
+
+// TestApprovedCallKilled: an approved call that runs when serve (a process
+// of the built binary) is killed with SIGKILL is never run again: the
+// next serve on the database marks its approval done, with code
+// interrupted and the reason, and the tool (which counts its starts) is
+// not called a second time.
+func TestApprovedCallKilled(t *testing.T) {
+	t.Setenv("AGENTMCP_SECRET_KEY", "")
+	t.Setenv(envToken, "")
+	t.Setenv(envServer, "")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool to build the binary: %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "agentmcp")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "agentmcp.db")
+	srv, hs := serve(t, mcptest.Stateless)
+	runCmd(t, "add", "--db", db, "--id", "s", "s", hs.URL).mustSucceed(t)
+	pol := filepath.Join(dir, "policy.json")
+	os.WriteFile(pol, []byte(`{"default":"ask","rules":[]}`), 0o600)
+	runCmd(t, "policy", "--db", db, "set", pol).mustSucceed(t)
+
+	start := func() (*exec.Cmd, string) {
+		t.Helper()
+		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+		re := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+)/`)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				go io.Copy(io.Discard, out)
+				return cmd, m[1]
+			}
+		}
+		t.Fatalf("serve did not start: %v, stderr %q", sc.Err(), stderr.String())
+		return nil, ""
+	}
+	first, base := start()
+	status, b := postJSON(t, base+"/agents/agentmcp/default/servers/s/tools/call", `{"name":"slow","timeoutMs":100}`)
+	if status != http.StatusAccepted {
+		t.Fatalf("call of an ask tool: %d %s", status, b)
+	}
+	var accepted api.ApprovalResponse
+	if err := json.Unmarshal(b, &accepted); err != nil || accepted.Approval.State != "pending" {
+		t.Fatalf("202 body %s", b)
+	}
+	runCmd(t, "approve", "--server", base, accepted.Approval.ID).mustSucceed(t)
+	select {
+	case <-srv.SlowStarted:
+	case <-time.After(30 * time.Second): // a safety timeout
+		t.Fatal("the approved call did not start")
+	}
+	if err := first.Process.Kill(); err != nil { // SIGKILL, while the call runs
+		t.Fatal(err)
+	}
+	first.Wait()
+
+	_, base = start()
+	deadline := time.Now().Add(30 * time.Second)
+	var got api.Approval
+	for {
+		r := runCmd(t, "approvals", "--server", base, "--json")
+		r.mustSucceed(t)
+		var list api.ApprovalsResponse
+		decode(t, r.stdout, &list)
+		if len(list.Approvals) != 1 {
+			t.Fatalf("approvals after the restart: %s", r.stdout)
+		}
+		got = list.Approvals[0]
+		if got.State == "done" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process, within the deadline
+	}
+	if got.State != "done" || got.Code != "interrupted" || got.Error == "" || len(got.Result) != 0 || got.StartedAt == nil {
+		t.Fatalf("approval after the restart: %+v", got)
+	}
+	runCmd(t, "approve", "--server", base, accepted.Approval.ID).mustSucceed(t) // a no-op
+	select {
+	case <-srv.SlowStarted:
+		t.Fatal("the interrupted call ran again")
+	default:
+	}
+}
