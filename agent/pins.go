@@ -453,10 +453,25 @@ func (a *Agent) savePin(ctx context.Context, serverID, name string) {
 	}
 	if err := ps.PutPin(ctx, p); err != nil {
 		a.logger.Warn("cannot store a tool's pin", "server", serverID, "tool", name, "error", err)
+		return
+	}
+	// A remove (or a rename) that dropped the server's pins while this
+	// write was on its way may have deleted the stored ones before it
+	// landed: delete them again, so that a removed server's pin never
+	// comes back.
+	a.pins.mu.Lock()
+	_, kept := a.pins.servers[serverID]
+	a.pins.mu.Unlock()
+	if !kept {
+		if err := ps.DeletePins(ctx, a.ns, serverID); err != nil {
+			a.logger.Warn("cannot delete a removed server's pins", "server", serverID, "error", err)
+		}
 	}
 }
 
-// forgetPins drops the pins of a server removed.
+// forgetPins drops the pins of a server removed: from memory first, so
+// that a pin write queued before (savePin) deletes them again if it lands
+// after the store's delete.
 func (a *Agent) forgetPins(ctx context.Context, serverID string) error {
 	a.pins.mu.Lock()
 	delete(a.pins.servers, serverID)

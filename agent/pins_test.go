@@ -388,6 +388,45 @@ func (g *gatedPins) DeletePins(ctx context.Context, ns, serverID string) error {
 	return g.ps.DeletePins(ctx, ns, serverID)
 }
 
+// TestPinWriteAfterRemove: the write of a changed pin, queued when the
+// change was found, that reaches the store after the server was removed
+// (and its pins deleted) does not bring the pin back.
+func TestPinWriteAfterRemove(t *testing.T) {
+	srv, url := pinServer(t)
+	base := openSQLite(t, "")
+	g := &gatedPins{Store: base, ps: base.(store.PinStore), hold: store.PinChanged,
+		arrived: make(chan struct{}), release: make(chan struct{})}
+	a, err := agent.Open(testCtx(t), g, "TestAgent", "pins", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	if _, err := a.AddMCPServer(testCtx(t), "S", url, &agent.AddOptions{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitPin(t, a, "echo", func(p agent.ToolPin) bool { return p.State == store.PinPinned })
+	redefineEcho(srv, "Echoes, changed.")
+	select {
+	case <-g.arrived: // the changed pin's write read the pin, and waits
+	case <-testCtx(t).Done():
+		t.Fatal("the changed pin was never written")
+	}
+	if err := a.RemoveMCPServer(testCtx(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	close(g.release)
+	if err := a.Close(testCtx(t)); err != nil { // makes the queued writes
+		t.Fatal(err)
+	}
+	pins, err := base.(store.PinStore).ListPins(testCtx(t), a.Namespace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pins {
+		t.Errorf("pin of a removed server left in the store: %s %s (%s)", p.ServerID, p.Tool, p.State)
+	}
+}
+
 // TestPinDecisionAfterQueuedWrite: the write of a changed pin, queued
 // when the change was found, that reaches the store after the person's
 // accept was stored, does not leave the store with the pin changed: the
