@@ -13,7 +13,7 @@ import { taskList } from "./tasks.js";
 import { pinsPanel } from "./pins.js";
 import { approvalQueue } from "./approvals.js";
 import { policyEditor } from "./policy.js";
-import { appView, viewURI } from "./apps.js";
+import { showView, viewURI } from "./apps.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -733,9 +733,12 @@ function toolNode(serverId, tool) {
     },
     (res) => {
       const nodes = toolResult(res, reader(serverId));
-      // A tool with a view (MCP Apps): the view, sandboxed (apps.js).
-      if (viewURI(tool) && !(res && res.isError))
-        nodes.unshift(appView({ conn, serverId, tool, args: called, result: res, tools: () => conn.mcp && conn.mcp.tools, onCall: () => stats.refresh() }));
+      // A tool with a view (MCP Apps): the view, sandboxed, under Tool
+      // views (apps.js).
+      if (viewURI(tool) && !(res && res.isError)) {
+        showView($("apps"), $("apps-section"), { conn, serverId, tool, args: called, result: res, tools: () => conn.mcp && conn.mcp.tools, onCall: () => stats.refresh() });
+        nodes.unshift(el("p", { class: "muted app-shown" }, "Its view is shown under Tool views."));
+      }
       return nodes;
     },
   );

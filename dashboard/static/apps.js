@@ -26,6 +26,18 @@ const PROTOCOL = "2026-01-26";
 // The view's frame: at most this tall, whatever size it asks for.
 const MAX_HEIGHT = 1600;
 
+// The views kept on the page: the newest ones.
+const MAX_VIEWS = 3;
+
+// showView shows a tool's view (appView's options) first in container,
+// which keeps the MAX_VIEWS newest, and unhides section. Views live in a
+// container of their own: a frame that moves in the page loads again.
+export function showView(container, section, opts) {
+  container.prepend(appView(opts));
+  while (container.children.length > MAX_VIEWS) container.lastElementChild.remove();
+  section.hidden = false;
+}
+
 // viewURI returns the ui:// URI of a tool's view, "" when it has none.
 export function viewURI(tool) {
   const meta = isObject(tool) && isObject(tool._meta) ? tool._meta : {};
@@ -111,6 +123,7 @@ export function appView({ conn, serverId, tool, args, result, tools, onCall = ()
     const isRequest = id !== undefined && id !== null;
     switch (method) {
       case "ui/initialize":
+        sent = false; // a view that loads again gets its data again
         reply(id, {
           protocolVersion: PROTOCOL,
           hostInfo: { name: "agentmcp-dashboard", version: "1" },
@@ -142,7 +155,7 @@ export function appView({ conn, serverId, tool, args, result, tools, onCall = ()
         note(
           "link",
           "The view asks to open ",
-          el("a", { href: url, target: "_blank", rel: "noopener noreferrer", class: "app-link" }, url),
+          el("a", { href: url, target: "_blank", rel: "noopener noreferrer", class: "app-open-link" }, url),
           " (only if you click it).",
         );
         if (isRequest) reply(id, {});
