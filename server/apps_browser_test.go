@@ -69,6 +69,7 @@ async function run(result) {
   await attempt("popup", () => { const w = window.open(at("/agents/test/a/servers")); if (!w) throw new Error("none"); return "opened"; });
   send({ method: "ui/notifications/size-changed", params: { height: 180 } });
   await request("ui/open-link", { url: "https://example.com/docs" });
+  await request("ui/update-model-context", { content: [{ type: "text", text: "remember me" }] });
   await attempt("badLink", async () => JSON.stringify(await request("ui/open-link", { url: "javascript:alert(1)" })));
   await request("ui/message", { role: "user", content: [{ type: "text", text: "REPORT " + JSON.stringify(out) }] });
 }
@@ -175,6 +176,17 @@ func TestDashboardAppView(t *testing.T) {
 		chromedp.Click(css(row+` button.deny`)),
 		chromedp.WaitVisible(css(view+` .app-message`)),
 	)
+	// A message that does not come from a view's frame is not a view's.
+	before := eval[int](p, `document.querySelectorAll('#apps .app-call').length`)
+	eval[any](p, `window.postMessage({jsonrpc: "2.0", id: 99, method: "tools/call", params: {name: "second", arguments: {text: "spoofed"}}}, "*")`)
+	// A marker posted after it arrives after it (one task source, in order).
+	eval[any](p, `new Promise((ok) => { addEventListener("message", function f(e) { if (e.data === "marker") { removeEventListener("message", f); ok(); } }); postMessage("marker", "*"); })`)
+	if after := eval[int](p, `document.querySelectorAll('#apps .app-call').length`); after != before {
+		t.Errorf("a message from the dashboard's own window made %d calls", after-before)
+	}
+	if got := srv.Calls(); !slices.Equal(got, []string{"show", "second", "show", "second"}) {
+		t.Errorf("the server saw calls of %v", got)
+	}
 	if n := srv.Reads.Load(); n != 1 {
 		t.Errorf("the view was read %d times; want once while the server's lists are unchanged", n)
 	}
