@@ -369,6 +369,7 @@ func (m *Manager) RenameServer(oldID, newID string) error {
 	c.idp.Store(&newID)
 	m.mu.Unlock()
 	info := c.info()
+	m.forgetViews(oldID)
 	m.publish(Event{Kind: EventRemoved, ServerID: oldID})
 	m.publish(Event{Kind: EventRegistered, ServerID: newID, State: info.State})
 	return nil
