@@ -184,6 +184,9 @@
 // connecting, after Open or a wake, waits for that server alone. AITools
 // gives the tools as LLM tools (keys unique over every server), and
 // Servers each live server with its name and state (ServerInfo one).
+// ToolView reads a tool's MCP Apps view (mcpclient.Manager.ToolView);
+// set Options.Manager.Apps when the program renders views, so that the
+// servers' clients advertise the extension (package server's agents do).
 // ConfigureElicitationHandlers and ConfigureSampling set the handlers of
 // the servers' requests for input (ElicitationHandlers and SamplingHandler
 // read them). Manager gives the mcpclient.Manager underneath, for what the

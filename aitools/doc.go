@@ -99,6 +99,13 @@
 // hashed, and only schemas whose bytes changed are decoded again and, on
 // their next call, recompiled. Tools that left the catalog are forgotten.
 //
+// # Views
+//
+// [Tool.View] is the ui:// URI of a tool's MCP Apps view (ViewURI), for a
+// Go host that renders it after a call (mcpclient.Manager.ToolView reads
+// it); [Tool.AppOnly] marks a tool that its server meant for views alone
+// (_meta.ui.visibility ["app"]), which a host may keep from the model.
+//
 // # Search
 //
 // An [Index] finds a ToolSet's tools by what they do: a person's query

@@ -59,6 +59,10 @@
 //	                                                        answers with the result when the task ends within the call's time, else 202 with the task
 //	                                                        (Task) and Location: .../tasks/{id}; the task runs on, the agent's (see Tasks)
 //	POST   /agents/{class}/{name}/servers/{id}/resources/read  {uri, timeoutMs?} -> ReadResourceResult
+//	GET    /agents/{class}/{name}/servers/{id}/view?tool=NAME  the tool's MCP Apps view (its ui:// resource's text/html;profile=mcp-app document) as an HTML page, for
+//	                                                        the dashboard to frame: Content-Security-Policy "sandbox allow-scripts" (an opaque origin), frame-ancestors 'self',
+//	                                                        inline scripts and styles, and only the https (loopback http) origins its _meta.ui.csp lists, never this server's host;
+//	                                                        404 no_view for a tool without one, unknown_tool, unknown_server; read once per list version of the server
 //	POST   /agents/{class}/{name}/servers/{id}/prompts/get  {name, arguments, timeoutMs?} -> GetPromptResult
 //	GET    /agents/{class}/{name}/tools                     {"tools": [...]}; filter ?serverId=&serverName=&state= (repeatable)
 //	GET    /agents/{class}/{name}/tools?q=QUERY&limit=N     {"tools": [api.ToolMatch...]}: the tools that match QUERY, best first, each with its key and score (limit 1-100, default 10); same filters

@@ -142,22 +142,24 @@ func (g *Gateway) sync() {
 	g.cat.prompts = prompts
 
 	// Resources, under their own URIs: the first server to list a URI
-	// serves it.
+	// serves it. ui:// URIs are made each server's own (apps.go).
 	resources := map[string]itemEntry{}
 	for _, r := range g.a.ListResources(mcpclient.Filter{}) {
 		label, ok := ready[r.ServerID]
 		if !ok {
 			continue
 		}
-		if _, dup := resources[r.URI]; dup {
+		uri := viewURI(r.ServerID, r.URI)
+		if _, dup := resources[uri]; dup {
 			continue
 		}
 		e := itemEntry{serverID: r.ServerID, label: label, def: r.Resource}
-		resources[r.URI] = e
-		if old, ok := g.cat.resources[r.URI]; ok && sameItem(old, e) {
+		resources[uri] = e
+		if old, ok := g.cat.resources[uri]; ok && sameItem(old, e) {
 			continue
 		}
 		def := r.Resource
+		def.URI = uri
 		def.Title = titled(r.Title, r.Name, label)
 		def.Description = described(r.Description, label)
 		g.srv.AddResource(&def, g.readResource(r.ServerID))
@@ -206,7 +208,7 @@ func (g *Gateway) addTool(t *aitools.Tool, label string) (err error) {
 		}
 	}()
 	def := &mcp.Tool{
-		Meta:         t.Def.Meta,
+		Meta:         viewMeta(t.ServerID, t.Def.Meta),
 		Annotations:  t.Def.Annotations,
 		Description:  described(t.Description, label),
 		Icons:        t.Def.Icons,

@@ -19,7 +19,15 @@
 //     server named in each title and description;
 //   - prompts as "<server id>.<prompt>" (PromptName);
 //   - resources and resource templates under their own URIs (the first
-//     server listing a URI serves it), their servers named likewise.
+//     server listing a URI serves it), their servers named likewise; but
+//     the ui:// resources of MCP Apps (a tool's view) under URIs of their
+//     server's, ui://{server id}/{the rest of the URI}, in the resources
+//     and in the tools' _meta.ui.resourceUri (and the older
+//     _meta["ui/resourceUri"]) alike, so that two servers' views of the
+//     same URI are each read from their own server (resources/read asks
+//     the server for its own URI, and its contents come back under the
+//     gateway's). The rest of a tool's _meta, and a view's (its CSP), pass
+//     through as the server gave them.
 //
 // A server that is down, failed or waiting for authorisation shows
 // nothing until it is ready again. Clients get list_changed (tools,

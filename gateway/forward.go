@@ -230,14 +230,18 @@ func (g *Gateway) readResource(serverID string) mcp.ResourceHandler {
 		if !g.exposed(serverID, "") {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
-		res, err := g.a.ReadResource(ctx, serverID, req.Params.URI)
+		uri := req.Params.URI
+		if up, ok := upstreamViewURI(serverID, uri); ok {
+			uri = up // a view's URI, the gateway's (apps.go)
+		}
+		res, err := g.a.ReadResource(ctx, serverID, uri)
 		if err != nil || res == nil {
 			return res, err
 		}
 		// Made the gateway's own, as ownResult does for a tool's; the
 		// server's cache hints stay (a 2025-11-25 session gets none:
 		// legacyShapes).
-		return &mcp.ReadResourceResult{Meta: withoutServerInfo(res.Meta), Contents: res.Contents, Cacheable: res.Cacheable}, nil
+		return &mcp.ReadResourceResult{Meta: withoutServerInfo(res.Meta), Contents: viewContents(serverID, res.Contents), Cacheable: res.Cacheable}, nil
 	}
 }
 

@@ -200,6 +200,22 @@
 // pushes is polled at once; a server that refuses or ends the listen
 // leaves the task polled at its interval. The listen ends with the wait.
 //
+// # MCP Apps
+//
+// A tool may name a view (the MCP Apps extension, io.modelcontextprotocol/ui):
+// a ui:// resource of its server holding an HTML document of type
+// text/html;profile=mcp-app, which a host renders in a sandboxed frame
+// with the tool's input and result. [ViewURI] tells whether a tool has
+// one; [Manager.ToolView] reads it (URI, HTML and the content's _meta,
+// with the Content-Security-Policy it asks for, [View.CSP]) and keeps it
+// until the server's lists are listed again. A host that renders views
+// sets [Options.Apps], and every server's client then advertises the
+// extension ({"mimeTypes": ["text/html;profile=mcp-app"]} under
+// extensions) in either era; without it nothing is advertised, and a
+// server may leave its views out. A view is the server's code: render
+// it only in a frame with no access to the host (package server's
+// dashboard shows how).
+//
 // # Telemetry
 //
 // The Manager emits OpenTelemetry traces and metrics following the

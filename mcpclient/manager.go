@@ -53,6 +53,7 @@ type Manager struct {
 	aiTools      *aiToolsCache        // schemas and keys for AITools; safe for concurrent use
 	hooks        managerHooks         // elicitation, sampling and roots (hooks.go)
 	tel          *telemetry.Telemetry // tracer, propagator and instruments (telemetry.go)
+	views        views                // ToolView's cache (apps.go)
 
 	starter *stdio.Starter // starts the processes of stdio servers
 
@@ -368,6 +369,7 @@ func (m *Manager) RenameServer(oldID, newID string) error {
 	c.idp.Store(&newID)
 	m.mu.Unlock()
 	info := c.info()
+	m.forgetViews(oldID)
 	m.publish(Event{Kind: EventRemoved, ServerID: oldID})
 	m.publish(Event{Kind: EventRegistered, ServerID: newID, State: info.State})
 	return nil
@@ -597,6 +599,7 @@ func (m *Manager) RemoveServer(ctx context.Context, id string) error {
 	var err error
 	if ok {
 		err = c.close(ctx, "", false)
+		m.forgetViews(id)
 	}
 	m.publish(Event{Kind: EventRemoved, ServerID: id})
 	return err

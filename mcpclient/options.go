@@ -142,6 +142,14 @@ type Options struct {
 	// caller asks for (CallOptions.Task).
 	Tasks TaskOptions
 
+	// Apps says that this host renders the views of MCP Apps (apps.go:
+	// ToolView, for a host that shows them in a sandboxed frame): every
+	// server's client then advertises the extension (AppsExtension, with
+	// AppMIMEType) in its capabilities' extensions, in a 2025-11-25
+	// initialize as with every 2026-07-28 request. False (the default)
+	// advertises nothing of it; ToolView works either way.
+	Apps bool
+
 	// Bench is for agentmcp's benchmark (cmd/agentmcp-bench) alone: it
 	// turns parts of the Manager off, so that the benchmark can measure
 	// what they cost. Its type is internal to this module, so no other

@@ -934,6 +934,9 @@ func (c *server) newClient(s *session) *mcp.Client {
 		caps.Experimental = x.Experimental
 		caps.Extensions = x.Extensions
 	}
+	if c.m.opts.Apps {
+		caps.Extensions = withApps(caps.Extensions)
+	}
 	return c.buildClient(s, &mcp.ClientOptions{
 		Logger:       c.m.logger.With("server", c.ID()),
 		Capabilities: caps,

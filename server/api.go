@@ -74,6 +74,7 @@ func (s *Server) routes() *http.ServeMux {
 	s.policyRoutes(mux)      // policy.go: .../policy, .../approvals, .../approvals/{approval}
 	s.pinRoutes(mux)         // pins.go: .../pins, .../pins/{server}/{tool}
 	s.policyToolsRoutes(mux) // policytools.go: .../policy/tools, .../policy/presets/{preset}
+	s.appsRoutes(mux)        // apps.go: .../servers/{id}/view
 	s.oauthRoutes(mux)
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics)

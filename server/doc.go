@@ -115,7 +115,9 @@
 // # Security
 //
 // Every response has a strict Content-Security-Policy (the dashboard's own
-// scripts and connections only). Without Options.Token only loopback Host
+// scripts and connections only, frames of its own origin only); the MCP
+// Apps views the dashboard frames (apps.go) have one of their own, which
+// sandboxes them away from the dashboard, its cookies and the API. Without Options.Token only loopback Host
 // headers are served (no DNS rebinding); with it, the API and the streams
 // need the token as a bearer token or as the cookie /?token= sets. Browser
 // requests from other sites are refused (Fetch Metadata, and Origin for

@@ -319,6 +319,7 @@ func newServer(st store.Store, opts *Options) *Server {
 	if ao.Logger == nil {
 		ao.Logger = logger
 	}
+	ao.Manager = hostApps(ao.Manager) // apps.go: the dashboard renders views
 	if o.ElicitationTimeout > 0 {
 		ao.ElicitationTimeout = o.ElicitationTimeout
 	}

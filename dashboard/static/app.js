@@ -13,6 +13,7 @@ import { taskList } from "./tasks.js";
 import { pinsPanel } from "./pins.js";
 import { approvalQueue } from "./approvals.js";
 import { policyEditor } from "./policy.js";
+import { showView, viewURI } from "./apps.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -721,14 +722,25 @@ function toolNode(serverId, tool) {
   const { nodes: fields, collect } = schemaForm(tool.inputSchema || {});
   const form = el("form", { class: "call-form" }, ...fields);
   if (fields.length === 0) form.append(el("p", { class: "muted" }, "No arguments."));
+  let called = {};
   runner(
     form,
     "Call " + str(tool.name),
     () => {
       const args = collect();
+      called = args;
       return (signal, onProgress) => conn.callTool(serverId, tool.name, args, { signal, onProgress });
     },
-    (res) => toolResult(res, reader(serverId)),
+    (res) => {
+      const nodes = toolResult(res, reader(serverId));
+      // A tool with a view (MCP Apps): the view, sandboxed, under Tool
+      // views (apps.js).
+      if (viewURI(tool) && !(res && res.isError)) {
+        showView($("apps"), $("apps-section"), { conn, serverId, tool, args: called, result: res, tools: () => conn.mcp && conn.mcp.tools, onCall: () => stats.refresh() });
+        nodes.unshift(el("p", { class: "muted app-shown" }, "Its view is shown under Tool views."));
+      }
+      return nodes;
+    },
   );
   return el(
     "details",

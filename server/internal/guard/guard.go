@@ -18,9 +18,11 @@ import (
 // CSP is the Content-Security-Policy of every response: the dashboard's
 // own scripts, styles and connections only (images and audio in results
 // as data: URLs); no inline script, nothing from another host, no
-// framing.
+// framing. The dashboard frames its own origin only: the MCP Apps views
+// it hosts (package server's view route, which sets a policy of its own
+// that lets the dashboard frame it, sandboxed).
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; " +
-	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+	"connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // Options configure a Guard. Every field is optional.
 type Options struct {
