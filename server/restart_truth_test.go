@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -124,9 +125,26 @@ func TestRestartDeadServer(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no server-sent event with the server failed")
 	}
-	final, err := e2.client("test", "a").MCPServers(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// A failed server's next attempt may be under way when the API is
+	// asked (its retries go on in the background): ask until it says
+	// failed again, every answer checked on the way.
+	var final api.MCPServersState
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var err error
+		if final, err = e2.client("test", "a").MCPServers(ctx); err != nil {
+			t.Fatal(err)
+		}
+		note("api", final)
+		if final.Servers["s"].State == "failed" {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("the API never said failed again: %+v", final.Servers["s"])
+		}
 	}
 	for source, s := range map[string]api.MCPServersState{"websocket": st, "api": final} {
 		g := s.Servers["s"]
