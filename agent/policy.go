@@ -316,6 +316,9 @@ func (a *Agent) ToolSet(caller policy.Caller, f mcpclient.Filter) *aitools.ToolS
 			}
 			ann = t.Def.Annotations
 		}
+		if caller == policy.LLM && t.AppOnly() {
+			return false // meant for its server's views alone (MCP Apps)
+		}
 		return a.visible(caller, t.ServerID, t.Name, ann)
 	})
 	a.pol.setsMu.Lock()

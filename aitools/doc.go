@@ -104,7 +104,8 @@
 // [Tool.View] is the ui:// URI of a tool's MCP Apps view (ViewURI), for a
 // Go host that renders it after a call (mcpclient.Manager.ToolView reads
 // it); [Tool.AppOnly] marks a tool that its server meant for views alone
-// (_meta.ui.visibility ["app"]), which a host may keep from the model.
+// (_meta.ui.visibility ["app"]), which a host may keep from the model (an
+// agent's ToolSet for its own LLM leaves them out).
 //
 // # Search
 //
