@@ -159,7 +159,7 @@ func (a *Agent) setPolicyLocked(ctx context.Context, p policy.Policy) error {
 	}
 	p = p.Clone()
 	var doc json.RawMessage
-	if !(p.IsOpen() && p.Default == "" && p.Pins == nil) {
+	if !(p.IsOpen() && p.Default == "" && p.Pins == nil && p.Audit == nil) {
 		var err error
 		if doc, err = json.Marshal(p); err != nil {
 			return err
