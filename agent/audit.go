@@ -249,6 +249,28 @@ func (a *Agent) auditRefused(ctx context.Context, serverID, tool string, args an
 	l.add(e)
 }
 
+// DeniedError returns the error of a call of tool of serverID by caller
+// that decision d denies, with its reason.
+func DeniedError(serverID, tool string, caller policy.Caller, d policy.Decision) *ToolDeniedError {
+	reason := d.Reason
+	if reason == "" {
+		reason = "the policy's default"
+		if d.Rule >= 0 {
+			reason = fmt.Sprintf("the policy's rule %d", d.Rule)
+		}
+	}
+	return &ToolDeniedError{ServerID: serverID, Tool: tool, Caller: caller, Rule: d.Rule, Reason: reason}
+}
+
+// AuditRefused records in the audit log a call of tool of serverID that
+// was refused before it reached CallTool, with the agent's error (an API
+// that checks the policy and the pins first, to answer 403 or 409 rather
+// than "unknown tool": a *ToolDeniedError from DeniedError, CheckPin's
+// error). The caller is ctx's.
+func (a *Agent) AuditRefused(ctx context.Context, serverID, tool string, args any, err error) {
+	a.auditRefused(ctx, serverID, tool, args, err)
+}
+
 // auditAsked records an approval requested.
 func (a *Agent) auditAsked(ctx context.Context, ap store.Approval) {
 	l := &a.audit
