@@ -62,10 +62,11 @@ type AuditQuery = store.AuditQuery
 
 // auditEntry is a record on its way to the store.
 type auditEntry struct {
-	rec  store.AuditRecord
-	args any  // the call's arguments (JSON, or copied as JSON), hashed by the flusher
-	call bool // a call's record: args are hashed (and kept when full)
-	full bool // the policy keeps the arguments
+	rec   store.AuditRecord
+	args  any  // the call's arguments (JSON, or copied as JSON), hashed by the flusher
+	canon bool // args are canonical JSON already
+	call  bool // a call's record: args are hashed (and kept when full)
+	full  bool // the policy keeps the arguments
 }
 
 // auditLog is the agent's recorder. Its methods are safe for concurrent
@@ -81,6 +82,8 @@ type auditLog struct {
 	maxAge time.Duration
 
 	ch      chan auditEntry
+	kick    chan struct{} // a record was added (capacity 1)
+	full    chan struct{} // a batch is waiting (capacity 1)
 	flushes chan chan struct{}
 	quit    chan struct{}
 	done    chan struct{}
@@ -91,6 +94,7 @@ type auditLog struct {
 	failedLog  bool        // a failed write was logged (flusher only)
 
 	// Owned by the flusher.
+	batch      []auditEntry
 	lastPrune  time.Time
 	sincePrune int
 }
@@ -117,6 +121,8 @@ func (a *Agent) initAudit(o Options) {
 	l.keep = int(cmpOr(int64(o.AuditKeep), DefaultAuditKeep))
 	l.maxAge = cmpOr(o.AuditMaxAge, DefaultAuditMaxAge)
 	l.ch = make(chan auditEntry, auditBuffer)
+	l.kick = make(chan struct{}, 1)
+	l.full = make(chan struct{}, 1)
 	l.flushes = make(chan chan struct{})
 	l.quit = make(chan struct{})
 	l.done = make(chan struct{})
@@ -173,6 +179,16 @@ func (l *auditLog) add(e auditEntry) {
 	}
 	select {
 	case l.ch <- e:
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
+		if len(l.ch) >= auditBatch {
+			select {
+			case l.full <- struct{}{}:
+			default:
+			}
+		}
 	default:
 		l.dropped.Add(context.Background(), 1)
 		if !l.droppedLog.Swap(true) {
@@ -183,27 +199,35 @@ func (l *auditLog) add(e auditEntry) {
 
 // argsOf returns what the flusher hashes of a call's arguments: JSON as
 // given, or anything else marshalled now (the caller may change it once
-// the call returned).
-func argsOf(args any) any {
+// the call returned); canon reports that it is canonical JSON already (a
+// map marshalled: keys sorted, at every level, numbers as
+// canonicalArgs writes them).
+func argsOf(args any) (v any, canon bool) {
 	switch v := args.(type) {
 	case nil, json.RawMessage, []byte:
-		return v
+		return v, false
 	case map[string]any:
 		if len(v) == 0 {
-			return nil
+			return json.RawMessage(`{}`), true
 		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, false
+		}
+		return json.RawMessage(b), true
 	}
 	b, err := json.Marshal(args)
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	return json.RawMessage(b)
+	return json.RawMessage(b), false
 }
 
 // callEntry is the record of a call of tool of serverID.
 func (a *Agent) callEntry(ctx context.Context, serverID, tool string, args any, decision string) auditEntry {
+	v, canon := argsOf(args)
 	return auditEntry{rec: store.AuditRecord{ServerID: serverID, Tool: tool, Caller: string(CallerOf(ctx)), Decision: decision},
-		args: argsOf(args), call: true, full: a.pol.cur.Load().Audit.FullArguments()}
+		args: v, canon: canon, call: true, full: a.pol.cur.Load().Audit.FullArguments()}
 }
 
 // auditCalled records a call that ran (callTool): its outcome and duration.
@@ -382,63 +406,64 @@ func hashArgs(canon json.RawMessage) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// run is the flusher: it gathers records for a batch window (or up to
-// auditBatch) and writes them, until close.
+// run is the flusher. It sleeps until a record comes (kick), gathers
+// records for the batch window without waking for each (the channel holds
+// them; full ends the window early when a batch is ready), then drains
+// the channel and writes, until close.
 func (l *auditLog) run() {
 	defer close(l.done)
-	var (
-		batch   []auditEntry
-		waiters []chan struct{}
-		timer   *time.Timer
-		timeout <-chan time.Time
-	)
-	write := func() {
-		if timer != nil {
-			timer.Stop()
-			timer, timeout = nil, nil
+	var waiters []chan struct{}
+	for {
+		select {
+		case <-l.kick:
+		case w := <-l.flushes:
+			l.drainWrite()
+			close(w)
+			continue
+		case <-l.quit:
+			l.drainWrite()
+			return
 		}
-		l.write(batch)
-		batch = batch[:0]
+		timer := time.NewTimer(l.window)
+		quit := false
+		select {
+		case <-timer.C:
+		case <-l.full:
+		case w := <-l.flushes:
+			waiters = append(waiters, w)
+		case <-l.quit:
+			quit = true
+		}
+		timer.Stop()
+		l.drainWrite()
 		for _, w := range waiters {
 			close(w)
 		}
 		waiters = waiters[:0]
-	}
-	drain := func() {
-		for {
-			select {
-			case e := <-l.ch:
-				batch = append(batch, e)
-				if len(batch) >= auditBatch {
-					l.write(batch)
-					batch = batch[:0]
-				}
-			default:
-				return
-			}
+		if quit {
+			return
 		}
 	}
+}
+
+// drainWrite writes the records in the channel, auditBatch at a time.
+func (l *auditLog) drainWrite() {
+	batch := l.batch[:0]
 	for {
 		select {
 		case e := <-l.ch:
 			batch = append(batch, e)
-			switch {
-			case len(batch) >= auditBatch:
-				write()
-			case timer == nil:
-				timer = time.NewTimer(l.window)
-				timeout = timer.C
+			if len(batch) < auditBatch {
+				continue
 			}
-		case <-timeout:
-			timer, timeout = nil, nil
-			write()
-		case w := <-l.flushes:
-			waiters = append(waiters, w)
-			drain()
-			write()
-		case <-l.quit:
-			drain()
-			write()
+		default:
+		}
+		l.write(batch)
+		n := len(batch)
+		clear(batch) // let the records' strings go
+		batch = batch[:0]
+		if n < auditBatch {
+			l.batch = batch
 			return
 		}
 	}
@@ -454,9 +479,11 @@ func (l *auditLog) write(batch []auditEntry) {
 	for i, e := range batch {
 		r := e.rec
 		if e.call {
-			canon, err := canonicalArgs(e.args)
-			if err != nil {
-				canon = nil
+			var canon json.RawMessage
+			if raw, ok := e.args.(json.RawMessage); ok && e.canon {
+				canon = raw
+			} else if c, err := canonicalArgs(e.args); err == nil {
+				canon = c
 			}
 			r.ArgumentsHash = hashArgs(canon)
 			if e.full && canon != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentmcp/agentmcp/store"
@@ -43,19 +45,73 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 		}
 		rows = append(rows, row{r, record, sealed})
 	}
+	// Each agent's records are numbered on from its last seq
+	// (audit_seq), in this write transaction (appends from other
+	// processes wait for it), then written by multi-row INSERTs of auditChunk rows: one
+	// statement per chunk rather than per row.
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (namespace, at, server_id, tool, decision, record, arguments) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
+		next, count := map[string]int64{}, map[string]int64{}
 		for _, w := range rows {
-			if _, err := stmt.ExecContext(ctx, w.r.Namespace, w.r.Time.UnixMicro(), w.r.ServerID, w.r.Tool, w.r.Decision, string(w.record), w.sealed); err != nil {
+			count[w.r.Namespace]++
+		}
+		for ns, n := range count {
+			var last int64
+			if err := tx.QueryRowContext(ctx, `
+				INSERT INTO audit_seq (namespace, last) VALUES (?, ?)
+				ON CONFLICT (namespace) DO UPDATE SET last = last + excluded.last
+				RETURNING last`, ns, n).Scan(&last); err != nil {
+				return err
+			}
+			next[ns] = last - n + 1
+		}
+		var stmt *sql.Stmt // for full chunks, prepared once
+		defer func() {
+			if stmt != nil {
+				stmt.Close()
+			}
+		}()
+		args := make([]any, 0, 8*min(len(rows), auditChunk))
+		for chunk := range slices.Chunk(rows, auditChunk) {
+			args = args[:0]
+			for _, w := range chunk {
+				seq := next[w.r.Namespace]
+				next[w.r.Namespace] = seq + 1
+				args = append(args, w.r.Namespace, seq, w.r.Time.UnixMicro(), w.r.ServerID, w.r.Tool, w.r.Decision, string(w.record), w.sealed)
+			}
+			var err error
+			switch {
+			case len(chunk) < auditChunk:
+				_, err = tx.ExecContext(ctx, auditInsert(len(chunk)), args...)
+			case stmt == nil:
+				if stmt, err = tx.PrepareContext(ctx, auditInsert(auditChunk)); err != nil {
+					return err
+				}
+				fallthrough
+			default:
+				_, err = stmt.ExecContext(ctx, args...)
+			}
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// auditChunk is the most rows of one INSERT of AppendAudit.
+const auditChunk = 200
+
+// auditInsert returns the INSERT statement of n audit rows.
+func auditInsert(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO audit (namespace, seq, at, server_id, tool, decision, record, arguments) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+	}
+	return b.String()
 }
 
 // QueryAudit implements store.AuditStore.
@@ -115,8 +171,10 @@ func (s *Store) PruneAudit(ctx context.Context, ns string, keep int, before time
 				n += d
 			}
 			if keep > 0 {
+				// seq has no gaps but at the oldest end: the newest keep
+				// are those above the last seq minus keep.
 				res, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE namespace = ? AND seq <= (
-					SELECT seq FROM audit WHERE namespace = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`, ns, ns, keep)
+					SELECT MAX(seq) FROM audit WHERE namespace = ?) - ?`, ns, ns, keep)
 				if err != nil {
 					return err
 				}

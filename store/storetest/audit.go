@@ -218,6 +218,15 @@ func testAuditPrune(t *testing.T, b Backend) {
 	prune(3, all[7].Time, 3, all[7:]) // both: the age leaves 3
 	prune(1, all[5].Time, 2, all[9:]) // both: the count leaves 1
 	prune(0, auditAt.Add(time.Hour), 1, []store.AuditRecord{})
+	// A record appended once all were pruned comes after them: a
+	// follower's cursor is never given again.
+	appendAudit(t, as, auditSample(ns, 20, "a", "echo", store.AuditAllowed))
+	if got := queryAudit(t, as, ns, store.AuditQuery{}); len(got) != 1 || got[0].Seq <= all[len(all)-1].Seq {
+		t.Fatalf("after pruning all: %+v, want one record after seq %d", got, all[len(all)-1].Seq)
+	}
+	if got := queryAudit(t, as, ns, store.AuditQuery{Cursor: all[len(all)-1].Seq}); len(got) != 1 {
+		t.Fatalf("after the last cursor before pruning: %+v, want the new record", got)
+	}
 	if got := queryAudit(t, as, "other/ns", store.AuditQuery{}); len(got) != 10 {
 		t.Errorf("the other agent's log has %d records after pruning, want 10", len(got))
 	}
