@@ -35,10 +35,10 @@ const (
 // AuditRecord is one record of an agent's audit log: a tool call and the
 // decision on it, or a decision on an approval, a pin or a server.
 type AuditRecord struct {
-	// Namespace is the agent. Seq is the record's place in the log,
-	// given by the store when it appends it (increasing in the order of
-	// appends, across the processes that share the store); it is the
-	// cursor of AuditQuery.
+	// Namespace is the agent. Seq is the record's place in the agent's
+	// log, given by the store when it appends it: increasing in the order
+	// of appends (across the processes that share the store), never given
+	// twice, not necessarily contiguous. It is the cursor of AuditQuery.
 	Namespace string `json:"namespace"`
 	Seq       int64  `json:"seq"`
 	// Time is when the event ended (a call's end, an answer), as the

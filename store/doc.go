@@ -35,7 +35,11 @@
 // the policy asks a person about), stored before the call is sent and
 // answered once (SwapApproval from pending). PinStore keeps the pinned
 // definitions of its servers' tools (store.Pin), one readable record per
-// tool.
+// tool. AuditStore keeps each agent's audit log (store.AuditRecord),
+// appended in batches, unfenced (each process writes its own calls'
+// records), queried by time, server, tool and decision with a cursor,
+// pruned by count and age; a record's arguments are sealed by the
+// store's Cipher, and not kept at all without a key.
 //
 // DeleteServer removes all of a server's keys with its row, and RenameServer
 // (the move from a generated id to a stable one) moves them with it, each in

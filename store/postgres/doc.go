@@ -52,7 +52,11 @@
 // are fenced, and a swap is one conditional UPDATE on the state, so that
 // of two answers one wins), and PutPin, ListPins and DeletePins
 // (store.PinStore: the pinned definitions of each agent's tools, readable
-// JSON; the writes are fenced).
+// JSON; the writes are fenced), and AppendAudit, QueryAudit and
+// PruneAudit (store.AuditStore: each agent's audit log, a batch sent in
+// one round trip and one transaction; not fenced: every replica appends
+// the records of its own calls, seq numbering them across replicas in the
+// order their inserts ran; the arguments sealed).
 //
 // # Usage
 //
