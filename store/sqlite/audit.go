@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentmcp/agentmcp/store"
@@ -45,10 +45,14 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 		}
 		rows = append(rows, row{r, record, sealed})
 	}
+	stmts, err := s.audit.prepared(ctx, s.w) // outside the transaction: it holds the one write connection
+	if err != nil {
+		return err
+	}
 	// Each agent's records are numbered on from its last seq
 	// (audit_seq), in this write transaction (appends from other
-	// processes wait for it), then written by multi-row INSERTs of auditChunk rows: one
-	// statement per chunk rather than per row.
+	// processes wait for it), then written by multi-row INSERTs
+	// (auditChunks): a few statements per batch rather than one per row.
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		next, count := map[string]int64{}, map[string]int64{}
 		for _, w := range rows {
@@ -64,33 +68,23 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 			}
 			next[ns] = last - n + 1
 		}
-		var stmt *sql.Stmt // for full chunks, prepared once
-		defer func() {
-			if stmt != nil {
-				stmt.Close()
+		args := make([]any, 0, 8*auditChunks[0])
+		for rest := rows; len(rest) > 0; {
+			n := auditChunks[0]
+			for _, c := range auditChunks {
+				if n = c; c <= len(rest) {
+					break
+				}
 			}
-		}()
-		args := make([]any, 0, 8*min(len(rows), auditChunk))
-		for chunk := range slices.Chunk(rows, auditChunk) {
+			chunk := rest[:n]
+			rest = rest[n:]
 			args = args[:0]
 			for _, w := range chunk {
 				seq := next[w.r.Namespace]
 				next[w.r.Namespace] = seq + 1
 				args = append(args, w.r.Namespace, seq, w.r.Time.UnixMicro(), w.r.ServerID, w.r.Tool, w.r.Decision, string(w.record), w.sealed)
 			}
-			var err error
-			switch {
-			case len(chunk) < auditChunk:
-				_, err = tx.ExecContext(ctx, auditInsert(len(chunk)), args...)
-			case stmt == nil:
-				if stmt, err = tx.PrepareContext(ctx, auditInsert(auditChunk)); err != nil {
-					return err
-				}
-				fallthrough
-			default:
-				_, err = stmt.ExecContext(ctx, args...)
-			}
-			if err != nil {
+			if _, err := tx.StmtContext(ctx, stmts[n]).ExecContext(ctx, args...); err != nil {
 				return err
 			}
 		}
@@ -98,8 +92,39 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 	})
 }
 
-// auditChunk is the most rows of one INSERT of AppendAudit.
-const auditChunk = 200
+// auditChunks are the row counts of AppendAudit's INSERTs, largest
+// first: a batch is written by as many of the largest as fit, then the
+// smaller ones, each statement prepared once per Store.
+var auditChunks = [...]int{256, 64, 16, 4, 1}
+
+// auditStmts are the prepared INSERTs of AppendAudit, by row count.
+type auditStmts struct {
+	mu sync.Mutex
+	m  map[int]*sql.Stmt // nil until prepared; never changed after
+}
+
+// prepared returns the INSERTs of auditChunks rows, by row count,
+// prepared on db the first time.
+func (a *auditStmts) prepared(ctx context.Context, db *sql.DB) (map[int]*sql.Stmt, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m != nil {
+		return a.m, nil
+	}
+	m := map[int]*sql.Stmt{}
+	for _, n := range auditChunks {
+		st, err := db.PrepareContext(ctx, auditInsert(n))
+		if err != nil {
+			for _, st := range m {
+				st.Close()
+			}
+			return nil, err
+		}
+		m[n] = st
+	}
+	a.m = m
+	return m, nil
+}
 
 // auditInsert returns the INSERT statement of n audit rows.
 func auditInsert(n int) string {

@@ -34,16 +34,17 @@ func CheckAudit(r store.AuditRecord) error {
 }
 
 // auditDoc is the stored JSON record of an AuditRecord: everything but
-// its key, its indexed columns and its arguments.
+// its key, its indexed columns and its arguments, under one-letter keys
+// (every byte of a record is written, and checksummed, once per call).
 type auditDoc struct {
-	ServerName    string        `json:"serverName,omitempty"`
-	Caller        string        `json:"caller,omitempty"`
-	Outcome       string        `json:"outcome,omitempty"`
-	ErrorClass    string        `json:"errorClass,omitempty"`
-	Reason        string        `json:"reason,omitempty"`
-	Approval      string        `json:"approval,omitempty"`
-	Duration      time.Duration `json:"duration,omitempty"`
-	ArgumentsHash string        `json:"argumentsHash,omitempty"`
+	ServerName    string `json:"n,omitempty"`
+	Caller        string `json:"c,omitempty"`
+	Outcome       string `json:"o,omitempty"`
+	ErrorClass    string `json:"e,omitempty"`
+	Reason        string `json:"r,omitempty"`
+	Approval      string `json:"a,omitempty"`
+	DurationMicro int64  `json:"d,omitempty"` // microseconds
+	ArgumentsHash string `json:"h,omitempty"`
 }
 
 // EncodeAudit returns the record column and the sealed arguments column
@@ -51,7 +52,7 @@ type auditDoc struct {
 // stored in plaintext) of r.
 func EncodeAudit(c *store.Cipher, r store.AuditRecord) (record, arguments []byte, err error) {
 	record, err = json.Marshal(auditDoc{ServerName: r.ServerName, Caller: r.Caller, Outcome: r.Outcome,
-		ErrorClass: r.ErrorClass, Reason: r.Reason, Approval: r.Approval, Duration: r.Duration,
+		ErrorClass: r.ErrorClass, Reason: r.Reason, Approval: r.Approval, DurationMicro: r.Duration.Microseconds(),
 		ArgumentsHash: r.ArgumentsHash})
 	if err != nil {
 		return nil, nil, err
@@ -70,7 +71,7 @@ func DecodeAudit(c *store.Cipher, record, arguments []byte, r *store.AuditRecord
 		return fmt.Errorf("audit record %d: %w", r.Seq, err)
 	}
 	r.ServerName, r.Caller, r.Outcome, r.ErrorClass = d.ServerName, d.Caller, d.Outcome, d.ErrorClass
-	r.Reason, r.Approval, r.Duration, r.ArgumentsHash = d.Reason, d.Approval, d.Duration, d.ArgumentsHash
+	r.Reason, r.Approval, r.Duration, r.ArgumentsHash = d.Reason, d.Approval, time.Duration(d.DurationMicro)*time.Microsecond, d.ArgumentsHash
 	if len(arguments) > 0 {
 		args, err := c.Open(arguments, auditAD(r.Namespace, r.ArgumentsHash))
 		if err != nil {
