@@ -26,10 +26,12 @@ import (
 // approval, an approval's expiry), every pin decision and every server
 // added or removed is one store.AuditRecord. Records are made on the
 // call's path without I/O (the time, the decision, the outcome; the
-// arguments copied only when they are not JSON already) and handed to a
-// buffered channel; a flusher goroutine gathers them for a batch window
-// (Options.AuditWindow), hashes the arguments, and appends them to the
-// store in one transaction. A full buffer drops the record, counts it
+// arguments marshalled when they are not JSON already, so that a caller
+// may change them once the call returned) and handed to a buffered
+// channel; a flusher goroutine sleeps through a batch window
+// (Options.AuditWindow) from the first record, then canonicalises and
+// hashes the arguments (a marshalled map is canonical already) and
+// appends the records to the store in one transaction. A full buffer drops the record, counts it
 // (agentmcp.audit.dropped) and logs once, rather than slow the call down.
 // After a write, the flusher prunes the agent's log to
 // Options.AuditKeep records and Options.AuditMaxAge on the agent's clock.
