@@ -278,6 +278,9 @@ func (a *Agent) AddMCPServer(ctx context.Context, name, rawURL string, opts *Add
 		a.add.Unlock()
 		return AddResult{}, fmt.Errorf("add mcp server %q: storing it: %w: %w", id, ErrStorage, err)
 	}
+	if existing == nil {
+		a.audit.server(ctx, store.AuditServerAdded, row) // audit.go
+	}
 	a.mu.Lock()
 	if _, ok := a.rows[id]; !ok {
 		a.order = append(a.order, id)
@@ -593,6 +596,7 @@ func (a *Agent) RemoveMCPServer(ctx context.Context, id string) error {
 	if err := a.st.DeleteServer(ctx, a.ns, id); err != nil {
 		return fmt.Errorf("remove mcp server %q: %w: %w (it was not removed, and works as before)", id, ErrStorage, err)
 	}
+	a.audit.server(ctx, store.AuditServerRemoved, row) // audit.go
 	a.forgetCatalog(id)
 	a.mu.Lock()
 	if _, ok := a.rows[id]; ok {

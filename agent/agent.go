@@ -99,6 +99,22 @@ type Options struct {
 	// as "agentmcp ls --db".
 	Dormant bool
 
+	// NoAudit turns off the agent's audit log (audit.go). By default,
+	// when the store keeps one (store.AuditStore), every call, decision,
+	// pin decision and server change is recorded.
+	NoAudit bool
+	// AuditKeep is the most records the audit log keeps for the agent,
+	// the oldest deleted first; zero means DefaultAuditKeep (100,000),
+	// negative no bound.
+	AuditKeep int
+	// AuditMaxAge is how long a record is kept, on the agent's clock;
+	// zero means DefaultAuditMaxAge (30 days), negative no bound.
+	AuditMaxAge time.Duration
+	// AuditWindow is how long records are gathered before they are
+	// written in one batch: what a process killed without Close (kill
+	// -9) may lose. Zero means DefaultAuditWindow (100ms).
+	AuditWindow time.Duration
+
 	// now is the agent's clock (a Host's); nil means time.Now.
 	now func() time.Time
 }
@@ -157,6 +173,7 @@ type Agent struct {
 	pol        agentPolicy    // the tool policy (policy.go)
 	apr        agentApprovals // the approvals (approvals.go)
 	pins       agentPins      // the pinned tool definitions (pins.go)
+	audit      auditLog       // the audit log's recorder (audit.go)
 	busyN      atomic.Int64   // calls, adds and reconnections in flight
 	tasks      agentTasks     // its tasks (tasks.go)
 	cats       catalogState   // its servers' stored catalogs (catalogs.go)
@@ -250,6 +267,7 @@ func Open(ctx context.Context, st store.Store, class, name string, opts *Options
 		return nil, fmt.Errorf("open agent %s: %w", a.ns, err)
 	}
 	a.apr.init(o)
+	a.initAudit(o) // audit.go: its flusher runs until Close
 	a.m = mcpclient.New(&mo)
 	a.updates = newUpdates(a)
 	if o.ElicitationTimeout > 0 {
@@ -577,5 +595,6 @@ func (a *Agent) Close(ctx context.Context) error {
 	a.apr.wg.Wait()   // approved calls running end with it too
 	a.updates.stop()
 	a.writes.flush(ctx)
+	a.audit.close(ctx) // the records so far are written
 	return errors.Join(err, aerr)
 }

@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("AGENTMCP_TEST_STDIO_SERVER") != "" {
 		os.Exit(stdioServer())
 	}
+	if os.Getenv("AGENTMCP_TEST_AUDIT_CHILD") != "" {
+		os.Exit(auditChild()) // audit_kill_test.go
+	}
 	os.Exit(pg.Main(m))
 }
 

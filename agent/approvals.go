@@ -248,6 +248,7 @@ func (a *Agent) ask(ctx context.Context, serverID, tool string, args any) (*mcp.
 		return nil, fmt.Errorf("agent %s: store approval: %w: %w", a.ns, ErrStorage, err)
 	}
 	a.apr.requested.Add(context.Background(), 1)
+	a.auditAsked(ctx, row) // audit.go
 	a.logger.Info("tool call waits for approval", "approval", row.ID, "server", serverID, "tool", tool)
 	a.apr.signal()
 	a.updates.stateChanged()
@@ -395,6 +396,7 @@ func (a *Agent) expireDue(ctx context.Context, as store.ApprovalStore, row store
 		return next
 	}
 	a.apr.expired.Add(context.Background(), 1)
+	a.audit.expired(next) // audit.go
 	a.apr.signal()
 	return next
 }
@@ -432,6 +434,7 @@ func (a *Agent) Approve(ctx context.Context, id string, remember bool) (Approval
 		return approvalOf(row), err
 	}
 	a.answered(row, next, "approve")
+	a.audit.answered(ctx, next) // audit.go
 	if remember {
 		if err := a.allowTool(ctx, row.ServerID, row.Tool); err != nil {
 			a.logger.Warn("cannot remember an approval", "approval", id, "error", err)
@@ -478,6 +481,7 @@ func (a *Agent) Deny(ctx context.Context, id, reason string) (Approval, error) {
 		return approvalOf(row), fmt.Errorf("%w: approval %s is %s", ErrApprovalAnswered, id, row.State)
 	}
 	a.answered(row, next, "deny")
+	a.audit.answered(ctx, next) // audit.go
 	return approvalOf(next), nil
 }
 
@@ -518,7 +522,7 @@ func (a *Agent) answered(row, next store.Approval, decision string) {
 // pins are checked first: a tool whose definition changed since the ask
 // is refused (done, with code tool_changed), not run.
 func (a *Agent) runApproved(ap store.Approval) {
-	ctx := a.apr.ctx
+	ctx := approvedCtx(a.apr.ctx, ap) // audit.go: the call's caller, and its approval
 	as, _ := a.approvalStore()
 	// The outcome is stored even when the agent closes meanwhile.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -538,6 +542,8 @@ func (a *Agent) runApproved(ap store.Approval) {
 	err := a.CheckPin(ctx, ap.ServerID, ap.Tool) // pins.go
 	if err == nil {
 		res, err = a.callTool(ctx, ap.ServerID, ap.Tool, ap.Arguments, nil)
+	} else {
+		a.auditRefused(ctx, ap.ServerID, ap.Tool, ap.Arguments, err) // audit.go
 	}
 	if err == nil {
 		done.Result, err = json.Marshal(res)

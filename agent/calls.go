@@ -50,6 +50,7 @@ func (a *Agent) policedCall(ctx context.Context, serverID, name string, args any
 	}
 	d, err := a.admit(ctx, serverID, name, args)
 	if err != nil {
+		a.auditRefused(ctx, serverID, name, args, err) // audit.go
 		return nil, err
 	}
 	if d.Action == policy.Ask {
@@ -65,6 +66,7 @@ func (a *Agent) callTool(ctx context.Context, serverID, name string, args any, o
 	res, err := a.m.CallTool(ctx, serverID, name, args, opts)
 	tc.ended(res, err)
 	a.callFailed(ctx, serverID, "tools/call", name, start, err)
+	a.auditCalled(ctx, serverID, name, args, start, res, err) // audit.go
 	return res, err
 }
 

@@ -426,6 +426,7 @@ func (a *Agent) reconcilePins(serverID string) {
 			attrs = append(attrs, attribute.String("reaction", c.reaction))
 		}
 		a.pins.changes.Add(context.Background(), 1, metric.WithAttributes(attrs...))
+		a.audit.pinDecision("", serverID, c.tool, c.state, c.reaction) // audit.go
 		a.logger.Warn("a tool's definition differs from its pin", "server", serverID, "tool", c.tool, "state", c.state, "reaction", c.reaction)
 	}
 	for _, name := range dirty {
@@ -645,6 +646,7 @@ func (a *Agent) DecidePin(ctx context.Context, serverID, tool, decision string) 
 	a.writes.put("pin:"+serverID+"\x00"+tool, func(ctx context.Context) { a.savePin(ctx, serverID, tool) })
 	a.pins.gen.Add(1)
 	a.pins.decisions.Add(ctx, 1, metric.WithAttributes(attribute.String("decision", decision)))
+	a.audit.pinDecision(string(CallerOf(ctx)), serverID, tool, decision, "") // audit.go
 	a.logger.Info("pin decided", "server", serverID, "tool", tool, "decision", decision)
 	a.updates.stateChanged()
 	// Compare the decided pin with what the server lists now (a listing

@@ -159,7 +159,7 @@ func (a *Agent) setPolicyLocked(ctx context.Context, p policy.Policy) error {
 	}
 	p = p.Clone()
 	var doc json.RawMessage
-	if !(p.IsOpen() && p.Default == "" && p.Pins == nil) {
+	if !(p.IsOpen() && p.Default == "" && p.Pins == nil && p.Audit == nil) {
 		var err error
 		if doc, err = json.Marshal(p); err != nil {
 			return err
@@ -266,14 +266,7 @@ func (a *Agent) admit(ctx context.Context, serverID, tool string, args any) (pol
 		}
 	}
 	if d.Action == policy.Deny {
-		reason := d.Reason
-		if reason == "" {
-			reason = "the policy's default"
-			if d.Rule >= 0 {
-				reason = fmt.Sprintf("the policy's rule %d", d.Rule)
-			}
-		}
-		return d, &ToolDeniedError{ServerID: serverID, Tool: tool, Caller: caller, Rule: d.Rule, Reason: reason}
+		return d, DeniedError(serverID, tool, caller, d)
 	}
 	if wait := a.pol.limiter.Take(serverID+"/"+tool, d.Rate, a.now()); wait > 0 {
 		return d, &RateLimitedError{ServerID: serverID, Tool: tool, Rate: d.Rate, Wait: wait}

@@ -91,7 +91,7 @@
 //	                                                        the agent's hibernation ends it (404); with server.Options.OAuth a session is bound to its token's subject (404 for another)
 //	GET    /agents/{class}/{name}/exposure                  {"allow": [...], "deny": [...]}: what the agent's MCP endpoint exposes (agent.Exposure)
 //	PUT    /agents/{class}/{name}/exposure                  replace them (Exposure) -> the rules now in force; 400 invalid_request names a bad pattern
-//	GET    /agents/{class}/{name}/policy                    the agent's tool policy, {"default", "rules": [{"match", "action", "rate"?}], "pins"?} (package policy; see Policy)
+//	GET    /agents/{class}/{name}/policy                    the agent's tool policy, {"default", "rules": [{"match", "action", "rate"?}], "pins"?, "audit"?} (package policy; see Policy)
 //	PUT    /agents/{class}/{name}/policy                    replace it (Policy) -> the policy now in force; 400 invalid_request names the bad rule and field
 //	GET    /agents/{class}/{name}/approvals                 {"approvals": [...]}: calls the policy asked about (Approval), pending first (oldest first), then the others, newest first
 //	GET    /agents/{class}/{name}/approvals/{id}            {"approval": {...}}; 404 unknown_approval
@@ -104,6 +104,10 @@
 //	GET    /agents/{class}/{name}/policy/tools              {"tools": [{serverId, name, "decisions": {"llm"|"api"|"gateway": {action, rule, rate?, reason?}}}]}: each tool of the
 //	                                                        connected servers (denied ones too) with its effective action per caller and the rule that decided (-1: the default)
 //	GET    /agents/{class}/{name}/policy/presets/{preset}   the preset "open" or "cautious" as a policy to PUT (policy.Preset); 404 not_found for another name
+//	GET    /agents/{class}/{name}/audit                     {"records": [AuditRecord], "cursor", "more"}: the agent's audit log, oldest first (?order=newest for newest first);
+//	                                                        ?since=&until= (RFC 3339), ?server=&tool=&decision=, ?limit= (1-1000, default 100), ?cursor= (the answer's, to go on
+//	                                                        in the same order); with ?format=jsonl or Accept: application/x-ndjson, every record selected as JSON lines
+//	                                                        (at most ?limit= when given); 501 when the store keeps no log (see Audit)
 //	GET    /agents/{class}/{name}/callback                  OAuth callback (agent.Agent.HandleOAuthCallback); no token needed,
 //	                                                        and it never creates an agent: unknown_agent unless the agent is awake or has stored servers; for an
 //	                                                        agent not awake here the state is checked in the store first (agent.Host.CheckCallback), and one that is
@@ -232,6 +236,26 @@
 // or accept, and holds new tools ("new": "hold"). The first call after a
 // restart or a wake waits for the server's catalog, so that it is checked
 // too.
+//
+// # Audit
+//
+// Each agent keeps an audit log (package agent, Agent.Audit): every tool
+// call through it, whoever the caller (the API, the CLI, the gateway, a
+// model through AITools), every decision on a call (allowed, denied,
+// rate_limited, tool_changed, asked; approved or rejected by a person,
+// expired), every pin decision and every server added or removed is one
+// AuditRecord, with its time, server, tool, caller, decision, a call's
+// outcome (ok, is_error, error with its class) and duration, and the
+// SHA-256 of its arguments (canonical JSON); the arguments themselves
+// only when the policy says "audit": {"arguments": "full"}, sealed by the
+// store's key (a store without a key keeps the hash only). Records are
+// written in batches off the calls' path: a record appears in GET
+// .../audit once its batch is written (within the agent's AuditWindow,
+// 100ms by default; at once for the process that serves the request). The
+// log keeps 100,000 records and 30 days per agent by default. A follower
+// (agentmcp audit --follow) polls with the cursor of its last answer.
+// Across replicas sharing a Postgres store, each writes its own records
+// and every one reads them all.
 //
 // # Tasks
 //

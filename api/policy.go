@@ -32,7 +32,8 @@ const (
 type Policy struct {
 	Default string       `json:"default,omitempty"`
 	Rules   []PolicyRule `json:"rules"`
-	Pins    *PolicyPins  `json:"pins,omitempty"` // pins.go
+	Pins    *PolicyPins  `json:"pins,omitempty"`  // pins.go
+	Audit   *PolicyAudit `json:"audit,omitempty"` // audit.go
 }
 
 // PolicyRule is one rule of a Policy: the first whose match matches a

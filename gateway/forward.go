@@ -135,6 +135,8 @@ func (g *Gateway) callTool(serverID, name string) mcp.ToolHandler {
 func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessEra bool, caps *mcp.ClientCapabilities, p *mcp.CallToolParamsRaw, serverID, name string) (*mcp.CallToolResult, error) {
 	ctx = agent.WithCaller(ctx, policy.Gateway) // the agent's policy decides for this caller
 	if !g.exposed(serverID, name) {
+		g.a.AuditRefused(ctx, serverID, name, p.Arguments, agent.DeniedError(serverID, name, policy.Gateway,
+			policy.Decision{Action: policy.Deny, Rule: -1, Reason: "not exposed by the gateway"})) // the agent's audit log
 		return toolError(fmt.Sprintf("tool %q of MCP server %q is not exposed", name, serverID)), nil
 	}
 	var args any

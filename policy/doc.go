@@ -39,6 +39,12 @@
 //	"pins": {"changed": "block", "new": "allow",
 //	         "servers": {"github": {"changed": "warn", "new": "hold"}}}
 //
+// A Policy's Audit says what the agent's audit log keeps of each call's
+// arguments: their SHA-256 only (the default), or with "full" the
+// arguments too, sealed by the store's cipher:
+//
+//	"audit": {"arguments": "full"}
+//
 // A Limiter enforces the rules' rates ("10/m": ten calls a minute per
 // tool) on a clock the caller gives.
 //

@@ -61,6 +61,9 @@ type Policy struct {
 	// after the agent pinned them (see Pins); nil means the defaults:
 	// a changed tool is blocked, a new one allowed.
 	Pins *Pins `json:"pins,omitempty"`
+	// Audit says what the agent's audit log keeps (see Audit); nil means
+	// the arguments' hash only.
+	Audit *Audit `json:"audit,omitempty"`
 }
 
 // Rule is one rule of a Policy.
@@ -202,7 +205,10 @@ func (p Policy) Validate() error {
 			return err
 		}
 	}
-	return p.Pins.validate()
+	if err := p.Pins.validate(); err != nil {
+		return err
+	}
+	return p.Audit.validate()
 }
 
 func (r Rule) validate(i int) error {
@@ -333,7 +339,7 @@ func Stricter(a, b Action) Action {
 
 // Clone returns a deep copy of p, with non-nil Rules.
 func (p Policy) Clone() Policy {
-	q := Policy{Default: p.Default, Rules: make([]Rule, len(p.Rules)), Pins: p.Pins.clone()}
+	q := Policy{Default: p.Default, Rules: make([]Rule, len(p.Rules)), Pins: p.Pins.clone(), Audit: p.Audit.clone()}
 	for i, r := range p.Rules {
 		r.Match.Tools = slices.Clone(r.Match.Tools)
 		r.Match.Servers = slices.Clone(r.Match.Servers)

@@ -298,3 +298,37 @@ func TestPins(t *testing.T) {
 		}
 	}
 }
+
+// TestAudit: the audit field parses, validates and clones; arguments are
+// kept in full only when it says "full".
+func TestAudit(t *testing.T) {
+	p, err := policy.Parse([]byte(`{"rules":[],"audit":{"arguments":"full"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Audit.FullArguments() {
+		t.Errorf("audit %+v: FullArguments false", p.Audit)
+	}
+	q := p.Clone()
+	q.Audit.Arguments = policy.ArgumentsHash
+	if !p.Audit.FullArguments() {
+		t.Error("Clone shares the audit field")
+	}
+	for _, doc := range []string{`{"rules":[]}`, `{"rules":[],"audit":{}}`, `{"rules":[],"audit":{"arguments":"hash"}}`} {
+		p, err := policy.Parse([]byte(doc))
+		if err != nil {
+			t.Fatalf("policy.Parse(%s): %v", doc, err)
+		}
+		if p.Audit.FullArguments() {
+			t.Errorf("policy.Parse(%s): FullArguments true", doc)
+		}
+	}
+	for _, doc := range []string{
+		`{"rules":[],"audit":{"arguments":"some"}}`,
+		`{"rules":[],"audit":{"args":"full"}}`,
+	} {
+		if _, err := policy.Parse([]byte(doc)); !errors.Is(err, policy.ErrInvalid) {
+			t.Errorf("policy.Parse(%s): %v, want policy.ErrInvalid", doc, err)
+		}
+	}
+}

@@ -75,6 +75,7 @@ func (s *Server) routes() *http.ServeMux {
 	s.pinRoutes(mux)         // pins.go: .../pins, .../pins/{server}/{tool}
 	s.policyToolsRoutes(mux) // policytools.go: .../policy/tools, .../policy/presets/{preset}
 	s.appsRoutes(mux)        // apps.go: .../servers/{id}/view
+	s.auditRoutes(mux)       // audit.go: .../audit
 	s.oauthRoutes(mux)
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics)
@@ -622,11 +623,11 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, a *agent.Agent
 	// a call that becomes a task may outlive the request) write the answer.
 	answered := false
 	_, err := callServer(s, r, a, fmt.Sprintf("tools/call %q", req.Name), req.TimeoutMS, func(ctx context.Context, id string, limit time.Duration) (*mcp.CallToolResult, error) {
-		if req.Approval == "" && policyRefused(w, a, id, req.Name) { // policy.go
+		if req.Approval == "" && policyRefused(w, r, a, id, req.Name, args) { // policy.go
 			answered = true
 			return nil, nil
 		}
-		if pinRefused(w, r, a, id, req.Name) { // pins.go
+		if pinRefused(w, r, a, id, req.Name, args) { // pins.go
 			answered = true
 			return nil, nil
 		}

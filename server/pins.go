@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -64,11 +65,12 @@ func (s *Server) decidePin(w http.ResponseWriter, r *http.Request, a *agent.Agen
 // call of a tool the agent's pins keep out (which ListTools leaves out, so
 // that it would otherwise be an unknown tool). It reports whether it
 // answered.
-func pinRefused(w http.ResponseWriter, r *http.Request, a *agent.Agent, serverID, tool string) bool {
+func pinRefused(w http.ResponseWriter, r *http.Request, a *agent.Agent, serverID, tool string, args json.RawMessage) bool {
 	err := a.CheckPin(r.Context(), serverID, tool)
 	if err == nil {
 		return false
 	}
+	a.AuditRefused(r.Context(), serverID, tool, args, err)
 	aerr := apiErrorf(http.StatusConflict, api.CodeToolChanged, "%v", err)
 	aerr.ServerID = serverID
 	writeError(w, aerr)

@@ -116,11 +116,12 @@ func (s *Server) approvalError(a *agent.Agent, err error) error {
 // call of a tool the policy denies to the API (which ListTools leaves
 // out, so that it would otherwise be an unknown tool). It reports whether
 // it answered.
-func policyRefused(w http.ResponseWriter, a *agent.Agent, serverID, tool string) bool {
+func policyRefused(w http.ResponseWriter, r *http.Request, a *agent.Agent, serverID, tool string, args json.RawMessage) bool {
 	d := a.Decide(serverID, tool, policy.API)
 	if d.Action != policy.Deny {
 		return false
 	}
+	a.AuditRefused(r.Context(), serverID, tool, args, agent.DeniedError(serverID, tool, policy.API, d))
 	aerr := apiErrorf(http.StatusForbidden, api.CodeToolDenied, "tool %q of MCP server %s is denied by the agent's policy", tool, failure.Label(a, serverID))
 	aerr.ServerID = serverID
 	writeError(w, aerr)

@@ -36,7 +36,11 @@
 // answered once (SwapApproval from pending), started once (from approved
 // to running) and deleted once they ended (DeleteApprovals). PinStore
 // keeps the pinned definitions of its servers' tools (store.Pin), one
-// readable record per tool.
+// readable record per tool. AuditStore keeps each agent's audit log
+// (store.AuditRecord), appended in batches, unfenced (each process writes
+// its own calls' records), queried by time, server, tool and decision
+// with a cursor, pruned by count and age; a record's arguments are sealed
+// by the store's Cipher, and not kept at all without a key.
 //
 // DeleteServer removes all of a server's keys with its row, and RenameServer
 // (the move from a generated id to a stable one) moves them (and its pins)

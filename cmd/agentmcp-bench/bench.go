@@ -53,7 +53,7 @@ type config struct {
 	stderr         io.Writer
 }
 
-var allSections = []string{"calls", "ts", "gateway", "fanout", "restore", "aitools", "search", "idle", "hibernate"}
+var allSections = []string{"calls", "ts", "gateway", "audit", "fanout", "restore", "aitools", "search", "idle", "hibernate"}
 
 // figureOrder is the order of the name=value lines.
 var figureOrder = []string{
@@ -63,6 +63,7 @@ var figureOrder = []string{
 	"seq_throughput_vs_floor", "big_throughput_vs_floor", "overhead_ratio_seq_gosdk_server",
 	"ts_over_agentmcp_latency_ratio",
 	"gateway_overhead_ms_p50", "gateway_overhead_ms_p50_stateless", "gateway_overhead_ms_p50_gosdk", "gateway_overhead_ms_p50_gosdk_stateless",
+	"audit_overhead_ratio_seq",
 	"fanout_client_cpu_vs_raw_sdk", "fanout_wall_ratio",
 	"restore_1000_seconds", "restore_1000_peak_rss_mib",
 	"aitools_cached_ratio",
@@ -187,6 +188,14 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		tab, f, err := runGateway(ctx, &c, srv)
 		if err != nil {
 			return fmt.Errorf("gateway: %w", err)
+		}
+		tables = append(tables, tab)
+		figs = append(figs, f...)
+	}
+	if c.sections["audit"] {
+		tab, f, err := runAudit(ctx, &c, srv) // audit.go
+		if err != nil {
+			return fmt.Errorf("audit: %w", err)
 		}
 		tables = append(tables, tab)
 		figs = append(figs, f...)

@@ -9,6 +9,8 @@
 //   - the same sequential calls from the TypeScript SDK's client;
 //   - a call through an agent's MCP endpoint (package gateway) against the
 //     agent's own call, in both eras;
+//   - sequential calls through an agent with its audit log against one
+//     without (audit.go);
 //   - connecting and discovering 200 servers at once against one alone;
 //   - restoring an agent with 1,000 stored servers (SQLite);
 //   - AITools over 10,000 tools, first call against a repeat;

@@ -47,6 +47,8 @@ patterns), annotations (the tool's hints; one that does not state a hint has
 the MCP specification's default: readOnlyHint false, destructiveHint true,
 idempotentHint false, openWorldHint true), callers (llm, api, gateway). A rate
 ("N/s", "N/m", "N/h") on allow or ask limits the calls of each tool.
+"audit": {"arguments": "full"} makes the agent's audit log (agentmcp audit)
+keep each call's arguments, sealed by the store's key, besides their hash.
 
 ` + targetFlagsUsage + `
 Examples:

@@ -46,7 +46,8 @@ func commands() []command {
 		approvalsCommand(), // approvals.go
 		approveCommand(),
 		denyCommand(),
-		pinsCommand(), // pins.go
+		pinsCommand(),  // pins.go
+		auditCommand(), // audit.go
 		mcpConfigCommand(),
 		versionCommand(),
 	}

@@ -371,6 +371,16 @@ export function connectAgent(options = {}) {
     // answers one: {decision: "approve"|"deny", remember?, reason?}.
     listApprovals: async () => (await api("GET", "/approvals")).approvals,
     answerApproval: (id, answer) => api("POST", `/approvals/${seg(id)}`, answer),
+    // getAudit resolves to a page of the agent's audit log for q (a
+    // URLSearchParams: server, tool, decision, since, until, limit,
+    // cursor, order): {records, cursor, more}; auditExportURL is the URL
+    // of every record q selects as JSON lines (audit.js).
+    getAudit: (q) => api("GET", "/audit?" + q.toString()),
+    auditExportURL: (q) => {
+      const p = new URLSearchParams(q);
+      p.set("format", "jsonl");
+      return httpBase + "/audit?" + p.toString();
+    },
     // listAgents resolves to the agents of the server: [{class, name}].
     listAgents: async () => {
       const res = await fetch(`${secure ? "https" : "http"}://${host}/${prefix}`, { credentials: "include" });

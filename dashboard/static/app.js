@@ -6,6 +6,7 @@ import { el, isObject, jsonText, safeURL, str, uid } from "./dom.js";
 import { schemaForm } from "./forms.js";
 import { callStats } from "./stats.js";
 import { serverLogs } from "./logs.js";
+import { auditLog } from "./audit.js";
 import { exposureEditor } from "./exposure.js";
 import { awakeLine } from "./busy.js";
 import { toolSearch } from "./toolsearch.js";
@@ -66,6 +67,7 @@ const conn = connectAgent({
       tasks.refresh();
       approvals.refresh();
       policy.load();
+      audit.refresh();
     }
     render();
   },
@@ -113,6 +115,16 @@ const exposure = exposureEditor({
 });
 
 const pins = pinsPanel({ conn, section: $("pins-section"), list: $("pins") });
+
+// The agent's audit log (audit.js), in its own section.
+const audit = auditLog({
+  conn,
+  form: $("audit-form"),
+  list: $("audit").tBodies[0],
+  none: $("no-audit"),
+  exportLink: $("audit-export"),
+  status: $("audit-status"),
+});
 
 // live reports whether the page shows the agent's state as it is now.
 const live = () => conn.status === "open";
@@ -693,6 +705,7 @@ function runner(form, label, run, show) {
       button.disabled = false;
       cancel.hidden = true;
       stats.refresh(); // the call is in the figures now
+      audit.refresh(); // and in the audit log
       tasks.refresh(); // and its task, if it ran as one, has ended or runs on
     }
   });

@@ -50,10 +50,14 @@
 // and PutApproval, GetApproval, ListApprovals, SwapApproval and
 // DeleteApprovals (store.ApprovalStore: each agent's approvals, readable
 // JSON; the writes are fenced, and a swap is one conditional UPDATE on the
-// state, so that of two answers one wins), and PutPin, ListPins and
+// state, so that of two answers one wins), PutPin, ListPins and
 // DeletePins (store.PinStore: the pinned definitions of each agent's
 // tools, readable JSON; the writes are fenced; RenameServer moves a
-// server's pins with it).
+// server's pins with it), and AppendAudit, QueryAudit and PruneAudit
+// (store.AuditStore: each agent's audit log, a batch sent in one round
+// trip and one transaction; not fenced: every replica appends the records
+// of its own calls, seq numbering them across replicas in the order their
+// inserts ran; the arguments sealed).
 //
 // # Usage
 //

@@ -78,6 +78,7 @@ func TestStore(t *testing.T) {
 			for _, q := range []string{
 				`SELECT namespace, id, name, url, callback_url, client_id, auth_url, options FROM agentmcp_servers`,
 				`SELECT namespace, server_id, key, value FROM agentmcp_kv`,
+				`SELECT namespace, server_id, tool, record, arguments FROM agentmcp_audit`,
 			} {
 				rows, err := conn.Query(t.Context(), q, pgx.QueryResultFormats{pgx.BinaryFormatCode})
 				if err != nil {

@@ -49,9 +49,12 @@
 // policy, readable JSON), and PutApproval, GetApproval, ListApprovals,
 // SwapApproval and DeleteApprovals (store.ApprovalStore: each agent's
 // approvals, readable JSON; a swap is one conditional UPDATE on the
-// state), and PutPin, ListPins and DeletePins (store.PinStore: the pinned
+// state), PutPin, ListPins and DeletePins (store.PinStore: the pinned
 // definitions of each agent's tools, readable JSON; RenameServer moves a
-// server's pins with it).
+// server's pins with it), and AppendAudit, QueryAudit and PruneAudit
+// (store.AuditStore: each agent's audit log in one table clustered by
+// agent and seq, a batch appended by multi-row INSERTs in one
+// transaction; the arguments sealed).
 //
 // Open(ctx, sqlite.Memory, nil) opens a private in-memory database on a
 // single connection, for tests; it disappears with Close.

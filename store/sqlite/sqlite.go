@@ -83,6 +83,8 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	audit auditStmts // the audit log's prepared INSERTs (audit.go)
 }
 
 // Open opens (creating if needed) the SQLite database at path, sets it to

@@ -1,0 +1,131 @@
+package codec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentmcp/agentmcp/store"
+)
+
+var errNoDecision = errors.New("empty decision")
+
+// auditAD binds a record's sealed arguments to its agent and to the hash
+// of the arguments it names, so that they do not open in another agent's
+// record nor in a record of other arguments.
+func auditAD(ns, hash string) []byte {
+	return []byte("agentmcp/audit-arguments\x00" + ns + "\x00" + hash)
+}
+
+// CheckAudit checks an audit record's indexed fields.
+func CheckAudit(r store.AuditRecord) error {
+	if err := CheckNamespace(r.Namespace); err != nil {
+		return err
+	}
+	switch {
+	case r.Decision == "":
+		return errNoDecision
+	case !text(r.ServerID) || !text(r.Tool) || !text(r.Decision):
+		return errBadText
+	}
+	return nil
+}
+
+// auditDoc is the stored JSON record of an AuditRecord: everything but
+// its key, its indexed columns and its arguments, under one-letter keys
+// (every byte of a record is written, and checksummed, once per call).
+type auditDoc struct {
+	ServerName    string `json:"n,omitempty"`
+	Caller        string `json:"c,omitempty"`
+	Outcome       string `json:"o,omitempty"`
+	ErrorClass    string `json:"e,omitempty"`
+	Reason        string `json:"r,omitempty"`
+	Approval      string `json:"a,omitempty"`
+	DurationMicro int64  `json:"d,omitempty"` // microseconds
+	ArgumentsHash string `json:"h,omitempty"`
+}
+
+// EncodeAudit returns the record column and the sealed arguments column
+// (nil when r keeps no arguments, or c has no key: arguments are never
+// stored in plaintext) of r.
+func EncodeAudit(c *store.Cipher, r store.AuditRecord) (record, arguments []byte, err error) {
+	record, err = json.Marshal(auditDoc{ServerName: r.ServerName, Caller: r.Caller, Outcome: r.Outcome,
+		ErrorClass: r.ErrorClass, Reason: r.Reason, Approval: r.Approval, DurationMicro: r.Duration.Microseconds(),
+		ArgumentsHash: r.ArgumentsHash})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(r.Arguments) > 0 && c != nil {
+		arguments = c.Seal(r.Arguments, auditAD(r.Namespace, r.ArgumentsHash))
+	}
+	return record, arguments, nil
+}
+
+// DecodeAudit fills r's other fields from its record and arguments
+// columns; r's key and indexed columns are set already.
+func DecodeAudit(c *store.Cipher, record, arguments []byte, r *store.AuditRecord) error {
+	var d auditDoc
+	if err := json.Unmarshal(record, &d); err != nil {
+		return fmt.Errorf("audit record %d: %w", r.Seq, err)
+	}
+	r.ServerName, r.Caller, r.Outcome, r.ErrorClass = d.ServerName, d.Caller, d.Outcome, d.ErrorClass
+	r.Reason, r.Approval, r.Duration, r.ArgumentsHash = d.Reason, d.Approval, time.Duration(d.DurationMicro)*time.Microsecond, d.ArgumentsHash
+	if len(arguments) > 0 {
+		args, err := c.Open(arguments, auditAD(r.Namespace, r.ArgumentsHash))
+		if err != nil {
+			return fmt.Errorf("audit record %d: arguments: %w", r.Seq, err)
+		}
+		r.Arguments = args
+	}
+	return nil
+}
+
+// AuditLimit returns the number of records q asks for.
+func AuditLimit(q store.AuditQuery) int {
+	switch {
+	case q.Limit <= 0:
+		return store.DefaultAuditLimit
+	case q.Limit > store.MaxAuditLimit:
+		return store.MaxAuditLimit
+	}
+	return q.Limit
+}
+
+// AuditWhere returns the conditions and arguments of q's selection of
+// the records of ns, with placeholders made by ph (given the argument's
+// 1-based index), and the ORDER BY clause.
+func AuditWhere(ns string, q store.AuditQuery, at func(time.Time) any, ph func(int) string) (where, order string, args []any) {
+	conds := []string{}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, strings.Replace(cond, "?", ph(len(args)), 1))
+	}
+	add("namespace = ?", ns)
+	if !q.Since.IsZero() {
+		add("at >= ?", at(q.Since))
+	}
+	if !q.Until.IsZero() {
+		add("at < ?", at(q.Until))
+	}
+	if q.ServerID != "" {
+		add("server_id = ?", q.ServerID)
+	}
+	if q.Tool != "" {
+		add("tool = ?", q.Tool)
+	}
+	if q.Decision != "" {
+		add("decision = ?", q.Decision)
+	}
+	order = "seq"
+	if q.NewestFirst {
+		order = "seq DESC"
+		if q.Cursor > 0 {
+			add("seq < ?", q.Cursor)
+		}
+	} else if q.Cursor > 0 {
+		add("seq > ?", q.Cursor)
+	}
+	return strings.Join(conds, " AND "), order, args
+}
