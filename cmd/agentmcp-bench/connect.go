@@ -18,7 +18,7 @@ const (
 	// connectManagerAll is the default Manager, whose discovery lists
 	// every list the server advertises (here four).
 	connectManagerAll = "agentmcp, every list"
-	connectRaw     = "go-sdk ClientSession"
+	connectRaw        = "go-sdk ClientSession"
 	// connectRawQuiet is go-sdk's client without list-changed handlers: a
 	// 2026-07-28 session then opens no subscriptions/listen stream (a
 	// 2025-11-25 one still opens its GET stream). Shown, not compared.
