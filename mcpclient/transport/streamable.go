@@ -593,6 +593,13 @@ func (c *streamableConn) post(ctx, reqCtx context.Context, msg jsonrpc.Message, 
 			return nil, rejected(fmt.Errorf("%s: %w", out.summary, err))
 		}
 	}
+	if out.call != nil && (out.call.Method == "initialize" || out.call.Method == "server/discover") && c.streams.Dialer != nil {
+		// The standing stream (the legacy GET stream, subscriptions/listen)
+		// and the first requests follow the handshake's answer at once: a
+		// connection for them is dialled beside it, rather than after it.
+		u := req.URL
+		c.goStream(func() { c.streams.Prewarm(c.ctx, u) })
+	}
 	var resp *http.Response
 	switch {
 	case out.call != nil && out.call.Method == "subscriptions/listen":

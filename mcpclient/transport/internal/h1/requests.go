@@ -100,6 +100,44 @@ type reqConn struct {
 	idleSince time.Time // when it went idle
 }
 
+// Prewarm dials one connection into the pool of u's host, when the
+// connection's requests go on the Dialer's connections and that pool holds
+// none idle, so that the request or standing stream that comes next finds
+// it open rather than dialling: a handshake's caller runs it beside the
+// handshake's request, whose answer the standing stream and the first
+// requests follow at once (the connection the handshake took is then one,
+// this the other). ctx bounds the dial; nothing is kept once it ended. It
+// returns when the connection is in the pool, or was not dialled.
+func (v *Via) Prewarm(ctx context.Context, u *url.URL) {
+	if v.Dialer == nil || v.Dialer.DialContext == nil || (u.Scheme == "https" && !v.http1.Load()) {
+		return // an https connection's first request learns the protocol
+	}
+	probe := (&http.Request{Method: http.MethodGet, URL: u, Header: http.Header{}, Host: u.Host}).WithContext(ctx)
+	if !v.own(probe) {
+		return
+	}
+	pool := v.reqPool(u)
+	if pool.idleCount() > 0 || v.Dialer.gate() != nil {
+		return
+	}
+	conn, err := v.Dialer.dial(ctx, u)
+	if err != nil {
+		return
+	}
+	if ctx.Err() != nil {
+		conn.Close()
+		return
+	}
+	pool.put(&reqConn{Conn: conn, raw: netConnOf(conn)})
+}
+
+// idleCount returns how many connections are idle in the pool.
+func (p *reqPool) idleCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
 // take returns an idle connection, or nil.
 func (p *reqPool) take() *reqConn {
 	for {
