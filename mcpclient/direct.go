@@ -19,7 +19,7 @@ import (
 
 // This file is the Manager's direct path: the requests it sends past
 // go-sdk's JSON-RPC layer (its jsonrpc2 connection, request ids, result
-// decoding and, for legacy lists, its session methods), straight through
+// decoding and, for the lists, its session methods), straight through
 // the connection of one of our own HTTP transports
 // (transport.DirectCaller). It exists for speed alone (docs/PERFORMANCE.md
 // sections 11 and 12) and goes when go-sdk can take a decoded result
@@ -55,9 +55,11 @@ import (
 //     (TestElicitationForm, TestInputNotCached);
 //   - answer a resumed session's handshake locally, with the saved result
 //     (transport's TestCallDirectHandshake);
-//   - leave out of a legacy list the tools go-sdk's ListTools leaves out
+//   - leave out of a list the tools go-sdk's ListTools leaves out
 //     for their x-mcp-header annotations (TestToolHeaderFilter), and never
-//     serve a list from go-sdk's cache (TestRefreshPastListTTL).
+//     serve a list from go-sdk's cache (TestRefreshPastListTTL);
+//   - give a 2026-07-28 list the request _meta go-sdk gives the session's
+//     requests (TestModernListMeta).
 //
 // It is the innermost of the Manager's sending middleware, so that the
 // others (telemetry, the calls in flight, the elicitation seed, URL
