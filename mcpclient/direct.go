@@ -145,9 +145,22 @@ func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 	}
 }
 
-// requestMetaKeys are the _meta entries go-sdk adds to each request of a
-// 2026-07-28 session (its injectRequestMeta).
-var requestMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+// requestMeta is the _meta go-sdk adds to each request of a 2026-07-28
+// session (its injectRequestMeta), the values of its three entries: kept
+// for the session's life, so without a map's overhead.
+type requestMeta struct {
+	version    string
+	info, caps any
+}
+
+// into adds the entries to m that it does not have, as go-sdk does.
+func (r *requestMeta) into(m mcp.Meta) {
+	for k, v := range map[string]any{mcp.MetaKeyProtocolVersion: r.version, mcp.MetaKeyClientInfo: r.info, mcp.MetaKeyClientCapabilities: r.caps} {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+}
 
 // noteRequestMeta keeps the request _meta go-sdk added to req, a request
 // of a 2026-07-28 session that went through go-sdk's session after its
@@ -164,18 +177,13 @@ func (h *sessionHooks) noteRequestMeta(req mcp.Request) {
 		return
 	}
 	got := p.GetMeta()
-	meta := make(mcp.Meta, len(requestMetaKeys))
-	for _, k := range requestMetaKeys {
-		v, ok := got[k]
-		if !ok {
-			return
-		}
-		meta[k] = v
-	}
-	if v, _ := meta[mcp.MetaKeyProtocolVersion].(string); v < protocolModern {
+	version, _ := got[mcp.MetaKeyProtocolVersion].(string)
+	info, ok := got[mcp.MetaKeyClientInfo]
+	caps, ok2 := got[mcp.MetaKeyClientCapabilities]
+	if version < protocolModern || !ok || !ok2 {
 		return
 	}
-	h.reqMeta.CompareAndSwap(nil, &meta)
+	h.reqMeta.CompareAndSwap(nil, &requestMeta{version: version, info: info, caps: caps})
 }
 
 // marshalParams encodes request params to the bytes go-sdk's jsonrpc2
@@ -234,9 +242,9 @@ func listPage[P mcp.Params, R mcp.Result](ctx context.Context, s *session, metho
 	}
 	if meta != nil {
 		// A 2026-07-28 list: the _meta go-sdk's method would add.
-		m := make(mcp.Meta, len(meta)+len(params.GetMeta()))
-		maps.Copy(m, meta)
-		maps.Copy(m, params.GetMeta()) // as go-sdk's: what the params have wins
+		m := make(mcp.Meta, 3+len(params.GetMeta()))
+		maps.Copy(m, params.GetMeta())
+		meta.into(m)
 		params.SetMeta(m)
 	}
 	res, err := s.hooks.send(ctx, method, &mcp.ClientRequest[P]{Session: s.cs, Params: params})
@@ -255,7 +263,7 @@ func listPage[P mcp.Params, R mcp.Result](ctx context.Context, s *session, metho
 // sends lists on, legacy, or 2026-07-28 once the _meta go-sdk adds to its
 // requests is known (meta, which such a list must carry; nil for a
 // legacy session).
-func (s *session) listsDirect() (meta mcp.Meta, ok bool) {
+func (s *session) listsDirect() (meta *requestMeta, ok bool) {
 	if s.hooks == nil || s.hooks.send == nil {
 		return nil, false
 	}
@@ -264,11 +272,9 @@ func (s *session) listsDirect() (meta mcp.Meta, ok bool) {
 		return nil, false
 	}
 	if init.ProtocolVersion >= protocolModern {
-		p := s.hooks.reqMeta.Load()
-		if p == nil {
+		if meta = s.hooks.reqMeta.Load(); meta == nil {
 			return nil, false
 		}
-		meta = *p
 	}
 	_, ok = s.raw.(transport.DirectCaller)
 	_, ok2 := s.conn.(*sessionConn)

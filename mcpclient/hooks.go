@@ -69,7 +69,7 @@ type sessionHooks struct {
 	// 2026-07-28 session (protocol version, client info, capabilities:
 	// fixed for the session's client), as directMiddleware first saw it;
 	// listPage sends the session's lists with it (direct.go).
-	reqMeta atomic.Pointer[mcp.Meta]
+	reqMeta atomic.Pointer[requestMeta]
 	send    mcp.MethodHandler  // the sending middleware without go-sdk's session (direct.go)
 	tel     *telemetry.Session // its telemetry attributes (telemetry.go)
 	roots   *roots.Syncer      // keeps the client's roots current (roots.go)
