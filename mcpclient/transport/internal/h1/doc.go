@@ -45,7 +45,8 @@
 //
 // Beyond net/http: a standing stream takes over an idle connection of the
 // requests' pool when there is one, and [Via.Prewarm] dials one into an
-// empty pool beside a handshake, so that what follows the handshake's
+// empty pool beside a handshake (a request made with [WithSpare], once it
+// dials its own), so that what follows the handshake's
 // answer waits for no dial (TestStandingStreamTakesIdle, TestPrewarm,
 // transport's TestHandshakePrewarm).
 //

@@ -131,6 +131,25 @@ func (v *Via) Prewarm(ctx context.Context, u *url.URL) {
 	pool.put(&reqConn{Conn: conn, raw: netConnOf(conn)})
 }
 
+// spareKey is the context key of a request's spare (WithSpare).
+type spareKey struct{}
+
+// spare is what WithSpare put in a request's context.
+type spare struct {
+	life  context.Context
+	spawn func(func()) bool
+}
+
+// WithSpare returns a context, derived from ctx, for a request that, when
+// it dials its connection (the pool has none idle), has one more dialled
+// beside it into the pool (Prewarm, bounded by life), on a goroutine that
+// spawn starts (and its owner waits for; spawn reports false when it
+// starts none). The spare is dialled only once the request has taken its
+// own connection, so that the request never takes the spare.
+func WithSpare(ctx, life context.Context, spawn func(func()) bool) context.Context {
+	return context.WithValue(ctx, spareKey{}, &spare{life: life, spawn: spawn})
+}
+
 // idleCount returns how many connections are idle in the pool.
 func (p *reqPool) idleCount() int {
 	p.mu.Lock()
@@ -298,6 +317,10 @@ func (v *Via) sendReused(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
+	}
+	if sp, ok := req.Context().Value(spareKey{}).(*spare); ok {
+		u := req.URL
+		sp.spawn(func() { v.Prewarm(sp.life, u) })
 	}
 	conn, err := v.Dialer.dial(req.Context(), req.URL)
 	if err != nil {
