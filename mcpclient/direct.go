@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -18,7 +19,7 @@ import (
 
 // This file is the Manager's direct path: the requests it sends past
 // go-sdk's JSON-RPC layer (its jsonrpc2 connection, request ids, result
-// decoding and, for legacy lists, its session methods), straight through
+// decoding and, for the lists, its session methods), straight through
 // the connection of one of our own HTTP transports
 // (transport.DirectCaller). It exists for speed alone (docs/PERFORMANCE.md
 // sections 11 and 12) and goes when go-sdk can take a decoded result
@@ -54,9 +55,11 @@ import (
 //     (TestElicitationForm, TestInputNotCached);
 //   - answer a resumed session's handshake locally, with the saved result
 //     (transport's TestCallDirectHandshake);
-//   - leave out of a legacy list the tools go-sdk's ListTools leaves out
+//   - leave out of a list the tools go-sdk's ListTools leaves out
 //     for their x-mcp-header annotations (TestToolHeaderFilter), and never
-//     serve a list from go-sdk's cache (TestRefreshPastListTTL).
+//     serve a list from go-sdk's cache (TestRefreshPastListTTL);
+//   - give a 2026-07-28 list the request _meta go-sdk gives the session's
+//     requests (TestModernListMeta).
 //
 // It is the innermost of the Manager's sending middleware, so that the
 // others (telemetry, the calls in flight, the elicitation seed, URL
@@ -88,6 +91,9 @@ import (
 // on the session.
 func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if h.reqMeta.Load() == nil {
+			h.noteRequestMeta(req)
+		}
 		dc, ok := h.s.raw.(transport.DirectCaller)
 		if !ok {
 			return next(ctx, method, req)
@@ -139,6 +145,47 @@ func (h *sessionHooks) directMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 	}
 }
 
+// requestMeta is the _meta go-sdk adds to each request of a 2026-07-28
+// session (its injectRequestMeta), the values of its three entries: kept
+// for the session's life, so without a map's overhead.
+type requestMeta struct {
+	version    string
+	info, caps any
+}
+
+// into adds the entries to m that it does not have, as go-sdk does.
+func (r *requestMeta) into(m mcp.Meta) {
+	for k, v := range map[string]any{mcp.MetaKeyProtocolVersion: r.version, mcp.MetaKeyClientInfo: r.info, mcp.MetaKeyClientCapabilities: r.caps} {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+}
+
+// noteRequestMeta keeps the request _meta go-sdk added to req, a request
+// of a 2026-07-28 session that went through go-sdk's session after its
+// handshake (its subscriptions/listen, a call, a list): the same for every
+// such request, as go-sdk builds it from the session's negotiated version
+// and its client's fixed options. server/discover's is not taken: it
+// carries the version asked for, which a negotiation may change.
+func (h *sessionHooks) noteRequestMeta(req mcp.Request) {
+	p := req.GetParams()
+	if p == nil {
+		return
+	}
+	if _, ok := p.(*mcp.DiscoverParams); ok {
+		return
+	}
+	got := p.GetMeta()
+	version, _ := got[mcp.MetaKeyProtocolVersion].(string)
+	info, ok := got[mcp.MetaKeyClientInfo]
+	caps, ok2 := got[mcp.MetaKeyClientCapabilities]
+	if version < protocolModern || !ok || !ok2 {
+		return
+	}
+	h.reqMeta.CompareAndSwap(nil, &requestMeta{version: version, info: info, caps: caps})
+}
+
 // marshalParams encodes request params to the bytes go-sdk's jsonrpc2
 // sends (encoding/json without escaping HTML), without reflection for a
 // tools/call's or a list's params and the _meta go-sdk adds to them
@@ -174,27 +221,37 @@ func marshalInitialize(p *mcp.InitializeParams) (json.RawMessage, error) {
 	return jsonrpcwire.AppendJSON(nil, v)
 }
 
-// listPage requests one page of a list. On a legacy session over one of
-// our HTTP transports, whose lists directMiddleware sends itself, the
-// request goes through the Manager's sending middleware (sessionHooks.send:
-// telemetry, the calls in flight, URL elicitations, then the transport)
-// without go-sdk's session method, and direct is true. That method adds
-// nothing to a legacy list but a check of the tools' x-mcp-header
-// annotations, which encodes and decodes every tool's input schema again
-// (the Manager checks them cheaply: toolfilter.Valid). A 2026-07-28 session keeps
-// go-sdk's method, which adds the request _meta of that era (and keeps
-// go-sdk's list cache, which the Manager's middleware bypasses). sdk is
-// that method.
+// listPage requests one page of a list. On a session over one of our HTTP
+// transports, whose lists directMiddleware sends itself, the request goes
+// through the Manager's sending middleware (sessionHooks.send: telemetry,
+// the calls in flight, URL elicitations, then the transport) without
+// go-sdk's session method, and direct is true. That method adds nothing to
+// a legacy list but a check of the tools' x-mcp-header annotations, which
+// encodes and decodes every tool's input schema again (the Manager checks
+// them cheaply: toolfilter.Valid); to a 2026-07-28 list it also adds the
+// request _meta of that era, which the session's earlier requests showed
+// (noteRequestMeta: its handshake's), and puts the result in go-sdk's list
+// cache, which the Manager never reads (its catalog is the cache). A
+// 2026-07-28 session whose _meta is not known yet keeps go-sdk's method.
+// sdk is that method.
 func listPage[P mcp.Params, R mcp.Result](ctx context.Context, s *session, method string, params P, sdk func(context.Context, P) (R, error)) (r R, direct bool, err error) {
-	if !s.listsDirect() {
+	meta, ok := s.listsDirect()
+	if !ok {
 		r, err = sdk(ctx, params)
 		return r, false, err
+	}
+	if meta != nil {
+		// A 2026-07-28 list: the _meta go-sdk's method would add.
+		m := make(mcp.Meta, 3+len(params.GetMeta()))
+		maps.Copy(m, params.GetMeta())
+		meta.into(m)
+		params.SetMeta(m)
 	}
 	res, err := s.hooks.send(ctx, method, &mcp.ClientRequest[P]{Session: s.cs, Params: params})
 	if err != nil {
 		return r, true, err
 	}
-	r, ok := res.(R)
+	r, ok = res.(R)
 	if !ok {
 		return r, true, fmt.Errorf("%s: unexpected result %T", method, res)
 	}
@@ -202,18 +259,26 @@ func listPage[P mcp.Params, R mcp.Result](ctx context.Context, s *session, metho
 }
 
 // listsDirect reports whether listPage sends the session's lists through
-// its middleware alone: a legacy session on a connection that
-// directMiddleware sends lists on.
-func (s *session) listsDirect() bool {
+// its middleware alone: a session on a connection that directMiddleware
+// sends lists on, legacy, or 2026-07-28 once the _meta go-sdk adds to its
+// requests is known (meta, which such a list must carry; nil for a
+// legacy session).
+func (s *session) listsDirect() (meta *requestMeta, ok bool) {
 	if s.hooks == nil || s.hooks.send == nil {
-		return false
+		return nil, false
 	}
-	if init := s.cs.InitializeResult(); init == nil || init.ProtocolVersion >= protocolModern {
-		return false
+	init := s.cs.InitializeResult()
+	if init == nil {
+		return nil, false
 	}
-	_, ok := s.raw.(transport.DirectCaller)
+	if init.ProtocolVersion >= protocolModern {
+		if meta = s.hooks.reqMeta.Load(); meta == nil {
+			return nil, false
+		}
+	}
+	_, ok = s.raw.(transport.DirectCaller)
 	_, ok2 := s.conn.(*sessionConn)
-	return ok && ok2
+	return meta, ok && ok2
 }
 
 // notSentDirectly ends sessionHooks.send, below directMiddleware, which

@@ -146,6 +146,9 @@ func (c *server) fetchCatalog(ctx context.Context, s *session, verify bool) (*ca
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{}
 	}
+	if c.opts.Client.ToolsOnly {
+		caps = &mcp.ServerCapabilities{Tools: caps.Tools}
+	}
 	cat := &catalog{}
 	if verify {
 		var err error
@@ -267,6 +270,9 @@ type refreshState struct {
 // in the background (notification handlers must not block) and coalesces
 // notifications that arrive while a refresh runs.
 func (c *server) listChanged(s *session, kind int) {
+	if kind != kindTools && c.opts.Client.ToolsOnly {
+		return // never listed
+	}
 	c.mu.Lock()
 	if c.sess != s {
 		// Not installed yet: the handshake is still running. Refresh once

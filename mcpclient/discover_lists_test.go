@@ -3,9 +3,11 @@ package mcpclient_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -181,5 +183,45 @@ func TestListsOneAfterAnother(t *testing.T) {
 				t.Error("beside a handshake: no resource templates listed")
 			}
 		})
+	}
+}
+
+// TestModernListMeta: a 2026-07-28 session's lists, sent past go-sdk's
+// session method, carry the request _meta go-sdk gives the session's
+// requests (its subscriptions/listen's): protocol version, client info
+// and capabilities.
+func TestModernListMeta(t *testing.T) {
+	srv := mcptest.NewServer("meta")
+	h := mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server })
+	var mu sync.Mutex
+	metas := map[string][]string{} // the _meta of each method's requests, as sent
+	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
+			mu.Lock()
+			metas[msg.Method] = append(metas[msg.Method], string(msg.Params.Meta))
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	m := newManager(t, nil)
+	connectReady(t, m, "s", mcpclient.ServerOptions{URL: hs.URL, Client: mcpclient.ClientOptions{ProtocolVersion: "2026-07-28"}})
+	mu.Lock()
+	defer mu.Unlock()
+	listen := metas["subscriptions/listen"]
+	if len(listen) != 1 || !strings.Contains(listen[0], `"io.modelcontextprotocol/clientCapabilities"`) {
+		t.Fatalf("subscriptions/listen _meta: %q", listen)
+	}
+	for _, method := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
+		if got := metas[method]; len(got) != 1 || got[0] != listen[0] {
+			t.Errorf("%s _meta:\n%q\nwant subscriptions/listen's:\n%q", method, got, listen[0])
+		}
 	}
 }

@@ -5,7 +5,8 @@
 // the 2024-11-05 HTTP+SSE transport, stdio or in-process, negotiates the
 // protocol era per server (2026-07-28 first, then the legacy handshake down
 // to 2024-11-05), discovers their catalogs (tools, prompts, resources and
-// resource templates, every page), keeps those catalogs current when servers
+// resource templates, every page; the tools alone with
+// ClientOptions.ToolsOnly), keeps those catalogs current when servers
 // announce list_changed, reconnects in the background when a connection
 // drops, and routes calls.
 //

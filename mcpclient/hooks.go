@@ -65,9 +65,14 @@ type sessionHooks struct {
 	seeded   bool                    // caps.Elicitation is the connection's seed
 	seedUsed atomic.Bool             // a request of the seeded session succeeded
 	directID atomic.Int64            // the last id of a request sent by directMiddleware
-	send     mcp.MethodHandler       // the sending middleware without go-sdk's session (direct.go)
-	tel      *telemetry.Session      // its telemetry attributes (telemetry.go)
-	roots    *roots.Syncer           // keeps the client's roots current (roots.go)
+	// reqMeta is the request _meta go-sdk adds to every request of a
+	// 2026-07-28 session (protocol version, client info, capabilities:
+	// fixed for the session's client), as directMiddleware first saw it;
+	// listPage sends the session's lists with it (direct.go).
+	reqMeta atomic.Pointer[requestMeta]
+	send    mcp.MethodHandler  // the sending middleware without go-sdk's session (direct.go)
+	tel     *telemetry.Session // its telemetry attributes (telemetry.go)
+	roots   *roots.Syncer      // keeps the client's roots current (roots.go)
 
 	calls       inflight.Calls        // requests in flight
 	completions urlelicit.Completions // URL elicitations awaiting notifications/elicitation/complete

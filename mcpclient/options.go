@@ -291,6 +291,17 @@ type ClientOptions struct {
 	// sessions until one of them is established (ServerInfo.Elicitation
 	// says what to store for the next restart). Nil means none.
 	Capabilities *mcp.ClientCapabilities
+
+	// ToolsOnly makes discovery list the server's tools alone, not its
+	// prompts, resources and resource templates, for a client that uses
+	// tools only (an agent's tool loop): a connect then sends one list, as
+	// go-sdk's Connect and ListTools do, rather than four (each list a
+	// request, and a connection dialled for it when they go at once). The
+	// server's prompts and resources stay unlisted (ListPrompts and the
+	// others show none of them) and their list_changed notifications are
+	// ignored; ReadResource and GetPrompt still work. False (the zero
+	// value) lists everything the server advertises.
+	ToolsOnly bool
 }
 
 // TransportOptions selects and configures the transport.

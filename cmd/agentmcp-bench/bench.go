@@ -26,6 +26,7 @@ type config struct {
 	sections       map[string]bool
 	seqCalls       int
 	concCalls      int
+	connects       int
 	bigCalls       int
 	tsCalls        int
 	fanout         int
@@ -53,15 +54,16 @@ type config struct {
 	stderr         io.Writer
 }
 
-var allSections = []string{"calls", "ts", "gateway", "audit", "fanout", "restore", "aitools", "search", "idle", "hibernate"}
+var allSections = []string{"calls", "ts", "connect", "gateway", "audit", "fanout", "restore", "aitools", "search", "idle", "hibernate"}
 
 // figureOrder is the order of the name=value lines.
 var figureOrder = []string{
 	"overhead_ratio_seq", "overhead_ratio_conc", "alloc_bytes_per_call_extra",
-	"seq_throughput_vs_raw_sdk", "big_throughput_vs_raw_sdk",
+	"seq_throughput_vs_raw_sdk", "big_throughput_vs_raw_sdk", "conc8_throughput_vs_raw_sdk",
 	"manager_layer_ratio_seq", "manager_layer_ratio_conc",
 	"seq_throughput_vs_floor", "big_throughput_vs_floor", "overhead_ratio_seq_gosdk_server",
 	"ts_over_agentmcp_latency_ratio",
+	"connect_ms_vs_raw_sdk_2025", "connect_ms_vs_raw_sdk_2026",
 	"gateway_overhead_ms_p50", "gateway_overhead_ms_p50_stateless", "gateway_overhead_ms_p50_gosdk", "gateway_overhead_ms_p50_gosdk_stateless",
 	"audit_overhead_ratio_seq",
 	"fanout_client_cpu_vs_raw_sdk", "fanout_wall_ratio",
@@ -82,6 +84,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.reps, "reps", 5, "repetitions of each measurement (the median is printed)")
 	fs.IntVar(&c.seqCalls, "seq-calls", 600, "sequential echo calls per block")
 	fs.IntVar(&c.concCalls, "conc-calls", 800, "echo calls per block, over 8 callers")
+	fs.IntVar(&c.connects, "connects", 30, "connects of each client per repetition of the connect section")
 	fs.IntVar(&c.bigCalls, "big-calls", 600, "sequential 64 KiB calls per block")
 	fs.IntVar(&c.tsCalls, "ts-calls", 600, "sequential calls per block of the TypeScript client")
 	fs.IntVar(&c.fanout, "fanout", 200, "servers connected at once")
@@ -183,6 +186,14 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			tables = append(tables, tab)
 			figs = append(figs, f...)
 		}
+	}
+	if c.sections["connect"] {
+		tab, f, err := runConnect(ctx, &c, srv)
+		if err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+		tables = append(tables, tab)
+		figs = append(figs, f...)
 	}
 	if c.sections["gateway"] {
 		tab, f, err := runGateway(ctx, &c, srv)
@@ -489,6 +500,12 @@ func (r *callsResult) figures() []figure {
 	add("overhead_ratio_seq_gosdk_server", "", "overhead_ratio_seq on the go-sdk server", false, func(e string) float64 {
 		return r.pairRatio(e, serverGoSDK, "seq", clientRaw, clientManager, perSec)
 	})
+	// 8 callers on one session of the go-sdk server itself: its work on
+	// each call is most of the machine's (2 cores for both processes), so
+	// what the client leaves to it counts.
+	add("conc8_throughput_vs_raw_sdk", ">= 1.3", "calls/s, 8 callers on one session, agentmcp over go-sdk, go-sdk server", true, func(e string) float64 {
+		return r.pairRatio(e, serverGoSDK, "conc8", clientManager, clientRaw, perSec)
+	})
 	return figs
 }
 
@@ -504,6 +521,7 @@ func runCalls(ctx context.Context, c *config, srv *serverProc) (*callsResult, er
 			},
 			serverGoSDK: {
 				{name: "seq", tool: "echo", conc: 1, n: c.seqCalls / 2},
+				{name: "conc8", tool: "echo", conc: 8, n: c.concCalls},
 			},
 		},
 		clients: []string{clientManager, clientManagerSDK, clientRaw, clientFloor, clientManagerOff, clientManagerOTel},

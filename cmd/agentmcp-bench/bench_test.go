@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,5 +106,58 @@ func TestReplay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConnectOnce checks that every client of the connect section reaches
+// its first listed tools against the go-sdk server in both eras, and that
+// the Manager with ToolsOnly sends the same lists as go-sdk's client (one
+// tools/list) while the default Manager lists all four.
+func TestConnectOnce(t *testing.T) {
+	srv := benchServer("bench", bigText())
+	get := func(*http.Request) *mcp.Server { return srv }
+	mux := http.NewServeMux()
+	mux.Handle(pathStateful, mcp.NewStreamableHTTPHandler(get, nil))
+	mux.Handle(pathStateless, mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true}))
+	var mu sync.Mutex
+	lists := map[string]int{}
+	real := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if m := regexp.MustCompile(`"method":"([a-z/]+/list)"`).FindSubmatch(body); m != nil {
+			mu.Lock()
+			lists[string(m[1])]++
+			mu.Unlock()
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	defer real.Close()
+	defer func() {
+		for ss := range srv.Sessions() {
+			ss.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, e := range eras {
+		for _, kind := range connectClients {
+			t.Run(e.name+"/"+kind, func(t *testing.T) {
+				mu.Lock()
+				clear(lists)
+				mu.Unlock()
+				if _, err := connectOnce(ctx, kind, real.URL+e.path, e.name); err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]int{"tools/list": 1}
+				if kind == connectManagerAll {
+					want = map[string]int{"tools/list": 1, "prompts/list": 1, "resources/list": 1, "resources/templates/list": 1}
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if diff := cmp.Diff(want, lists); diff != "" {
+					t.Errorf("lists sent (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }

@@ -6,7 +6,11 @@
 //     plain keep-alive HTTP round trip of the same bytes, in both protocol
 //     eras, sequential and with 8 concurrent callers, for a small echo tool
 //     and for a tool returning 64 KiB of text;
+//   - 8 concurrent callers on one session of the go-sdk server itself,
+//     against go-sdk's own client;
 //   - the same sequential calls from the TypeScript SDK's client;
+//   - a new client to its first listed tools against the go-sdk server,
+//     in both eras, against go-sdk's own client;
 //   - a call through an agent's MCP endpoint (package gateway) against the
 //     agent's own call, in both eras;
 //   - sequential calls through an agent with its audit log against one

@@ -47,9 +47,15 @@ type serverURLs struct {
 func serve(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	extra := fs.Int("extra", 0, "extra listeners, each with its own MCP server")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the server process here, from its start to its end")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	stopCPU, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stopCPU()
 	big := bigText()
 	var urls serverURLs
 	var servers []*http.Server
@@ -136,13 +142,14 @@ type serverProc struct {
 	urls  serverURLs
 }
 
-// startServer starts the server process with extra listeners.
-func startServer(ctx context.Context, extra int) (*serverProc, error) {
+// startServer starts the server process with extra listeners; more are
+// further arguments of its serve role.
+func startServer(ctx context.Context, extra int, more ...string) (*serverProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "serve", "-extra", strconv.Itoa(extra))
+	cmd := exec.Command(exe, append([]string{"serve", "-extra", strconv.Itoa(extra)}, more...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()

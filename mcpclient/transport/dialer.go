@@ -7,8 +7,11 @@ import "github.com/agentmcp/agentmcp/mcpclient/transport/internal/h1"
 // behind the HTTPClient; an [SSE] connection uses it for its event stream
 // and its POSTs. Requests go on HTTP/1.1 connections of the Dialer's own,
 // kept idle between requests and written and read on the caller's
-// goroutine; each standing stream gets a connection dialled for it alone,
-// which holds no buffer while it is idle.
+// goroutine; each standing stream gets a connection of its own (an idle
+// one of the requests' taken over, else one dialled for it), which holds
+// no buffer while it is idle. A connection's handshake has one more
+// connection dialled beside it, for the stream and the requests that
+// follow its answer at once.
 //
 // Its fields, all set before first use:
 //

@@ -65,9 +65,13 @@
 // set, a streamable connection's requests go on HTTP/1.1 connections of
 // its own, written and read on the caller's goroutine and kept idle with
 // no goroutine and no buffer, and its stream's request is written on a
-// connection dialled for it alone and the response read from it directly:
+// connection of its own (an idle one of the requests' taken over, else one
+// dialled for it) and the response read from it directly:
 // the stream's reader is its only goroutine, and while the stream is idle
-// it holds no buffer (plain TCP on unix; 512 bytes otherwise).
+// it holds no buffer (plain TCP on unix; 512 bytes otherwise). The
+// handshake (initialize, server/discover) has a second connection dialled
+// beside it, so that the stream and the first requests, which follow its
+// answer at once, wait for no dial.
 // [SSE.Dialer] does the same for the event stream and the POSTs. Both
 // fall back to the HTTPClient when a proxy applies,
 // when the server answers over HTTP/2 (one shared connection then), and

@@ -578,7 +578,15 @@ func (c *streamableConn) prepare(ctx context.Context, msg jsonrpc.Message, direc
 // notes the session id a legacy server gave. On an error, nothing is left
 // open; ctx's error is returned when the caller gave up.
 func (c *streamableConn) post(ctx, reqCtx context.Context, msg jsonrpc.Message, out outgoing, data []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.endpoint, bytes.NewReader(data))
+	rctx := reqCtx
+	if out.call != nil && (out.call.Method == "initialize" || out.call.Method == "server/discover") && c.streams.Dialer != nil {
+		// The standing stream (the legacy GET stream, subscriptions/listen)
+		// and the first requests follow the handshake's answer at once: a
+		// connection for them is dialled beside the handshake's, rather
+		// than after it.
+		rctx = h1.WithSpare(reqCtx, c.ctx, c.goStream)
+	}
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.endpoint, bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
@@ -599,7 +607,7 @@ func (c *streamableConn) post(ctx, reqCtx context.Context, msg jsonrpc.Message, 
 		// A standing stream, which may have a connection of its own.
 		resp, err = c.streams.OpenStream(c.client, req)
 	case out.call != nil && out.call.Method == "initialize":
-		resp, err = c.postInitialize(reqCtx, req)
+		resp, err = c.postInitialize(rctx, req)
 	default:
 		resp, err = c.streams.Do(c.client, req)
 	}

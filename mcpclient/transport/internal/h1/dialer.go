@@ -39,7 +39,10 @@ import (
 // Standing streams (the 2025-11-25 GET stream, the 2026-07-28
 // subscriptions/listen stream, the 2024-11-05 event stream), which stay
 // open, mostly idle, for the life of a connection: the stream's request is
-// written on a connection dialled for it alone, the response's head is
+// written on a connection of its own (an idle connection of the requests'
+// pool taken over, one Prewarm dialled say, else one dialled for it; a
+// pooled one the server closed unanswered is given up for a new one,
+// once), the response's head is
 // read with [http.ReadResponse] through a small buffer that goes once it
 // is read, a chunked body is read straight from the connection (its
 // framing undone in place), and the stream's reader is its only
@@ -177,18 +180,50 @@ const maxStreamHead = 10 << 20
 // as in net/http's Transport.
 const maxInformational = 5
 
-// openOwn writes req on a connection dialled for it and reads the response
-// head. The response's body closes the connection; so does the end of
-// req's context, until then.
+// openOwn writes req on a connection of its own and reads the response
+// head: an idle connection of the requests' pool when there is one (one
+// Prewarm dialled beside the handshake, say: the stream then waits for no
+// dial), else one dialled for it. A pooled connection that the server
+// closed before any byte of the answer is given up for a new one, once.
+// The response's body closes the connection; so does the end of req's
+// context, until then.
 func (v *Via) openOwn(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if err := v.Dialer.gate(); err != nil {
 		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
 	}
+	if pc := v.reqPool(req.URL).take(); pc != nil {
+		resp, err := v.openOn(req, pc.Conn)
+		if !errors.Is(err, errNothingRead) || ctx.Err() != nil {
+			return resp, streamError(req, err)
+		}
+		if req.GetBody != nil {
+			if req.Body, err = req.GetBody(); err != nil {
+				return nil, streamError(req, err)
+			}
+		}
+	}
 	conn, err := v.Dialer.dial(ctx, req.URL)
 	if err != nil {
 		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
 	}
+	resp, err := v.openOn(req, conn)
+	return resp, streamError(req, err)
+}
+
+// streamError is openOn's error as openOwn returns it.
+func streamError(req *http.Request, err error) error {
+	if err == nil || errors.Is(err, errRedirected) {
+		return err
+	}
+	return &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
+}
+
+// openOn writes req on conn and reads the response head (see openOwn). On
+// an error conn is closed; the error wraps errNothingRead when the
+// connection ended before any byte of the answer came.
+func (v *Via) openOn(req *http.Request, conn net.Conn) (*http.Response, error) {
+	ctx := req.Context()
 	sc := &streamConn{Conn: conn}
 	sc.stop = context.AfterFunc(ctx, sc.close)
 	fail := func(err error) (*http.Response, error) {
@@ -197,23 +232,30 @@ func (v *Via) openOwn(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return nil, &url.Error{Op: req.Method, URL: req.URL.Redacted(), Err: err}
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err) // not sent, as net/http sends no request whose context ended
 	}
 	// The request goes out in one write: its head and body are small.
 	w := bufio.NewWriterSize(conn, 1<<10)
-	if err := req.Write(w); err != nil {
-		return fail(err)
+	err := req.Write(w)
+	if err == nil {
+		err = w.Flush()
 	}
-	if err := w.Flush(); err != nil {
+	if err != nil {
+		if isNothingRead(err) {
+			err = fmt.Errorf("%w: %w", errNothingRead, err)
+		}
 		return fail(err)
 	}
 	head := &io.LimitedReader{R: conn, N: maxStreamHead}
 	br := bufio.NewReaderSize(head, standingBuffer)
 	resp, err := readResponseHead(br, head, req)
 	if err != nil {
+		if head.N == maxStreamHead && isNothingRead(err) {
+			err = fmt.Errorf("%w: %w", errNothingRead, err)
+		}
 		return fail(err)
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {

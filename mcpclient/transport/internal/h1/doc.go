@@ -43,6 +43,13 @@
 //     (TestOwnRequestsRedirect, transport's TestStandingStreamFallsBack);
 //     so are URLs with userinfo and schemes other than http and https.
 //
+// Beyond net/http: a standing stream takes over an idle connection of the
+// requests' pool when there is one, and [Via.Prewarm] dials one into an
+// empty pool beside a handshake (a request made with [WithSpare], once it
+// dials its own), so that what follows the handshake's
+// answer waits for no dial (TestStandingStreamTakesIdle, TestPrewarm,
+// transport's TestHandshakePrewarm).
+//
 // # What not to do here
 //
 // Do not add a feature of net/http's that the MCP transports do not

@@ -100,6 +100,63 @@ type reqConn struct {
 	idleSince time.Time // when it went idle
 }
 
+// Prewarm dials one connection into the pool of u's host, when the
+// connection's requests go on the Dialer's connections and that pool holds
+// none idle, so that the request or standing stream that comes next finds
+// it open rather than dialling: a handshake's caller runs it beside the
+// handshake's request, whose answer the standing stream and the first
+// requests follow at once (the connection the handshake took is then one,
+// this the other). ctx bounds the dial; nothing is kept once it ended. It
+// returns when the connection is in the pool, or was not dialled.
+func (v *Via) Prewarm(ctx context.Context, u *url.URL) {
+	if v.Dialer == nil || v.Dialer.DialContext == nil || (u.Scheme == "https" && !v.http1.Load()) {
+		return // an https connection's first request learns the protocol
+	}
+	probe := (&http.Request{Method: http.MethodGet, URL: u, Header: http.Header{}, Host: u.Host}).WithContext(ctx)
+	if !v.own(probe) {
+		return
+	}
+	pool := v.reqPool(u)
+	if pool.idleCount() > 0 || v.Dialer.gate() != nil {
+		return
+	}
+	conn, err := v.Dialer.dial(ctx, u)
+	if err != nil {
+		return
+	}
+	if ctx.Err() != nil {
+		conn.Close()
+		return
+	}
+	pool.put(&reqConn{Conn: conn, raw: netConnOf(conn)})
+}
+
+// spareKey is the context key of a request's spare (WithSpare).
+type spareKey struct{}
+
+// spare is what WithSpare put in a request's context.
+type spare struct {
+	life  context.Context
+	spawn func(func()) bool
+}
+
+// WithSpare returns a context, derived from ctx, for a request that, when
+// it dials its connection (the pool has none idle), has one more dialled
+// beside it into the pool (Prewarm, bounded by life), on a goroutine that
+// spawn starts (and its owner waits for; spawn reports false when it
+// starts none). The spare is dialled only once the request has taken its
+// own connection, so that the request never takes the spare.
+func WithSpare(ctx, life context.Context, spawn func(func()) bool) context.Context {
+	return context.WithValue(ctx, spareKey{}, &spare{life: life, spawn: spawn})
+}
+
+// idleCount returns how many connections are idle in the pool.
+func (p *reqPool) idleCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
 // take returns an idle connection, or nil.
 func (p *reqPool) take() *reqConn {
 	for {
@@ -260,6 +317,10 @@ func (v *Via) sendReused(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
+	}
+	if sp, ok := req.Context().Value(spareKey{}).(*spare); ok {
+		u := req.URL
+		sp.spawn(func() { v.Prewarm(sp.life, u) })
 	}
 	conn, err := v.Dialer.dial(req.Context(), req.URL)
 	if err != nil {
