@@ -339,7 +339,10 @@
 // (the pinned definition stays for display); the agent's state carries
 // them in its Pins field, so that watchers are told. CheckPin is what
 // CallTool asks first; it waits for a restored server's catalog, so that
-// the first call after a restart or a wake is checked too. A server moved
+// the first call after a restart or a wake is checked too, and lists the
+// tools of a server whose restore could not (a call is never checked
+// against a stale definition only; a server that cannot list its tools is
+// not called: mcpclient.ErrNotConnected). A server moved
 // from a generated id to a stable one (AddMCPServer with an ID) keeps its
 // pins under the new id (store.Store's RenameServer moves them). The agent's
 // meter records agentmcp.pins.changes (by state and reaction) and

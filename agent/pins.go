@@ -256,7 +256,11 @@ func (a *Agent) pinBlocked(serverID string, t *mcp.Tool, fp func(*mcp.Tool) stri
 // when the agent's pins keep tool name of serverID out, nil otherwise:
 // what CallTool checks first. A server restored by Open (after a restart
 // or a wake) is waited for (while ctx lasts), so that its catalog is
-// compared with the pins before a call goes out; when the catalog still
+// compared with the pins before a call goes out; a server whose restore
+// did not list its tools (its catalog still the stored, stale one) is
+// asked for them first (Manager.DiscoverIfConnected), and when it cannot
+// list them the call is refused with an error wrapping
+// mcpclient.ErrNotConnected rather than sent unchecked; when the catalog
 // lacks the tool, the stored state of its pin decides.
 func (a *Agent) CheckPin(ctx context.Context, serverID, name string) error {
 	a.pins.mu.Lock()
@@ -270,9 +274,26 @@ func (a *Agent) CheckPin(ctx context.Context, serverID, name string) error {
 		// A stale entry is the stored catalog of a server not listed
 		// since the wake: the definition it had, not the one it has now.
 		a.WaitRestored(ctx, serverID)
-		t, _, ok = a.m.ToolDefinition(serverID, name)
+		t, stale, ok = a.m.ToolDefinition(serverID, name)
 	}
-	if ok {
+	if !ok || stale {
+		if cat, found := a.m.Catalog(serverID); found && (stale || !cat.Known || cat.Stale) {
+			// Its restore did not list the server's tools (the listing
+			// failed): list them now, else the call would go out checked
+			// against nothing newer than the pin itself. A server that
+			// cannot list them is not called.
+			if _, err := a.m.DiscoverIfConnected(ctx, serverID, nil); err != nil {
+				return err
+			}
+			if t, stale, ok = a.m.ToolDefinition(serverID, name); stale || !ok {
+				if cat, _ := a.m.Catalog(serverID); !cat.Known || cat.Stale {
+					return fmt.Errorf("tool %q of MCP server %q: its tools could not be listed to check it against its pin: %w",
+						name, serverID, mcpclient.ErrNotConnected)
+				}
+			}
+		}
+	}
+	if ok && !stale {
 		if state, blocked := a.pinBlocked(serverID, t, a.pins.fingerprint); blocked {
 			return &ToolChangedError{ServerID: serverID, Tool: name, State: state}
 		}
