@@ -19,8 +19,8 @@ func auditAD(ns, hash string) []byte {
 	return []byte("agentmcp/audit-arguments\x00" + ns + "\x00" + hash)
 }
 
-// CheckAudit checks an audit record's indexed fields.
-func CheckAudit(r store.AuditRecord) error {
+// checkAudit checks an audit record's indexed fields.
+func checkAudit(r store.AuditRecord) error {
 	if err := CheckNamespace(r.Namespace); err != nil {
 		return err
 	}
@@ -47,10 +47,13 @@ type auditDoc struct {
 	ArgumentsHash string `json:"h,omitempty"`
 }
 
-// EncodeAudit returns the record column and the sealed arguments column
-// (nil when r keeps no arguments, or c has no key: arguments are never
-// stored in plaintext) of r.
+// EncodeAudit checks r's indexed fields and returns its record column and
+// its sealed arguments column (nil when r keeps no arguments, or c has no
+// key: arguments are never stored in plaintext).
 func EncodeAudit(c *store.Cipher, r store.AuditRecord) (record, arguments []byte, err error) {
+	if err := checkAudit(r); err != nil {
+		return nil, nil, err
+	}
 	record, err = json.Marshal(auditDoc{ServerName: r.ServerName, Caller: r.Caller, Outcome: r.Outcome,
 		ErrorClass: r.ErrorClass, Reason: r.Reason, Approval: r.Approval, DurationMicro: r.Duration.Microseconds(),
 		ArgumentsHash: r.ArgumentsHash})
