@@ -18,7 +18,8 @@
 // holds an agent and the check of what other replicas send (forward),
 // whether the server can serve now (ready: /healthz, /readyz), what the
 // engine's errors are on the API (failure), the JSON bodies read and
-// answers written (reply) and the dashboard's pages (pages). Anything else
+// answers written (reply), the dashboard's pages (pages) and the policy a
+// tool's MCP Apps view is served under (viewpolicy). Anything else
 // has an owner elsewhere: wire types in api, the agent's values in their
 // shape (tasks, approvals, server states, logs, a catalog's filter) and an
 // add request's options in agent (agent/api.go, which agentmcp --db

@@ -55,6 +55,7 @@ var rules = []rule{
 	// nothing of the engine; forwarding and the streams hold no store
 	// backend and no MCP endpoint.
 	{pkg: "server/internal/guard", forbid: []string{module + "/agent", module + "/mcpclient", module + "/store", module + "/cluster", module + "/gateway"}},
+	{pkg: "server/internal/viewpolicy", forbid: []string{module + "/agent", module + "/store", module + "/cluster", module + "/gateway"}},
 	{pkg: "server/internal/reply", forbid: []string{module + "/agent", module + "/mcpclient", module + "/store", module + "/cluster", module + "/gateway"}},
 	{pkg: "server/internal/ready", forbid: []string{module + "/agent", module + "/mcpclient", module + "/cluster", module + "/gateway", storeSQLite, storePostgres, pgx, sqliteDriver}},
 	{pkg: "server/internal/forward", forbid: []string{module + "/gateway", storeSQLite, storePostgres, pgx, sqliteDriver}},
