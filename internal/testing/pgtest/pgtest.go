@@ -154,12 +154,27 @@ func (s *Server) Main(m *testing.M) int {
 		code = 1
 	}
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := findLeaks(10 * time.Second); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}
 	}
 	return code
+}
+
+// findLeaks returns goleak's report of the goroutines still running after
+// the tests, once they have kept running for patience. goleak alone gives
+// goroutines that are ending (a closed connection's reader, a killed
+// child's wait) about half a second, short on a loaded machine; a leaked
+// goroutine runs on whatever the wait.
+func findLeaks(patience time.Duration) error {
+	deadline := time.Now().Add(patience)
+	for {
+		err := goleak.Find()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+	}
 }
 
 // Stop stops the server, if it was started, and removes its directory.
