@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -50,6 +51,7 @@ type HTTPServer struct {
 	fault    int             // status to answer every request with, or 0
 	sessions map[string]bool // session ids handed out; true once expired
 	ended    []string        // session ids the client ended (DELETE answered 2xx)
+	handling handling        // the requests being handled
 }
 
 // Serve hosts the server returned by newServer (called for each request
@@ -109,6 +111,7 @@ func (s *HTTPServer) start(l net.Listener) {
 
 func (s *HTTPServer) serve(w http.ResponseWriter, r *http.Request) {
 	s.Requests.Add(1)
+	defer s.handling.enter()()
 	s.mu.Lock()
 	fault := s.fault
 	s.mu.Unlock()
@@ -224,17 +227,82 @@ func (s *HTTPServer) SetFault(status int) {
 // for them) ends. It is idempotent.
 func (s *HTTPServer) Stop() {
 	s.mu.Lock()
-	srv, servers := s.srv, s.servers
-	s.srv, s.servers = nil, nil
+	srv := s.srv
+	s.srv = nil
 	s.mu.Unlock()
 	if srv != nil {
 		srv.Close()
 	}
 	s.stop.stop()
+	s.closeSessions()
+	// http.Server.Close does not wait for the handlers: one still running
+	// (an initialize) may open a session after the sessions were closed.
+	// Once they have returned (their connections are closed, their
+	// contexts cancelled), such sessions are closed too.
+	s.handling.wait(s.t)
+	s.closeSessions()
+}
+
+// closeSessions closes the sessions of the servers handed out so far.
+func (s *HTTPServer) closeSessions() {
+	s.mu.Lock()
+	servers := s.servers
+	s.servers = nil
+	s.mu.Unlock()
 	for _, m := range servers {
 		for ss := range m.Sessions() {
 			ss.Close()
 		}
+	}
+}
+
+// handling counts the requests a handler is serving.
+type handling struct {
+	mu     sync.Mutex
+	active int
+	idle   chan struct{} // closed when active falls to 0, once waited for
+}
+
+// enter counts a request in; the function it returns counts it out.
+func (h *handling) enter() func() {
+	h.mu.Lock()
+	h.active++
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		if h.active--; h.active == 0 && h.idle != nil {
+			close(h.idle)
+			h.idle = nil
+		}
+		h.mu.Unlock()
+	}
+}
+
+// waiting reports whether wait is waiting.
+func (h *handling) waiting() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.idle != nil
+}
+
+// wait waits until no request is being served (their connections closed
+// and contexts cancelled, they return), for 10 s at most: a safety net
+// for a handler that never returns, which fails the test.
+func (h *handling) wait(t testing.TB) {
+	h.mu.Lock()
+	if h.active == 0 {
+		h.mu.Unlock()
+		return
+	}
+	if h.idle == nil {
+		h.idle = make(chan struct{})
+	}
+	idle := h.idle
+	h.mu.Unlock()
+	select {
+	case <-idle:
+	case <-time.After(10 * time.Second):
+		t.Errorf("mcptest: requests still being handled 10 s after the server stopped")
 	}
 }
 
@@ -265,9 +333,9 @@ func Handler(t testing.TB, mode Mode, newServer func() *mcp.Server) http.Handler
 		mu      sync.Mutex
 		servers []*mcp.Server
 		stop    stopper
+		serving handling
 	)
-	t.Cleanup(func() {
-		stop.stop()
+	closeAll := func() {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, srv := range servers {
@@ -275,8 +343,17 @@ func Handler(t testing.TB, mode Mode, newServer func() *mcp.Server) http.Handler
 				ss.Close()
 			}
 		}
+	}
+	t.Cleanup(func() {
+		stop.stop()
+		closeAll()
+		// A request still being served (its host stops without waiting
+		// for its handlers) may open a session once they were closed;
+		// with its session closed or its connection gone, it returns.
+		serving.wait(t)
+		closeAll()
 	})
-	return handler(mode, func() *mcp.Server {
+	h := handler(mode, func() *mcp.Server {
 		srv := newServer()
 		stop.install(srv)
 		mu.Lock()
@@ -285,6 +362,10 @@ func Handler(t testing.TB, mode Mode, newServer func() *mcp.Server) http.Handler
 		}
 		mu.Unlock()
 		return srv
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer serving.enter()()
+		h.ServeHTTP(w, r)
 	})
 }
 

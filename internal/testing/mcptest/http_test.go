@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,5 +88,54 @@ func TestStopEndsHandlers(t *testing.T) {
 			<-callDone
 			cs.Close()
 		})
+	}
+}
+
+// TestStopClosesLateSessions: Stop waits for a handler still running (an
+// initialize whose server is being made), so that a session it opens is
+// closed by Stop too rather than left running after the test (goleak
+// found one such session's reader after a package's tests).
+func TestStopClosesLateSessions(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "late", Version: "1.0.0"}, nil)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hs := Serve(t, Stateful, func() *mcp.Server {
+		once.Do(func() { close(entered) })
+		<-release
+		return srv
+	})
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	posted := make(chan struct{})
+	go func() {
+		defer close(posted)
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		hs.Stop()
+	}()
+	// Stop has closed the sessions there were and waits for the handler.
+	for {
+		if hs.handling.waiting() {
+			break
+		}
+		select {
+		case <-stopped:
+			t.Fatal("Stop returned while a handler was running")
+		case <-time.After(time.Millisecond): // polling for Stop's wait
+		}
+	}
+	close(release)
+	<-stopped
+	<-posted
+	for ss := range srv.Sessions() {
+		t.Errorf("session %s still open after Stop", ss.ID())
 	}
 }
