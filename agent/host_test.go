@@ -331,7 +331,10 @@ func TestHostCap(t *testing.T) {
 // leave no goroutine behind, write nothing to the store and send no
 // handshake.
 func TestHostCycles(t *testing.T) {
-	ctx := testCtx(t)
+	// A thousand cycles take seconds alone and more than a minute on a
+	// loaded 2-core machine: testCtx's safety net is too short here.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	s := serve(t, mcptest.Stateless)
 	st := openSQLite(t, "")
 	h, _ := newHost(t, st, nil)

@@ -129,6 +129,9 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 			clock := fixture.NewClock()
 			a = openAgent(t, st, "truth", &agent.Options{Manager: &mcpclient.Options{Clock: clock}})
 			<-clock.Waiting() // the gone server's backoff after its first attempt
+			if got := refused.attempts(); len(got) != 1 {
+				t.Errorf("the gone server's first attempt sent %d requests (%v), want 1", len(got), got)
+			}
 			clock.Fire()
 			a.WaitForConnections(ctx)
 
@@ -159,7 +162,11 @@ func TestRestoreTellsTheTruth(t *testing.T) {
 			if g.State != "failed" || g.Error == nil || !strings.Contains(*g.Error, "connection reset") {
 				t.Errorf("gone server: %s, error %v; want failed, naming the reset", g.State, g.Error)
 			}
-			if got := refused.attempts(); len(got) != 2 {
+			// The second attempt's request may meet the connection the
+			// first dialled beside its own (h1's spare), which the server
+			// resets too: the transport sends it once more, on a new
+			// connection, within the same attempt.
+			if got := refused.attempts(); len(got) != 2 && len(got) != 3 {
 				t.Errorf("the gone server was tried %d times (%v), want the 2 of its retry policy; state %s %v", len(got), got, g.State, *g.Error)
 			}
 			// The background retry is started once the restore is over,
