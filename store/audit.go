@@ -38,7 +38,11 @@ type AuditRecord struct {
 	// Namespace is the agent. Seq is the record's place in the agent's
 	// log, given by the store when it appends it: increasing in the order
 	// of appends (across the processes that share the store), never given
-	// twice, not necessarily contiguous. It is the cursor of AuditQuery.
+	// twice, not necessarily contiguous. It is the cursor of AuditQuery:
+	// a store never makes a record visible below a seq it has already
+	// shown of the same log (a reader that sees a record sees every
+	// lower one that will ever be there), so that a follower going on
+	// from the last seq it saw misses none.
 	Namespace string `json:"namespace"`
 	Seq       int64  `json:"seq"`
 	// Time is when the event ended (a call's end, an answer), as the
