@@ -235,7 +235,8 @@
 // (see Signing in), through elicitation or by cancelling the approval's
 // task: its decidedBy is the subject of the client's verified access
 // token ("sub:..." its sub claim, else "client:..." its client, else
-// "token:..." a hash), and its record's caller is "gateway", which a
+// "token:..." a hash; one too long for a label, "subject-sha256:..."
+// its hash), and its record's caller is "gateway", which a
 // "by" sent to the API (caller "api") never is.
 // Approvals that ended (denied, expired, done) are deleted after the
 // agent's ApprovalRetention (30 days by default) and past its MaxApprovals

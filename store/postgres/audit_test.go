@@ -79,7 +79,8 @@ func TestAuditFollowLateCommit(t *testing.T) {
 			continue
 		default:
 		}
-		if err := reader.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting); err != nil {
+		if err := reader.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+			WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted)`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
