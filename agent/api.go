@@ -228,7 +228,7 @@ func TaskListAPI(tasks []store.Task) api.TaskList {
 func (ap Approval) API() api.Approval {
 	out := api.Approval{ID: ap.ID, Server: ap.ServerID, Tool: ap.Tool, Arguments: ap.Arguments, Caller: string(ap.Caller),
 		State: ap.State, RequestedAt: ap.RequestedAt, ExpiresAt: ap.ExpiresAt, Reason: ap.Reason, Remember: ap.Remember, Error: ap.Error,
-		Code: ap.Code}
+		Code: ap.Code, DecidedBy: ap.DecidedBy}
 	if !ap.StartedAt.IsZero() {
 		t := ap.StartedAt.UTC().Truncate(time.Microsecond)
 		out.StartedAt = &t

@@ -82,6 +82,9 @@ type Approval struct {
 	// Reason is a deny's reason.
 	Reason   string
 	Remember bool
+	// DecidedBy names who answered it, as the answer said (WithDecider):
+	// a label, empty when none was given.
+	DecidedBy string
 	// Result is the tool's result once done (nil before, or when the call
 	// did not complete: Error says why).
 	Result *mcp.CallToolResult
@@ -408,10 +411,15 @@ func (a *Agent) expireDue(ctx context.Context, as store.ApprovalStore, row store
 // tool, ahead of the others. Approving an approval already approved (or
 // done) changes nothing, and returns it: of two processes that approve it,
 // one runs the call. An expired approval gives an error wrapping
-// ErrApprovalExpired, a denied one ErrApprovalAnswered.
+// ErrApprovalExpired, a denied one ErrApprovalAnswered. The decider ctx
+// carries (WithDecider) is stored with the answer; an invalid one gives
+// an error wrapping ErrInvalidDecider.
 func (a *Agent) Approve(ctx context.Context, id string, remember bool) (Approval, error) {
 	if a.isClosed() {
 		return Approval{}, ErrClosed
+	}
+	if err := CheckDecider(DeciderOf(ctx)); err != nil {
+		return Approval{}, err
 	}
 	as, row, err := a.answerable(ctx, id)
 	if err != nil || row.State != store.ApprovalPending {
@@ -422,6 +430,7 @@ func (a *Agent) Approve(ctx context.Context, id string, remember bool) (Approval
 	}
 	next := row
 	next.State, next.DecidedAt, next.Remember = store.ApprovalApproved, a.now().UTC(), remember
+	next.DecidedBy = DeciderOf(ctx) // decider.go
 	ok, err := as.SwapApproval(ctx, next, store.ApprovalPending)
 	if err != nil {
 		return Approval{}, fmt.Errorf("agent %s: approve %s: %w: %w", a.ns, id, ErrStorage, err)
@@ -461,8 +470,12 @@ func (a *Agent) Approve(ctx context.Context, id string, remember bool) (Approval
 // Deny denies a pending approval: its call does not run, and its caller
 // gets an error with reason (a model reads it). Denying one already
 // denied changes nothing; an approved one gives an error wrapping
-// ErrApprovalAnswered, an expired one ErrApprovalExpired.
+// ErrApprovalAnswered, an expired one ErrApprovalExpired. The decider is
+// ctx's, as for Approve.
 func (a *Agent) Deny(ctx context.Context, id, reason string) (Approval, error) {
+	if err := CheckDecider(DeciderOf(ctx)); err != nil {
+		return Approval{}, err
+	}
 	as, row, err := a.answerable(ctx, id)
 	if err != nil || row.State != store.ApprovalPending {
 		if err == nil && row.State != store.ApprovalDenied {
@@ -472,6 +485,7 @@ func (a *Agent) Deny(ctx context.Context, id, reason string) (Approval, error) {
 	}
 	next := row
 	next.State, next.DecidedAt, next.Reason = store.ApprovalDenied, a.now().UTC(), reason
+	next.DecidedBy = DeciderOf(ctx) // decider.go
 	ok, err := as.SwapApproval(ctx, next, store.ApprovalPending)
 	if err != nil {
 		return Approval{}, fmt.Errorf("agent %s: deny %s: %w: %w", a.ns, id, ErrStorage, err)
@@ -575,7 +589,7 @@ func (a *Agent) isClosed() bool {
 func approvalOf(row store.Approval) Approval {
 	ap := Approval{ID: row.ID, ServerID: row.ServerID, Tool: row.Tool, Arguments: row.Arguments,
 		Caller: policy.Caller(row.Caller), State: row.State, RequestedAt: row.RequestedAt, ExpiresAt: row.ExpiresAt,
-		DecidedAt: row.DecidedAt, Reason: row.Reason, Remember: row.Remember, Error: row.Error,
+		DecidedAt: row.DecidedAt, DecidedBy: row.DecidedBy, Reason: row.Reason, Remember: row.Remember, Error: row.Error,
 		Code: row.Code, StartedAt: row.StartedAt, correlation: row.Correlation}
 	if ap.State == store.ApprovalRunning {
 		ap.State = store.ApprovalApproved // the API's states: started, not done

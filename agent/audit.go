@@ -331,7 +331,7 @@ func (l *auditLog) expired(ap store.Approval) {
 
 func (l *auditLog) approval(ap store.Approval, decision, caller string) {
 	l.add(auditEntry{rec: store.AuditRecord{Time: ap.DecidedAt, ServerID: ap.ServerID, Tool: ap.Tool, Caller: caller,
-		Decision: decision, Approval: ap.ID, Reason: ap.Reason, ArgumentsHash: hashArgs(ap.Arguments)}})
+		DecidedBy: ap.DecidedBy, Decision: decision, Approval: ap.ID, Reason: ap.Reason, ArgumentsHash: hashArgs(ap.Arguments)}})
 }
 
 type auditApprovalKey struct{}

@@ -17,7 +17,7 @@ import (
 // AuditAPI returns r as the API shows it.
 func AuditAPI(r AuditRecord) api.AuditRecord {
 	return api.AuditRecord{Seq: r.Seq, Time: r.Time.UTC(), Server: r.ServerID, ServerName: r.ServerName, Tool: r.Tool,
-		Caller: r.Caller, Decision: r.Decision, Outcome: r.Outcome, ErrorClass: r.ErrorClass, Reason: r.Reason,
+		Caller: r.Caller, DecidedBy: r.DecidedBy, Decision: r.Decision, Outcome: r.Outcome, ErrorClass: r.ErrorClass, Reason: r.Reason,
 		Approval: r.Approval, DurationMS: float64(r.Duration.Microseconds()) / 1000,
 		ArgumentsHash: r.ArgumentsHash, Arguments: r.Arguments}
 }

@@ -35,8 +35,11 @@ type AuditRecord struct {
 	ServerName string `json:"serverName,omitempty"`
 	Tool       string `json:"tool,omitempty"`
 	// Caller is who made the call ("llm", "api", "gateway"), or who
-	// answered the approval or decided on the pin.
-	Caller string `json:"caller,omitempty"`
+	// answered the approval or decided on the pin. DecidedBy, on an
+	// approved or rejected record, names who answered as the answer said
+	// (Approval.DecidedBy).
+	Caller    string `json:"caller,omitempty"`
+	DecidedBy string `json:"decidedBy,omitempty"`
 	// Decision is allowed, denied, rate_limited, tool_changed, asked,
 	// approved, rejected, expired, pin_accepted, pin_rejected,
 	// pin_changed, pin_new, pin_removed, server_added or server_removed.

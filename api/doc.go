@@ -95,9 +95,10 @@
 //	PUT    /agents/{class}/{name}/policy                    replace it (Policy) -> the policy now in force; 400 invalid_request names the bad rule and field
 //	GET    /agents/{class}/{name}/approvals                 {"approvals": [...]}: calls the policy asked about (Approval), pending first (oldest first), then the others, newest first
 //	GET    /agents/{class}/{name}/approvals/{id}            {"approval": {...}}; 404 unknown_approval
-//	POST   /agents/{class}/{name}/approvals/{id}            {"decision": "approve"|"deny", "remember"?, "reason"?} -> {"approval": {...}} as it is now (an approved call
-//	                                                        runs in the background: GET it for its result); approving again is a no-op; 409 approval_answered
-//	                                                        (approve of a denied one, deny of an approved one), 409 approval_expired
+//	POST   /agents/{class}/{name}/approvals/{id}            {"decision": "approve"|"deny", "remember"?, "reason"?, "by"?} -> {"approval": {...}} as it is now (an approved
+//	                                                        call runs in the background: GET it for its result); approving again is a no-op; 409 approval_answered
+//	                                                        (approve of a denied one, deny of an approved one), 409 approval_expired; "by" names who answers (a label,
+//	                                                        see Approvals), 400 invalid_request when it is not a valid one
 //	GET    /agents/{class}/{name}/pins                      {"pins": [...]}: the agent's pinned tool definitions (Pin), changed, new and rejected ones first
 //	                                                        with their diffs ({field, old, new}), then removed ones, then the others (see Pins)
 //	POST   /agents/{class}/{name}/pins/{server}/{tool}      {"decision": "accept"|"reject"} -> {"pin": {...}} as it is now; 404 unknown_pin
@@ -197,7 +198,8 @@
 //
 // A call the policy asks about is stored as an approval (Approval:
 // {"id", "server", "tool", "arguments", "caller", "state", "requestedAt",
-// "expiresAt", "result"?, "error"?, "code"?, "startedAt"?}) before
+// "expiresAt", "decidedAt"?, "decidedBy"?, "result"?, "error"?, "code"?,
+// "startedAt"?}) before
 // anything is sent to the MCP server, and
 // waits for a person's answer (POST .../approvals/{id}, agentmcp approve
 // or deny) within the call's timeoutMs: approved, it runs once with its
@@ -221,6 +223,21 @@
 // process left is settled when the agent opens again: approved and never
 // started, it runs then, once; started, it may have run, and is done with
 // "code": "interrupted" and the reason in "error", never run again.
+// An answer may name who gives it: "by" in POST .../approvals/{id} (at
+// most 128 printable characters, no control characters, no spaces at
+// either end), which agentmcp approve and deny send (--by, by default the
+// OS user name) and the dashboard too (its "Answer as" field, kept in the
+// browser). It is stored as the approval's "decidedBy" and in its audit
+// record. It is a label the caller states, not an identity: whoever holds
+// the server's token may write any name, so with a token shared by
+// several people it tells them apart only as far as they say who they
+// are. The exception is an answer from a gateway client in OAuth mode
+// (see Signing in), through elicitation or by cancelling the approval's
+// task: its decidedBy is the subject of the client's verified access
+// token ("sub:..." its sub claim, else "client:..." its client, else
+// "token:..." a hash; one too long for a label, "subject-sha256:..."
+// its hash), and its record's caller is "gateway", which a
+// "by" sent to the API (caller "api") never is.
 // Approvals that ended (denied, expired, done) are deleted after the
 // agent's ApprovalRetention (30 days by default) and past its MaxApprovals
 // most recent (1,000).
@@ -244,7 +261,9 @@
 // model through AITools), every decision on a call (allowed, denied,
 // rate_limited, tool_changed, asked; approved or rejected by a person,
 // expired), every pin decision and every server added or removed is one
-// AuditRecord, with its time, server, tool, caller, decision, a call's
+// AuditRecord, with its time, server, tool, caller (and, for an answer to
+// an approval, "decidedBy": who answered, as the answer named them; see
+// Approvals), decision, a call's
 // outcome (ok, is_error, error with its class) and duration, and the
 // SHA-256 of its arguments (canonical JSON); the arguments themselves
 // only when the policy says "audit": {"arguments": "full"}, sealed by the
@@ -255,7 +274,9 @@
 // log keeps 100,000 records and 30 days per agent by default. A follower
 // (agentmcp audit --follow) polls with the cursor of its last answer.
 // Across replicas sharing a Postgres store, each writes its own records
-// and every one reads them all.
+// and every one reads them all; no record ever appears behind a cursor
+// already given (the appends of one agent's log commit in the order of
+// their seq), so a follower misses none, whichever replica wrote it.
 //
 // # Tasks
 //

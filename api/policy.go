@@ -75,8 +75,13 @@ type Approval struct {
 	RequestedAt time.Time  `json:"requestedAt"`
 	ExpiresAt   time.Time  `json:"expiresAt"`
 	DecidedAt   *time.Time `json:"decidedAt,omitempty"`
-	Reason      string     `json:"reason,omitempty"`
-	Remember    bool       `json:"remember,omitempty"`
+	// DecidedBy names who answered it: the "by" of the answer
+	// (AnswerApprovalRequest.By), a label the answer stated, or for an
+	// answer from the gateway's MCP client in OAuth mode the subject of
+	// its access token ("sub:...", "client:...").
+	DecidedBy string `json:"decidedBy,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Remember  bool   `json:"remember,omitempty"`
 	// Result is the tool's MCP CallToolResult once done; Error says why an
 	// approved call did not complete.
 	Result json.RawMessage `json:"result,omitempty"`
@@ -108,4 +113,10 @@ type AnswerApprovalRequest struct {
 	Remember bool `json:"remember,omitempty"`
 	// Reason, with deny, is told to the caller (a model reads it).
 	Reason string `json:"reason,omitempty"`
+	// By, optional, names who answers (Approval.DecidedBy, and the audit
+	// record's decidedBy): at most 128 printable characters, no control
+	// characters, no spaces at either end. It is a label the request
+	// states: with the server's token shared by several people it tells
+	// them apart only as far as they say who they are.
+	By string `json:"by,omitempty"`
 }

@@ -163,7 +163,7 @@ func (g *Gateway) serveApprovalTask(w http.ResponseWriter, r *http.Request, id a
 			writeTaskResponse(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task " + taskID + " is " + wireApproval(ap, false)["status"].(string) + ": its approval was answered"})
 			return
 		}
-		if _, err := g.a.Deny(r.Context(), ap.ID, "cancelled by the MCP client"); err != nil {
+		if _, err := g.a.Deny(withDecider(r.Context(), subjectOf(r.Context())), ap.ID, "cancelled by the MCP client"); err != nil {
 			writeTaskResponse(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("cancelling task %s: %v", taskID, err)})
 			return
 		}

@@ -122,6 +122,9 @@ func (g *Gateway) callTool(serverID, name string) mcp.ToolHandler {
 		if statelessEra {
 			caps = statelessCaps(req.Params.Meta)
 		}
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			ctx = withDecider(ctx, req.Extra.TokenInfo.UserID) // decider.go
+		}
 		return g.forward(ctx, req.Session, statelessEra, caps, req.Params, serverID, name)
 	}
 }
@@ -134,6 +137,7 @@ func (g *Gateway) callTool(serverID, name string) mcp.ToolHandler {
 // declares (nil for none).
 func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, statelessEra bool, caps *mcp.ClientCapabilities, p *mcp.CallToolParamsRaw, serverID, name string) (*mcp.CallToolResult, error) {
 	ctx = agent.WithCaller(ctx, policy.Gateway) // the agent's policy decides for this caller
+	ctx = withDecider(ctx, subjectOf(ctx))      // decider.go: who answers an ask, in OAuth mode
 	if !g.exposed(serverID, name) {
 		g.a.AuditRefused(ctx, serverID, name, p.Arguments, agent.DeniedError(serverID, name, policy.Gateway,
 			policy.Decision{Action: policy.Deny, Rule: -1, Reason: "not exposed by the gateway"})) // the agent's audit log

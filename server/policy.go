@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
@@ -77,17 +78,21 @@ func (s *Server) answerApproval(r *http.Request, a *agent.Agent, req *api.Answer
 		ap  agent.Approval
 		err error
 	)
+	if err := agent.CheckDecider(req.By); err != nil {
+		return api.ApprovalResponse{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "by: %s", strings.TrimPrefix(err.Error(), agent.ErrInvalidDecider.Error()+": "))
+	}
+	ctx := agent.WithDecider(r.Context(), req.By) // a label the request states
 	switch req.Decision {
 	case "approve":
 		if req.Reason != "" {
 			return api.ApprovalResponse{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "reason goes with deny")
 		}
-		ap, err = a.Approve(r.Context(), id, req.Remember)
+		ap, err = a.Approve(ctx, id, req.Remember)
 	case "deny":
 		if req.Remember {
 			return api.ApprovalResponse{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "remember goes with approve")
 		}
-		ap, err = a.Deny(r.Context(), id, req.Reason)
+		ap, err = a.Deny(ctx, id, req.Reason)
 	default:
 		return api.ApprovalResponse{}, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, `decision must be "approve" or "deny"`)
 	}

@@ -49,6 +49,9 @@ type Approval struct {
 	DecidedAt time.Time `json:"decidedAt,omitzero"`
 	// Reason is a deny's reason, for the model.
 	Reason string `json:"reason,omitempty"`
+	// DecidedBy names who answered it, as the answer stated it (a label,
+	// not an identity, unless the caller verified it); empty for none.
+	DecidedBy string `json:"decidedBy,omitempty"`
 	// Remember records that the approval added an allow rule.
 	Remember bool `json:"remember,omitempty"`
 	// Correlation is the caller's mark (a gateway client's user, hashed),

@@ -13,7 +13,7 @@ const (
 	AuditRateLimited   = "rate_limited"   // the call was over its rule's rate
 	AuditToolChanged   = "tool_changed"   // the tool's pin refused the call (changed, new held, rejected)
 	AuditAsked         = "asked"          // the policy asked a person: Approval was stored
-	AuditApproved      = "approved"       // a person approved Approval (Caller says through what)
+	AuditApproved      = "approved"       // a person approved Approval (Caller says through what, DecidedBy who)
 	AuditRejected      = "rejected"       // a person denied Approval (Reason says why)
 	AuditExpired       = "expired"        // Approval was not answered in time
 	AuditPinAccepted   = "pin_accepted"   // a person accepted the tool's listed definition
@@ -38,7 +38,11 @@ type AuditRecord struct {
 	// Namespace is the agent. Seq is the record's place in the agent's
 	// log, given by the store when it appends it: increasing in the order
 	// of appends (across the processes that share the store), never given
-	// twice, not necessarily contiguous. It is the cursor of AuditQuery.
+	// twice, not necessarily contiguous. It is the cursor of AuditQuery:
+	// a store never makes a record visible below a seq it has already
+	// shown of the same log (a reader that sees a record sees every
+	// lower one that will ever be there), so that a follower going on
+	// from the last seq it saw misses none.
 	Namespace string `json:"namespace"`
 	Seq       int64  `json:"seq"`
 	// Time is when the event ended (a call's end, an answer), as the
@@ -50,8 +54,11 @@ type AuditRecord struct {
 	ServerName string `json:"serverName,omitempty"`
 	Tool       string `json:"tool,omitempty"`
 	// Caller is who made the call ("llm", "api", "gateway"), or who
-	// answered an approval or decided on a pin.
-	Caller string `json:"caller,omitempty"`
+	// answered an approval or decided on a pin. DecidedBy, for an answer
+	// to an approval, names the person who answered as the answer stated
+	// it (store.Approval.DecidedBy): a label, empty when none was given.
+	Caller    string `json:"caller,omitempty"`
+	DecidedBy string `json:"decidedBy,omitempty"`
 	// Decision is one of the Audit decisions.
 	Decision string `json:"decision"`
 	// Outcome is one of the Audit outcomes for a call that ran (decision

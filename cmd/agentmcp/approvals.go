@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/user"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -50,6 +52,10 @@ Approving it again changes nothing.
 Flags:
   --remember       also allow every call of this tool from now on (adds an
                    allow rule ahead of the policy's rules)
+  --by NAME        who answers, recorded with the approval and in the
+                   audit log (default: your user name on this machine;
+                   --by "" records none). It is a label you state, not
+                   an identity the server checks
   --json           print the approval as JSON
 
 ` + targetFlagsUsage,
@@ -71,6 +77,10 @@ and its caller (a model, say) is told, with the reason.
 
 Flags:
   --reason TEXT    why, for the caller
+  --by NAME        who answers, recorded with the approval and in the
+                   audit log (default: your user name on this machine;
+                   --by "" records none). It is a label you state, not
+                   an identity the server checks
   --json           print the approval as JSON
 
 ` + targetFlagsUsage,
@@ -148,7 +158,9 @@ func runAnswer(ctx context.Context, decision string, args []string, stdout, stde
 	var (
 		remember, asJSON bool
 		reason           string
+		by               = osUserName()
 	)
+	fs.StringVar(&by, "by", by, "")
 	if decision == "approve" {
 		fs.BoolVar(&remember, "remember", false, "")
 	} else {
@@ -163,7 +175,10 @@ func runAnswer(ctx context.Context, decision string, args []string, stdout, stde
 		return usageErrorf("%s takes one approval id (see agentmcp approvals)", decision)
 	}
 	id := positional[0]
-	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
+	if err := agent.CheckDecider(by); err != nil {
+		return usageErrorf("--by: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(agent.WithDecider(ctx, by), tf.timeout)
 	defer cancel()
 	tf.mustExist = true
 	mode := dormant
@@ -178,7 +193,7 @@ func runAnswer(ctx context.Context, decision string, args []string, stdout, stde
 	var ap api.Approval
 	switch b := b.(type) {
 	case *remote:
-		ap, err = b.c.AnswerApproval(ctx, id, api.AnswerApprovalRequest{Decision: decision, Remember: remember, Reason: reason})
+		ap, err = b.c.AnswerApproval(ctx, id, api.AnswerApprovalRequest{Decision: decision, Remember: remember, Reason: reason, By: by})
 		if err != nil {
 			return b.explain(err)
 		}
@@ -255,4 +270,21 @@ func shorten(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// osUserName is the default --by of approve and deny: the user this
+// process runs as (its login name), "" when it cannot be told or is not a
+// valid decider label.
+func osUserName() string {
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	if name == "" {
+		name = os.Getenv("USER")
+	}
+	if agent.CheckDecider(name) != nil {
+		return ""
+	}
+	return name
 }

@@ -30,6 +30,9 @@ approved, rejected, expired), every pin decision and every server added or
 removed is a record of the agent's audit log, with its caller, outcome
 (ok, is_error, error), duration and the SHA-256 of its arguments (the
 arguments themselves only under the policy's "audit": {"arguments": "full"}).
+An answer to an approval also names who answered (BY): the name the answer
+gave (agentmcp approve --by, the API's "by", the dashboard's), a label the
+person stated, or the OAuth subject of a gateway client's access token.
 
 agentmcp audit prints the last records (100 by default), oldest first, of
 server SERVER (an id) and tool TOOL when given; --follow then prints the
@@ -263,7 +266,7 @@ func (p *auditPrinter) print(recs []api.AuditRecord, sayEmpty bool, agentName st
 	}
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
 	if !p.header {
-		fmt.Fprintln(tw, "TIME\tDECISION\tSERVER/TOOL\tCALLER\tOUTCOME\tMS\tAPPROVAL\tREASON")
+		fmt.Fprintln(tw, "TIME\tDECISION\tSERVER/TOOL\tCALLER\tBY\tOUTCOME\tMS\tAPPROVAL\tREASON")
 		p.header = true
 	}
 	for _, r := range recs {
@@ -279,8 +282,8 @@ func (p *auditPrinter) print(recs []api.AuditRecord, sayEmpty bool, agentName st
 		if r.DurationMS > 0 {
 			ms = strconv.FormatFloat(r.DurationMS, 'f', 1, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.UTC().Format(time.RFC3339Nano), r.Decision, oneLine(target),
-			oneLine(r.Caller), dash(outcome), dash(ms), dash(r.Approval), dash(oneLine(shorten(r.Reason, 80))))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.UTC().Format(time.RFC3339Nano), r.Decision, oneLine(target),
+			oneLine(r.Caller), dash(oneLine(r.DecidedBy)), dash(outcome), dash(ms), dash(r.Approval), dash(oneLine(shorten(r.Reason, 80))))
 	}
 	return tw.Flush()
 }

@@ -367,8 +367,9 @@ export function connectAgent(options = {}) {
     policyTools: async () => (await api("GET", "/policy/tools")).tools,
     // listApprovals resolves to the calls the policy asked about, pending
     // first: [{id, server, tool, arguments, caller, state, requestedAt,
-    // expiresAt, decidedAt?, reason?, result?, error?}]; answerApproval
-    // answers one: {decision: "approve"|"deny", remember?, reason?}.
+    // expiresAt, decidedAt?, decidedBy?, reason?, result?, error?}];
+    // answerApproval answers one: {decision: "approve"|"deny", remember?,
+    // reason?, by?}.
     listApprovals: async () => (await api("GET", "/approvals")).approvals,
     answerApproval: (id, answer) => api("POST", `/approvals/${seg(id)}`, answer),
     // getAudit resolves to a page of the agent's audit log for q (a

@@ -94,6 +94,7 @@ const approvals = approvalQueue({
   pending: $("approvals"),
   recent: $("approvals-recent").tBodies[0],
   none: $("no-approvals"),
+  by: $("approvals-by"),
   servers: () => serverEntries(lastMcp),
   onAnswered: () => policy.load(),
 });

@@ -5,8 +5,34 @@
 // one shows its server, tool, caller, times and its exact arguments (as
 // text: they are what the approval runs), with Approve, Approve and
 // remember (adds an allow rule for the tool) and Deny with a reason (the
-// caller reads it); answered ones follow with their state and result.
+// caller reads it); answered ones follow with their state, who answered
+// and their result. The name typed in the "Answer as" field is sent with
+// each answer ("by": a label the person states, recorded with the
+// approval and in the audit log) and remembered in this browser
+// (localStorage).
 import { el, isObject, str } from "./dom.js";
+
+// BY_KEY is the localStorage key of the "Answer as" name.
+const BY_KEY = "agentmcp.approvals.by";
+
+// storedName returns the remembered name, "" when none or no storage.
+function storedName() {
+  try {
+    return localStorage.getItem(BY_KEY) || "";
+  } catch {
+    return "";
+  }
+}
+
+// rememberName keeps name for the next visit (removed when empty).
+function rememberName(name) {
+  try {
+    if (name) localStorage.setItem(BY_KEY, name);
+    else localStorage.removeItem(BY_KEY);
+  } catch {
+    // No storage (a private window, say): the name lasts the page.
+  }
+}
 
 // EVERY_MS is how often the approvals are asked for.
 const EVERY_MS = 2000;
@@ -42,8 +68,13 @@ function resultText(r) {
 // answered ones in recent (a <tbody>); none is shown when there are none.
 // conn is the agent's connection (agent.js); servers() the [id, server]
 // pairs, for their names; onAnswered is called after a decision (the
-// policy may have changed: remember). It returns {refresh}.
-export function approvalQueue({ conn, pending, recent, none, servers, onAnswered }) {
+// policy may have changed: remember); by, if given, is the "Answer as"
+// <input>. It returns {refresh}.
+export function approvalQueue({ conn, pending, recent, none, by, servers, onAnswered }) {
+  if (by) {
+    by.value = storedName();
+    by.addEventListener("change", () => rememberName(by.value.trim()));
+  }
   let list = [];
   let busy = false;
   let again = false;
@@ -78,6 +109,8 @@ export function approvalQueue({ conn, pending, recent, none, servers, onAnswered
   async function answer(id, body, node) {
     for (const b of node.querySelectorAll("button")) b.disabled = true;
     errors.delete(id);
+    const name = by ? by.value.trim() : "";
+    if (name) body = { ...body, by: name };
     try {
       await conn.answerApproval(id, body);
       nodes.delete(id);
@@ -158,6 +191,7 @@ export function approvalQueue({ conn, pending, recent, none, servers, onAnswered
       el("td", { class: "mono" }, str(a.caller)),
       el("td", { class: "approval-state" }, str(a.state) + (a.remember === true ? " (remembered)" : "")),
       el("td", { class: "muted" }, when(a.decidedAt || a.requestedAt)),
+      el("td", { class: "approval-by" }, str(a.decidedBy)),
       el("td", {}, el("pre", { class: "mono approval-outcome" }, outcome)),
     );
   }

@@ -57,6 +57,7 @@ export function auditLog({ conn, form, list, none, exportLink, status }) {
       el("td", { class: "decision" }, str(r.decision)),
       el("td", { class: "mono" }, target, str(r.serverName) && str(r.serverName) !== str(r.server) ? el("small", { class: "muted" }, " " + str(r.serverName)) : null),
       el("td", {}, str(r.caller)),
+      el("td", { class: "decided-by" }, str(r.decidedBy)),
       el("td", { class: "outcome" }, outcome),
       el("td", { class: "num" }, typeof r.durationMs === "number" ? r.durationMs.toFixed(1) : ""),
       el("td", { class: "mono muted" }, str(r.approval)),

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,20 +31,66 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 	return nil
 }
 
+// Why a follower of the log misses no record.
+//
+// A follower reads the records after the last seq it saw (AuditQuery's
+// Cursor). seq is taken from a sequence as rows are inserted, not as
+// they commit: were appends of one agent's log free to overlap, one could
+// take seq 7, another take 8 and commit, a follower read 8 and move its
+// cursor past 7, and only then the first commit: 7 would never be shown
+// to it. So each append takes, before it numbers a row of an agent, a
+// transaction-scoped advisory lock of that agent's log (auditLockID),
+// held until it has committed: the appends of one agent's log are
+// numbered and committed one after the other, in seq's order, and a
+// reader that sees a seq sees every lower one of that log.
+//
+// The lock is per agent, and an agent's records are written by the one
+// replica that owns it (a batch at a time, by one goroutine), so it is
+// rarely waited for: appends of different agents, and of different
+// replicas, run side by side, and readers pay nothing. It is taken in the
+// batch's first statements, in one round trip with the inserts. (Reading
+// only below the oldest transaction in flight, txid_snapshot_xmin, would
+// cost writers nothing but would hold every agent's log back behind any
+// write transaction of the whole PostgreSQL cluster; re-reading an
+// overlap window would miss the records of a transaction longer than the
+// window.)
 func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) error {
-	var b pgx.Batch
+	b, err := s.auditBatch(records)
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
+// auditBatch returns the statements of an append of records, to be sent
+// in one transaction: the locks of their logs (in the order of their ids,
+// so that two appends never wait for each other's), then the INSERTs.
+func (s *Store) auditBatch(records []store.AuditRecord) (*pgx.Batch, error) {
+	b := &pgx.Batch{}
+	var locks []int64
+	for _, r := range records {
+		locks = append(locks, auditLockID(r.Namespace))
+	}
+	slices.Sort(locks)
+	for _, id := range slices.Compact(locks) {
+		b.Queue(`SELECT pg_advisory_xact_lock($1)`, id)
+	}
 	for _, r := range records {
 		record, sealed, err := codec.EncodeAudit(s.cipher, r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		b.Queue(`INSERT INTO agentmcp_audit (namespace, at, server_id, tool, decision, record, arguments) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			r.Namespace, r.Time.UTC().Truncate(time.Microsecond), r.ServerID, r.Tool, r.Decision, string(record), sealed)
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, &b).Close()
-	})
+	return b, nil
 }
+
+// auditLockID is the advisory lock of the audit log of ns, held by an
+// append from before it numbers the log's rows until it has committed.
+func auditLockID(ns string) int64 { return codec.LockID(ns, "", "agentmcp audit append") }
 
 // QueryAudit implements store.AuditStore.
 func (s *Store) QueryAudit(ctx context.Context, ns string, q store.AuditQuery) ([]store.AuditRecord, error) {

@@ -57,7 +57,12 @@
 // (store.AuditStore: each agent's audit log, a batch sent in one round
 // trip and one transaction; not fenced: every replica appends the records
 // of its own calls, seq numbering them across replicas in the order their
-// inserts ran; the arguments sealed).
+// inserts ran; the arguments sealed). An append holds a transaction-scoped
+// advisory lock of each agent's log it writes from before it numbers its
+// rows until it commits, so that one log's appends commit in seq's order
+// and a follower going on from its cursor never skips a record that
+// committed late (see audit.go for why this rather than reading behind
+// the oldest transaction in flight).
 //
 // # Usage
 //

@@ -54,7 +54,13 @@
 // server's pins with it), and AppendAudit, QueryAudit and PruneAudit
 // (store.AuditStore: each agent's audit log in one table clustered by
 // agent and seq, a batch appended by multi-row INSERTs in one
-// transaction; the arguments sealed).
+// transaction; the arguments sealed). An append numbers its rows inside
+// its write transaction, which holds the database's one write lock from
+// its BEGIN IMMEDIATE to its commit (against other processes too), so
+// appends commit in seq's order and a reader, which sees a committed
+// prefix of the log, can never later find a seq below one it saw: a
+// follower going on from its cursor misses nothing, unlike with a
+// sequence shared by concurrent writers (see store/postgres).
 //
 // Open(ctx, sqlite.Memory, nil) opens a private in-memory database on a
 // single connection, for tests; it disappears with Close.

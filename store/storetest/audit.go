@@ -55,6 +55,9 @@ func auditSample(ns string, i int, server, tool, decision string) store.AuditRec
 	if decision == store.AuditAsked {
 		r.Approval = fmt.Sprintf("ap_%d", i)
 	}
+	if decision == store.AuditApproved {
+		r.Approval, r.DecidedBy = fmt.Sprintf("ap_%d", i), fmt.Sprintf("person %d", i)
+	}
 	return r
 }
 

@@ -97,7 +97,7 @@ func testApprovals(t *testing.T, b Backend) {
 		t.Fatalf("GetApproval of an unknown id: %v", err)
 	}
 	approved := first
-	approved.State, approved.DecidedAt = store.ApprovalApproved, at.Add(time.Minute)
+	approved.State, approved.DecidedAt, approved.DecidedBy = store.ApprovalApproved, at.Add(time.Minute), "Zoë Ng"
 	denied := first
 	denied.State, denied.Reason = store.ApprovalDenied, "no"
 	won := 0

@@ -45,6 +45,7 @@ type auditDoc struct {
 	Approval      string `json:"a,omitempty"`
 	DurationMicro int64  `json:"d,omitempty"` // microseconds
 	ArgumentsHash string `json:"h,omitempty"`
+	DecidedBy     string `json:"b,omitempty"`
 }
 
 // EncodeAudit checks r's indexed fields and returns its record column and
@@ -56,7 +57,7 @@ func EncodeAudit(c *store.Cipher, r store.AuditRecord) (record, arguments []byte
 	}
 	record, err = json.Marshal(auditDoc{ServerName: r.ServerName, Caller: r.Caller, Outcome: r.Outcome,
 		ErrorClass: r.ErrorClass, Reason: r.Reason, Approval: r.Approval, DurationMicro: r.Duration.Microseconds(),
-		ArgumentsHash: r.ArgumentsHash})
+		ArgumentsHash: r.ArgumentsHash, DecidedBy: r.DecidedBy})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -75,6 +76,7 @@ func DecodeAudit(c *store.Cipher, record, arguments []byte, r *store.AuditRecord
 	}
 	r.ServerName, r.Caller, r.Outcome, r.ErrorClass = d.ServerName, d.Caller, d.Outcome, d.ErrorClass
 	r.Reason, r.Approval, r.Duration, r.ArgumentsHash = d.Reason, d.Approval, time.Duration(d.DurationMicro)*time.Microsecond, d.ArgumentsHash
+	r.DecidedBy = d.DecidedBy
 	if len(arguments) > 0 {
 		args, err := c.Open(arguments, auditAD(r.Namespace, r.ArgumentsHash))
 		if err != nil {
