@@ -413,7 +413,10 @@ type DiscoverResult struct {
 // A new discovery cancels one in flight for the same server. A failed
 // server gets one reconnection attempt first (which discovers), and a
 // resumed session whose server turns out to be unreachable is a failed
-// connection, retried as the server's RetryOptions say.
+// connection, retried as the server's RetryOptions say. A renewal in
+// flight is waited for; when it connects but its own discovery failed,
+// the discovery is made again (it may have been sent before whatever
+// made the caller ask).
 func (m *Manager) DiscoverIfConnected(ctx context.Context, id string, opts *DiscoverOptions) (DiscoverResult, error) {
 	c, err := m.lookup(id)
 	if err != nil {
@@ -432,6 +435,9 @@ func (m *Manager) DiscoverIfConnected(ctx context.Context, id string, opts *Disc
 	} else {
 		c.mu.Unlock()
 	}
+	// A renewal in flight when the caller asked: its discovery may have
+	// been sent before the caller's reason to ask (a server mended since).
+	joined := op != nil
 	var res DiscoverResult
 	if op == nil {
 		res = c.discover(ctx, timeout)
@@ -466,6 +472,11 @@ func (m *Manager) DiscoverIfConnected(ctx context.Context, id string, opts *Disc
 		}
 	}
 	info := c.info()
+	if joined && info.State == StateConnected {
+		// The renewal connected but its discovery failed: this caller's
+		// discovery is one of its own, not the renewal's older one.
+		return c.discover(ctx, timeout), nil
+	}
 	return DiscoverResult{Success: info.State == StateReady, State: info.State, Err: info.Error}, nil
 }
 
