@@ -84,20 +84,37 @@ func TestHungServer(t *testing.T) {
 	}
 
 	thaw()
-	rows, err := s.ListServers(ctx, ns)
-	if err != nil {
-		t.Fatal(err)
+	// The server takes up where it stopped; on a loaded machine its first
+	// answers may still pass the store's 300 ms: each check is asked
+	// until it is answered (a safety net of ctx), and an answer decides.
+	answered := func(what string, do func() error) {
+		t.Helper()
+		for {
+			err := do()
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
+				t.Fatalf("%s after SIGCONT: %v", what, err)
+			}
+		}
 	}
+	var rows []store.Server
+	answered("ListServers", func() (err error) { rows, err = s.ListServers(ctx, ns); return err })
 	if len(rows) != 1 || rows[0].ID != "kept" || rows[0].Name != "kept" {
 		t.Errorf("after SIGCONT the rows are %+v; want the one row as it was", rows)
 	}
-	if v, err := s.KVGet(ctx, ns, "kept", "k"); err != nil || string(v) != "v" {
-		t.Errorf("after SIGCONT the key is %q, %v; want v", v, err)
+	var v []byte
+	answered("KVGet", func() (err error) { v, err = s.KVGet(ctx, ns, "kept", "k"); return err })
+	if string(v) != "v" {
+		t.Errorf("after SIGCONT the key is %q; want v", v)
 	}
-	if err := s.PutServer(ctx, store.Server{Namespace: ns, ID: "new", Name: "new", URL: "http://127.0.0.1:2/mcp"}); err != nil {
-		t.Fatalf("PutServer after SIGCONT: %v", err)
-	}
-	if failed, refusing := s.WriteHealth(); failed != 4 || refusing != nil {
-		t.Errorf("WriteHealth after a write went through: %d, %v; want 4, nil", failed, refusing)
+	answered("PutServer", func() error {
+		return s.PutServer(ctx, store.Server{Namespace: ns, ID: "new", Name: "new", URL: "http://127.0.0.1:2/mcp"})
+	})
+	// The refused writes stay counted (4, and any retry above); the
+	// write that went through ends the refusal.
+	if failed, refusing := s.WriteHealth(); failed < 4 || refusing != nil {
+		t.Errorf("WriteHealth after a write went through: %d, %v; want at least 4, nil", failed, refusing)
 	}
 }
