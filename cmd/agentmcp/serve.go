@@ -448,7 +448,11 @@ func (c *serveConfig) run(ctx context.Context, guard *netguard.Guard, logger *sl
 	if c.dsn == "" {
 		// One serve per SQLite database: two would each wake its agents,
 		// connect their servers and fight over the sessions.
-		release, err := sqlite.LockFile(c.db)
+		release, err := sqlite.LockFileAs(c.db, serveHolder)
+		var locked *sqlite.LockedError
+		if errors.As(err, &locked) {
+			return serveLockError(locked) // dblock.go
+		}
 		if err != nil {
 			return err
 		}
