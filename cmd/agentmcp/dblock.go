@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
@@ -106,6 +108,31 @@ func (e *inUseError) Error() string {
 }
 
 func (e *inUseError) Unwrap() error { return e.locked }
+
+// lockForServe takes the lock of the SQLite database at db for serve. A
+// command that only reads holds it for an instant, to learn whether
+// another process does (lockTarget): a holder that is not a serve is
+// tried again for a moment before serve gives up.
+func lockForServe(ctx context.Context, db string) (release func() error, err error) {
+	deadline := time.Now().Add(time.Second)
+	for {
+		release, err := sqlite.LockFileAs(db, serveHolder)
+		var locked *sqlite.LockedError
+		if !errors.As(err, &locked) {
+			return release, err
+		}
+		if isServe(locked) || time.Now().After(deadline) {
+			return nil, serveLockError(locked)
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
 
 // serveLockError is serve's error when another process holds the lock
 // of its database.
