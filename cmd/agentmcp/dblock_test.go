@@ -16,8 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
 // TestServeBesideDBCommand: a command that owns the agents of a SQLite
@@ -239,4 +243,76 @@ func serveRefused(t *testing.T, db string) string {
 	}
 	r := result{stderr: stderr.String(), err: err, code: exitCode(err)}
 	return r.errorLine(t, exitFailure)
+}
+
+// TestDBReadsBesideOwner: approvals --db beside the process that holds the
+// database's lock reads it and writes nothing: an approval past its expiry
+// is shown expired but left pending in the database, and one ended long
+// ago is listed, not pruned; both are the owner's to settle. With nobody
+// holding the lock, the same command settles them as before.
+func TestDBReadsBesideOwner(t *testing.T) {
+	t.Setenv("AGENTMCP_SECRET_KEY", "")
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "agentmcp.db")
+	_, hs := serve(t, mcptest.Stateless)
+	runCmd(t, "add", "--db", db, "--id", "one", "one", hs.URL).mustSucceed(t)
+	st, err := sqlite.Open(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now().UTC()
+	const ns = "agentmcp/default"
+	due := store.Approval{Namespace: ns, ID: "ap_due", ServerID: "one", Tool: "echo", Arguments: json.RawMessage(`{}`), Caller: "api",
+		State: store.ApprovalPending, RequestedAt: now.Add(-2 * time.Hour), ExpiresAt: now.Add(-time.Hour)}
+	old := store.Approval{Namespace: ns, ID: "ap_old", ServerID: "one", Tool: "echo", Arguments: json.RawMessage(`{}`), Caller: "api",
+		State: store.ApprovalDenied, RequestedAt: now.Add(-60 * 24 * time.Hour), ExpiresAt: now.Add(-59 * 24 * time.Hour), DecidedAt: now.Add(-60 * 24 * time.Hour)}
+	for _, ap := range []store.Approval{due, old} {
+		if err := st.PutApproval(ctx, ap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	states := func() map[string]string {
+		t.Helper()
+		rows, err := st.ListApprovals(ctx, ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, r := range rows {
+			m[r.ID] = r.State
+		}
+		return m
+	}
+	listed := func() map[string]string {
+		t.Helper()
+		r := runCmd(t, "approvals", "--db", db, "--json")
+		r.mustSucceed(t)
+		var list api.ApprovalsResponse
+		decode(t, r.stdout, &list)
+		m := map[string]string{}
+		for _, ap := range list.Approvals {
+			m[ap.ID] = ap.State
+		}
+		return m
+	}
+
+	release, err := sqlite.LockFileAs(db, serveHolder) // as serve holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"ap_due": "expired", "ap_old": "denied"}, listed()); diff != "" {
+		t.Errorf("approvals --db beside the owner (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"ap_due": "pending", "ap_old": "denied"}, states()); diff != "" {
+		t.Errorf("the database after approvals --db beside the owner (-want +got):\n%s", diff)
+	}
+	release()
+
+	if diff := cmp.Diff(map[string]string{"ap_due": "expired"}, listed()); diff != "" {
+		t.Errorf("approvals --db with no owner (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"ap_due": "expired"}, states()); diff != "" {
+		t.Errorf("the database after approvals --db with no owner (-want +got):\n%s", diff)
+	}
 }
