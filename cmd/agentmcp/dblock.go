@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -43,30 +44,37 @@ const (
 
 // lockTarget settles who owns the agents of the SQLite database of the
 // flags for this command: it returns the lock to release when the
-// command holds it, or the holder (nil when none) beside which the
-// command runs. A command that may not run beside the holder gets an
+// command holds it, and sets f.beside to the holder beside which the
+// command runs, if any. readOnly says that the command must open the
+// database read-only: it reads beside a holder, or cannot tell whether
+// there is one. A command that may not run beside the holder gets an
 // *inUseError.
-func (f *targetFlags) lockTarget() (release func() error, beside *sqlite.LockedError, err error) {
+func (f *targetFlags) lockTarget() (release func() error, readOnly bool, err error) {
 	if f.access == reading {
-		if _, err := os.Stat(f.db + ".lock"); err != nil {
-			return nil, nil, nil // no process ever held it
+		if _, err := os.Stat(f.db + ".lock"); errors.Is(err, fs.ErrNotExist) {
+			return nil, false, nil // no process ever held it
 		}
 	}
 	release, err = sqlite.LockFileAs(f.db, "agentmcp "+f.command)
 	var locked *sqlite.LockedError
 	switch {
+	case err == nil && f.access == reading:
+		release() // only to learn that nobody holds it
+		return nil, false, nil
 	case err == nil:
-		if f.access == reading {
-			release() // only to learn that nobody holds it
-			return nil, nil, nil
-		}
-		return release, nil, nil
+		return release, false, nil
+	case f.access == reading && !errors.As(err, &locked):
+		return nil, true, nil // a lock file it cannot take (permissions): read only
 	case !errors.As(err, &locked):
-		return nil, nil, err
-	case f.access == reading, f.access == handing && isServe(locked):
-		return nil, locked, nil
+		return nil, false, err
+	case f.access == reading:
+		f.beside = locked
+		return nil, true, nil
+	case f.access == handing && isServe(locked):
+		f.beside = locked
+		return nil, false, nil
 	}
-	return nil, nil, newInUseError(f.db, locked)
+	return nil, false, newInUseError(f.db, locked)
 }
 
 // isServe reports whether the holder of a lock is agentmcp serve (one that

@@ -202,13 +202,16 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 	if _, err := parsePublicURL(publicURL); err != nil {
 		return nil, err
 	}
-	var release func() error
+	var (
+		release  func() error
+		readOnly bool
+	)
 	if f.db != "" {
 		var err error
-		if release, f.beside, err = f.lockTarget(); err != nil { // dblock.go
+		if release, readOnly, err = f.lockTarget(); err != nil { // dblock.go
 			return nil, err
 		}
-		if f.beside != nil {
+		if f.beside != nil || readOnly {
 			// Not the agent's owner: it connects, resumes and settles
 			// nothing (add connects the server it adds).
 			mode = dormant
@@ -219,7 +222,7 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 			release()
 		}
 	}
-	st, err := openStore(ctx, f.db, f.postgres, f.beside != nil && f.access == reading)
+	st, err := openStore(ctx, f.db, f.postgres, readOnly)
 	if err != nil {
 		unlock()
 		return nil, err
