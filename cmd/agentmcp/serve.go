@@ -198,8 +198,8 @@ One process at a time owns the agents of a SQLite database: serve locks it
 (the file PATH.lock holds its process id), and a second serve on it stops at
 once, naming the first. The lock goes when the first stops or dies, even by
 kill -9. A terminal command with --db that acts on the agents (call, tools,
-rm, approve, ...) holds the lock while it runs: serve then stops at once,
-naming that command and its process id, and starts once it ended. Beside a
+rm, approve, ...) holds the lock while it runs: serve then stops before
+serving, naming that command and its process id; start it once it ended. Beside a
 running serve, the commands with --db that only read read the database
 read-only; add --db and import --db store their change and hand it to serve
 (which says where it listens in PATH.serve) through POST
