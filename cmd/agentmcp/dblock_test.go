@@ -84,6 +84,7 @@ func TestDBBesideServe(t *testing.T) {
 	one, oneHS := serve(t, mcptest.Stateless)
 	two, twoHS := serve(t, mcptest.Stateless)
 	_, threeHS := serve(t, mcptest.Stateless)
+	_, fourHS := serve(t, mcptest.Stateless)
 	runCmd(t, "add", "--db", db, "--id", "one", "one", oneHS.URL).mustSucceed(t)
 	runCmd(t, "add", "--db", db, "--id", "two", "two", twoHS.URL).mustSucceed(t)
 	pol := filepath.Join(t.TempDir(), "policy.json")
@@ -130,12 +131,20 @@ func TestDBBesideServe(t *testing.T) {
 
 	r := runCmd(t, "add", "--db", db, "three", threeHS.URL)
 	r.mustSucceed(t)
-	if want := fmt.Sprintf("agentmcp serve (pid %d, %s) took the change in", served.Process.Pid, base); !strings.Contains(r.stdout, want) {
-		t.Errorf("add --db beside serve: %q, want %q in it", r.stdout, want)
+	tookIt := fmt.Sprintf("agentmcp serve (pid %d, %s) took the change in", served.Process.Pid, base)
+	if !strings.Contains(r.stdout, tookIt) {
+		t.Errorf("add --db beside serve: %q, want %q in it", r.stdout, tookIt)
+	}
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"four": {"url": "`+fourHS.URL+`"}}}`), 0o600)
+	r = runCmd(t, "import", "--db", db, cfg)
+	r.mustSucceed(t)
+	if !strings.Contains(r.stdout, tookIt) {
+		t.Errorf("import --db beside serve: %q, want %q in it", r.stdout, tookIt)
 	}
 	r = runCmd(t, "ls", "--db", db)
 	r.mustSucceed(t)
-	if !strings.Contains(r.stdout, "three") {
+	if !strings.Contains(r.stdout, "three") || !strings.Contains(r.stdout, "four") {
 		t.Errorf("ls --db beside serve: %q", r.stdout)
 	}
 	if got := approvalOf(t, "--db", db); got.State != "approved" {
