@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -323,5 +324,49 @@ func TestDBReadsBesideOwner(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"ap_due": "expired"}, states()); diff != "" {
 		t.Errorf("the database after approvals --db with no owner (-want +got):\n%s", diff)
+	}
+}
+
+// TestServeWaitsForProbe: a command that only reads takes the lock for an
+// instant to learn whether another process holds it; serve starting in
+// that instant tries again rather than stop. Here the lock is held, as by
+// such a command, until serve has bound its address (it locks right
+// after), then released: serve starts.
+func TestServeWaitsForProbe(t *testing.T) {
+	t.Setenv("AGENTMCP_SECRET_KEY", "")
+	t.Setenv(envToken, "")
+	db := filepath.Join(t.TempDir(), "agentmcp.db")
+	release, err := sqlite.LockFileAs(db, "agentmcp ls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"serve", "--addr", addr, "--db", db}, pw, &stderr)
+		pw.Close()
+		done <- err
+	}()
+	pollFor(t, "serve to bind its address", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	release()
+	started := false
+	for lines := bufio.NewScanner(pr); lines.Scan(); {
+		if strings.Contains(lines.Text(), "dashboard at") {
+			started = true
+			cancel()
+		}
+	}
+	if err := <-done; err != nil || !started {
+		t.Fatalf("serve once the probe ended: started %v, err %v, stderr %q", started, err, stderr.String())
 	}
 }
