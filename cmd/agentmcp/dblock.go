@@ -16,7 +16,7 @@ import (
 // servers, runs and settles their calls, approvals and tasks. agentmcp
 // serve holds it while it runs; a terminal command opening the database
 // with --db holds it for its duration when it acts on the agent, so that
-// a serve started meanwhile stops at once rather than run beside it.
+// a serve started meanwhile stops before serving rather than run beside it.
 // While another process holds it, a command that only reads reads the
 // database read-only, add and import store their change and hand it over
 // (handover.go), and the others are refused, naming the holder.
