@@ -133,6 +133,7 @@ func runAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
+	tf.access = handing
 	b, err := tf.open(ctx, stderr, background)
 	if err != nil {
 		return spec.redact(err)
@@ -206,6 +207,7 @@ func addCommandServer(ctx context.Context, tf targetFlags, positional, command [
 	spec := &serverSpec{display: fmt.Sprintf("command %q", command[0]), secrets: secrets}
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
+	tf.access = handing
 	b, err := tf.open(ctx, stderr, background)
 	if err != nil {
 		return spec.redact(err)

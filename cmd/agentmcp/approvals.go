@@ -106,6 +106,7 @@ func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
 	tf.mustExist = true
+	tf.access = reading
 	b, err := tf.open(ctx, stderr, dormant)
 	if err != nil {
 		return err

@@ -103,6 +103,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	octx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
 	tf.mustExist = true
+	tf.access = reading
 	b, err := tf.open(octx, stderr, dormant)
 	if err != nil {
 		return err

@@ -16,7 +16,10 @@
 // which the tests call in-process. run.go holds the table of subcommands
 // (one file each: inspect.go, call.go, version.go); interact.go the
 // terminal side of a call (progress, elicitations); flags.go the connection
-// flags they share; connect.go the connection through mcpclient.Manager.
+// flags they share; connect.go the connection through mcpclient.Manager;
+// target.go the agent a terminal command acts on (a running serve, or a
+// database), and dblock.go who owns the agents of a SQLite database while
+// a command runs on it with --db.
 // A new subcommand is a file with a func returning a [command] and one line
 // in [commands].
 //

@@ -76,6 +76,9 @@ func runExpose(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
 	tf.mustExist = true
+	if !set {
+		tf.access = reading
+	}
 	b, err := tf.open(ctx, stderr, dormant)
 	if err != nil {
 		return err

@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/api/client"
-	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
 // A serve on a SQLite database says where it listens in the file
@@ -41,41 +40,28 @@ func writeServeFile(db, base string, logger *slog.Logger) (remove func()) {
 	return func() { os.Remove(path) }
 }
 
-// runningServe reports whether a serve holds the SQLite database at db
-// (its lock), with its process id and where it listens when it said so
-// (PATH.serve).
-func runningServe(db string) (running bool, pid int, url string) {
-	if _, err := os.Stat(db + ".lock"); err != nil {
-		return false, 0, "" // no serve ever ran on it
-	}
-	release, err := sqlite.LockFile(db)
-	if err == nil {
-		release()
-		return false, 0, ""
-	}
-	var locked *sqlite.LockedError
-	if !errors.As(err, &locked) {
-		return false, 0, ""
-	}
+// readServeFile reads PATH.serve of the SQLite database at db.
+func readServeFile(db string) (serveFile, bool) {
 	data, err := os.ReadFile(serveFilePath(db))
 	var sf serveFile
-	if err == nil && json.Unmarshal(data, &sf) == nil && sf.PID == locked.PID && locked.PID != 0 {
-		return true, locked.PID, sf.URL
+	if err != nil || json.Unmarshal(data, &sf) != nil || sf.PID == 0 {
+		return serveFile{}, false
 	}
-	return true, locked.PID, ""
+	return sf, true
 }
 
-// handOver tells the serve running on the SQLite database of tf, if one
-// does, that the agent's stored servers changed, so that it takes them
-// in now (they are in the database either way). It says on w what
-// happened, and when it could not, the exact command that does it.
+// handOver tells the serve running on the SQLite database of tf, if the
+// command ran beside one (tf.open found it holding the lock), that the
+// agent's stored servers changed, so that it takes them in now (they are
+// in the database either way). It says on w what happened, and when it
+// could not, the exact command that does it.
 func handOver(ctx context.Context, tf *targetFlags, w io.Writer) {
-	if tf.db == "" {
+	if tf.db == "" || tf.beside == nil || !isServe(tf.beside) {
 		return
 	}
-	running, pid, base := runningServe(tf.db)
-	if !running {
-		return
+	pid, base := tf.beside.PID, ""
+	if sf, ok := readServeFile(tf.db); ok && sf.PID == pid {
+		base = sf.URL
 	}
 	class, name, _ := strings.Cut(tf.agent, "/")
 	route := "/agents/" + class + "/" + name + "/reload"

@@ -128,6 +128,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
+	tf.access = handing
 	b, err := tf.open(ctx, stderr, background)
 	if err != nil {
 		return err

@@ -58,7 +58,9 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("unexpected argument %s", quoteArg(positional[0]))
 	}
 	mode := dormant
+	tf.access = reading
 	if connect {
+		tf.access = owning
 		if tf.db == "" && tf.postgres == "" {
 			return usageErrorf("--connect is for --db and --postgres; a running agentmcp serve has live states")
 		}

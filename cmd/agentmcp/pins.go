@@ -63,6 +63,9 @@ func runPins(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
 	tf.mustExist = true
+	if decision == "" {
+		tf.access = reading
+	}
 	b, err := tf.open(ctx, stderr, dormant)
 	if err != nil {
 		return err

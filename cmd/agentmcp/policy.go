@@ -91,6 +91,9 @@ func runPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
 	tf.mustExist = true
+	if want == nil {
+		tf.access = reading
+	}
 	b, err := tf.open(ctx, stderr, dormant)
 	if err != nil {
 		return err

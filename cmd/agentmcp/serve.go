@@ -194,13 +194,17 @@ without the token are answered without reading their body. The WebSocket and
 SSE streams are pinged every 30s and closed when a ping or frame is not
 taken within 10s.
 
-One serve at a time uses a SQLite database: serve locks it (the file
-PATH.lock holds its process id), and a second serve on it stops at once,
-naming the first. The lock goes when the first stops or dies, even by kill
--9. The terminal commands with --db do not take it; add --db and import --db
-hand their change to the serve that holds it (which says where it listens in
-PATH.serve) through POST /agents/{class}/{name}/reload. A --postgres database is
-not locked.
+One process at a time owns the agents of a SQLite database: serve locks it
+(the file PATH.lock holds its process id), and a second serve on it stops at
+once, naming the first. The lock goes when the first stops or dies, even by
+kill -9. A terminal command with --db that acts on the agents (call, tools,
+rm, approve, ...) holds the lock while it runs: serve then stops before
+serving, naming that command and its process id; start it once it ended. Beside a
+running serve, the commands with --db that only read read the database
+read-only; add --db and import --db store their change and hand it to serve
+(which says where it listens in PATH.serve) through POST
+/agents/{class}/{name}/reload; the others are refused, naming serve's
+address for --server. A --postgres database is not locked.
 
 Set AGENTMCP_SECRET_KEY (a passphrase of 16 bytes or more, or 32 random bytes
 in hex or base64) to encrypt header values, the user:password, query and
@@ -448,7 +452,7 @@ func (c *serveConfig) run(ctx context.Context, guard *netguard.Guard, logger *sl
 	if c.dsn == "" {
 		// One serve per SQLite database: two would each wake its agents,
 		// connect their servers and fight over the sessions.
-		release, err := sqlite.LockFile(c.db)
+		release, err := lockForServe(ctx, c.db) // dblock.go
 		if err != nil {
 			return err
 		}

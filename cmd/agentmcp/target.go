@@ -51,17 +51,29 @@ type targetFlags struct {
 	// one: an agent that does not exist is then an error, never a new
 	// empty agent (only adding a server creates one).
 	mustExist bool
+	// command is the command's name, for the lock file (dblock.go).
+	command string
+	// access says what the command does with the agent of a SQLite
+	// database: owning (the zero value), reading or handing (dblock.go).
+	access access
+	// beside is, once open returned, the process that holds the lock of
+	// the SQLite database, when the command runs beside it (reading,
+	// handing), nil otherwise.
+	beside *sqlite.LockedError
 }
 
 const targetFlagsUsage = `Target flags (which agent the command acts on):
   --server URL     a running agentmcp serve (default $AGENTMCP_SERVER, else
                    http://127.0.0.1:8787)
   --token T        its access token (default $AGENTMCP_TOKEN)
-  --db PATH        use this SQLite database directly instead of a server.
-                   While an agentmcp serve runs on it, add and import hand
-                   their change to it (with $AGENTMCP_TOKEN, if it has a
-                   token); it sees the other commands' changes when the
-                   agent next wakes
+  --db PATH        use this SQLite database directly instead of a server;
+                   the command owns its agents while it runs (it holds
+                   PATH.lock). While an agentmcp serve runs on it, the
+                   commands that only read (ls, approvals, audit, tasks,
+                   pins, policy and expose without changes) read it
+                   read-only; add and import store their change and hand
+                   it to that serve (with $AGENTMCP_TOKEN, if it has a
+                   token); the others are refused: use --server
   --postgres DSN   use this PostgreSQL database directly instead
   --public-url URL
                    with --db or --postgres: the address of the agentmcp serve
@@ -82,6 +94,7 @@ func (f *targetFlags) register(fs *flag.FlagSet) {
 // registerTarget registers the flags but --timeout, for call, whose
 // connection flags have their own.
 func (f *targetFlags) registerTarget(fs *flag.FlagSet) {
+	f.command = fs.Name()
 	fs.StringVar(&f.server, "server", "", "")
 	fs.StringVar(&f.db, "db", "", "")
 	fs.StringVar(&f.postgres, "postgres", "", "")
@@ -189,8 +202,29 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 	if _, err := parsePublicURL(publicURL); err != nil {
 		return nil, err
 	}
-	st, err := openStore(ctx, f.db, f.postgres)
+	var (
+		release  func() error
+		readOnly bool
+	)
+	if f.db != "" {
+		var err error
+		if release, readOnly, err = f.lockTarget(); err != nil { // dblock.go
+			return nil, err
+		}
+		if f.beside != nil || readOnly {
+			// Not the agent's owner: it connects, resumes and settles
+			// nothing (add connects the server it adds).
+			mode = dormant
+		}
+	}
+	unlock := func() {
+		if release != nil {
+			release()
+		}
+	}
+	st, err := openStore(ctx, f.db, f.postgres, readOnly)
 	if err != nil {
+		unlock()
 		return nil, err
 	}
 	display := f.db
@@ -200,6 +234,7 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 	if f.mustExist {
 		if err := checkAgent(ctx, st, f.agent, display); err != nil {
 			st.Close()
+			unlock()
 			return nil, err
 		}
 	}
@@ -209,9 +244,10 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 	})
 	if err != nil {
 		st.Close()
+		unlock()
 		return nil, err
 	}
-	d := &direct{a: a, st: st, display: display}
+	d := &direct{a: a, st: st, display: display, release: release}
 	if mode == connected && len(a.MCPServers().Servers) > 0 {
 		stop := startProgress(stderr, fmt.Sprintf("connecting to the servers of %s", f.agent))
 		a.WaitForConnections(ctx)
@@ -260,9 +296,10 @@ func unknownAgentError(ref, where string, known []string) error {
 		ref, where, list, ref)
 }
 
-// openStore opens the SQLite file at path, or the Postgres database at
-// dsn, with the cipher of AGENTMCP_SECRET_KEY.
-func openStore(ctx context.Context, path, dsn string) (store.Store, error) {
+// openStore opens the SQLite file at path (read-only, writing nothing,
+// when readOnly), or the Postgres database at dsn, with the cipher of
+// AGENTMCP_SECRET_KEY.
+func openStore(ctx context.Context, path, dsn string, readOnly bool) (store.Store, error) {
 	cipher, err := store.CipherFromEnv()
 	if err != nil {
 		return nil, err
@@ -270,7 +307,7 @@ func openStore(ctx context.Context, path, dsn string) (store.Store, error) {
 	if dsn != "" {
 		return postgres.Open(ctx, dsn, &postgres.Options{Cipher: cipher})
 	}
-	return sqlite.Open(ctx, path, &sqlite.Options{Cipher: cipher})
+	return sqlite.Open(ctx, path, &sqlite.Options{Cipher: cipher, ReadOnly: readOnly})
 }
 
 // remote is an agent of a running agentmcp serve.
@@ -381,6 +418,9 @@ type direct struct {
 	a       *agent.Agent
 	st      store.Store
 	display string
+	// release releases the lock of the SQLite database, nil when the
+	// command does not hold it.
+	release func() error
 }
 
 func (d *direct) where() string { return fmt.Sprintf("agent %s in %s", d.a.Namespace(), d.display) }
@@ -451,6 +491,9 @@ func (d *direct) close() {
 	defer cancel()
 	d.a.Close(ctx)
 	d.st.Close()
+	if d.release != nil {
+		d.release() // once the agent's last writes are in
+	}
 }
 
 // openState opens the agent the flags name, which must exist (mode as

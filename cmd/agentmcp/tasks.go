@@ -94,6 +94,7 @@ func runTasks(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
 	defer cancel()
 	tf.mustExist = true
+	tf.access = reading // cancel is refused with --db above
 	b, err := tf.open(ctx, stderr, dormant)
 	if err != nil {
 		return err

@@ -75,12 +75,16 @@
 // writer waits up to BusyTimeout for another process's transaction.
 // WithLock, however, excludes only the callers of one Store: run one
 // process per database file (the supported deployment), or use
-// store/postgres for several replicas. LockFile makes sure of it: a
-// program that serves the database takes an exclusive lock on a file beside
-// it, and a second one gets a *LockedError naming the first's process id.
+// store/postgres for several replicas. LockFileAs makes sure of it: the
+// program that owns the database's agents takes an exclusive lock on a file
+// beside it, saying what it is, and a second one gets a *LockedError naming
+// the first (its process id, and what it said). Options.ReadOnly opens the
+// database beside its owner to read it: nothing is created, migrated or
+// written (every connection is query_only, a write fails with
+// store.ErrUnavailable without taking the write lock).
 //
 // Fences (store.WithFence) are ignored: a fenced write is made as an
-// unfenced one. A SQLite database has one process serving it (LockFile),
+// unfenced one. A SQLite database has one process serving it (LockFileAs),
 // which owns every agent in it, so there is no other owner to fence off.
 //
 // UpdateServer's fn runs inside the write transaction, so it holds up every

@@ -6,30 +6,30 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// LockFile takes the lock that makes one process at a time serve the
-// SQLite database at dbPath: an exclusive flock on the file dbPath+".lock"
-// (created if missing, mode 0600), into which it writes the process id. It
-// does not wait: when another process holds the lock it returns a
-// *LockedError naming that process. release empties the file and unlocks;
-// it is idempotent. Memory needs no lock (its release does nothing).
+// LockFileAs takes the lock that makes one process at a time own the
+// agents of the SQLite database at dbPath: an exclusive flock on the file
+// dbPath+".lock" (created if missing, mode 0600), into which it writes the
+// process id and holder, what the process is ("agentmcp serve"), for the
+// LockedError of another locker. It does not wait: when another process
+// holds the lock it returns a *LockedError naming that process. release
+// empties the file and unlocks; it is idempotent. Memory needs no lock
+// (its release does nothing).
 //
 // The kernel releases the lock when the process ends, however it ends
 // (kill -9 included), so a lock file left by a dead process never blocks;
 // the file itself stays, harmless. The descriptor is not inherited by child
 // processes (stdio MCP servers), which therefore cannot keep the lock after
-// the process dies. Two LockFile calls in one process also exclude each
+// the process dies. Two LockFileAs calls in one process also exclude each
 // other. The lock guards only against processes that take it too: Open
-// does not, so commands that only read or briefly write the database still
-// can.
-func LockFile(dbPath string) (release func() error, err error) {
+// does not, so a program that only reads the database (Options.ReadOnly)
+// can beside its owner.
+func LockFileAs(dbPath, holder string) (release func() error, err error) {
 	if dbPath == Memory {
 		return func() error { return nil }, nil // private to its Store: nothing to share
 	}
@@ -41,14 +41,14 @@ func LockFile(dbPath string) (release func() error, err error) {
 	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &LockedError{Path: dbPath, PID: holder(f)}
+			pid, by := heldBy(f)
+			return nil, &LockedError{Path: dbPath, PID: pid, Holder: by}
 		}
 		return nil, fmt.Errorf("sqlite: lock %s: %w", path, err)
 	}
-	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
 	err = f.Truncate(0)
 	if err == nil {
-		_, err = f.WriteAt(pid, 0)
+		_, err = f.WriteAt(lockContents(os.Getpid(), holder), 0)
 	}
 	if err != nil {
 		f.Close() // releases the lock
@@ -65,17 +65,17 @@ func LockFile(dbPath string) (release func() error, err error) {
 	}, nil
 }
 
-// holder reads the process id of the lock's holder from the lock file. A
-// holder writes it right after taking the lock, so an empty file is read
-// again for a moment before giving up (PID 0).
-func holder(f *os.File) int {
+// heldBy reads the process id and the holder of the lock from the lock
+// file. A holder writes them right after taking the lock, so an empty
+// file is read again for a moment before giving up (PID 0).
+func heldBy(f *os.File) (pid int, holder string) {
 	for range 50 {
-		if pid := readPID(f); pid != 0 {
-			return pid
+		if pid, holder := readLock(f); pid != 0 {
+			return pid, holder
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	return 0
+	return 0, ""
 }
 
 // flock is unix.Flock, retried when a signal interrupts it.
@@ -88,13 +88,10 @@ func flock(f *os.File, how int) error {
 	}
 }
 
-// readPID returns the process id written in the lock file f, 0 if none.
-func readPID(f *os.File) int {
-	b := make([]byte, 32)
+// readLock returns the process id and holder written in the lock file f,
+// 0 and "" if none.
+func readLock(f *os.File) (pid int, holder string) {
+	b := make([]byte, 256)
 	n, _ := f.ReadAt(b, 0)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	return pid
+	return parseLock(b[:n])
 }

@@ -18,10 +18,14 @@ import (
 // mode "try" takes it and prints "acquired", or "locked-by PID" when
 // another process holds it.
 func lockChild(mode, db string) int {
-	release, err := LockFile(db)
+	release, err := LockFileAs(db, os.Getenv("AGENTMCP_TEST_HOLDER"))
 	var locked *LockedError
 	switch {
 	case errors.As(err, &locked) && mode == "try":
+		if locked.Holder != "" {
+			fmt.Printf("locked-by %d %s\n", locked.PID, locked.Holder)
+			return 0
+		}
 		fmt.Printf("locked-by %d\n", locked.PID)
 		return 0
 	case err != nil:
@@ -42,8 +46,14 @@ func lockChild(mode, db string) int {
 // first line of output (after which a holder holds the lock).
 func child(t *testing.T, mode, db string) (*exec.Cmd, string, io.WriteCloser) {
 	t.Helper()
+	return childAs(t, mode, db, "")
+}
+
+// childAs is child, whose lock says it is holder (LockFileAs).
+func childAs(t *testing.T, mode, db, holder string) (*exec.Cmd, string, io.WriteCloser) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "AGENTMCP_TEST_LOCK_CHILD="+mode, "AGENTMCP_TEST_DB="+db)
+	cmd.Env = append(os.Environ(), "AGENTMCP_TEST_LOCK_CHILD="+mode, "AGENTMCP_TEST_DB="+db, "AGENTMCP_TEST_HOLDER="+holder)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -164,6 +174,42 @@ func TestLockFileMemory(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir("."); len(entries) != 0 {
 		t.Fatalf("LockFile(Memory) made %v", entries[0].Name())
+	}
+}
+
+// TestLockFileAs: a holder that says what it is is named, with its pid,
+// in the LockedError of another process's LockFile and LockFileAs; the
+// lock file keeps the pid on its first line, which a holder that says
+// nothing (LockFile) writes alone.
+func TestLockFileAs(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agentmcp.db")
+	release, err := LockFileAs(db, " agentmcp\tcall\n--db ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := strconv.Itoa(os.Getpid())
+	wantPID(t, db, me+"\nagentmcp call --db")
+	if got := try(t, db); got != "locked-by "+me+" agentmcp call --db" {
+		t.Fatalf("another process locking a database held as agentmcp call printed %q", got)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+
+	holder, line, _ := childAs(t, "hold", db, "agentmcp serve")
+	if line != "locked" {
+		t.Fatalf("holder printed %q", line)
+	}
+	pid := holder.Process.Pid
+	for _, lock := range []func(string) (func() error, error){LockFile, func(db string) (func() error, error) { return LockFileAs(db, "agentmcp ls") }} {
+		_, err = lock(db)
+		var locked *LockedError
+		if !errors.As(err, &locked) || locked.PID != pid || locked.Holder != "agentmcp serve" {
+			t.Fatalf("lock of a database agentmcp serve holds: %v, want a *LockedError with pid %d and its holder", err, pid)
+		}
+		if want := fmt.Sprintf("database %s is in use by agentmcp serve (pid %d)", db, pid); err.Error() != want {
+			t.Fatalf("error %q, want %q", err, want)
+		}
 	}
 }
 

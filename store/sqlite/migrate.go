@@ -79,3 +79,47 @@ func applyMigrations(ctx context.Context, db *sql.DB, fsys fs.FS, now int64) err
 	}
 	return nil
 }
+
+// checkMigrations fails unless every migration of fsys is applied: a
+// read-only Store reads only a database migrated by a process that writes.
+func checkMigrations(ctx context.Context, db *sql.DB, fsys fs.FS) error {
+	all, err := migrate.List(fsys)
+	if err != nil {
+		return err
+	}
+	applied, err := appliedMigrations(ctx, db)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	pending, err := migrate.Pending(all, applied)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if len(pending) > 0 {
+		return fmt.Errorf("migrate: %d migrations pending (%s first): a read-only open cannot apply them", len(pending), pending[0].Name)
+	}
+	return nil
+}
+
+// appliedMigrations returns the versions recorded in schema_migrations,
+// none when there is no such table (a new database), without writing.
+func appliedMigrations(ctx context.Context, db *sql.DB) (map[int]bool, error) {
+	applied := map[int]bool{}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n); err != nil || n == 0 {
+		return applied, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		applied[v] = true
+	}
+	return applied, rows.Err()
+}

@@ -66,6 +66,14 @@ type Options struct {
 	// read-only file system), at most one line every 10 seconds, and the
 	// first write that goes through after them. Nil discards them.
 	Logger *slog.Logger
+	// ReadOnly opens an existing database to read it beside the process
+	// that owns it (agentmcp serve, holding LockFileAs): the file is not
+	// created (a missing one is an error wrapping fs.ErrNotExist), not
+	// switched to WAL, not migrated (one with migrations pending is an
+	// error), and every connection is query_only, so that every write
+	// fails with store.ErrUnavailable, without taking the database's
+	// write lock. False opens it to read and write.
+	ReadOnly bool
 }
 
 // Store is a store.Store in one SQLite database. See the package
@@ -115,12 +123,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 		}
 		name = abs
-		if err := create(name); err != nil {
+		if o.ReadOnly {
+			if _, err := os.Stat(name); err != nil {
+				return nil, fmt.Errorf("sqlite: open %s read-only: %w", path, err)
+			}
+		} else if err := create(name); err != nil {
 			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 		}
 	}
 
-	w, err := sql.Open("sqlite", dsn(name, memory, false, o.BusyTimeout))
+	w, err := sql.Open("sqlite", dsn(name, memory, o.ReadOnly, o.BusyTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -131,7 +143,11 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	s.w, s.r = w, w
-	if err := s.setup(ctx, memory, o.BusyTimeout); err != nil {
+	setup := s.setup
+	if o.ReadOnly {
+		setup = s.checkSetup
+	}
+	if err := setup(ctx, memory, o.BusyTimeout); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -198,6 +214,12 @@ func (s *Store) setup(ctx context.Context, memory bool, busy time.Duration) erro
 		}
 	}
 	return applyMigrations(ctx, s.w, migrations(), s.now().UnixMicro())
+}
+
+// checkSetup is setup for a read-only Store: it changes nothing, and fails
+// unless the database is migrated.
+func (s *Store) checkSetup(ctx context.Context, memory bool, busy time.Duration) error {
+	return checkMigrations(ctx, s.w, migrations())
 }
 
 // enableWAL switches the database to WAL mode, which is persistent: a new
