@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
@@ -25,13 +28,14 @@ import (
 // caller), every decision on one (the policy's, a person's on an
 // approval, an approval's expiry), every pin decision and every server
 // added or removed is one store.AuditRecord. Records are made on the
-// call's path without I/O (the time, the decision, the outcome; the
-// arguments marshalled when they are not JSON already, so that a caller
-// may change them once the call returned) and handed to a buffered
-// channel; a flusher goroutine sleeps through a batch window
+// call's path without I/O (the time, the decision, the outcome; a map of
+// arguments hashed as its canonical JSON, written without reflection;
+// other arguments marshalled when they are not JSON already, so that a
+// caller may change them once the call returned) and handed to a
+// buffered channel; a flusher goroutine sleeps through a batch window
 // (Options.AuditWindow) from the first record, then canonicalises and
-// hashes the arguments (a marshalled map is canonical already) and
-// appends the records to the store in one transaction. A full buffer drops the record, counts it
+// hashes the arguments not hashed yet and appends the records to the
+// store in one transaction. A full buffer drops the record, counts it
 // (agentmcp.audit.dropped) and logs once, rather than slow the call down.
 // After a write, the flusher prunes the agent's log to
 // Options.AuditKeep records and Options.AuditMaxAge on the agent's clock.
@@ -64,11 +68,14 @@ type AuditQuery = store.AuditQuery
 
 // auditEntry is a record on its way to the store.
 type auditEntry struct {
-	rec   store.AuditRecord
-	args  any  // the call's arguments (JSON, or copied as JSON), hashed by the flusher
-	canon bool // args are canonical JSON already
-	call  bool // a call's record: args are hashed (and kept when full)
-	full  bool // the policy keeps the arguments
+	rec  store.AuditRecord
+	args any      // the call's arguments not hashed yet (JSON, or copied as JSON), hashed by the flusher
+	sum  [32]byte // the SHA-256 of the call's canonical arguments, when hashed
+	// hashed: sum is set on the call's path (and rec.Arguments holds the
+	// canonical arguments when full)
+	hashed bool
+	call   bool // a call's record: args are hashed (and kept when full)
+	full   bool // the policy keeps the arguments
 }
 
 // auditLog is the agent's recorder. Its methods are safe for concurrent
@@ -97,6 +104,7 @@ type auditLog struct {
 
 	// Owned by the flusher.
 	batch      []auditEntry
+	recs       []store.AuditRecord // write's, kept for the next batch
 	lastPrune  time.Time
 	sincePrune int
 }
@@ -199,37 +207,136 @@ func (l *auditLog) add(e auditEntry) {
 	}
 }
 
-// argsOf returns what the flusher hashes of a call's arguments: JSON as
-// given, or anything else marshalled now (the caller may change it once
-// the call returned); canon reports that it is canonical JSON already (a
-// map marshalled: keys sorted, at every level, numbers as
-// canonicalArgs writes them).
-func argsOf(args any) (v any, canon bool) {
+// setArgs keeps what e needs of a call's arguments: a map's canonical
+// JSON is hashed now (written without reflection, it costs less than
+// keeping a copy for the flusher), and kept when e.full; JSON as given is
+// kept for the flusher to canonicalise and hash, and anything else is
+// marshalled now (the caller may change it once the call returned).
+func (e *auditEntry) setArgs(args any) {
 	switch v := args.(type) {
 	case nil, json.RawMessage, []byte:
-		return v, false
+		e.args = v
+		return
 	case map[string]any:
-		if len(v) == 0 {
-			return json.RawMessage(`{}`), true
+		if plainJSON(v, 0) && e.hashMap(v) {
+			return
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, false
-		}
-		return json.RawMessage(b), true
 	}
-	b, err := json.Marshal(args)
+	if b, err := json.Marshal(args); err == nil {
+		e.args = json.RawMessage(b)
+	}
+}
+
+// plainJSON reports whether v holds only what json.Unmarshal makes of
+// JSON (maps, slices, strings, booleans, nil, numbers: Go's or
+// json.Number): the values whose encoding/json form is canonical already,
+// but for invalid UTF-8 (hashMap checks that). Others (a struct's fields
+// in their order, the keys of json.RawMessage in theirs) are left to the
+// flusher.
+func plainJSON(v any, depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	switch v := v.(type) {
+	case nil, string, bool, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
+		return true
+	case map[string]any:
+		for _, e := range v {
+			if !plainJSON(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range v {
+			if !plainJSON(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// argsBuffers are the buffers hashMap encodes into.
+var argsBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// hashMap sets e's hash (and arguments, when e.full) to those of m's
+// canonical JSON, m being plainJSON: m as json.Marshal writes it (keys
+// sorted at every level, strings escaped as canonicalArgs escapes them),
+// which is what canonicalArgs makes of it (TestAuditArgsCanonical). It
+// reports false when m does not marshal, or holds invalid UTF-8 (which
+// json.Marshal writes as \ufffd, canonicalArgs as the character).
+func (e *auditEntry) hashMap(m map[string]any) bool {
+	p := argsBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*p) <= 16<<10 {
+			argsBuffers.Put(p)
+		}
+	}()
+	b := append((*p)[:0], "{}"...)
+	if len(m) > 0 {
+		var err error
+		if b, err = jsonrpcwire.AppendJSON((*p)[:0], m); err != nil {
+			return false
+		}
+	}
+	*p = b
+	if bytes.Contains(b, []byte(`\ufffd`)) {
+		return false
+	}
+	if bytes.ContainsAny(b, "<>&") { // json.Marshal escapes them, AppendJSON does not
+		b = escapeHTML(b)
+	}
+	e.sum, e.hashed = sha256.Sum256(b), true
+	if e.full {
+		e.rec.Arguments = bytes.Clone(b)
+	}
+	return true
+}
+
+// escapeHTML returns JSON b with <, > and & escaped as json.Marshal
+// escapes them (\u003c, \u003e, \u0026): outside strings, valid JSON
+// holds none of them.
+func escapeHTML(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	for _, c := range b {
+		switch c {
+		case '<':
+			out = append(out, `\u003c`...)
+		case '>':
+			out = append(out, `\u003e`...)
+		case '&':
+			out = append(out, `\u0026`...)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// hash returns the hash of a call's arguments, and the arguments when
+// e.full: those hashed on the call's path, or e.args made canonical.
+func (e *auditEntry) hash() (string, json.RawMessage) {
+	if e.hashed {
+		return hex.EncodeToString(e.sum[:]), e.rec.Arguments
+	}
+	canon, err := canonicalArgs(e.args)
 	if err != nil {
-		return nil, false
+		canon = nil
 	}
-	return json.RawMessage(b), false
+	if !e.full {
+		return hashArgs(canon), nil
+	}
+	return hashArgs(canon), canon
 }
 
 // callEntry is the record of a call of tool of serverID.
 func (a *Agent) callEntry(ctx context.Context, serverID, tool string, args any, decision string) auditEntry {
-	v, canon := argsOf(args)
-	return auditEntry{rec: store.AuditRecord{ServerID: serverID, Tool: tool, Caller: string(CallerOf(ctx)), Decision: decision},
-		args: v, canon: canon, call: true, full: a.pol.cur.Load().Audit.FullArguments()}
+	e := auditEntry{rec: store.AuditRecord{ServerID: serverID, Tool: tool, Caller: string(CallerOf(ctx)), Decision: decision},
+		call: true, full: a.pol.cur.Load().Audit.FullArguments()}
+	e.setArgs(args)
+	return e
 }
 
 // auditCalled records a call that ran (callTool): its outcome and duration.
@@ -476,21 +583,16 @@ func (l *auditLog) write(batch []auditEntry) {
 	if len(batch) == 0 {
 		return
 	}
-	recs := make([]store.AuditRecord, len(batch))
+	recs := slices.Grow(l.recs[:0], len(batch))[:len(batch)]
+	defer func() {
+		clear(recs) // let the records' strings go
+		l.recs = recs[:0]
+	}()
 	names := map[string]string{}
 	for i, e := range batch {
 		r := e.rec
 		if e.call {
-			var canon json.RawMessage
-			if raw, ok := e.args.(json.RawMessage); ok && e.canon {
-				canon = raw
-			} else if c, err := canonicalArgs(e.args); err == nil {
-				canon = c
-			}
-			r.ArgumentsHash = hashArgs(canon)
-			if e.full && canon != nil {
-				r.Arguments = canon
-			}
+			r.ArgumentsHash, r.Arguments = e.hash()
 		}
 		if r.ServerName == "" && r.ServerID != "" {
 			n, ok := names[r.ServerID]
