@@ -35,7 +35,7 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 	// each row's column is a part of it: one allocation a batch, not one
 	// a row.
 	ends := make([]int, len(records))
-	var sealed [][]byte // by record; nil when no record keeps arguments
+	var sealed [][]byte                      // by record; nil when no record keeps arguments
 	buf := make([]byte, 0, 128*len(records)) // a call's record is about 100 bytes
 	for i := range records {
 		var args []byte
@@ -80,7 +80,7 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 	// without the arguments column when no row of the statement keeps
 	// arguments.
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		args := make([]any, 0, 8*auditChunks[0])
+		args := make([]any, 0, 2+6*auditChunks[0])
 		for rest := order; len(rest) > 0; {
 			ns := records[rest[0]].Namespace
 			n := 1
@@ -115,7 +115,7 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 				for _, i := range chunk {
 					withArgs = withArgs || sealed != nil && sealed[i] != nil
 				}
-				args = args[:0]
+				args = append(args[:0], boxNS, seq)
 				for _, i := range chunk {
 					r := &records[i]
 					if boxServer == nil || r.ServerID != server {
@@ -127,12 +127,12 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 					if boxDecision == nil || r.Decision != decision {
 						decision, boxDecision = r.Decision, r.Decision
 					}
-					args = append(args, boxNS, seq, r.Time.UnixMicro(), boxServer, boxTool, boxDecision, column(i))
+					args = append(args, r.Time.UnixMicro(), boxServer, boxTool, boxDecision, column(i))
 					if withArgs {
 						args = append(args, sealed[i])
 					}
-					seq++
 				}
+				seq += int64(n)
 				if _, err := tx.StmtContext(ctx, stmts[auditShape{n, withArgs}]).ExecContext(ctx, args...); err != nil {
 					return err
 				}
@@ -185,22 +185,29 @@ func (a *auditStmts) prepared(ctx context.Context, db *sql.DB) (map[auditShape]*
 	return m, nil
 }
 
-// auditInsert returns the INSERT statement of n audit rows, with their
-// arguments column or without (NULL).
+// auditInsert returns the INSERT statement of n audit rows of one agent,
+// with their arguments column or without (NULL). Its parameters are the
+// agent's namespace (?1, bound once) and its first row's seq (?2, the
+// others following it), then each row's other columns.
 func auditInsert(n int, args bool) string {
 	var b strings.Builder
-	row := "(?, ?, ?, ?, ?, ?, ?)"
+	cols := ", ?, ?, ?, ?, ?)"
 	b.WriteString(`INSERT INTO audit (namespace, seq, at, server_id, tool, decision, record`)
 	if args {
 		b.WriteString(`, arguments`)
-		row = "(?, ?, ?, ?, ?, ?, ?, ?)"
+		cols = ", ?, ?, ?, ?, ?, ?)"
 	}
 	b.WriteString(`) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(row)
+		if i == 0 {
+			b.WriteString("(?1, ?2")
+		} else {
+			fmt.Fprintf(&b, "(?1, ?2 + %d", i)
+		}
+		b.WriteString(cols)
 	}
 	return b.String()
 }
