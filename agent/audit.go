@@ -38,7 +38,8 @@ import (
 // store in one transaction. A full buffer drops the record, counts it
 // (agentmcp.audit.dropped) and logs once, rather than slow the call down.
 // After a write, the flusher prunes the agent's log to
-// Options.AuditKeep records and Options.AuditMaxAge on the agent's clock.
+// Options.AuditKeep records (once a tenth of them was written) and
+// Options.AuditMaxAge on the agent's clock (once a minute).
 
 // Defaults of the audit log's options.
 const (
@@ -619,17 +620,24 @@ func (l *auditLog) write(batch []auditEntry) {
 	}
 	l.droppedLog.Store(false)
 	l.sincePrune += len(recs)
+	// The count is pruned once a tenth of it was written (a range of
+	// seqs), the age every auditPruneEvery (which reads all the agent's
+	// records: at is not indexed), each at the first write.
 	now := l.now()
-	if l.lastPrune.IsZero() || now.Sub(l.lastPrune) >= auditPruneEvery || (l.keep > 0 && l.sincePrune >= max(l.keep/10, 1)) {
+	aged := l.lastPrune.IsZero() || now.Sub(l.lastPrune) >= auditPruneEvery
+	if aged || l.keep > 0 && l.sincePrune >= max(l.keep/10, 1) {
 		var before time.Time
-		if l.maxAge > 0 {
+		if aged && l.maxAge > 0 {
 			before = now.Add(-l.maxAge)
 		}
 		if _, err := l.st.PruneAudit(ctx, l.ns, l.keep, before); err != nil {
 			l.logger.Warn("cannot prune the audit log", "error", err)
 			return
 		}
-		l.lastPrune, l.sincePrune = now, 0
+		if aged {
+			l.lastPrune = now
+		}
+		l.sincePrune = 0
 	}
 }
 
