@@ -40,7 +40,7 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 	for i := range records {
 		var args []byte
 		var err error
-		if buf, args, err = codec.AppendAudit(buf, s.cipher, &records[i]); err != nil {
+		if buf, args, err = codec.AppendAuditRecord(buf, s.cipher, &records[i]); err != nil {
 			return err
 		}
 		ends[i] = len(buf)

@@ -53,14 +53,15 @@ type auditDoc struct {
 // its sealed arguments column (nil when r keeps no arguments, or c has no
 // key: arguments are never stored in plaintext).
 func EncodeAudit(c *store.Cipher, r store.AuditRecord) (record, arguments []byte, err error) {
-	return AppendAudit(nil, c, &r)
+	return AppendAuditRecord(nil, c, &r)
 }
 
-// AppendAudit is EncodeAudit appending the record column to dst (a batch
-// of records encoded into one buffer): record is dst with it appended.
-// The record is the JSON encoding/json makes of auditDoc, written without
-// reflection (TestAppendAudit compares the two).
-func AppendAudit(dst []byte, c *store.Cipher, r *store.AuditRecord) (record, arguments []byte, err error) {
+// AppendAuditRecord is EncodeAudit appending the record column to dst
+// (a batch's records encoded into one buffer): record is dst with it
+// appended, dst itself when r is refused. The record is the JSON
+// encoding/json makes of auditDoc, written without reflection
+// (TestAppendAuditRecord compares the two).
+func AppendAuditRecord(dst []byte, c *store.Cipher, r *store.AuditRecord) (record, arguments []byte, err error) {
 	if err := checkAudit(*r); err != nil {
 		return dst, nil, err
 	}

@@ -9,11 +9,11 @@ import (
 	"github.com/agentmcp/agentmcp/store"
 )
 
-// TestAppendAudit: the record column AppendAudit writes without
+// TestAppendAuditRecord: the record column AppendAuditRecord writes without
 // reflection is the JSON encoding/json makes of the record's auditDoc,
 // whatever its strings hold, appended after what dst held; it decodes to
 // the same fields.
-func TestAppendAudit(t *testing.T) {
+func TestAppendAuditRecord(t *testing.T) {
 	hash := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	for _, tt := range []struct {
 		name string
@@ -39,7 +39,7 @@ func TestAppendAudit(t *testing.T) {
 				t.Fatal(err)
 			}
 			prefix := []byte(`{"earlier":1}`)
-			got, sealed, err := AppendAudit(bytes.Clone(prefix), nil, &r)
+			got, sealed, err := AppendAuditRecord(bytes.Clone(prefix), nil, &r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,10 +47,10 @@ func TestAppendAudit(t *testing.T) {
 				t.Errorf("arguments column %q, want none", sealed)
 			}
 			if !bytes.HasPrefix(got, prefix) {
-				t.Fatalf("AppendAudit lost what dst held: %s", got)
+				t.Fatalf("AppendAuditRecord lost what dst held: %s", got)
 			}
 			if got := string(got[len(prefix):]); got != string(want) {
-				t.Errorf("AppendAudit = %s\nencoding/json %s", got, want)
+				t.Errorf("AppendAuditRecord = %s\nencoding/json %s", got, want)
 			}
 			enc, _, err := EncodeAudit(nil, r)
 			if err != nil || string(enc) != string(want) {
@@ -70,30 +70,30 @@ func TestAppendAudit(t *testing.T) {
 	}
 }
 
-// TestAppendAuditChecks: a record whose indexed fields cannot be stored
+// TestAppendAuditRecordChecks: a record whose indexed fields cannot be stored
 // is refused, and dst is left as it was.
-func TestAppendAuditChecks(t *testing.T) {
+func TestAppendAuditRecordChecks(t *testing.T) {
 	for _, r := range []store.AuditRecord{
 		{ServerID: "up", Decision: store.AuditAllowed},
 		{Namespace: "t/a", ServerID: "up"},
 		{Namespace: "t/a", ServerID: "u\x00p", Decision: store.AuditAllowed},
 		{Namespace: "t/a", Tool: "\xff", Decision: store.AuditAllowed},
 	} {
-		got, _, err := AppendAudit([]byte("x"), nil, &r)
+		got, _, err := AppendAuditRecord([]byte("x"), nil, &r)
 		if err == nil || string(got) != "x" {
-			t.Errorf("AppendAudit(%+v) = %q, %v; want an error and dst unchanged", r, got, err)
+			t.Errorf("AppendAuditRecord(%+v) = %q, %v; want an error and dst unchanged", r, got, err)
 		}
 	}
 }
 
-// BenchmarkAppendAudit encodes a call's record column.
-func BenchmarkAppendAudit(b *testing.B) {
+// BenchmarkAppendAuditRecord encodes a call's record column.
+func BenchmarkAppendAuditRecord(b *testing.B) {
 	r := store.AuditRecord{Namespace: "bench/a", ServerID: "up", ServerName: "up", Tool: "echo", Caller: "api",
 		Decision: store.AuditAllowed, Outcome: store.AuditOK, Duration: time.Millisecond,
 		ArgumentsHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		buf, _, _ = AppendAudit(buf[:0], nil, &r)
+		buf, _, _ = AppendAuditRecord(buf[:0], nil, &r)
 	}
 }
