@@ -28,14 +28,13 @@ import (
 // caller), every decision on one (the policy's, a person's on an
 // approval, an approval's expiry), every pin decision and every server
 // added or removed is one store.AuditRecord. Records are made on the
-// call's path without I/O (the time, the decision, the outcome; a map of
-// arguments hashed as its canonical JSON, written without reflection;
-// other arguments marshalled when they are not JSON already, so that a
-// caller may change them once the call returned) and handed to a
-// buffered channel; a flusher goroutine sleeps through a batch window
-// (Options.AuditWindow) from the first record, then canonicalises and
-// hashes the arguments not hashed yet and appends the records to the
-// store in one transaction. A full buffer drops the record, counts it
+// call's path without I/O (the time, the decision, the outcome; the
+// arguments copied as JSON, so that a caller may change them once the
+// call returned: a map of plain values as its canonical JSON, written
+// without reflection) and handed to a buffered channel; a flusher
+// goroutine sleeps through a batch window (Options.AuditWindow) from the
+// first record, then canonicalises the arguments not canonical yet,
+// hashes them and appends the records to the store in one transaction. A full buffer drops the record, counts it
 // (agentmcp.audit.dropped) and logs once, rather than slow the call down.
 // After a write, the flusher prunes the agent's log to
 // Options.AuditKeep records (once a tenth of them was written) and
@@ -69,14 +68,11 @@ type AuditQuery = store.AuditQuery
 
 // auditEntry is a record on its way to the store.
 type auditEntry struct {
-	rec  store.AuditRecord
-	args any      // the call's arguments not hashed yet (JSON, or copied as JSON), hashed by the flusher
-	sum  [32]byte // the SHA-256 of the call's canonical arguments, when hashed
-	// hashed: sum is set on the call's path (and rec.Arguments holds the
-	// canonical arguments when full)
-	hashed bool
-	call   bool // a call's record: args are hashed (and kept when full)
-	full   bool // the policy keeps the arguments
+	rec   store.AuditRecord
+	canon json.RawMessage // the call's arguments as canonical JSON, or nil
+	args  any             // else the call's arguments (JSON, or copied as JSON), canonicalised by the flusher
+	call  bool            // a call's record: its arguments are hashed (and kept when full)
+	full  bool            // the policy keeps the arguments
 }
 
 // auditLog is the agent's recorder. Its methods are safe for concurrent
@@ -208,18 +204,19 @@ func (l *auditLog) add(e auditEntry) {
 	}
 }
 
-// setArgs keeps what e needs of a call's arguments: a map's canonical
-// JSON is hashed now (written without reflection, it costs less than
-// keeping a copy for the flusher), and kept when e.full; JSON as given is
-// kept for the flusher to canonicalise and hash, and anything else is
-// marshalled now (the caller may change it once the call returned).
+// setArgs keeps what e needs of a call's arguments, a copy (the caller
+// may change them once the call returned): a map of plain JSON values as
+// its canonical JSON, written without reflection; JSON as given as is,
+// and anything else marshalled, for the flusher to canonicalise. The
+// flusher hashes them.
 func (e *auditEntry) setArgs(args any) {
 	switch v := args.(type) {
 	case nil, json.RawMessage, []byte:
 		e.args = v
 		return
 	case map[string]any:
-		if plainJSON(v, 0) && e.hashMap(v) {
+		if canon, ok := canonicalMap(v); ok {
+			e.canon = canon
 			return
 		}
 	}
@@ -228,72 +225,101 @@ func (e *auditEntry) setArgs(args any) {
 	}
 }
 
-// plainJSON reports whether v holds only what json.Unmarshal makes of
-// JSON (maps, slices, strings, booleans, nil, numbers: Go's or
-// json.Number): the values whose encoding/json form is canonical already,
-// but for invalid UTF-8 (hashMap checks that). Others (a struct's fields
-// in their order, the keys of json.RawMessage in theirs) are left to the
-// flusher.
-func plainJSON(v any, depth int) bool {
-	if depth > 64 {
-		return false
-	}
-	switch v := v.(type) {
-	case nil, string, bool, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
-		return true
-	case map[string]any:
-		for _, e := range v {
-			if !plainJSON(e, depth+1) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		for _, e := range v {
-			if !plainJSON(e, depth+1) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// argsBuffers are the buffers hashMap encodes into.
+// argsBuffers are the buffers canonicalMap encodes into.
 var argsBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// hashMap sets e's hash (and arguments, when e.full) to those of m's
-// canonical JSON, m being plainJSON: m as json.Marshal writes it (keys
-// sorted at every level, strings escaped as canonicalArgs escapes them),
-// which is what canonicalArgs makes of it (TestAuditArgsCanonical). It
-// reports false when m does not marshal, or holds invalid UTF-8 (which
-// json.Marshal writes as \ufffd, canonicalArgs as the character).
-func (e *auditEntry) hashMap(m map[string]any) bool {
+// canonicalMap returns m's canonical JSON, what canonicalArgs makes of it
+// (TestAuditArgsCanonical), when m holds only plain JSON values (maps,
+// slices, strings, booleans, nil, numbers: Go's or json.Number), whose
+// json.Marshal form (keys sorted at every level) is canonical already;
+// ok is false for any other value (a struct's fields in their order, the
+// keys of json.RawMessage in theirs), a value that does not marshal, and
+// invalid UTF-8 (json.Marshal writes \ufffd, canonicalArgs the
+// character).
+func canonicalMap(m map[string]any) (canon json.RawMessage, ok bool) {
+	if len(m) == 0 {
+		return json.RawMessage(`{}`), true
+	}
 	p := argsBuffers.Get().(*[]byte)
 	defer func() {
 		if cap(*p) <= 16<<10 {
 			argsBuffers.Put(p)
 		}
 	}()
-	b := append((*p)[:0], "{}"...)
-	if len(m) > 0 {
-		var err error
-		if b, err = jsonrpcwire.AppendJSON((*p)[:0], m); err != nil {
-			return false
-		}
-	}
+	b, ok := appendPlain((*p)[:0], m, 0)
 	*p = b
-	if bytes.Contains(b, []byte(`\ufffd`)) {
-		return false
+	if !ok || bytes.Contains(b, []byte(`\ufffd`)) {
+		return nil, false
 	}
 	if bytes.ContainsAny(b, "<>&") { // json.Marshal escapes them, AppendJSON does not
-		b = escapeHTML(b)
+		return escapeHTML(b), true
 	}
-	e.sum, e.hashed = sha256.Sum256(b), true
-	if e.full {
-		e.rec.Arguments = bytes.Clone(b)
+	return bytes.Clone(b), true
+}
+
+// appendPlain appends v's JSON as jsonrpcwire.AppendJSON writes it (HTML
+// not escaped), v holding only plain JSON values; ok is false otherwise.
+func appendPlain(dst []byte, v any, depth int) (_ []byte, ok bool) {
+	if depth > 64 {
+		return dst, false
 	}
-	return true
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		var buf [16]string
+		keys := buf[:0]
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, ok = appendKey(dst, k); !ok {
+				return dst, false
+			}
+			if dst, ok = appendPlain(dst, v[k], depth+1); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	case []any:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, ok = appendPlain(dst, e, depth+1); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, ']'), true
+	case nil, string, bool, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
+		b, err := jsonrpcwire.AppendJSON(dst, v)
+		return b, err == nil
+	}
+	return dst, false
+}
+
+// appendKey appends an object's key and its colon: printable ASCII as is
+// (but what needs an escape), anything else by jsonrpcwire.AppendJSON.
+func appendKey(dst []byte, k string) ([]byte, bool) {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			b, err := jsonrpcwire.AppendJSON(dst, k)
+			return append(b, ':'), err == nil
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, k...)
+	return append(dst, '"', ':'), true
 }
 
 // escapeHTML returns JSON b with <, > and & escaped as json.Marshal
@@ -317,14 +343,13 @@ func escapeHTML(b []byte) []byte {
 }
 
 // hash returns the hash of a call's arguments, and the arguments when
-// e.full: those hashed on the call's path, or e.args made canonical.
+// e.full: their canonical JSON, as setArgs kept it or canonicalised now.
 func (e *auditEntry) hash() (string, json.RawMessage) {
-	if e.hashed {
-		return hex.EncodeToString(e.sum[:]), e.rec.Arguments
-	}
-	canon, err := canonicalArgs(e.args)
-	if err != nil {
-		canon = nil
+	canon := e.canon
+	if canon == nil {
+		if c, err := canonicalArgs(e.args); err == nil {
+			canon = c
+		}
 	}
 	if !e.full {
 		return hashArgs(canon), nil

@@ -19,13 +19,14 @@ import (
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
-// TestAuditArgsCanonical: a map of plain JSON values is hashed on the
-// call's path (its JSON written without reflection), with the hash of its
-// canonical JSON (canonicalArgs, what the flusher makes of any other
-// arguments), and the arguments kept when the policy asks are that JSON:
-// nested values, numbers of every Go type, escapes, unicode. Maps that
-// hold other values (structs, typed maps and slices, json.RawMessage,
-// invalid UTF-8) are left to the flusher, with the same outcome.
+// TestAuditArgsCanonical: a map of plain JSON values is kept as its
+// canonical JSON on the call's path (written without reflection), the
+// same as canonicalArgs makes of it (what the flusher makes of any other
+// arguments), so are its hash and the arguments kept when the policy
+// asks: nested values, numbers of every Go type, escapes, unicode. Maps
+// that hold other values (structs, typed maps and slices,
+// json.RawMessage, invalid UTF-8) are left to the flusher, with the same
+// outcome.
 func TestAuditArgsCanonical(t *testing.T) {
 	type point struct {
 		Y string `json:"y,omitempty"`
@@ -33,7 +34,7 @@ func TestAuditArgsCanonical(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		args  map[string]any
-		plain bool // hashed on the call's path
+		plain bool // made canonical on the call's path
 	}{
 		{nil, true},
 		{map[string]any{}, true},
@@ -51,8 +52,8 @@ func TestAuditArgsCanonical(t *testing.T) {
 		for _, full := range []bool{false, true} {
 			e := auditEntry{call: true, full: full}
 			e.setArgs(tt.args)
-			if e.hashed != tt.plain {
-				t.Errorf("%v: hashed on the call's path %v, want %v", tt.args, e.hashed, tt.plain)
+			if (e.canon != nil) != tt.plain {
+				t.Errorf("%v: made canonical on the call's path %s, want %v", tt.args, e.canon, tt.plain)
 			}
 			want, err := canonicalArgs(tt.args)
 			if err != nil {
@@ -95,17 +96,17 @@ func TestAuditArgsSameHash(t *testing.T) {
 	}
 }
 
-// TestAuditArgsUnmarshalable: a map that does not marshal (NaN) is
-// hashed as no arguments, as canonicalArgs's error is.
+// TestAuditArgsUnmarshalable: a map that does not marshal (NaN) keeps
+// no arguments (hashed as none, as canonicalArgs's error is).
 func TestAuditArgsUnmarshalable(t *testing.T) {
 	e := auditEntry{call: true}
 	e.setArgs(map[string]any{"x": math.NaN()})
-	if e.hashed || e.args != nil {
-		t.Fatalf("an unmarshalable map: hashed %v, args %v", e.hashed, e.args)
+	if e.canon != nil || e.args != nil {
+		t.Fatalf("an unmarshalable map: canonical %s, args %v", e.canon, e.args)
 	}
 }
 
-// BenchmarkAuditArgs is a call's part of hashing a small map of
+// BenchmarkAuditArgs is a call's part of keeping a small map of
 // arguments.
 func BenchmarkAuditArgs(b *testing.B) {
 	args := map[string]any{"text": "hello", "n": 3}
