@@ -90,10 +90,7 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 			group := rest[:n]
 			rest = rest[n:]
 			var last int64
-			if err := tx.QueryRowContext(ctx, `
-				INSERT INTO audit_seq (namespace, last) VALUES (?, ?)
-				ON CONFLICT (namespace) DO UPDATE SET last = last + excluded.last
-				RETURNING last`, ns, int64(len(group))).Scan(&last); err != nil {
+			if err := tx.StmtContext(ctx, stmts.seq).QueryRowContext(ctx, ns, int64(len(group))).Scan(&last); err != nil {
 				return err
 			}
 			seq := last - int64(len(group)) + 1
@@ -133,7 +130,7 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 					}
 				}
 				seq += int64(n)
-				if _, err := tx.StmtContext(ctx, stmts[auditShape{n, withArgs}]).ExecContext(ctx, args...); err != nil {
+				if _, err := tx.StmtContext(ctx, stmts.insert[auditShape{n, withArgs}]).ExecContext(ctx, args...); err != nil {
 					return err
 				}
 			}
@@ -154,35 +151,54 @@ type auditShape struct {
 	args bool
 }
 
-// auditStmts are the prepared INSERTs of AppendAudit, by shape.
+// auditStmts are AppendAudit's prepared statements.
 type auditStmts struct {
 	mu sync.Mutex
-	m  map[auditShape]*sql.Stmt // nil until prepared; never changed after
+	p  *auditPrepared // nil until prepared; never changed after
 }
 
-// prepared returns the INSERTs of auditChunks rows, by shape, prepared
-// on db the first time.
-func (a *auditStmts) prepared(ctx context.Context, db *sql.DB) (map[auditShape]*sql.Stmt, error) {
+// auditPrepared are the statements of auditStmts.
+type auditPrepared struct {
+	seq    *sql.Stmt                // gives an agent's next seqs
+	insert map[auditShape]*sql.Stmt // the INSERTs of auditChunks rows, by shape
+}
+
+// prepared returns AppendAudit's statements, prepared on db the first
+// time.
+func (a *auditStmts) prepared(ctx context.Context, db *sql.DB) (*auditPrepared, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.m != nil {
-		return a.m, nil
+	if a.p != nil {
+		return a.p, nil
 	}
-	m := map[auditShape]*sql.Stmt{}
+	p := &auditPrepared{insert: map[auditShape]*sql.Stmt{}}
+	fail := func(err error) (*auditPrepared, error) {
+		for _, st := range p.insert {
+			st.Close()
+		}
+		if p.seq != nil {
+			p.seq.Close()
+		}
+		return nil, err
+	}
+	var err error
+	if p.seq, err = db.PrepareContext(ctx, `
+		INSERT INTO audit_seq (namespace, last) VALUES (?, ?)
+		ON CONFLICT (namespace) DO UPDATE SET last = last + excluded.last
+		RETURNING last`); err != nil {
+		return fail(err)
+	}
 	for _, n := range auditChunks {
 		for _, args := range []bool{false, true} {
 			st, err := db.PrepareContext(ctx, auditInsert(n, args))
 			if err != nil {
-				for _, st := range m {
-					st.Close()
-				}
-				return nil, err
+				return fail(err)
 			}
-			m[auditShape{n, args}] = st
+			p.insert[auditShape{n, args}] = st
 		}
 	}
-	a.m = m
-	return m, nil
+	a.p = p
+	return p, nil
 }
 
 // auditInsert returns the INSERT statement of n audit rows of one agent,
