@@ -38,7 +38,7 @@ func TestAuditArgsCanonical(t *testing.T) {
 	}{
 		{nil, true},
 		{map[string]any{}, true},
-		{map[string]any{"z": 1, "a": "x<y&z>", "m": map[string]any{"k2": []any{1.5, 1e21, 1e-7, nil, true, -0.0}, "k1": json.Number("12.50")}}, true},
+		{map[string]any{"z": 1, "a": "x<y&z>", "m": map[string]any{"k2": []any{1.5, 1e21, 1e-7, nil, true, math.Copysign(0, -1)}, "k1": json.Number("12.50")}}, true},
 		{map[string]any{"text": "h\u00e9llo \u2028 \u2029 \U0001F600 \u65e5\u672c \ufffd", "n": 3.0, "neg": -0.25, "big": uint64(1 << 63), "f32": float32(0.1)}, true},
 		{map[string]any{"ints": []any{int8(-8), int16(16), int32(-32), int64(1 << 62), uint8(8), uint16(16), uint32(32), uint(7), 42}}, true},
 		{map[string]any{"esc": "quote \" back \\ nl \n tab \t ctl \x01 \x1f del \x7f", "key\u00e9<&>": false, "lit": `\ufffd`}, false},
