@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -67,6 +68,26 @@ func TestAppendAuditRecord(t *testing.T) {
 				t.Errorf("decoded %+v, from %+v", back, d)
 			}
 		})
+	}
+}
+
+// TestAppendAuditRecordEveryField: a record with every field of auditDoc
+// set is written with every one of them: a field added to auditDoc but
+// not written by AppendAuditRecord fails here.
+func TestAppendAuditRecordEveryField(t *testing.T) {
+	r := store.AuditRecord{Namespace: "t/a", ServerID: "up", Tool: "echo", Decision: store.AuditApproved,
+		ServerName: "n", Caller: "c", Outcome: "o", ErrorClass: "e", Reason: "r", Approval: "a",
+		Duration: time.Second, ArgumentsHash: "h"}
+	b, _, err := AppendAuditRecord(nil, nil, &r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if want := reflect.TypeOf(auditDoc{}).NumField(); len(m) != want {
+		t.Errorf("AppendAuditRecord wrote %d members (%s), auditDoc has %d fields", len(m), b, want)
 	}
 }
 
