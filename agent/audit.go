@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/agentmcp/agentmcp/mcpclient"
 	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
@@ -26,15 +29,16 @@ import (
 // approval, an approval's expiry), every pin decision and every server
 // added or removed is one store.AuditRecord. Records are made on the
 // call's path without I/O (the time, the decision, the outcome; the
-// arguments marshalled when they are not JSON already, so that a caller
-// may change them once the call returned) and handed to a buffered
-// channel; a flusher goroutine sleeps through a batch window
-// (Options.AuditWindow) from the first record, then canonicalises and
-// hashes the arguments (a marshalled map is canonical already) and
-// appends the records to the store in one transaction. A full buffer drops the record, counts it
+// arguments copied as JSON, so that a caller may change them once the
+// call returned: a map of plain values as its canonical JSON, written
+// without reflection) and handed to a buffered channel; a flusher
+// goroutine sleeps through a batch window (Options.AuditWindow) from the
+// first record, then canonicalises the arguments not canonical yet,
+// hashes them and appends the records to the store in one transaction. A full buffer drops the record, counts it
 // (agentmcp.audit.dropped) and logs once, rather than slow the call down.
 // After a write, the flusher prunes the agent's log to
-// Options.AuditKeep records and Options.AuditMaxAge on the agent's clock.
+// Options.AuditKeep records (once a tenth of them was written) and
+// Options.AuditMaxAge on the agent's clock (once a minute).
 
 // Defaults of the audit log's options.
 const (
@@ -65,10 +69,10 @@ type AuditQuery = store.AuditQuery
 // auditEntry is a record on its way to the store.
 type auditEntry struct {
 	rec   store.AuditRecord
-	args  any  // the call's arguments (JSON, or copied as JSON), hashed by the flusher
-	canon bool // args are canonical JSON already
-	call  bool // a call's record: args are hashed (and kept when full)
-	full  bool // the policy keeps the arguments
+	canon json.RawMessage // the call's arguments as canonical JSON, or nil
+	args  any             // else the call's arguments (JSON, or copied as JSON), canonicalised by the flusher
+	call  bool            // a call's record: its arguments are hashed (and kept when full)
+	full  bool            // the policy keeps the arguments
 }
 
 // auditLog is the agent's recorder. Its methods are safe for concurrent
@@ -97,6 +101,7 @@ type auditLog struct {
 
 	// Owned by the flusher.
 	batch      []auditEntry
+	recs       []store.AuditRecord // write's, kept for the next batch
 	lastPrune  time.Time
 	sincePrune int
 }
@@ -199,37 +204,165 @@ func (l *auditLog) add(e auditEntry) {
 	}
 }
 
-// argsOf returns what the flusher hashes of a call's arguments: JSON as
-// given, or anything else marshalled now (the caller may change it once
-// the call returned); canon reports that it is canonical JSON already (a
-// map marshalled: keys sorted, at every level, numbers as
-// canonicalArgs writes them).
-func argsOf(args any) (v any, canon bool) {
+// setArgs keeps what e needs of a call's arguments, a copy (the caller
+// may change them once the call returned): a map of plain JSON values as
+// its canonical JSON, written without reflection; JSON as given as is,
+// and anything else marshalled, for the flusher to canonicalise. The
+// flusher hashes them.
+func (e *auditEntry) setArgs(args any) {
 	switch v := args.(type) {
 	case nil, json.RawMessage, []byte:
-		return v, false
+		e.args = v
+		return
 	case map[string]any:
-		if len(v) == 0 {
-			return json.RawMessage(`{}`), true
+		if canon, ok := canonicalMap(v); ok {
+			e.canon = canon
+			return
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, false
-		}
-		return json.RawMessage(b), true
 	}
-	b, err := json.Marshal(args)
-	if err != nil {
+	if b, err := json.Marshal(args); err == nil {
+		e.args = json.RawMessage(b)
+	}
+}
+
+// argsBuffers are the buffers canonicalMap encodes into.
+var argsBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// canonicalMap returns m's canonical JSON, what canonicalArgs makes of it
+// (TestAuditArgsCanonical), when m holds only plain JSON values (maps,
+// slices, strings, booleans, nil, numbers: Go's or json.Number), whose
+// json.Marshal form (keys sorted at every level) is canonical already;
+// ok is false for any other value (a struct's fields in their order, the
+// keys of json.RawMessage in theirs), a value that does not marshal, and
+// invalid UTF-8 (json.Marshal writes \ufffd, canonicalArgs the
+// character).
+func canonicalMap(m map[string]any) (canon json.RawMessage, ok bool) {
+	if len(m) == 0 {
+		return json.RawMessage(`{}`), true
+	}
+	p := argsBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*p) <= 16<<10 {
+			argsBuffers.Put(p)
+		}
+	}()
+	b, ok := appendPlain((*p)[:0], m, 0)
+	*p = b
+	if !ok || bytes.Contains(b, []byte(`\ufffd`)) {
 		return nil, false
 	}
-	return json.RawMessage(b), false
+	if bytes.ContainsAny(b, "<>&") { // json.Marshal escapes them, AppendJSON does not
+		return escapeHTML(b), true
+	}
+	return bytes.Clone(b), true
+}
+
+// appendPlain appends v's JSON as jsonrpcwire.AppendJSON writes it (HTML
+// not escaped), v holding only plain JSON values; ok is false otherwise.
+func appendPlain(dst []byte, v any, depth int) (_ []byte, ok bool) {
+	if depth > 64 {
+		return dst, false
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		var buf [16]string
+		keys := buf[:0]
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, ok = appendKey(dst, k); !ok {
+				return dst, false
+			}
+			if dst, ok = appendPlain(dst, v[k], depth+1); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	case []any:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, ok = appendPlain(dst, e, depth+1); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, ']'), true
+	case nil, string, bool, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
+		b, err := jsonrpcwire.AppendJSON(dst, v)
+		return b, err == nil
+	}
+	return dst, false
+}
+
+// appendKey appends an object's key and its colon: printable ASCII as is
+// (but what needs an escape), anything else by jsonrpcwire.AppendJSON.
+func appendKey(dst []byte, k string) ([]byte, bool) {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			b, err := jsonrpcwire.AppendJSON(dst, k)
+			return append(b, ':'), err == nil
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, k...)
+	return append(dst, '"', ':'), true
+}
+
+// escapeHTML returns JSON b with <, > and & escaped as json.Marshal
+// escapes them (\u003c, \u003e, \u0026): outside strings, valid JSON
+// holds none of them.
+func escapeHTML(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	for _, c := range b {
+		switch c {
+		case '<':
+			out = append(out, `\u003c`...)
+		case '>':
+			out = append(out, `\u003e`...)
+		case '&':
+			out = append(out, `\u0026`...)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// hash returns the hash of a call's arguments, and the arguments when
+// e.full: their canonical JSON, as setArgs kept it or canonicalised now.
+func (e *auditEntry) hash() (string, json.RawMessage) {
+	canon := e.canon
+	if canon == nil {
+		if c, err := canonicalArgs(e.args); err == nil {
+			canon = c
+		}
+	}
+	if !e.full {
+		return hashArgs(canon), nil
+	}
+	return hashArgs(canon), canon
 }
 
 // callEntry is the record of a call of tool of serverID.
 func (a *Agent) callEntry(ctx context.Context, serverID, tool string, args any, decision string) auditEntry {
-	v, canon := argsOf(args)
-	return auditEntry{rec: store.AuditRecord{ServerID: serverID, Tool: tool, Caller: string(CallerOf(ctx)), Decision: decision},
-		args: v, canon: canon, call: true, full: a.pol.cur.Load().Audit.FullArguments()}
+	e := auditEntry{rec: store.AuditRecord{ServerID: serverID, Tool: tool, Caller: string(CallerOf(ctx)), Decision: decision},
+		call: true, full: a.pol.cur.Load().Audit.FullArguments()}
+	e.setArgs(args)
+	return e
 }
 
 // auditCalled records a call that ran (callTool): its outcome and duration.
@@ -476,21 +609,16 @@ func (l *auditLog) write(batch []auditEntry) {
 	if len(batch) == 0 {
 		return
 	}
-	recs := make([]store.AuditRecord, len(batch))
+	recs := slices.Grow(l.recs[:0], len(batch))[:len(batch)]
+	defer func() {
+		clear(recs) // let the records' strings go
+		l.recs = recs[:0]
+	}()
 	names := map[string]string{}
 	for i, e := range batch {
 		r := e.rec
 		if e.call {
-			var canon json.RawMessage
-			if raw, ok := e.args.(json.RawMessage); ok && e.canon {
-				canon = raw
-			} else if c, err := canonicalArgs(e.args); err == nil {
-				canon = c
-			}
-			r.ArgumentsHash = hashArgs(canon)
-			if e.full && canon != nil {
-				r.Arguments = canon
-			}
+			r.ArgumentsHash, r.Arguments = e.hash()
 		}
 		if r.ServerName == "" && r.ServerID != "" {
 			n, ok := names[r.ServerID]
@@ -517,17 +645,24 @@ func (l *auditLog) write(batch []auditEntry) {
 	}
 	l.droppedLog.Store(false)
 	l.sincePrune += len(recs)
+	// The count is pruned once a tenth of it was written (a range of
+	// seqs), the age every auditPruneEvery (which reads all the agent's
+	// records: at is not indexed), each at the first write.
 	now := l.now()
-	if l.lastPrune.IsZero() || now.Sub(l.lastPrune) >= auditPruneEvery || (l.keep > 0 && l.sincePrune >= max(l.keep/10, 1)) {
+	aged := l.lastPrune.IsZero() || now.Sub(l.lastPrune) >= auditPruneEvery
+	if aged || l.keep > 0 && l.sincePrune >= max(l.keep/10, 1) {
 		var before time.Time
-		if l.maxAge > 0 {
+		if aged && l.maxAge > 0 {
 			before = now.Add(-l.maxAge)
 		}
 		if _, err := l.st.PruneAudit(ctx, l.ns, l.keep, before); err != nil {
 			l.logger.Warn("cannot prune the audit log", "error", err)
 			return
 		}
-		l.lastPrune, l.sincePrune = now, 0
+		if aged {
+			l.lastPrune = now
+		}
+		l.sincePrune = 0
 	}
 }
 

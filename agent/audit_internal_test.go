@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,26 +19,101 @@ import (
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
-// TestAuditArgsCanonical: the arguments a map marshals to, which the
-// recorder hashes without canonicalising them again, are their canonical
-// JSON.
+// TestAuditArgsCanonical: a map of plain JSON values is kept as its
+// canonical JSON on the call's path (written without reflection), the
+// same as canonicalArgs makes of it (what the flusher makes of any other
+// arguments), so are its hash and the arguments kept when the policy
+// asks: nested values, numbers of every Go type, escapes, unicode. Maps
+// that hold other values (structs, typed maps and slices,
+// json.RawMessage, invalid UTF-8) are left to the flusher, with the same
+// outcome.
 func TestAuditArgsCanonical(t *testing.T) {
-	for _, args := range []map[string]any{
-		{},
-		{"z": 1, "a": "x<y&z", "m": map[string]any{"k2": []any{1.5, 1e21, nil, true}, "k1": json.Number("12.50")}},
-		{"text": "h\u00e9llo \u2028", "n": 3.0, "neg": -0.25},
+	type point struct {
+		Y string `json:"y,omitempty"`
+		X int    `json:"x"`
+	}
+	for _, tt := range []struct {
+		args  map[string]any
+		plain bool // made canonical on the call's path
+	}{
+		{nil, true},
+		{map[string]any{}, true},
+		{map[string]any{"z": 1, "a": "x<y&z>", "m": map[string]any{"k2": []any{1.5, 1e21, 1e-7, nil, true, math.Copysign(0, -1)}, "k1": json.Number("12.50")}}, true},
+		{map[string]any{"text": "h\u00e9llo \u2028 \u2029 \U0001F600 \u65e5\u672c \ufffd", "n": 3.0, "neg": -0.25, "big": uint64(1 << 63), "f32": float32(0.1)}, true},
+		{map[string]any{"ints": []any{int8(-8), int16(16), int32(-32), int64(1 << 62), uint8(8), uint16(16), uint32(32), uint(7), 42}}, true},
+		{map[string]any{"esc": "quote \" back \\ nl \n tab \t ctl \x01 \x1f del \x7f", "key\u00e9<&>": false, "lit": `\ufffd`}, false},
+		{map[string]any{"deep": map[string]any{"a": map[string]any{"b": map[string]any{"c": []any{map[string]any{"d": "e"}}}}}}, true},
+		{map[string]any{"bad": "\xff\xfe"}, false},
+		{map[string]any{"raw": json.RawMessage(` { "b" : [1, 2] , "a" : "<x>" } `)}, false},
+		{map[string]any{"struct": point{X: 1, Y: "&"}, "ptr": &point{Y: "y"}}, false},
+		{map[string]any{"typed": map[string]int{"b": 2, "a": 1}, "strs": []string{"<", "b"}, "bytes": []byte("hi")}, false},
+		{map[string]any{"in a slice": []any{1, point{X: 2}}}, false},
 	} {
-		v, canon := argsOf(args)
-		if !canon {
-			t.Fatalf("argsOf(%v) is not marked canonical", args)
+		for _, full := range []bool{false, true} {
+			e := auditEntry{call: true, full: full}
+			e.setArgs(tt.args)
+			if (e.canon != nil) != tt.plain {
+				t.Errorf("%v: made canonical on the call's path %s, want %v", tt.args, e.canon, tt.plain)
+			}
+			want, err := canonicalArgs(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hash, kept := e.hash()
+			if hash != hashArgs(want) {
+				t.Errorf("hash of %v = %s, want that of %s", tt.args, hash, want)
+			}
+			if full && string(kept) != string(want) || !full && kept != nil {
+				t.Errorf("arguments kept (full %v): %s, want %s", full, kept, want)
+			}
 		}
-		want, err := canonicalArgs(args)
-		if err != nil {
-			t.Fatal(err)
+	}
+}
+
+// TestAuditArgsSameHash: the same arguments get the same hash whatever
+// their key order, the Go types of their numbers, or their form (a map,
+// JSON as given with spaces, a struct).
+func TestAuditArgsSameHash(t *testing.T) {
+	type args struct {
+		B []int   `json:"b"`
+		A float64 `json:"a"`
+		C string  `json:"c"`
+	}
+	want := hashArgs(json.RawMessage("{\"a\":1,\"b\":[2,3],\"c\":\"\\u003c\u00e9\\u003e\"}")) // <, > escaped, é as is
+	for _, v := range []any{
+		map[string]any{"c": "<\u00e9>", "b": []any{2, 3}, "a": 1},
+		map[string]any{"a": 1.0, "b": []any{int64(2), uint8(3)}, "c": "<\u00e9>"},
+		map[string]any{"a": json.Number("1"), "b": []int{2, 3}, "c": "<\u00e9>"},
+		json.RawMessage(` {"c": "<\u00e9>", "b": [2, 3], "a": 1} `),
+		[]byte(`{"b":[2,3],"a":1,"c":"\u003c\u00e9\u003e"}`),
+		args{B: []int{2, 3}, A: 1, C: "<\u00e9>"},
+	} {
+		e := auditEntry{call: true}
+		e.setArgs(v)
+		if got, _ := e.hash(); got != want {
+			t.Errorf("hash of %#v = %s, want %s", v, got, want)
 		}
-		if got := string(v.(json.RawMessage)); got != string(want) {
-			t.Errorf("argsOf(%v) = %s, canonical %s", args, got, want)
-		}
+	}
+}
+
+// TestAuditArgsUnmarshalable: a map that does not marshal (NaN) keeps
+// no arguments (hashed as none, as canonicalArgs's error is).
+func TestAuditArgsUnmarshalable(t *testing.T) {
+	e := auditEntry{call: true}
+	e.setArgs(map[string]any{"x": math.NaN()})
+	if e.canon != nil || e.args != nil {
+		t.Fatalf("an unmarshalable map: canonical %s, args %v", e.canon, e.args)
+	}
+}
+
+// BenchmarkAuditArgs is a call's part of keeping a small map of
+// arguments.
+func BenchmarkAuditArgs(b *testing.B) {
+	args := map[string]any{"text": "hello", "n": 3}
+	b.ReportAllocs()
+	for b.Loop() {
+		var e auditEntry
+		e.setArgs(args)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -197,6 +198,61 @@ func TestAuditArguments(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAuditSameArgumentsSameHash: calls with the same arguments get the
+// same hash in the log whatever their form: a map of plain values, a map
+// holding JSON as given (its keys in another order) or a struct, JSON as
+// given, invalid UTF-8 in a map or in JSON (both read as U+FFFD).
+func TestAuditSameArgumentsSameHash(t *testing.T) {
+	ctx := testCtx(t)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "audit.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, _ := policyAgent(t, st, newClock(), nil)
+	if err := a.SetPolicy(ctx, mustPolicy(t, `{"rules": [{"match": {"tools": ["s/add"]}, "action": "deny"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	type opts struct {
+		B int `json:"b"`
+		A int `json:"a"`
+	}
+	for _, tt := range []struct {
+		canon string
+		forms []any
+	}{
+		{`{"opts":{"a":2,"b":1},"text":"\u003chi\u003e"}`, []any{
+			map[string]any{"text": "<hi>", "opts": map[string]any{"b": 1, "a": 2.0}},
+			map[string]any{"text": "<hi>", "opts": json.RawMessage(`{"b": 1, "a": 2}`)},
+			map[string]any{"text": "<hi>", "opts": opts{B: 1, A: 2}},
+			json.RawMessage(`{"text": "<hi>", "opts": {"b": 1, "a": 2}}`),
+			struct {
+				Text string `json:"text"`
+				Opts opts   `json:"opts"`
+			}{"<hi>", opts{B: 1, A: 2}},
+		}},
+		{"{\"text\":\"bad \ufffd\"}", []any{
+			map[string]any{"text": "bad \xff"},
+			json.RawMessage("{\"text\": \"bad \xff\"}"),
+		}},
+	} {
+		for _, args := range tt.forms {
+			if _, err := a.CallTool(ctx, "s", "add", args, nil); !errors.Is(err, agent.ErrToolDenied) {
+				t.Fatalf("add: %v, want ErrToolDenied", err)
+			}
+		}
+		recs, err := a.Audit(ctx, agent.AuditQuery{Tool: "add", NewestFirst: true, Limit: len(tt.forms)})
+		if err != nil || len(recs) != len(tt.forms) {
+			t.Fatalf("records %+v, %v", recs, err)
+		}
+		for i, r := range recs {
+			if r.ArgumentsHash != argsHash(tt.canon) {
+				t.Errorf("arguments %#v: hash %s, want that of %s", tt.forms[len(recs)-1-i], r.ArgumentsHash, tt.canon)
+			}
+		}
 	}
 }
 

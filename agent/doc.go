@@ -374,10 +374,11 @@
 // is slower than the calls) a record is dropped, counted in the
 // agentmcp.audit.dropped metric and logged once, rather than slow the
 // call down. After a write the flusher prunes the agent's log to
-// Options.AuditKeep records (100,000) and Options.AuditMaxAge (30 days)
-// on the agent's clock. Audit reads the log (by time, server, tool,
-// decision, with a cursor, oldest or newest first); it writes this
-// process's pending records first. Close writes every record made
+// Options.AuditKeep records (100,000; once a tenth of them was written)
+// and Options.AuditMaxAge (30 days, on the agent's clock; once a
+// minute). Audit reads the log (by time, server, tool, decision, with a
+// cursor, oldest or newest first); it writes this process's pending
+// records first. Close writes every record made
 // before it (a clean shutdown, or a hibernation, loses none); a process
 // killed without Close (kill -9) loses the records of its last batch
 // window: those made in the AuditWindow before it died, and a batch whose

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,17 +31,43 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 }
 
 func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) error {
-	type row struct {
-		r              store.AuditRecord
-		record, sealed []byte
-	}
-	rows := make([]row, 0, len(records))
-	for _, r := range records {
-		record, sealed, err := codec.EncodeAudit(s.cipher, r)
-		if err != nil {
+	// The record columns are encoded into one buffer made one string, and
+	// each row's column is a part of it: one allocation a batch, not one
+	// a row.
+	ends := make([]int, len(records))
+	var sealed [][]byte                      // by record; nil when no record keeps arguments
+	buf := make([]byte, 0, 128*len(records)) // a call's record is about 100 bytes
+	for i := range records {
+		var args []byte
+		var err error
+		if buf, args, err = codec.AppendAuditRecord(buf, s.cipher, &records[i]); err != nil {
 			return err
 		}
-		rows = append(rows, row{r, record, sealed})
+		ends[i] = len(buf)
+		if args != nil {
+			if sealed == nil {
+				sealed = make([][]byte, len(records))
+			}
+			sealed[i] = args
+		}
+	}
+	text := string(buf)
+	column := func(i int) string {
+		if i == 0 {
+			return text[:ends[0]]
+		}
+		return text[ends[i-1]:ends[i]]
+	}
+	// The rows of each agent in turn, in the order given (a batch is
+	// usually one agent's).
+	order := make([]int, len(records))
+	mixed := false
+	for i := range records {
+		order[i] = i
+		mixed = mixed || records[i].Namespace != records[0].Namespace
+	}
+	if mixed {
+		slices.SortStableFunc(order, func(i, j int) int { return strings.Compare(records[i].Namespace, records[j].Namespace) })
 	}
 	stmts, err := s.audit.prepared(ctx, s.w) // outside the transaction: it holds the one write connection
 	if err != nil {
@@ -49,40 +76,63 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 	// Each agent's records are numbered on from its last seq
 	// (audit_seq), in this write transaction (appends from other
 	// processes wait for it), then written by multi-row INSERTs
-	// (auditChunks): a few statements per batch rather than one per row.
+	// (auditChunks): a few statements per batch rather than one per row,
+	// without the arguments column when no row of the statement keeps
+	// arguments.
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		next, count := map[string]int64{}, map[string]int64{}
-		for _, w := range rows {
-			count[w.r.Namespace]++
-		}
-		for ns, n := range count {
-			var last int64
-			if err := tx.QueryRowContext(ctx, `
-				INSERT INTO audit_seq (namespace, last) VALUES (?, ?)
-				ON CONFLICT (namespace) DO UPDATE SET last = last + excluded.last
-				RETURNING last`, ns, n).Scan(&last); err != nil {
-				return err
+		args := make([]any, 0, 2+6*auditChunks[0])
+		for rest := order; len(rest) > 0; {
+			ns := records[rest[0]].Namespace
+			n := 1
+			for n < len(rest) && records[rest[n]].Namespace == ns {
+				n++
 			}
-			next[ns] = last - n + 1
-		}
-		args := make([]any, 0, 8*auditChunks[0])
-		for rest := rows; len(rest) > 0; {
-			n := auditChunks[0]
-			for _, c := range auditChunks {
-				if n = c; c <= len(rest) {
-					break
-				}
-			}
-			chunk := rest[:n]
+			group := rest[:n]
 			rest = rest[n:]
-			args = args[:0]
-			for _, w := range chunk {
-				seq := next[w.r.Namespace]
-				next[w.r.Namespace] = seq + 1
-				args = append(args, w.r.Namespace, seq, w.r.Time.UnixMicro(), w.r.ServerID, w.r.Tool, w.r.Decision, string(w.record), w.sealed)
-			}
-			if _, err := tx.StmtContext(ctx, stmts[n]).ExecContext(ctx, args...); err != nil {
+			var last int64
+			if err := tx.StmtContext(ctx, stmts.seq).QueryRowContext(ctx, ns, int64(len(group))).Scan(&last); err != nil {
 				return err
+			}
+			seq := last - int64(len(group)) + 1
+			var boxNS any = ns
+			// A batch's rows mostly repeat their server, tool and
+			// decision: each is boxed once while it repeats.
+			var server, tool, decision string
+			var boxServer, boxTool, boxDecision any
+			for len(group) > 0 {
+				n := auditChunks[0]
+				for _, c := range auditChunks {
+					if n = c; c <= len(group) {
+						break
+					}
+				}
+				chunk := group[:n]
+				group = group[n:]
+				withArgs := false
+				for _, i := range chunk {
+					withArgs = withArgs || sealed != nil && sealed[i] != nil
+				}
+				args = append(args[:0], boxNS, seq)
+				for _, i := range chunk {
+					r := &records[i]
+					if boxServer == nil || r.ServerID != server {
+						server, boxServer = r.ServerID, r.ServerID
+					}
+					if boxTool == nil || r.Tool != tool {
+						tool, boxTool = r.Tool, r.Tool
+					}
+					if boxDecision == nil || r.Decision != decision {
+						decision, boxDecision = r.Decision, r.Decision
+					}
+					args = append(args, r.Time.UnixMicro(), boxServer, boxTool, boxDecision, column(i))
+					if withArgs {
+						args = append(args, sealed[i])
+					}
+				}
+				seq += int64(n)
+				if _, err := tx.StmtContext(ctx, stmts.insert[auditShape{n, withArgs}]).ExecContext(ctx, args...); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -94,44 +144,86 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 // smaller ones, each statement prepared once per Store.
 var auditChunks = [...]int{256, 64, 16, 4, 1}
 
-// auditStmts are the prepared INSERTs of AppendAudit, by row count.
+// auditShape is the shape of one of AppendAudit's INSERTs: its rows, and
+// whether it writes their arguments column (NULL otherwise).
+type auditShape struct {
+	rows int
+	args bool
+}
+
+// auditStmts are AppendAudit's prepared statements.
 type auditStmts struct {
 	mu sync.Mutex
-	m  map[int]*sql.Stmt // nil until prepared; never changed after
+	p  *auditPrepared // nil until prepared; never changed after
 }
 
-// prepared returns the INSERTs of auditChunks rows, by row count,
-// prepared on db the first time.
-func (a *auditStmts) prepared(ctx context.Context, db *sql.DB) (map[int]*sql.Stmt, error) {
+// auditPrepared are the statements of auditStmts.
+type auditPrepared struct {
+	seq    *sql.Stmt                // gives an agent's next seqs
+	insert map[auditShape]*sql.Stmt // the INSERTs of auditChunks rows, by shape
+}
+
+// prepared returns AppendAudit's statements, prepared on db the first
+// time.
+func (a *auditStmts) prepared(ctx context.Context, db *sql.DB) (*auditPrepared, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.m != nil {
-		return a.m, nil
+	if a.p != nil {
+		return a.p, nil
 	}
-	m := map[int]*sql.Stmt{}
-	for _, n := range auditChunks {
-		st, err := db.PrepareContext(ctx, auditInsert(n))
-		if err != nil {
-			for _, st := range m {
-				st.Close()
-			}
-			return nil, err
+	p := &auditPrepared{insert: map[auditShape]*sql.Stmt{}}
+	fail := func(err error) (*auditPrepared, error) {
+		for _, st := range p.insert {
+			st.Close()
 		}
-		m[n] = st
+		if p.seq != nil {
+			p.seq.Close()
+		}
+		return nil, err
 	}
-	a.m = m
-	return m, nil
+	var err error
+	if p.seq, err = db.PrepareContext(ctx, `
+		INSERT INTO audit_seq (namespace, last) VALUES (?, ?)
+		ON CONFLICT (namespace) DO UPDATE SET last = last + excluded.last
+		RETURNING last`); err != nil {
+		return fail(err)
+	}
+	for _, n := range auditChunks {
+		for _, args := range []bool{false, true} {
+			st, err := db.PrepareContext(ctx, auditInsert(n, args))
+			if err != nil {
+				return fail(err)
+			}
+			p.insert[auditShape{n, args}] = st
+		}
+	}
+	a.p = p
+	return p, nil
 }
 
-// auditInsert returns the INSERT statement of n audit rows.
-func auditInsert(n int) string {
+// auditInsert returns the INSERT statement of n audit rows of one agent,
+// with their arguments column or without (NULL). Its parameters are the
+// agent's namespace (?1, bound once) and its first row's seq (?2, the
+// others following it), then each row's other columns.
+func auditInsert(n int, args bool) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO audit (namespace, seq, at, server_id, tool, decision, record, arguments) VALUES `)
+	cols := ", ?, ?, ?, ?, ?)"
+	b.WriteString(`INSERT INTO audit (namespace, seq, at, server_id, tool, decision, record`)
+	if args {
+		b.WriteString(`, arguments`)
+		cols = ", ?, ?, ?, ?, ?, ?)"
+	}
+	b.WriteString(`) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+		if i == 0 {
+			b.WriteString("(?1, ?2")
+		} else {
+			fmt.Fprintf(&b, "(?1, ?2 + %d", i)
+		}
+		b.WriteString(cols)
 	}
 	return b.String()
 }

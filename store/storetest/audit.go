@@ -286,3 +286,52 @@ func testAuditEncryption(t *testing.T, b Backend) {
 		t.Error("a store without a key stored arguments in plaintext")
 	}
 }
+
+// testAuditLargeBatch checks one append of more records than a backend's
+// statement may hold, of two agents interleaved, some keeping sealed
+// arguments and some not, their texts escaped and in unicode: each
+// agent's records read back whole, in their order, with increasing Seq,
+// and a second append goes on after the last Seq.
+func testAuditLargeBatch(t *testing.T, b Backend) {
+	s := b.Open(t, Options{Cipher: newCipher(t)})
+	as := auditStore(t, s)
+	const n = 700
+	nss := []string{"batch/a", "batch/\u00e9"}
+	var records []store.AuditRecord
+	want := map[string][]store.AuditRecord{}
+	for i := range n {
+		ns := nss[0]
+		if i%3 == 2 {
+			ns = nss[1]
+		}
+		r := auditSample(ns, i, []string{"a", "b"}[i%2], []string{"echo", "add"}[i/5%2], store.AuditAllowed)
+		if i%7 == 0 {
+			r.Arguments = json.RawMessage(fmt.Sprintf(`{"i":%d,"s":"<\u2028>"}`, i))
+		}
+		if i%11 == 0 {
+			r.Decision, r.Outcome, r.ErrorClass = store.AuditDenied, "", ""
+			r.Reason = fmt.Sprintf("rule %d: \"quoted\" \\ <&> \n h\u00e9llo \U0001F600", i)
+		}
+		records = append(records, r)
+		want[ns] = append(want[ns], r)
+	}
+	appendAudit(t, as, records...)
+	extra := auditSample(nss[0], n, "a", "echo", store.AuditAllowed)
+	appendAudit(t, as, extra)
+	want[nss[0]] = append(want[nss[0]], extra)
+	for _, ns := range nss {
+		got := queryAudit(t, as, ns, store.AuditQuery{Limit: store.MaxAuditLimit})
+		if len(got) != len(want[ns]) {
+			t.Fatalf("%s: %d records, want %d", ns, len(got), len(want[ns]))
+		}
+		for i := range got {
+			if i > 0 && got[i].Seq <= got[i-1].Seq {
+				t.Fatalf("%s: record %d has seq %d after %d", ns, i, got[i].Seq, got[i-1].Seq)
+			}
+			want[ns][i].Seq = got[i].Seq
+		}
+		if diff := cmp.Diff(want[ns], got); diff != "" {
+			t.Fatalf("%s: records (-want +got):\n%s", ns, diff)
+		}
+	}
+}

@@ -85,6 +85,7 @@ func Run(t *testing.T, b Backend) {
 		{"Audit", testAudit},
 		{"Audit/Prune", testAuditPrune},
 		{"Audit/Encryption", testAuditEncryption},
+		{"Audit/LargeBatch", testAuditLargeBatch},
 		{"Batch", testBatch},
 		{"Batch/Invalid", testBatchInvalid},
 		{"Batch/Encryption", testBatchEncryption},

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmcp/agentmcp/store"
 )
@@ -52,19 +54,71 @@ type auditDoc struct {
 // its sealed arguments column (nil when r keeps no arguments, or c has no
 // key: arguments are never stored in plaintext).
 func EncodeAudit(c *store.Cipher, r store.AuditRecord) (record, arguments []byte, err error) {
-	if err := checkAudit(r); err != nil {
-		return nil, nil, err
+	return AppendAuditRecord(nil, c, &r)
+}
+
+// AppendAuditRecord is EncodeAudit appending the record column to dst
+// (a batch's records encoded into one buffer): record is dst with it
+// appended, dst itself when r is refused. The record is the JSON
+// encoding/json makes of auditDoc, written without reflection
+// (TestAppendAuditRecord compares the two).
+func AppendAuditRecord(dst []byte, c *store.Cipher, r *store.AuditRecord) (record, arguments []byte, err error) {
+	if err := checkAudit(*r); err != nil {
+		return dst, nil, err
 	}
-	record, err = json.Marshal(auditDoc{ServerName: r.ServerName, Caller: r.Caller, Outcome: r.Outcome,
-		ErrorClass: r.ErrorClass, Reason: r.Reason, Approval: r.Approval, DurationMicro: r.Duration.Microseconds(),
-		ArgumentsHash: r.ArgumentsHash, DecidedBy: r.DecidedBy})
-	if err != nil {
-		return nil, nil, err
+	n := len(dst)
+	dst = append(dst, '{')
+	dst = appendMember(dst, n, "n", r.ServerName)
+	dst = appendMember(dst, n, "c", r.Caller)
+	dst = appendMember(dst, n, "o", r.Outcome)
+	dst = appendMember(dst, n, "e", r.ErrorClass)
+	dst = appendMember(dst, n, "r", r.Reason)
+	dst = appendMember(dst, n, "a", r.Approval)
+	if d := r.Duration.Microseconds(); d != 0 {
+		dst = appendKey(dst, n, "d")
+		dst = strconv.AppendInt(dst, d, 10)
 	}
+	dst = appendMember(dst, n, "h", r.ArgumentsHash)
+	dst = appendMember(dst, n, "b", r.DecidedBy)
+	dst = append(dst, '}')
 	if len(r.Arguments) > 0 && c != nil {
 		arguments = c.Seal(r.Arguments, auditAD(r.Namespace, r.ArgumentsHash))
 	}
-	return record, arguments, nil
+	return dst, arguments, nil
+}
+
+// appendKey appends the key of an object's member, after a comma unless
+// it is the first of the object that starts at dst[start].
+func appendKey(dst []byte, start int, key string) []byte {
+	if len(dst) > start+1 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, '"')
+	dst = append(dst, key...)
+	return append(dst, '"', ':')
+}
+
+// appendMember appends an omitempty string member.
+func appendMember(dst []byte, start int, key, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	return appendString(appendKey(dst, start, key), s)
+}
+
+// appendString appends s as encoding/json quotes it: printable ASCII but
+// the quote, the backslash and <, > and & as is; anything else as
+// json.Marshal writes it.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= utf8.RuneSelf || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // DecodeAudit fills r's other fields from its record and arguments
