@@ -478,7 +478,7 @@ func approvedCtx(ctx context.Context, ap store.Approval) context.Context {
 // pinDecision records a pin decision on tool of serverID: the agent's
 // reaction to a listing (state changed, new or removed, with the
 // reaction; no caller) or a person's (accept, reject, by caller).
-func (l *auditLog) pinDecision(caller, serverID, tool, decision, reaction string) {
+func (l *auditLog) pinDecision(caller, decidedBy, serverID, tool, decision, reaction string) {
 	if l.st == nil {
 		return
 	}
@@ -494,7 +494,7 @@ func (l *auditLog) pinDecision(caller, serverID, tool, decision, reaction string
 	case store.PinRemoved:
 		decision = store.AuditPinRemoved
 	}
-	l.add(auditEntry{rec: store.AuditRecord{ServerID: serverID, Tool: tool, Caller: caller, Decision: decision, Reason: reaction}})
+	l.add(auditEntry{rec: store.AuditRecord{ServerID: serverID, Tool: tool, Caller: caller, DecidedBy: decidedBy, Decision: decision, Reason: reaction}})
 }
 
 // server records a server added or removed (decision); a zero row (an

@@ -20,12 +20,13 @@ type deciderKey struct{}
 
 // WithDecider returns ctx carrying who decides an approval answered with
 // it (Approve, Deny): a short name, stored with the approval
-// (Approval.DecidedBy) and in its audit record (AuditRecord.DecidedBy).
+// (Approval.DecidedBy) and in its audit record (AuditRecord.DecidedBy);
+// or a pin decided with it (DecidePin), named in that decision's record.
 // It is a label: the agent records what it is told. Only the name a
 // caller sets from something it verified (the gateway, from an OAuth
 // access token's subject) says who decided; a name a person typed, or
 // sent over the API with a token shared by several people, is what they
-// said. Approve and Deny refuse a label CheckDecider refuses.
+// said. Approve, Deny and DecidePin refuse a label CheckDecider refuses.
 func WithDecider(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, deciderKey{}, name)
 }

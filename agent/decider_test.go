@@ -91,3 +91,36 @@ func TestApprovalDecider(t *testing.T) {
 		}
 	}
 }
+
+// TestPinDecider: a pin decision names the decider its ctx carries in its
+// audit record; an invalid one is refused and decides nothing.
+func TestPinDecider(t *testing.T) {
+	ctx := testCtx(t)
+	srv, url := pinServer(t)
+	a := openAgent(t, openSQLite(t, ""), "pindecider", nil)
+	if _, err := a.AddMCPServer(ctx, "S", url, &agent.AddOptions{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitPin(t, a, "echo", func(p agent.ToolPin) bool { return p.State == store.PinPinned })
+	redefineEcho(srv, "Echoes, otherwise.")
+	waitPin(t, a, "echo", func(p agent.ToolPin) bool { return p.State == store.PinChanged })
+
+	if _, err := a.DecidePin(agent.WithDecider(ctx, "bell\a"), "s", "echo", agent.PinAccept); !errors.Is(err, agent.ErrInvalidDecider) {
+		t.Errorf("DecidePin by an invalid name: %v, want ErrInvalidDecider", err)
+	}
+	if p := waitPin(t, a, "echo", func(agent.ToolPin) bool { return true }); p.State != store.PinChanged {
+		t.Errorf("after the refused decision the pin is %s, want changed", p.State)
+	}
+	if _, err := a.DecidePin(agent.WithDecider(ctx, "Ana Lima"), "s", "echo", agent.PinAccept); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range auditLog(t, a) {
+		if r.Decision == store.AuditPinAccepted || r.Decision == store.AuditPinRejected {
+			got = append(got, r.Decision+" "+r.Tool+" "+r.DecidedBy)
+		}
+	}
+	if diff := cmp.Diff([]string{store.AuditPinAccepted + " echo Ana Lima"}, got); diff != "" {
+		t.Errorf("pin decisions' records (-want +got):\n%s", diff)
+	}
+}

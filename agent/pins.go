@@ -447,7 +447,7 @@ func (a *Agent) reconcilePins(serverID string) {
 			attrs = append(attrs, attribute.String("reaction", c.reaction))
 		}
 		a.pins.changes.Add(context.Background(), 1, metric.WithAttributes(attrs...))
-		a.audit.pinDecision("", serverID, c.tool, c.state, c.reaction) // audit.go
+		a.audit.pinDecision("", "", serverID, c.tool, c.state, c.reaction) // audit.go
 		a.logger.Warn("a tool's definition differs from its pin", "server", serverID, "tool", c.tool, "state", c.state, "reaction", c.reaction)
 	}
 	for _, name := range dirty {
@@ -628,9 +628,14 @@ func diffDefinitions(old, new json.RawMessage) []PinChange {
 // since the one decided on is a change again. It returns the pin as it
 // is now; an error wrapping ErrUnknownPin for a tool without
 // a pin, ErrPinsUnsupported when the store keeps none, or ErrStorage.
+// The decider ctx carries (WithDecider) is named in the decision's audit
+// record; an invalid one gives an error wrapping ErrInvalidDecider.
 func (a *Agent) DecidePin(ctx context.Context, serverID, tool, decision string) (ToolPin, error) {
 	if decision != PinAccept && decision != PinReject {
 		return ToolPin{}, fmt.Errorf("agent %s: pin decision %q: want %q or %q", a.ns, decision, PinAccept, PinReject)
+	}
+	if err := CheckDecider(DeciderOf(ctx)); err != nil {
+		return ToolPin{}, fmt.Errorf("agent %s: pin decision: %w", a.ns, err)
 	}
 	ps, ok := a.st.(store.PinStore)
 	if !ok {
@@ -667,7 +672,7 @@ func (a *Agent) DecidePin(ctx context.Context, serverID, tool, decision string) 
 	a.writes.put("pin:"+serverID+"\x00"+tool, func(ctx context.Context) { a.savePin(ctx, serverID, tool) })
 	a.pins.gen.Add(1)
 	a.pins.decisions.Add(ctx, 1, metric.WithAttributes(attribute.String("decision", decision)))
-	a.audit.pinDecision(string(CallerOf(ctx)), serverID, tool, decision, "") // audit.go
+	a.audit.pinDecision(string(CallerOf(ctx)), DeciderOf(ctx), serverID, tool, decision, "") // audit.go
 	a.logger.Info("pin decided", "server", serverID, "tool", tool, "decision", decision)
 	a.updates.stateChanged()
 	// Compare the decided pin with what the server lists now (a listing

@@ -37,7 +37,8 @@ type AuditRecord struct {
 	// Caller is who made the call ("llm", "api", "gateway"), or who
 	// answered the approval or decided on the pin. DecidedBy, on an
 	// approved or rejected record, names who answered as the answer said
-	// (Approval.DecidedBy).
+	// (Approval.DecidedBy); on a pin_accepted or pin_rejected one, who
+	// decided (PinDecisionRequest.By).
 	Caller    string `json:"caller,omitempty"`
 	DecidedBy string `json:"decidedBy,omitempty"`
 	// Decision is allowed, denied, rate_limited, tool_changed, asked,

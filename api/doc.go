@@ -101,7 +101,7 @@
 //	                                                        see Approvals), 400 invalid_request when it is not a valid one
 //	GET    /agents/{class}/{name}/pins                      {"pins": [...]}: the agent's pinned tool definitions (Pin), changed, new and rejected ones first
 //	                                                        with their diffs ({field, old, new}), then removed ones, then the others (see Pins)
-//	POST   /agents/{class}/{name}/pins/{server}/{tool}      {"decision": "accept"|"reject"} -> {"pin": {...}} as it is now; 404 unknown_pin
+//	POST   /agents/{class}/{name}/pins/{server}/{tool}      {"decision": "accept"|"reject", "by"?} -> {"pin": {...}} as it is now; 404 unknown_pin; "by" as an approval's
 //	GET    /agents/{class}/{name}/policy/tools              {"tools": [{serverId, name, "decisions": {"llm"|"api"|"gateway": {action, rule, rate?, reason?}}}]}: each tool of the
 //	                                                        connected servers (denied ones too) with its effective action per caller and the rule that decided (-1: the default)
 //	GET    /agents/{class}/{name}/policy/presets/{preset}   the preset "open" or "cautious" as a policy to PUT (policy.Preset); 404 not_found for another name
@@ -248,8 +248,9 @@
 // agent, Agent.Pins). A tool whose definition changed since is left out of
 // GET .../tools and the MCP endpoint's list, and a call of it is 409
 // tool_changed (at the MCP endpoint, a result with isError), until a
-// person accepts it (POST .../pins/{server}/{tool}, agentmcp pins accept)
-// or removes the server; the policy's "pins" field makes the reaction warn
+// person accepts it (POST .../pins/{server}/{tool}, agentmcp pins accept;
+// an optional "by" names who decided in the decision's audit record, a
+// label as an approval's answer's "by" is) or removes the server; the policy's "pins" field makes the reaction warn
 // or accept, and holds new tools ("new": "hold"). The first call after a
 // restart or a wake waits for the server's catalog, so that it is checked
 // too.

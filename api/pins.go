@@ -70,6 +70,9 @@ type PinsResponse struct {
 // PinDecisionRequest is POST .../pins/{server}/{tool}.
 type PinDecisionRequest struct {
 	Decision string `json:"decision"` // accept or reject
+	// By, optional, names who decides (the audit record's decidedBy), as
+	// AnswerApprovalRequest.By: a label the request states.
+	By string `json:"by,omitempty"`
 }
 
 // PinResponse is the answer to a PinDecisionRequest: the pin as it is

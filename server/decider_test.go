@@ -99,3 +99,33 @@ func TestApprovalDecidedBy(t *testing.T) {
 	}
 	check("the export", lines)
 }
+
+// TestPinDecidedBy: the "by" of POST .../pins/{server}/{tool} names who
+// decided in the decision's audit record; a bad one is refused with 400
+// and decides nothing.
+func TestPinDecidedBy(t *testing.T) {
+	t.Parallel()
+	e, srv := policyEnv(t)
+	pollUntil(t, func() bool { return len(getPins(t, e)) == 6 })
+	redescribeEcho(srv, "Echoes its text, and more.")
+	pollUntil(t, func() bool { p := getPins(t, e); return p[0].Tool == "echo" && p[0].State == "changed" })
+
+	status, _, b := e.do("POST", agentPath+"/pins/s/echo", `{"decision":"accept","by":"a\u0007"}`)
+	if status != http.StatusBadRequest || !strings.Contains(string(b), api.CodeInvalidRequest) || !strings.Contains(string(b), "by: ") {
+		t.Errorf("accept by a bad name: %d %s, want 400 invalid_request", status, b)
+	}
+	if p := getPins(t, e)[0]; p.Tool != "echo" || p.State != "changed" {
+		t.Fatalf("after the refused decision: %+v", p)
+	}
+	if status, _, b := e.do("POST", agentPath+"/pins/s/echo", `{"decision":"accept","by":"Ana Lima"}`); status != http.StatusOK {
+		t.Fatalf("accept: %d %s", status, b)
+	}
+	status, _, b = e.do("GET", agentPath+"/audit?decision=pin_accepted", "")
+	var page api.AuditResponse
+	if status != http.StatusOK || json.Unmarshal(b, &page) != nil {
+		t.Fatalf("GET audit: %d %s", status, b)
+	}
+	if len(page.Records) != 1 || page.Records[0].Tool != "echo" || page.Records[0].DecidedBy != "Ana Lima" {
+		t.Errorf("pin_accepted records: %+v, want echo's, by Ana Lima", page.Records)
+	}
+}

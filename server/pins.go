@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/api"
@@ -43,7 +44,12 @@ func (s *Server) decidePin(w http.ResponseWriter, r *http.Request, a *agent.Agen
 		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, `decision must be "accept" or "reject"`))
 		return
 	}
-	p, err := a.DecidePin(r.Context(), r.PathValue("server"), r.PathValue("tool"), req.Decision)
+	if err := agent.CheckDecider(req.By); err != nil {
+		writeError(w, apiErrorf(http.StatusBadRequest, api.CodeInvalidRequest, "by: %s", strings.TrimPrefix(err.Error(), agent.ErrInvalidDecider.Error()+": ")))
+		return
+	}
+	ctx := agent.WithDecider(r.Context(), req.By) // a label the request states
+	p, err := a.DecidePin(ctx, r.PathValue("server"), r.PathValue("tool"), req.Decision)
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, api.PinResponse{Pin: p.API()})

@@ -36,11 +36,16 @@ func TestDashboardPins(t *testing.T) {
 	if n := eval[int](p, `document.querySelectorAll('#pins img').length`); n != 0 {
 		t.Errorf("the server's text became HTML: %d img elements", n)
 	}
-	p.do("accepting the change",
+	p.do("accepting the change, as a name typed in Answer as",
+		chromedp.SendKeys(css(`#approvals-by`), "Ana Lima"),
 		chromedp.Click(css(pin+` button:not(.remove)`)),
 		chromedp.WaitNotVisible(css(`#pins-section`)),
 	)
 	if status, _, b := e.do("POST", agentPath+"/servers/s/tools/call", `{"name":"echo","arguments":{"text":"x"}}`); status != http.StatusOK {
 		t.Errorf("call after accepting in the dashboard: %d %s", status, b)
+	}
+	status, _, b := e.do("GET", agentPath+"/audit?decision=pin_accepted", "")
+	if status != http.StatusOK || !strings.Contains(string(b), `"decidedBy":"Ana Lima"`) {
+		t.Errorf("the dashboard's pin decision's record: %d %s, want it by Ana Lima", status, b)
 	}
 }

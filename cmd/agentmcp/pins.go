@@ -33,6 +33,10 @@ definition the server lists now; "pins reject" keeps the tool out until it
 is accepted or its server removed.
 
 Flags:
+  --by NAME        with accept or reject: who decides, recorded in the audit
+                   log (default: your user name on this machine; --by ""
+                   records none). It is a label you state, not an identity
+                   the server checks
   --json           print the pins as JSON, as the API answers
 
 ` + targetFlagsUsage,
@@ -46,6 +50,8 @@ func runPins(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tf.register(fs)
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "")
+	by := osUserName()
+	fs.StringVar(&by, "by", by, "")
 	positional, _, _, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -60,7 +66,10 @@ func runPins(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case decision != "" && len(positional) != 2:
 		return usageErrorf("pins %s takes a server id and a tool name", decision)
 	}
-	ctx, cancel := context.WithTimeout(ctx, tf.timeout)
+	if err := agent.CheckDecider(by); err != nil {
+		return usageErrorf("--by: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(agent.WithDecider(ctx, by), tf.timeout)
 	defer cancel()
 	tf.mustExist = true
 	if decision == "" {
@@ -72,7 +81,7 @@ func runPins(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer b.close()
 	if decision != "" {
-		return decidePin(ctx, b, decision, positional[0], positional[1], asJSON, stdout)
+		return decidePin(ctx, b, decision, positional[0], positional[1], by, asJSON, stdout)
 	}
 	var list []api.Pin
 	switch b := b.(type) {
@@ -118,14 +127,14 @@ func runPins(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-func decidePin(ctx context.Context, b backend, decision, server, tool string, asJSON bool, stdout io.Writer) error {
+func decidePin(ctx context.Context, b backend, decision, server, tool, by string, asJSON bool, stdout io.Writer) error {
 	var (
 		p   api.Pin
 		err error
 	)
 	switch b := b.(type) {
 	case *remote:
-		if p, err = b.c.DecidePin(ctx, server, tool, decision); err != nil {
+		if p, err = b.c.AnswerPin(ctx, server, tool, api.PinDecisionRequest{Decision: decision, By: by}); err != nil {
 			return b.explain(err)
 		}
 	case *direct:

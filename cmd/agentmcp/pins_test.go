@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentmcp/agentmcp/api"
 	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 )
 
@@ -46,12 +48,22 @@ func TestPinsCommand(t *testing.T) {
 	if line := runCmd(t, "pins", "--server", s.base, "accept", "s").errorLine(t, exitUsage); !strings.Contains(line, "server id and a tool name") {
 		t.Errorf("pins accept with one argument: %s", line)
 	}
-	r = runCmd(t, "pins", "--server", s.base, "accept", "s", "echo")
+	if line := runCmd(t, "pins", "--server", s.base, "--by", "tab\there", "accept", "s", "echo").errorLine(t, exitUsage); !strings.Contains(line, "--by") {
+		t.Errorf("pins accept --by with a tab: %s", line)
+	}
+	r = runCmd(t, "pins", "--server", s.base, "--by", "Ana Lima", "accept", "s", "echo")
 	r.mustSucceed(t)
 	if !strings.Contains(r.stdout, "accepted s/echo: pinned") {
 		t.Fatalf("pins accept: %s", r.stdout)
 	}
 	if status, b := postJSON(t, call, `{"name":"echo","arguments":{"text":"x"}}`); status != http.StatusOK {
 		t.Fatalf("call after accept: %d %s", status, b)
+	}
+	// The decision's record names who decided (--by).
+	r = runCmd(t, "audit", "--server", s.base, "--decision", "pin_accepted", "--json")
+	r.mustSucceed(t)
+	var rec api.AuditRecord
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &rec); err != nil || rec.Tool != "echo" || rec.DecidedBy != "Ana Lima" {
+		t.Errorf("audit --decision pin_accepted: %s (%v), want echo's record by Ana Lima", r.stdout, err)
 	}
 }

@@ -353,8 +353,10 @@ export function connectAgent(options = {}) {
     getExposure: () => api("GET", "/exposure"),
     setExposure: (rules) => api("PUT", "/exposure", rules),
     // decidePin accepts or rejects a tool's changed (or new) definition:
-    // decision is "accept" or "reject".
-    decidePin: (serverId, tool, decision) => api("POST", `/pins/${seg(serverId)}/${seg(tool)}`, { decision }),
+    // decision is "accept" or "reject"; by, if given, names who decides
+    // (recorded in the audit log).
+    decidePin: (serverId, tool, decision, by) =>
+      api("POST", `/pins/${seg(serverId)}/${seg(tool)}`, by ? { decision, by } : { decision }),
     // getPolicy and setPolicy read and replace the agent's tool policy,
     // {default, rules: [{match, action, rate?}]} (a bad one rejects with
     // the server's 400 naming the rule); getPolicyPreset resolves to a

@@ -115,7 +115,7 @@ const exposure = exposureEditor({
   status: $("exposure-status"),
 });
 
-const pins = pinsPanel({ conn, section: $("pins-section"), list: $("pins") });
+const pins = pinsPanel({ conn, section: $("pins-section"), list: $("pins"), by: $("approvals-by") });
 
 // The agent's audit log (audit.js), in its own section.
 const audit = auditLog({

@@ -1,8 +1,10 @@
 // pins.js: the agent's pinned tool definitions that need a look (the
 // state's "pins": tools changed, new, rejected or removed since the agent
 // pinned them), each changed field shown word by word, with accept and
-// reject buttons (POST .../pins/{server}/{tool}). Text from servers is
-// only ever set as text, never as HTML.
+// reject buttons (POST .../pins/{server}/{tool}), each decision sent with
+// the name in the approvals' "Answer as" field, if any ("by", recorded in
+// the audit log). Text from servers is only ever set as text, never as
+// HTML.
 import { el } from "./dom.js";
 
 // wordDiff returns the words of a and b as [{op: "same"|"del"|"add", text}]
@@ -38,14 +40,15 @@ export function wordDiff(a, b) {
 
 // pinsPanel runs the section: conn is the agent's connection (agent.js),
 // section the element shown when a pin needs a look, list where the pins
-// go. It returns {render(pins)}.
-export function pinsPanel({ conn, section, list }) {
+// go, by (if given) the "Answer as" input whose name goes with each
+// decision. It returns {render(pins)}.
+export function pinsPanel({ conn, section, list, by }) {
   function pinNode(p) {
     const out = el("output", { class: "muted" });
     const decide = (decision, buttons) => async () => {
       buttons.forEach((b) => (b.disabled = true));
       try {
-        await conn.decidePin(p.server, p.tool, decision);
+        await conn.decidePin(p.server, p.tool, decision, by ? by.value.trim() : "");
         out.dataset.outcome = "ok";
         out.textContent = decision === "accept" ? "Accepted." : "Rejected.";
       } catch (e) {
