@@ -214,3 +214,29 @@ func TestEarlyListenLegacy(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestEarlyListenNoAck: a server that opens the listen's stream but never
+// acknowledges it (against the specification) is waited for a bounded
+// time, not for the whole connect timeout: the session connects and lists.
+func TestEarlyListenNoAck(t *testing.T) {
+	srv := mcptest.NewServer("noack")
+	h := mcptest.Handler(t, mcptest.Stateless, func() *mcp.Server { return srv.Server })
+	hs := mcptest.ServeHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if m := anyMethod.FindSubmatch(body); m != nil && string(m[1]) == "subscriptions/listen" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	m := newManager(t, &mcpclient.Options{ConnectTimeout: 20 * time.Second})
+	connectReady(t, m, "s", mcpclient.ServerOptions{URL: hs.URL,
+		Client: mcpclient.ClientOptions{ProtocolVersion: "2026-07-28", ToolsOnly: true}})
+	if len(m.ListTools(mcpclient.Filter{})) == 0 {
+		t.Error("no tools listed")
+	}
+}

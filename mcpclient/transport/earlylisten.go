@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"mime"
 	"sync"
+	"time"
 
 	"github.com/agentmcp/agentmcp/internal/jsonrpcwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -49,6 +50,7 @@ type earlyListen struct {
 
 	// mu guards the fields below.
 	mu      sync.Mutex
+	open    bool       // its stream's head came
 	acked   bool       // the acknowledgment was read
 	done    bool       // up is closed
 	claimed jsonrpc.ID // the id of the listen that claimed it, once claimed
@@ -152,6 +154,9 @@ func (c *streamableConn) runEarlyListen(ctx context.Context, e *earlyListen) {
 		c.logger.Debug("early subscriptions/listen answered at once", "content-type", resp.Header.Get("Content-Type"))
 		return
 	}
+	e.mu.Lock()
+	e.open = true
+	e.mu.Unlock()
 	resp.Header = nil // the stream holds only what it needs (readCallStream)
 	r := c.processStream(ctx, resp.Body, e.req.ID, &e.call, true)
 	resp.Body.Close()
@@ -208,20 +213,40 @@ func (c *streamableConn) claimEarlyListen(ctx context.Context, call *jsonrpc.Req
 	e.mu.Lock()
 	e.claimed = call.ID
 	e.mu.Unlock()
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
 	select {
 	case <-e.up:
+	case <-t.C:
 	case <-ctx.Done():
 		e.cancel()
 		return false, ctx.Err()
 	}
 	e.mu.Lock()
-	acked := e.acked
+	acked, open := e.acked, e.open
 	e.mu.Unlock()
-	if !acked {
-		e.cancel()
-		return false, nil
+	switch {
+	case acked:
+		return true, nil
+	case open && !e.settled():
+		// A server that never acknowledges (against the specification)
+		// is not waited for longer than a legacy GET stream's opening
+		// (awaitStandalone): its stream is open.
+		c.logger.Debug("subscriptions/listen not acknowledged; going on", "waited", ackWait)
+		return true, nil
 	}
-	return true, nil
+	e.cancel()
+	return false, nil
+}
+
+// ackWait bounds the wait for an early listen's acknowledgment.
+const ackWait = 2 * time.Second
+
+// settled reports whether up is closed.
+func (e *earlyListen) settled() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.done
 }
 
 // dropEarlyListen closes an early listen nobody claimed.
