@@ -21,7 +21,8 @@ import (
 // the listen is acknowledged: three round trips one after the other.
 //
 // With Streamable.EarlyListen, the connection sends the listen beside
-// server/discover instead (the specification lets a client send any
+// server/discover instead, once discover is written (so that the server
+// reads discover, the connect's critical path, first) (the specification lets a client send any
 // request without discovering first; the server leaves out of its
 // acknowledgment what it does not offer). When go-sdk then writes its own
 // listen, for a subset of what the early one asked, with the same _meta,

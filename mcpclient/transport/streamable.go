@@ -522,7 +522,12 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 	if out.call != nil {
 		switch out.call.Method {
 		case "server/discover":
-			c.startEarlyListen(out.call) // earlylisten.go
+			if c.earlyFilter != nil {
+				// Once discover is on its way, not before: the server
+				// takes it first (earlylisten.go).
+				discover := out.call
+				out.wrote = sync.OnceFunc(func() { c.startEarlyListen(discover) })
+			}
 		case "initialize":
 			c.dropEarlyListen() // the server is not of 2026-07-28
 		}
@@ -543,6 +548,9 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 		release()
 		return err
 	}
+	if out.wrote != nil {
+		out.wrote() // if not called yet: sent through the HTTPClient
+	}
 	if out.call == nil {
 		resp.Body.Close()
 		release()
@@ -556,6 +564,7 @@ type outgoing struct {
 	summary string           // the method, or "response": for errors
 	call    *jsonrpc.Request // set when the message expects a response
 	cl      *Call            // where the response goes, if not to Read as is
+	wrote   func()           // called once the request is written, if set
 }
 
 // prepare looks at msg before it is posted: what it is, and where its
@@ -613,13 +622,17 @@ func (c *streamableConn) prepare(ctx context.Context, msg jsonrpc.Message, direc
 // open; ctx's error is returned when the caller gave up.
 func (c *streamableConn) post(ctx, reqCtx context.Context, msg jsonrpc.Message, out outgoing, data []byte) (*http.Response, error) {
 	rctx := reqCtx
-	if out.call != nil && (out.call.Method == "initialize" || (out.call.Method == "server/discover" && c.earlyFilter == nil)) && c.streams.Dialer != nil {
+	if out.call != nil && (out.call.Method == "initialize" || out.call.Method == "server/discover") && c.streams.Dialer != nil {
 		// The standing stream (the legacy GET stream, subscriptions/listen)
 		// and the first requests follow the handshake's answer at once: a
 		// connection for them is dialled beside the handshake's, rather
-		// than after it. An early listen (earlylisten.go) dials its own
-		// beside discover, and the first requests take discover's.
+		// than after it. An early listen (earlylisten.go), sent once
+		// discover is written, takes it, and the first requests
+		// discover's.
 		rctx = h1.WithSpare(reqCtx, c.ctx, c.goStream)
+	}
+	if out.wrote != nil {
+		rctx = h1.WithWrote(rctx, out.wrote)
 	}
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.endpoint, bytes.NewReader(data))
 	if err != nil {
