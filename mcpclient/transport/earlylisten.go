@@ -21,10 +21,10 @@ import (
 // the listen is acknowledged: three round trips one after the other.
 //
 // With Streamable.EarlyListen, the connection sends the listen beside
-// server/discover instead, once discover is written (so that the server
-// reads discover, the connect's critical path, first) (the specification lets a client send any
-// request without discovering first; the server leaves out of its
-// acknowledgment what it does not offer). When go-sdk then writes its own
+// server/discover instead, once discover is written, so that the server
+// reads discover, the connect's critical path, first. The specification
+// lets a client send any request without discovering first, and the
+// server leaves out of its acknowledgment what it does not offer. When go-sdk then writes its own
 // listen, for a subset of what the early one asked, with the same _meta,
 // the early stream stands for it: the write returns once the early stream
 // is acknowledged (its notifications/subscriptions/acknowledged read), and
