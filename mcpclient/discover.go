@@ -178,33 +178,39 @@ func (c *server) fetchCatalog(ctx context.Context, s *session, verify bool) (*ca
 		}
 	}
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
+		mu    sync.Mutex
+		errs  []error
+		lists []func()
 	)
-	run := func(kind string, fn func() error) {
-		list := func() {
+	add := func(kind string, fn func() error) {
+		lists = append(lists, func() {
 			if err := fn(); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("listing %s: %w", kind, err))
 				mu.Unlock()
 			}
-		}
-		if parallel {
+		})
+	}
+	if caps.Tools != nil {
+		add("tools", func() (err error) { cat.tools, err = c.listTools(ctx, s); return })
+	}
+	if caps.Prompts != nil {
+		add("prompts", func() (err error) { cat.prompts, err = c.listPrompts(ctx, s); return })
+	}
+	if caps.Resources != nil {
+		add("resources", func() (err error) { cat.resources, err = c.listResources(ctx, s); return })
+		add("resource templates", func() (err error) { cat.templates, err = c.listTemplates(ctx, s); return })
+	}
+	// In parallel, the last list goes on this goroutine, whose stack has
+	// grown already: a list alone (ToolsOnly) costs no goroutine, no
+	// growth of a new one's stack and no wake-up of this one.
+	var wg sync.WaitGroup
+	for i, list := range lists {
+		if parallel && i < len(lists)-1 {
 			wg.Go(list)
 		} else {
 			list()
 		}
-	}
-	if caps.Tools != nil {
-		run("tools", func() (err error) { cat.tools, err = c.listTools(ctx, s); return })
-	}
-	if caps.Prompts != nil {
-		run("prompts", func() (err error) { cat.prompts, err = c.listPrompts(ctx, s); return })
-	}
-	if caps.Resources != nil {
-		run("resources", func() (err error) { cat.resources, err = c.listResources(ctx, s); return })
-		run("resource templates", func() (err error) { cat.templates, err = c.listTemplates(ctx, s); return })
 	}
 	wg.Wait()
 	return cat, errors.Join(errs...)

@@ -759,12 +759,18 @@ func (c *server) handshake(ctx context.Context) (*session, error) {
 func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, error) {
 	version := c.opts.Client.ProtocolVersion
 	c.mu.Lock()
-	if last := c.last; version == "" && last.transport == t && last.protocolVersion != "" && last.protocolVersion < protocolModern {
+	last := c.last
+	c.mu.Unlock()
+	if version == "" && last.transport == t && last.protocolVersion != "" && last.protocolVersion < protocolModern {
 		// The era is a property of the server: once it spoke a legacy
 		// version, a new session skips the 2026-07-28 probe.
 		version = protocolLegacy
 	}
-	c.mu.Unlock()
+	// A server known to speak 2026-07-28 (pinned, or its last session
+	// did) has its subscriptions/listen sent beside server/discover: the
+	// probe of a server of unknown era may find a legacy server, which
+	// would only refuse it.
+	modern := version >= protocolModern || (version == "" && last.transport == t && last.protocolVersion >= protocolModern)
 	s := &session{transport: t}
 	var tr mcp.Transport
 	switch t {
@@ -799,6 +805,11 @@ func (c *server) handshakeOver(ctx context.Context, t TransportType) (*session, 
 			// Closing the server or the Manager does not wait for the
 			// answer to an abandoned initialize.
 			Life: life,
+		}
+		if modern {
+			// For the list changes go-sdk's listen asks for at most (its
+			// list-changed handlers, newClient).
+			tr.(*transport.Streamable).EarlyListen = &mcp.NotificationSubscriptions{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true}
 		}
 	case TransportSSE:
 		if version >= protocolModern {

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -52,6 +53,9 @@ func (c *server) listenTask(ctx context.Context, h *TaskHandle) {
 // notifications/subscriptions/acknowledged, acknowledge a listen for
 // tasks (listenTask's): go-sdk, which did not open it, need not see it.
 func taskAck(params json.RawMessage) bool {
+	if !bytes.Contains(params, []byte(`"taskIds"`)) && !bytes.Contains(params, []byte(`\u`)) {
+		return false // most acknowledgments: a list's listen, not read again
+	}
 	var p struct {
 		Notifications map[string]json.RawMessage `json:"notifications"`
 	}

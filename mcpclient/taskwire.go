@@ -194,6 +194,17 @@ func (t *sessionTasks) note(method string, result []byte) {
 		t.cancel = present(caps.Cancel)
 		t.mu.Unlock()
 	case "tools/list":
+		if !bytes.Contains(result, []byte(`"taskSupport"`)) && !bytes.Contains(result, []byte(`\u`)) {
+			// No tool of the list supports tasks (no key is spelt with
+			// escapes either): only those noted from an earlier list are
+			// to be forgotten; the list is not read again.
+			t.mu.Lock()
+			empty := len(t.support) == 0
+			t.mu.Unlock()
+			if empty {
+				return
+			}
+		}
 		var r struct {
 			Tools []struct {
 				Name      string `json:"name"`

@@ -159,9 +159,20 @@ func (s *fastServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	if head.Method == "subscriptions/listen" {
-		// A 2026-07-28 listen stream: open, and silent, until the client
-		// closes it.
+		// A 2026-07-28 listen stream: acknowledged (what it asked for,
+		// honoured), then silent until the client closes it.
+		var listen struct {
+			Params struct {
+				Notifications json.RawMessage `json:"notifications"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &listen)
+		if len(listen.Params.Notifications) == 0 {
+			listen.Params.Notifications = json.RawMessage("{}")
+		}
 		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":%s},\"notifications\":%s}}\n\n",
+			head.ID, listen.Params.Notifications)
 		http.NewResponseController(w).Flush()
 		<-r.Context().Done()
 		return

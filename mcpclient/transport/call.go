@@ -62,6 +62,11 @@ type Call struct {
 	// goroutine, with the response as jsonrpcwire.DecodeShared returned
 	// it (its bytes valid only during the call).
 	answer func(*jsonrpc.Response)
+
+	// heard, if set, is told of every message of the request's stream
+	// other than its response, before it is handed to Read (an early
+	// listen's acknowledgment, earlylisten.go).
+	heard func(jsonrpc.Message)
 }
 
 type callKey struct{}

@@ -71,7 +71,12 @@
 // it holds no buffer (plain TCP on unix; 512 bytes otherwise). The
 // handshake (initialize, server/discover) has a second connection dialled
 // beside it, so that the stream and the first requests, which follow its
-// answer at once, wait for no dial.
+// answer at once, wait for no dial. With [Streamable.EarlyListen], a
+// 2026-07-28 connection sends its subscriptions/listen on that connection
+// as soon as server/discover is written, and go-sdk's listen, written
+// after discover's answer, waits for that stream's acknowledgment instead
+// of a round trip of its own; the lists that follow are still taken after
+// the subscription.
 // [SSE.Dialer] does the same for the event stream and the POSTs. Both
 // fall back to the HTTPClient when a proxy applies,
 // when the server answers over HTTP/2 (one shared connection then), and

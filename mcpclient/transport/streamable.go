@@ -130,6 +130,17 @@ type Streamable struct {
 	// Close waits for it (up to two seconds).
 	Life context.Context
 
+	// EarlyListen, if set, has a 2026-07-28 connection send its
+	// subscriptions/listen, asking for these notifications, beside
+	// server/discover rather than after its answer; the listen go-sdk's
+	// Connect writes after discover, for no more than these and with the
+	// same _meta, then returns once the early stream is acknowledged,
+	// without sending another (see earlylisten.go). An early listen nobody
+	// claims is closed when the handshake ends. nil means the listen goes
+	// when go-sdk writes it. Only the three list changes are honoured here
+	// (not ResourceSubscriptions).
+	EarlyListen *mcp.NotificationSubscriptions
+
 	// timing bounds stream reconnections; the zero value means
 	// defaultStreamTiming.
 	timing streamTiming
@@ -176,6 +187,10 @@ func (t *Streamable) Connect(context.Context) (mcp.Connection, error) {
 		c.abandonedWait = abandonedWait
 	}
 	c.streams.Dialer = t.Dialer
+	if t.EarlyListen != nil && !t.Resume.Valid() {
+		f := *t.EarlyListen
+		c.earlyFilter = &f
+	}
 	if c.timing == (streamTiming{}) {
 		c.timing = defaultStreamTiming
 	}
@@ -200,6 +215,7 @@ type connConfig struct {
 	logger         *slog.Logger
 	life           context.Context // Streamable.Life, never nil
 	abandonedWait  time.Duration
+	earlyFilter    *mcp.NotificationSubscriptions // Streamable.EarlyListen's copy
 }
 
 type streamableConn struct {
@@ -243,6 +259,9 @@ type streamableConn struct {
 	// versionHeader and sessionHeader are the latest values of the
 	// Mcp-Protocol-Version and Mcp-Session-Id headers (setHeaders).
 	versionHeader, sessionHeader []string
+	// early is the subscriptions/listen sent beside server/discover, until
+	// go-sdk's listen claims it or it is dropped (earlylisten.go).
+	early *earlyListen
 	// unreachable is why the 2026-07-28 probe (server/discover) could not
 	// reach the server: the legacy initialize that go-sdk sends next fails
 	// with it at once, so that one attempt is one request.
@@ -271,6 +290,7 @@ func (c *streamableConn) SetNegotiatedVersion(version string) {
 	c.mu.Lock()
 	c.protocolVersion = version
 	c.mu.Unlock()
+	c.dropEarlyListen() // the handshake is over: unclaimed, it is not wanted
 }
 
 // modern reports whether the connection speaks 2026-07-28 or later.
@@ -369,6 +389,12 @@ func (c *streamableConn) deliver(msg jsonrpc.Message) {
 }
 
 func (c *streamableConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "subscriptions/listen" && req.IsCall() {
+		// go-sdk's listen: the early one may stand for it (earlylisten.go).
+		if claimed, err := c.claimEarlyListen(ctx, req); claimed || err != nil {
+			return err
+		}
+	}
 	return c.write(ctx, msg, nil)
 }
 
@@ -493,6 +519,19 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 	if done {
 		return err
 	}
+	if out.call != nil {
+		switch out.call.Method {
+		case "server/discover":
+			if c.earlyFilter != nil {
+				// Once discover is on its way, not before: the server
+				// takes it first (earlylisten.go).
+				discover := out.call
+				out.wrote = sync.OnceFunc(func() { c.startEarlyListen(discover) })
+			}
+		case "initialize":
+			c.dropEarlyListen() // the server is not of 2026-07-28
+		}
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", out.summary, err)
@@ -509,6 +548,9 @@ func (c *streamableConn) write(ctx context.Context, msg jsonrpc.Message, direct 
 		release()
 		return err
 	}
+	if out.wrote != nil {
+		out.wrote() // if not called yet: sent through the HTTPClient
+	}
 	if out.call == nil {
 		resp.Body.Close()
 		release()
@@ -522,6 +564,7 @@ type outgoing struct {
 	summary string           // the method, or "response": for errors
 	call    *jsonrpc.Request // set when the message expects a response
 	cl      *Call            // where the response goes, if not to Read as is
+	wrote   func()           // called once the request is written, if set
 }
 
 // prepare looks at msg before it is posted: what it is, and where its
@@ -583,8 +626,13 @@ func (c *streamableConn) post(ctx, reqCtx context.Context, msg jsonrpc.Message, 
 		// The standing stream (the legacy GET stream, subscriptions/listen)
 		// and the first requests follow the handshake's answer at once: a
 		// connection for them is dialled beside the handshake's, rather
-		// than after it.
+		// than after it. An early listen (earlylisten.go), sent once
+		// discover is written, takes it, and the first requests
+		// discover's.
 		rctx = h1.WithSpare(reqCtx, c.ctx, c.goStream)
+	}
+	if out.wrote != nil {
+		rctx = h1.WithWrote(rctx, out.wrote)
 	}
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.endpoint, bytes.NewReader(data))
 	if err != nil {
@@ -1305,6 +1353,9 @@ func (c *streamableConn) processStream(ctx context.Context, body io.Reader, call
 		jsonrpcwire.Own(msg) // ev.Data is reused for the next event
 		if cancels(msg, call) {
 			r.cancelled = true
+		}
+		if cl != nil && cl.heard != nil {
+			cl.heard(msg)
 		}
 		c.deliver(msg)
 		if ctx.Err() != nil {

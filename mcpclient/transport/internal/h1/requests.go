@@ -150,6 +150,17 @@ func WithSpare(ctx, life context.Context, spawn func(func()) bool) context.Conte
 	return context.WithValue(ctx, spareKey{}, &spare{life: life, spawn: spawn})
 }
 
+// wroteKey is the context key of a request's WithWrote function.
+type wroteKey struct{}
+
+// WithWrote returns a context, derived from ctx, for a request whose
+// wrote is called once the request has been written on a connection of
+// the Dialer's (each time it is, should it be sent again); not when it goes
+// through the HTTPClient.
+func WithWrote(ctx context.Context, wrote func()) context.Context {
+	return context.WithValue(ctx, wroteKey{}, wrote)
+}
+
 // idleCount returns how many connections are idle in the pool.
 func (p *reqPool) idleCount() int {
 	p.mu.Lock()
@@ -363,6 +374,9 @@ func (v *Via) send(pool *reqPool, pc *reqConn, req *http.Request) (*http.Respons
 			err = fmt.Errorf("%w: %w", errNothingRead, err)
 		}
 		return fail(err)
+	}
+	if wrote, ok := ctx.Value(wroteKey{}).(func()); ok {
+		wrote()
 	}
 	b.rd = readers.Get().(*headReader)
 	b.rd.lr = io.LimitedReader{R: pc, N: maxStreamHead}
