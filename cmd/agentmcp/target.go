@@ -227,6 +227,23 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 		unlock()
 		return nil, err
 	}
+	if f.postgres != "" {
+		// A live replica owning the agent: refused, or read read-only
+		// and dormant (pglease.go).
+		owned, err := f.checkLease(ctx, st, f.agent)
+		if err != nil || owned {
+			st.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if owned {
+			mode = dormant
+			if st, err = openStore(ctx, "", f.postgres, true); err != nil {
+				return nil, err
+			}
+		}
+	}
 	display := f.db
 	if f.postgres != "" {
 		display = postgresDisplay
@@ -296,16 +313,16 @@ func unknownAgentError(ref, where string, known []string) error {
 		ref, where, list, ref)
 }
 
-// openStore opens the SQLite file at path (read-only, writing nothing,
-// when readOnly), or the Postgres database at dsn, with the cipher of
-// AGENTMCP_SECRET_KEY.
+// openStore opens the SQLite file at path, or the Postgres database at
+// dsn (either read-only, writing nothing, when readOnly), with the cipher
+// of AGENTMCP_SECRET_KEY.
 func openStore(ctx context.Context, path, dsn string, readOnly bool) (store.Store, error) {
 	cipher, err := store.CipherFromEnv()
 	if err != nil {
 		return nil, err
 	}
 	if dsn != "" {
-		return postgres.Open(ctx, dsn, &postgres.Options{Cipher: cipher})
+		return postgres.Open(ctx, dsn, &postgres.Options{Cipher: cipher, ReadOnly: readOnly})
 	}
 	return sqlite.Open(ctx, path, &sqlite.Options{Cipher: cipher, ReadOnly: readOnly})
 }
