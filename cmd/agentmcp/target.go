@@ -74,7 +74,12 @@ const targetFlagsUsage = `Target flags (which agent the command acts on):
                    read-only; add and import store their change and hand
                    it to that serve (with $AGENTMCP_TOKEN, if it has a
                    token); the others are refused: use --server
-  --postgres DSN   use this PostgreSQL database directly instead
+  --postgres DSN   use this PostgreSQL database directly instead. While an
+                   agentmcp serve replica (--cluster) owns the agent (it is
+                   awake there), the commands that only read read it
+                   read-only and the others, add and import included, are
+                   refused: use --server. Otherwise the command owns the
+                   agent without a lease: a replica may wake it meanwhile
   --public-url URL
                    with --db or --postgres: the address of the agentmcp serve
                    that will run on the database (its --public-url, or its
