@@ -132,3 +132,65 @@ func TestPostgresBesideReplica(t *testing.T) {
 		t.Errorf("the stored approvals once the replica left (-want +got):\n%s", diff)
 	}
 }
+
+// TestPostgresCommandHoldsLease: a --postgres command acting as the owner
+// of an agent nobody owns (call, running a tool that blocks) holds the
+// agent's lease while it runs: a replica cannot claim the agent, no
+// replica sees the command as one to place agents on (it is not live),
+// and another owning command is refused naming it. When the call ends,
+// the lease is released and the command's row is gone: the replica
+// claims the agent.
+func TestPostgresCommandHoldsLease(t *testing.T) {
+	t.Setenv("AGENTMCP_SECRET_KEY", "")
+	ctx := context.Background()
+	dsn := pg.Database(t)
+	one, oneHS := serve(t, mcptest.Stateless)
+	runCmd(t, "add", "--postgres", dsn, "--id", "one", "one", oneHS.URL).mustSucceed(t)
+	st, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const ns = "agentmcp/default"
+	if err := st.RegisterReplica(ctx, "r-test", "http://127.0.0.1:1", "test", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+
+	called := make(chan result, 1)
+	go func() { called <- runCmd(t, "call", "--postgres", dsn, "one", "slow") }()
+	waitFor(t, one.SlowStarted, "the call --postgres to start")
+	owner, err := st.Resolve(ctx, ns)
+	if err != nil || !owner.Live || !strings.HasPrefix(owner.Replica, "cmd-call-") || owner.ClusterURL != "" {
+		t.Errorf("the agent's lease while call --postgres runs: %+v, %v", owner, err)
+	}
+	if _, ok, err := st.Claim(ctx, ns, "r-test"); ok || err != nil {
+		t.Errorf("a replica's claim while call --postgres runs: %v, %v; want false", ok, err)
+	}
+	replicas, err := st.LiveReplicas(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range replicas {
+		if r.ID == owner.Replica && r.State != "draining" {
+			t.Errorf("the row of call --postgres: %+v, want draining (no agent placed on it)", r)
+		}
+	}
+	want := fmt.Sprintf("agentmcp: agent %s is in use by a terminal command with --postgres (%s), which owns it: try again once it ends", ns, owner.Replica)
+	if got := runCmd(t, "rm", "--postgres", dsn, "one").errorLine(t, exitFailure); got != want {
+		t.Errorf("rm --postgres beside call --postgres: %q, want %q", got, want)
+	}
+
+	one.ReleaseSlow()
+	if r := <-called; r.err != nil || !strings.Contains(r.stdout, "released") {
+		t.Fatalf("call --postgres: %v, stdout %q, stderr %q", r.err, r.stdout, r.stderr)
+	}
+	if owner, err := st.Resolve(ctx, ns); err != nil || owner.Replica != "" {
+		t.Errorf("the agent's lease once call --postgres ended: %+v, %v; want none", owner, err)
+	}
+	if replicas, err := st.LiveReplicas(ctx); err != nil || len(replicas) != 1 || replicas[0].ID != "r-test" {
+		t.Errorf("the replicas once call --postgres ended: %+v, %v; want r-test alone", replicas, err)
+	}
+	if _, ok, err := st.Claim(ctx, ns, "r-test"); !ok || err != nil {
+		t.Errorf("a replica's claim once call --postgres ended: %v, %v; want true", ok, err)
+	}
+}

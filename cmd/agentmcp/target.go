@@ -78,8 +78,9 @@ const targetFlagsUsage = `Target flags (which agent the command acts on):
                    agentmcp serve replica (--cluster) owns the agent (it is
                    awake there), the commands that only read read it
                    read-only and the others, add and import included, are
-                   refused: use --server. Otherwise the command owns the
-                   agent without a lease: a replica may wake it meanwhile
+                   refused: use --server. Otherwise a command that acts
+                   on the agent holds its lease while it runs (a replica
+                   asked for it waits)
   --public-url URL
                    with --db or --postgres: the address of the agentmcp serve
                    that will run on the database (its --public-url, or its
@@ -232,10 +233,22 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 		unlock()
 		return nil, err
 	}
+	// unhold releases the lease of the agent this command holds on
+	// Postgres (pglease.go), before the store closes; nil when it holds
+	// none.
+	var unhold func()
+	closeStore := func() {
+		if unhold != nil {
+			unhold()
+		}
+		st.Close()
+	}
 	if f.postgres != "" {
 		// A live replica owning the agent: refused, or read read-only
-		// and dormant (pglease.go).
-		owned, err := f.checkLease(ctx, st, f.agent)
+		// and dormant; otherwise an owning command holds its lease
+		// (pglease.go).
+		var owned bool
+		owned, unhold, err = f.checkLease(ctx, st, f.agent)
 		if err != nil || owned {
 			st.Close()
 		}
@@ -255,7 +268,7 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 	}
 	if f.mustExist {
 		if err := checkAgent(ctx, st, f.agent, display); err != nil {
-			st.Close()
+			closeStore()
 			unlock()
 			return nil, err
 		}
@@ -265,11 +278,11 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 		Dormant:      mode == dormant,
 	})
 	if err != nil {
-		st.Close()
+		closeStore()
 		unlock()
 		return nil, err
 	}
-	d := &direct{a: a, st: st, display: display, release: release}
+	d := &direct{a: a, st: st, display: display, release: release, unhold: unhold}
 	if mode == connected && len(a.MCPServers().Servers) > 0 {
 		stop := startProgress(stderr, fmt.Sprintf("connecting to the servers of %s", f.agent))
 		a.WaitForConnections(ctx)
@@ -443,6 +456,9 @@ type direct struct {
 	// release releases the lock of the SQLite database, nil when the
 	// command does not hold it.
 	release func() error
+	// unhold releases the lease of the agent on Postgres, nil when the
+	// command does not hold it (pglease.go).
+	unhold func()
 }
 
 func (d *direct) where() string { return fmt.Sprintf("agent %s in %s", d.a.Namespace(), d.display) }
@@ -512,6 +528,9 @@ func (d *direct) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	d.a.Close(ctx)
+	if d.unhold != nil {
+		d.unhold() // once the agent's last writes are in
+	}
 	d.st.Close()
 	if d.release != nil {
 		d.release() // once the agent's last writes are in
