@@ -6,19 +6,23 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
+	"github.com/agentmcp/agentmcp/internal/testing/pgtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// pg is the PostgreSQL server of the tests of --postgres, started by the
+// first that asks for a database.
+var pg = pgtest.New()
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	os.Exit(pg.Main(m)) // goleak too
 }
 
 // result is what one run of the command produced.

@@ -74,7 +74,13 @@ const targetFlagsUsage = `Target flags (which agent the command acts on):
                    read-only; add and import store their change and hand
                    it to that serve (with $AGENTMCP_TOKEN, if it has a
                    token); the others are refused: use --server
-  --postgres DSN   use this PostgreSQL database directly instead
+  --postgres DSN   use this PostgreSQL database directly instead. While an
+                   agentmcp serve replica (--cluster) owns the agent (it is
+                   awake there), the commands that only read read it
+                   read-only and the others, add and import included, are
+                   refused: use --server. Otherwise a command that acts
+                   on the agent holds its lease while it runs (a replica
+                   asked for it waits)
   --public-url URL
                    with --db or --postgres: the address of the agentmcp serve
                    that will run on the database (its --public-url, or its
@@ -227,13 +233,42 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 		unlock()
 		return nil, err
 	}
+	// unhold releases the lease of the agent this command holds on
+	// Postgres (pglease.go), before the store closes; nil when it holds
+	// none.
+	var unhold func()
+	closeStore := func() {
+		if unhold != nil {
+			unhold()
+		}
+		st.Close()
+	}
+	if f.postgres != "" {
+		// A live replica owning the agent: refused, or read read-only
+		// and dormant; otherwise an owning command holds its lease
+		// (pglease.go).
+		var owned bool
+		owned, unhold, err = f.checkLease(ctx, st, f.agent)
+		if err != nil || owned {
+			st.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if owned {
+			mode = dormant
+			if st, err = openStore(ctx, "", f.postgres, true); err != nil {
+				return nil, err
+			}
+		}
+	}
 	display := f.db
 	if f.postgres != "" {
 		display = postgresDisplay
 	}
 	if f.mustExist {
 		if err := checkAgent(ctx, st, f.agent, display); err != nil {
-			st.Close()
+			closeStore()
 			unlock()
 			return nil, err
 		}
@@ -243,11 +278,11 @@ func (f *targetFlags) open(ctx context.Context, stderr io.Writer, mode connectMo
 		Dormant:      mode == dormant,
 	})
 	if err != nil {
-		st.Close()
+		closeStore()
 		unlock()
 		return nil, err
 	}
-	d := &direct{a: a, st: st, display: display, release: release}
+	d := &direct{a: a, st: st, display: display, release: release, unhold: unhold}
 	if mode == connected && len(a.MCPServers().Servers) > 0 {
 		stop := startProgress(stderr, fmt.Sprintf("connecting to the servers of %s", f.agent))
 		a.WaitForConnections(ctx)
@@ -296,16 +331,16 @@ func unknownAgentError(ref, where string, known []string) error {
 		ref, where, list, ref)
 }
 
-// openStore opens the SQLite file at path (read-only, writing nothing,
-// when readOnly), or the Postgres database at dsn, with the cipher of
-// AGENTMCP_SECRET_KEY.
+// openStore opens the SQLite file at path, or the Postgres database at
+// dsn (either read-only, writing nothing, when readOnly), with the cipher
+// of AGENTMCP_SECRET_KEY.
 func openStore(ctx context.Context, path, dsn string, readOnly bool) (store.Store, error) {
 	cipher, err := store.CipherFromEnv()
 	if err != nil {
 		return nil, err
 	}
 	if dsn != "" {
-		return postgres.Open(ctx, dsn, &postgres.Options{Cipher: cipher})
+		return postgres.Open(ctx, dsn, &postgres.Options{Cipher: cipher, ReadOnly: readOnly})
 	}
 	return sqlite.Open(ctx, path, &sqlite.Options{Cipher: cipher, ReadOnly: readOnly})
 }
@@ -421,6 +456,9 @@ type direct struct {
 	// release releases the lock of the SQLite database, nil when the
 	// command does not hold it.
 	release func() error
+	// unhold releases the lease of the agent on Postgres, nil when the
+	// command does not hold it (pglease.go).
+	unhold func()
 }
 
 func (d *direct) where() string { return fmt.Sprintf("agent %s in %s", d.a.Namespace(), d.display) }
@@ -490,6 +528,9 @@ func (d *direct) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	d.a.Close(ctx)
+	if d.unhold != nil {
+		d.unhold() // once the agent's last writes are in
+	}
 	d.st.Close()
 	if d.release != nil {
 		d.release() // once the agent's last writes are in

@@ -98,6 +98,7 @@
 //	RegisterReplica, Heartbeat, SetReplicaState, DeleteReplica  a replica's own row
 //	LiveReplicas, CleanupReplicas                               every replica's
 //	Resolve, Claim, Release, ReleaseAll, Leases                 agent leases
+//	Hold                                                        a lease held by a process that is no replica
 //	UnownedKeepAwake                                            agents to wake eagerly (keep-awake, or a dead owner's running tasks)
 //	Listen, Notify                                              hints on NotifyChannel
 //
@@ -111,7 +112,15 @@
 // live replica, however recent. The first claim that takes a lease from an
 // expired replica marks its row fenced (fenced_at), and a heartbeat
 // re-checks that mark after any claim it waited for: a claim and the
-// previous owner's renewal never both succeed.
+// previous owner's renewal never both succeed. A process that is not a
+// replica (a terminal command opening an agent directly) holds an agent
+// with Hold: registered draining and with no cluster URL in the claim's
+// transaction, it is never a replica to place agents on, and replicas
+// wait for it as for an owner they cannot reach.
+//
+// Options.ReadOnly opens a Store for reading only (after the migrations):
+// its sessions are read-only, so every write fails (as on a read-only
+// standby: ErrUnavailable), for a program reading agents others own.
 //
 // These methods are package cluster's cluster.LeaseStore, and they return
 // its model (package cluster/lease: lease.Replica, lease.Owner and the

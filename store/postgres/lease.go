@@ -261,6 +261,55 @@ func (s *Store) Claim(ctx context.Context, ns, replica string) (store.Fence, boo
 	return store.Fence{}, false, fmt.Errorf("postgres: claim %q for replica %q: %w", ns, replica, err)
 }
 
+// errNotHeld aborts Hold's transaction when a live replica owns the agent.
+var errNotHeld = errors.New("held by a live replica")
+
+// Hold makes holder, a process that is not a replica (a terminal command
+// opening the database directly), the owner of the agent ns as Claim
+// does, registering holder in the same transaction as RegisterReplica does
+// (with no cluster URL, live until ttl) but in state lease.ReplicaDraining:
+// no replica ever sees it live, so none places an agent on it, and one
+// asked for ns waits for it (an owner with no cluster URL is not tried)
+// until it is released. Renew it with Heartbeat; end it with Release, then
+// DeleteReplica. It returns false, registering nothing, when a live
+// replica (or holder) owns the agent: Resolve names it.
+func (s *Store) Hold(ctx context.Context, ns, holder, version string, ttl time.Duration) (store.Fence, bool, error) {
+	f := store.Fence{Namespace: ns, Replica: holder}
+	err := errors.Join(codec.CheckNamespace(ns), checkReplica(holder))
+	for attempt := 1; err == nil; attempt++ {
+		err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO agentmcp_replicas (id, cluster_url, version, expires_at)
+				VALUES ($1, '', $2, now() + $3 * interval '1 microsecond')`,
+				holder, version, interval(ttl)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, claimFenceSQL, ns); err != nil {
+				return err
+			}
+			err := tx.QueryRow(ctx, claimSQL, ns, holder).Scan(&f.Epoch)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return errNotHeld
+			}
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE agentmcp_replicas SET state = 'draining' WHERE id = $1`, holder)
+			return err
+		})
+		var pe *pgconn.PgError
+		switch {
+		case err == nil:
+			return f, true, nil
+		case errors.Is(err, errNotHeld):
+			return store.Fence{}, false, nil
+		case errors.As(err, &pe) && pe.Code == "40001" && attempt < claimAttempts:
+			err = nil // a concurrent claim or release: look again
+		}
+	}
+	return store.Fence{}, false, fmt.Errorf("postgres: hold %q for %q: %w", ns, holder, mapErr(err))
+}
+
 // Release ends the ownership f if it is still the agent's current one:
 //
 //	UPDATE agentmcp_agents SET owner = NULL, released_at = now()

@@ -58,6 +58,11 @@ type Options struct {
 	// at most one line every 10 seconds, and the first write that goes
 	// through after them. Nil discards them.
 	Logger *slog.Logger
+	// ReadOnly opens the database for reading only: once the migrations
+	// are applied, every session the Store opens is read-only
+	// (default_transaction_read_only), so that every write fails. For a
+	// program that reads agents another process owns.
+	ReadOnly bool
 }
 
 // Store is a store.Store in a PostgreSQL database. See the package
@@ -105,6 +110,17 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if err := applyMigrations(ctx, s.pool, migrations(), s.now()); err != nil {
 		s.pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if o.ReadOnly {
+		// The migrations need a session that writes; every later one
+		// reads only.
+		s.pool.Close()
+		for _, c := range []*pgxpool.Config{cfg, lockCfg} {
+			c.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+		}
+		if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("postgres: open: %w", err)
+		}
 	}
 	if s.locks, err = pgxpool.NewWithConfig(ctx, lockCfg); err != nil {
 		s.pool.Close()
