@@ -295,6 +295,11 @@ func (a *Agent) CheckPin(ctx context.Context, serverID, name string) error {
 	}
 	if ok && !stale {
 		if state, blocked := a.pinBlocked(serverID, t, a.pins.fingerprint); blocked {
+			// The listing that blocks the call may not be compared with
+			// the pins yet (notePins hears of it on the Manager's event
+			// queue): compare it now, so that the pins say why the call
+			// was refused as soon as it is (Pins, GET .../pins).
+			a.pinListed(serverID)
 			return &ToolChangedError{ServerID: serverID, Tool: name, State: state}
 		}
 		return nil
