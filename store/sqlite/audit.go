@@ -174,7 +174,6 @@ func (s *Store) queryAudit(ctx context.Context, ns string, q store.AuditQuery) (
 	defer rows.Close()
 	limit := codec.AuditLimit(q)
 	list := []store.AuditRecord{}
-	var entries []codec.AuditEntry
 	selected := func(e *codec.AuditEntry) bool {
 		switch {
 		case q.Cursor > 0 && q.NewestFirst && e.Seq >= q.Cursor,
@@ -188,29 +187,47 @@ func (s *Store) queryAudit(ctx context.Context, ns string, q store.AuditQuery) (
 		}
 		return true
 	}
-	for rows.Next() && len(list) < limit {
-		var batch []byte
+	var offs []int // a batch's entries' offsets, to read them newest first
+	take := func(a *codec.AuditBatch, off int) (int, error) {
+		e, next, err := a.Entry(off)
+		if err != nil || !selected(&e) {
+			return next, err
+		}
+		r := store.AuditRecord{Namespace: ns, Seq: e.Seq, Time: time.UnixMicro(e.At).UTC(),
+			ServerID: string(e.ServerID), Tool: string(e.Tool), Decision: string(e.Decision)}
+		if err := codec.DecodeAudit(s.cipher, e.Record, e.Arguments, &r); err != nil {
+			return next, err
+		}
+		list = append(list, r)
+		return next, nil
+	}
+	for len(list) < limit && rows.Next() {
+		var batch sql.RawBytes // the entries' slices are parts of it until the next row; records are copied out
 		if err := rows.Scan(&batch); err != nil {
 			return nil, err
 		}
-		if entries, err = codec.DecodeAuditBatch(entries[:0], batch); err != nil {
+		a, err := codec.OpenAuditBatch(batch)
+		if err != nil {
 			return nil, err
 		}
-		if q.NewestFirst {
-			slices.Reverse(entries)
-		}
-		for i := range entries {
-			e := &entries[i]
-			if !selected(e) {
-				continue
+		if !q.NewestFirst {
+			for off := a.Start(); off < a.End() && len(list) < limit; {
+				if off, err = take(&a, off); err != nil {
+					return nil, err
+				}
 			}
-			r := store.AuditRecord{Namespace: ns, Seq: e.Seq, Time: time.UnixMicro(e.At).UTC(),
-				ServerID: string(e.ServerID), Tool: string(e.Tool), Decision: string(e.Decision)}
-			if err := codec.DecodeAudit(s.cipher, e.Record, e.Arguments, &r); err != nil {
+			continue
+		}
+		offs = offs[:0]
+		for off := a.Start(); off < a.End(); {
+			offs = append(offs, off)
+			if _, off, err = a.Entry(off); err != nil {
 				return nil, err
 			}
-			if list = append(list, r); len(list) == limit {
-				break
+		}
+		for i := len(offs) - 1; i >= 0 && len(list) < limit; i-- {
+			if _, err := take(&a, offs[i]); err != nil {
+				return nil, err
 			}
 		}
 	}

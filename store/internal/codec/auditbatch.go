@@ -87,66 +87,127 @@ func AppendAuditBatch(dst []byte, entries []AuditEntry) []byte {
 // their slices are parts of b (or, for the one-record JSON form, of
 // copies).
 func DecodeAuditBatch(dst []AuditEntry, b []byte) ([]AuditEntry, error) {
+	a, err := OpenAuditBatch(b)
+	if err != nil {
+		return dst, err
+	}
+	for off := a.Start(); off < a.End(); {
+		var e AuditEntry
+		if e, off, err = a.Entry(off); err != nil {
+			return dst, err
+		}
+		dst = append(dst, e)
+	}
+	return dst, nil
+}
+
+// AuditBatch reads a stored batch's entries one at a time, from their
+// offsets: from Start, each Entry gives the next's, until End. (A query
+// reads a batch without a slice of its entries: no pointers written to
+// the heap for records it skips.)
+type AuditBatch struct {
+	b            []byte
+	first, minAt int64
+	start        int
+	one          *AuditEntry // the one-record JSON form, decoded
+}
+
+// OpenAuditBatch reads b's header.
+func OpenAuditBatch(b []byte) (AuditBatch, error) {
 	if len(b) > 0 && b[0] == '[' {
 		e, err := decodeAuditJSON(b)
 		if err != nil {
-			return dst, err
+			return AuditBatch{}, err
 		}
-		return append(dst, e), nil
+		return AuditBatch{b: b, start: 0, one: &e}, nil
 	}
 	if len(b) == 0 || b[0] != auditBatchV1 {
-		return dst, fmt.Errorf("%w: unknown format", ErrAuditBatch)
+		return AuditBatch{}, fmt.Errorf("%w: unknown format", ErrAuditBatch)
 	}
-	d := batchReader{b: b[1:]}
-	first, minAt := int64(d.uvarint()), int64(d.uvarint())
-	for d.err == nil && len(d.b) > 0 {
-		var e AuditEntry
-		e.Seq = first + int64(d.uvarint())
-		e.At = minAt + int64(d.uvarint())
-		e.ServerID = d.bytes()
-		e.Tool = d.bytes()
-		e.Decision = d.bytes()
-		if e.Arguments = d.bytes(); len(e.Arguments) == 0 {
-			e.Arguments = nil
-		}
-		e.Record = d.bytes()
-		dst = append(dst, e)
+	first, off, ok := uvarintAt(b, 1)
+	minAt, off, ok2 := uvarintAt(b, off)
+	if !ok || !ok2 {
+		return AuditBatch{}, errAuditTruncated
 	}
-	return dst, d.err
+	return AuditBatch{b: b, first: int64(first), minAt: int64(minAt), start: off}, nil
 }
 
-// batchReader reads a batch's uvarints and lengths, keeping the first
-// error.
-type batchReader struct {
-	b   []byte
-	err error
+// Start is the offset of the batch's first entry.
+func (a *AuditBatch) Start() int { return a.start }
+
+// End is the offset after its last entry.
+func (a *AuditBatch) End() int {
+	if a.one != nil {
+		return 1
+	}
+	return len(a.b)
 }
 
-func (d *batchReader) uvarint() uint64 {
-	if d.err != nil {
-		return 0
+// Entry decodes the entry at off (its slices parts of the batch) and
+// returns the next entry's offset. (It works on offsets and returns its
+// entry: no pointer is stored through a pointer, which costs a write
+// barrier while the GC runs.)
+func (a *AuditBatch) Entry(off int) (e AuditEntry, next int, err error) {
+	if a.one != nil {
+		return *a.one, 1, nil
 	}
-	v, n := binary.Uvarint(d.b)
+	b := a.b
+	var v uint64
+	var ok bool
+	if v, off, ok = uvarintAt(b, off); !ok {
+		return e, 0, errAuditTruncated
+	}
+	e.Seq = a.first + int64(v)
+	if v, off, ok = uvarintAt(b, off); !ok {
+		return e, 0, errAuditTruncated
+	}
+	e.At = a.minAt + int64(v)
+	var lo int
+	if lo, off, ok = bytesAt(b, off); !ok {
+		return e, 0, errAuditTruncated
+	}
+	e.ServerID = b[lo:off:off]
+	if lo, off, ok = bytesAt(b, off); !ok {
+		return e, 0, errAuditTruncated
+	}
+	e.Tool = b[lo:off:off]
+	if lo, off, ok = bytesAt(b, off); !ok {
+		return e, 0, errAuditTruncated
+	}
+	e.Decision = b[lo:off:off]
+	if lo, off, ok = bytesAt(b, off); !ok {
+		return e, 0, errAuditTruncated
+	}
+	if off > lo {
+		e.Arguments = b[lo:off:off]
+	}
+	if lo, off, ok = bytesAt(b, off); !ok {
+		return e, 0, errAuditTruncated
+	}
+	e.Record = b[lo:off:off]
+	return e, off, nil
+}
+
+var errAuditTruncated = fmt.Errorf("%w: truncated", ErrAuditBatch)
+
+// uvarintAt reads the uvarint at b[off:] and returns it and the offset
+// after it.
+func uvarintAt(b []byte, off int) (uint64, int, bool) {
+	v, n := binary.Uvarint(b[off:])
 	if n <= 0 {
-		d.err = fmt.Errorf("%w: truncated", ErrAuditBatch)
-		return 0
+		return 0, off, false
 	}
-	d.b = d.b[n:]
-	return v
+	return v, off + n, true
 }
 
-func (d *batchReader) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
-		return nil
+// bytesAt reads the length-prefixed bytes at b[off:] and returns their
+// offsets.
+func bytesAt(b []byte, off int) (lo, hi int, ok bool) {
+	n, lo, ok := uvarintAt(b, off)
+	if !ok || n > uint64(len(b)-lo) {
+		return 0, off, false
 	}
-	if n > uint64(len(d.b)) {
-		d.err = fmt.Errorf("%w: truncated", ErrAuditBatch)
-		return nil
-	}
-	v := d.b[:n:n]
-	d.b = d.b[n:]
-	return v
+	return lo, lo + int(n), true
 }
 
 // decodeAuditJSON decodes the one-record JSON form.
