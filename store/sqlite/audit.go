@@ -31,33 +31,6 @@ func (s *Store) AppendAudit(ctx context.Context, records []store.AuditRecord) er
 }
 
 func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) error {
-	// The record columns are encoded into one buffer made one string, and
-	// each row's column is a part of it: one allocation a batch, not one
-	// a row.
-	ends := make([]int, len(records))
-	var sealed [][]byte                      // by record; nil when no record keeps arguments
-	buf := make([]byte, 0, 128*len(records)) // a call's record is about 100 bytes
-	for i := range records {
-		var args []byte
-		var err error
-		if buf, args, err = codec.AppendAuditRecord(buf, s.cipher, &records[i]); err != nil {
-			return err
-		}
-		ends[i] = len(buf)
-		if args != nil {
-			if sealed == nil {
-				sealed = make([][]byte, len(records))
-			}
-			sealed[i] = args
-		}
-	}
-	text := string(buf)
-	column := func(i int) string {
-		if i == 0 {
-			return text[:ends[0]]
-		}
-		return text[ends[i-1]:ends[i]]
-	}
 	// The rows of each agent in turn, in the order given (a batch is
 	// usually one agent's).
 	order := make([]int, len(records))
@@ -75,12 +48,10 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 	}
 	// Each agent's records are numbered on from its last seq
 	// (audit_seq), in this write transaction (appends from other
-	// processes wait for it), then written by multi-row INSERTs
-	// (auditChunks): a few statements per batch rather than one per row,
-	// without the arguments column when no row of the statement keeps
-	// arguments.
+	// processes wait for it), and written as one row: a batch
+	// (codec.AppendAuditBatch).
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		args := make([]any, 0, 2+6*auditChunks[0])
+		var record []byte // one record's column, reused
 		for rest := order; len(rest) > 0; {
 			ns := records[rest[0]].Namespace
 			n := 1
@@ -93,62 +64,29 @@ func (s *Store) appendAudit(ctx context.Context, records []store.AuditRecord) er
 			if err := tx.StmtContext(ctx, stmts.seq).QueryRowContext(ctx, ns, int64(len(group))).Scan(&last); err != nil {
 				return err
 			}
-			seq := last - int64(len(group)) + 1
-			var boxNS any = ns
-			// A batch's rows mostly repeat their server, tool and
-			// decision: each is boxed once while it repeats.
-			var server, tool, decision string
-			var boxServer, boxTool, boxDecision any
-			for len(group) > 0 {
-				n := auditChunks[0]
-				for _, c := range auditChunks {
-					if n = c; c <= len(group) {
-						break
-					}
-				}
-				chunk := group[:n]
-				group = group[n:]
-				withArgs := false
-				for _, i := range chunk {
-					withArgs = withArgs || sealed != nil && sealed[i] != nil
-				}
-				args = append(args[:0], boxNS, seq)
-				for _, i := range chunk {
-					r := &records[i]
-					if boxServer == nil || r.ServerID != server {
-						server, boxServer = r.ServerID, r.ServerID
-					}
-					if boxTool == nil || r.Tool != tool {
-						tool, boxTool = r.Tool, r.Tool
-					}
-					if boxDecision == nil || r.Decision != decision {
-						decision, boxDecision = r.Decision, r.Decision
-					}
-					args = append(args, r.Time.UnixMicro(), boxServer, boxTool, boxDecision, column(i))
-					if withArgs {
-						args = append(args, sealed[i])
-					}
-				}
-				seq += int64(n)
-				if _, err := tx.StmtContext(ctx, stmts.insert[auditShape{n, withArgs}]).ExecContext(ctx, args...); err != nil {
+			first := last - int64(len(group)) + 1
+			minAt, maxAt := records[group[0]].Time.UnixMicro(), records[group[0]].Time.UnixMicro()
+			for _, i := range group {
+				at := records[i].Time.UnixMicro()
+				minAt, maxAt = min(minAt, at), max(maxAt, at)
+			}
+			batch := codec.AuditBatchHeader(make([]byte, 0, 160*len(group)), first, minAt) // a call's record is about 150 bytes
+			for k, i := range group {
+				r := &records[i]
+				var sealed []byte
+				var err error
+				if record, sealed, err = codec.AppendAuditRecord(record[:0], s.cipher, r); err != nil {
 					return err
 				}
+				batch = codec.AppendAuditEntry(batch, first, minAt, first+int64(k), r.Time.UnixMicro(),
+					r.ServerID, r.Tool, r.Decision, sealed, record)
+			}
+			if _, err := tx.StmtContext(ctx, stmts.insert).ExecContext(ctx, ns, first, last, int64(len(group)), minAt, maxAt, batch); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
-}
-
-// auditChunks are the row counts of AppendAudit's INSERTs, largest
-// first: a batch is written by as many of the largest as fit, then the
-// smaller ones, each statement prepared once per Store.
-var auditChunks = [...]int{256, 64, 16, 4, 1}
-
-// auditShape is the shape of one of AppendAudit's INSERTs: its rows, and
-// whether it writes their arguments column (NULL otherwise).
-type auditShape struct {
-	rows int
-	args bool
 }
 
 // auditStmts are AppendAudit's prepared statements.
@@ -159,8 +97,8 @@ type auditStmts struct {
 
 // auditPrepared are the statements of auditStmts.
 type auditPrepared struct {
-	seq    *sql.Stmt                // gives an agent's next seqs
-	insert map[auditShape]*sql.Stmt // the INSERTs of auditChunks rows, by shape
+	seq    *sql.Stmt // gives an agent's next seqs
+	insert *sql.Stmt // writes a batch's row
 }
 
 // prepared returns AppendAudit's statements, prepared on db the first
@@ -171,62 +109,24 @@ func (a *auditStmts) prepared(ctx context.Context, db *sql.DB) (*auditPrepared, 
 	if a.p != nil {
 		return a.p, nil
 	}
-	p := &auditPrepared{insert: map[auditShape]*sql.Stmt{}}
-	fail := func(err error) (*auditPrepared, error) {
-		for _, st := range p.insert {
-			st.Close()
-		}
-		if p.seq != nil {
-			p.seq.Close()
-		}
-		return nil, err
-	}
+	p := &auditPrepared{}
 	var err error
 	if p.seq, err = db.PrepareContext(ctx, `
 		INSERT INTO audit_seq (namespace, last) VALUES (?, ?)
 		ON CONFLICT (namespace) DO UPDATE SET last = last + excluded.last
 		RETURNING last`); err != nil {
-		return fail(err)
+		return nil, err
 	}
-	for _, n := range auditChunks {
-		for _, args := range []bool{false, true} {
-			st, err := db.PrepareContext(ctx, auditInsert(n, args))
-			if err != nil {
-				return fail(err)
-			}
-			p.insert[auditShape{n, args}] = st
-		}
+	if p.insert, err = db.PrepareContext(ctx, auditInsert); err != nil {
+		p.seq.Close()
+		return nil, err
 	}
 	a.p = p
 	return p, nil
 }
 
-// auditInsert returns the INSERT statement of n audit rows of one agent,
-// with their arguments column or without (NULL). Its parameters are the
-// agent's namespace (?1, bound once) and its first row's seq (?2, the
-// others following it), then each row's other columns.
-func auditInsert(n int, args bool) string {
-	var b strings.Builder
-	cols := ", ?, ?, ?, ?, ?)"
-	b.WriteString(`INSERT INTO audit (namespace, seq, at, server_id, tool, decision, record`)
-	if args {
-		b.WriteString(`, arguments`)
-		cols = ", ?, ?, ?, ?, ?, ?)"
-	}
-	b.WriteString(`) VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if i == 0 {
-			b.WriteString("(?1, ?2")
-		} else {
-			fmt.Fprintf(&b, "(?1, ?2 + %d", i)
-		}
-		b.WriteString(cols)
-	}
-	return b.String()
-}
+// auditInsert writes one batch's row.
+const auditInsert = `INSERT INTO audit_batch (namespace, first, last, n, min_at, max_at, records) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 // QueryAudit implements store.AuditStore.
 func (s *Store) QueryAudit(ctx context.Context, ns string, q store.AuditQuery) ([]store.AuditRecord, error) {
@@ -243,32 +143,100 @@ func (s *Store) queryAudit(ctx context.Context, ns string, q store.AuditQuery) (
 	if err := codec.CheckNamespace(ns); err != nil {
 		return nil, err
 	}
-	where, order, args := codec.AuditWhere(ns, q, func(t time.Time) any { return t.UnixMicro() }, func(int) string { return "?" })
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, at, server_id, tool, decision, record, arguments FROM audit WHERE `+where+
-		` ORDER BY `+order+fmt.Sprintf(` LIMIT %d`, codec.AuditLimit(q)), args...)
+	// The rows that may hold selected records, in seq order, by their
+	// seqs and times; their records are decoded and filtered in turn
+	// until the limit.
+	conds, args := []string{"namespace = ?"}, []any{ns}
+	var since, until int64
+	if !q.Since.IsZero() {
+		since = q.Since.UnixMicro()
+		conds, args = append(conds, "max_at >= ?"), append(args, since)
+	}
+	if !q.Until.IsZero() {
+		until = q.Until.UnixMicro()
+		conds, args = append(conds, "min_at < ?"), append(args, until)
+	}
+	order := "first"
+	if q.NewestFirst {
+		order = "first DESC"
+		if q.Cursor > 0 {
+			conds, args = append(conds, "first < ?"), append(args, q.Cursor)
+		}
+	} else if q.Cursor > 0 {
+		// The row holding the cursor's seq, if any, and those after it.
+		conds = append(conds, "last > ?", "first >= (SELECT IFNULL(MAX(first), 0) FROM audit_batch WHERE namespace = ? AND first <= ?)")
+		args = append(args, q.Cursor, ns, q.Cursor)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT records FROM audit_batch WHERE `+strings.Join(conds, " AND ")+` ORDER BY `+order, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	limit := codec.AuditLimit(q)
 	list := []store.AuditRecord{}
-	for rows.Next() {
-		r := store.AuditRecord{Namespace: ns}
-		var at int64
-		var record string
-		var sealed []byte
-		if err := rows.Scan(&r.Seq, &at, &r.ServerID, &r.Tool, &r.Decision, &record, &sealed); err != nil {
-			return nil, err
+	selected := func(e *codec.AuditEntry) bool {
+		switch {
+		case q.Cursor > 0 && q.NewestFirst && e.Seq >= q.Cursor,
+			q.Cursor > 0 && !q.NewestFirst && e.Seq <= q.Cursor,
+			!q.Since.IsZero() && e.At < since,
+			!q.Until.IsZero() && e.At >= until,
+			q.ServerID != "" && string(e.ServerID) != q.ServerID,
+			q.Tool != "" && string(e.Tool) != q.Tool,
+			q.Decision != "" && string(e.Decision) != q.Decision:
+			return false
 		}
-		r.Time = time.UnixMicro(at).UTC()
-		if err := codec.DecodeAudit(s.cipher, []byte(record), sealed, &r); err != nil {
-			return nil, err
+		return true
+	}
+	var offs []int // a batch's entries' offsets, to read them newest first
+	take := func(a *codec.AuditBatch, off int) (int, error) {
+		e, next, err := a.Entry(off)
+		if err != nil || !selected(&e) {
+			return next, err
+		}
+		r := store.AuditRecord{Namespace: ns, Seq: e.Seq, Time: time.UnixMicro(e.At).UTC(),
+			ServerID: string(e.ServerID), Tool: string(e.Tool), Decision: string(e.Decision)}
+		if err := codec.DecodeAudit(s.cipher, e.Record, e.Arguments, &r); err != nil {
+			return next, err
 		}
 		list = append(list, r)
+		return next, nil
+	}
+	for len(list) < limit && rows.Next() {
+		var batch sql.RawBytes // the entries' slices are parts of it until the next row; records are copied out
+		if err := rows.Scan(&batch); err != nil {
+			return nil, err
+		}
+		a, err := codec.OpenAuditBatch(batch)
+		if err != nil {
+			return nil, err
+		}
+		if !q.NewestFirst {
+			for off := a.Start(); off < a.End() && len(list) < limit; {
+				if off, err = take(&a, off); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		offs = offs[:0]
+		for off := a.Start(); off < a.End(); {
+			offs = append(offs, off)
+			if _, off, err = a.Entry(off); err != nil {
+				return nil, err
+			}
+		}
+		for i := len(offs) - 1; i >= 0 && len(list) < limit; i-- {
+			if _, err := take(&a, offs[i]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return list, rows.Err()
 }
 
-// PruneAudit implements store.AuditStore, in one write transaction.
+// PruneAudit implements store.AuditStore, in one write transaction: the
+// rows whose records are all pruned are deleted, and a row with some
+// pruned and some not is written again without them.
 func (s *Store) PruneAudit(ctx context.Context, ns string, keep int, before time.Time) (int64, error) {
 	ctx, cancel := s.g.Bound(ctx)
 	defer cancel()
@@ -277,23 +245,29 @@ func (s *Store) PruneAudit(ctx context.Context, ns string, keep int, before time
 	if err == nil {
 		err = s.tx(ctx, func(tx *sql.Tx) error {
 			if !before.IsZero() {
-				res, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE namespace = ? AND at < ?`, ns, before.UnixMicro())
+				b := before.UnixMicro()
+				d, err := pruneAuditRows(ctx, tx, `max_at < ?`, `min_at < ?`, ns, b, func(e *codec.AuditEntry) bool { return e.At < b })
 				if err != nil {
 					return err
 				}
-				d, _ := res.RowsAffected()
 				n += d
 			}
 			if keep > 0 {
-				// seq has no gaps but at the oldest end: the newest keep
-				// are those above the last seq minus keep.
-				res, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE namespace = ? AND seq <= (
-					SELECT MAX(seq) FROM audit WHERE namespace = ?) - ?`, ns, ns, keep)
-				if err != nil {
+				// The newest keep are those above the last seq minus
+				// keep (seq has no gaps but those pruning by age left).
+				var last sql.NullInt64
+				err := tx.QueryRowContext(ctx, `SELECT last FROM audit_batch WHERE namespace = ? ORDER BY first DESC LIMIT 1`, ns).Scan(&last)
+				if err != nil && err != sql.ErrNoRows {
 					return err
 				}
-				d, _ := res.RowsAffected()
-				n += d
+				if last.Valid {
+					bound := last.Int64 - int64(keep)
+					d, err := pruneAuditRows(ctx, tx, `last <= ?`, `first <= ?`, ns, bound, func(e *codec.AuditEntry) bool { return e.Seq <= bound })
+					if err != nil {
+						return err
+					}
+					n += d
+				}
 			}
 			return nil
 		})
@@ -302,5 +276,76 @@ func (s *Store) PruneAudit(ctx context.Context, ns string, keep int, before time
 		return 0, s.g.Failed(fmt.Errorf("sqlite: prune the audit log of %q: %w", ns, s.g.Err(ctx, err)))
 	}
 	s.g.Wrote()
+	return n, nil
+}
+
+// pruneAuditRows deletes the records of ns that pruned selects: the rows
+// that allOut(v) selects (all their records pruned), then, of the rows
+// that someOut(v) selects among the others, those records (the row is
+// written again without them). It returns how many records it deleted.
+func pruneAuditRows(ctx context.Context, tx *sql.Tx, allOut, someOut, ns string, v int64, pruned func(*codec.AuditEntry) bool) (int64, error) {
+	var n int64
+	rows, err := tx.QueryContext(ctx, `DELETE FROM audit_batch WHERE namespace = ? AND `+allOut+` RETURNING n`, ns, v)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		var d int64
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		n += d
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	type boundary struct {
+		first int64
+		batch []byte
+	}
+	var rewrite []boundary
+	rows, err = tx.QueryContext(ctx, `SELECT first, records FROM audit_batch WHERE namespace = ? AND `+someOut, ns, v)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		var b boundary
+		if err := rows.Scan(&b.first, &b.batch); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		rewrite = append(rewrite, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, b := range rewrite {
+		entries, err := codec.DecodeAuditBatch(nil, b.batch)
+		if err != nil {
+			return 0, err
+		}
+		kept := slices.DeleteFunc(slices.Clone(entries), func(e codec.AuditEntry) bool { return pruned(&e) })
+		if len(kept) == len(entries) {
+			continue
+		}
+		n += int64(len(entries) - len(kept))
+		if _, err := tx.ExecContext(ctx, `DELETE FROM audit_batch WHERE namespace = ? AND first = ?`, ns, b.first); err != nil {
+			return 0, err
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		minAt, maxAt := kept[0].At, kept[0].At
+		for _, e := range kept {
+			minAt, maxAt = min(minAt, e.At), max(maxAt, e.At)
+		}
+		if _, err := tx.ExecContext(ctx, auditInsert, ns, kept[0].Seq, kept[len(kept)-1].Seq, int64(len(kept)), minAt, maxAt,
+			codec.AppendAuditBatch(nil, kept)); err != nil {
+			return 0, err
+		}
+	}
 	return n, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentmcp/agentmcp/store"
+	"github.com/agentmcp/agentmcp/store/internal/codec"
 )
 
 // TestAuditFollowWriteLock: an append in flight elsewhere (another
@@ -46,7 +47,7 @@ func TestAuditFollowWriteLock(t *testing.T) {
 		t.Fatalf("the log: %v %v", seen, err)
 	}
 
-	// The other writer numbers its row as AppendAudit does, and holds
+	// The other writer numbers its batch as AppendAudit does, and holds
 	// its transaction open.
 	other, err := sql.Open("sqlite", dsn(path, false, false, 30*time.Second))
 	if err != nil {
@@ -63,8 +64,9 @@ func TestAuditFollowWriteLock(t *testing.T) {
 		ON CONFLICT (namespace) DO UPDATE SET last = last + excluded.last RETURNING last`, ns).Scan(&seq); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO audit (namespace, seq, at, server_id, tool, decision, record) VALUES (?, ?, ?, 'srv', 'late', ?, '{}')`,
-		ns, seq, at.UnixMicro(), store.AuditDenied); err != nil {
+	batch := codec.AppendAuditBatch(nil, []codec.AuditEntry{{Seq: seq, At: at.UnixMicro(), ServerID: []byte("srv"), Tool: []byte("late"),
+		Decision: []byte(store.AuditDenied), Record: []byte("{}")}})
+	if _, err := tx.ExecContext(ctx, auditInsert, ns, seq, seq, 1, at.UnixMicro(), at.UnixMicro(), batch); err != nil {
 		t.Fatal(err)
 	}
 

@@ -52,9 +52,14 @@
 // state), PutPin, ListPins and DeletePins (store.PinStore: the pinned
 // definitions of each agent's tools, readable JSON; RenameServer moves a
 // server's pins with it), and AppendAudit, QueryAudit and PruneAudit
-// (store.AuditStore: each agent's audit log in one table clustered by
-// agent and seq, a batch appended by multi-row INSERTs in one
-// transaction; the arguments sealed). An append numbers its rows inside
+// (store.AuditStore: each agent's audit log as one row per appended
+// batch per agent, indexed by agent and first seq, its records in the
+// compact encoding of store/internal/codec's AppendAuditBatch with their
+// arguments sealed; a query picks rows by seq and time range, decodes and
+// filters their records and stops at its limit, and pruning deletes whole
+// rows and writes a boundary row again without its pruned records;
+// migration 0010 made each record of the former one-row-a-record table a
+// batch of one). An append numbers its records inside
 // its write transaction, which holds the database's one write lock from
 // its BEGIN IMMEDIATE to its commit (against other processes too), so
 // appends commit in seq's order and a reader, which sees a committed

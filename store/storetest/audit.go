@@ -335,3 +335,147 @@ func testAuditLargeBatch(t *testing.T, b Backend) {
 		}
 	}
 }
+
+// testAuditBatchBoundaries checks the corners of a backend that stores
+// an append's records together (store/sqlite keeps a row a batch): one
+// append of 1000 records of an agent with another agent's interleaved,
+// then smaller ones, their times not in seq order; listings whose cursor
+// falls inside a batch, either way, with and without a filter; times
+// that cut a batch; pruning by count and by age inside a batch.
+func testAuditBatchBoundaries(t *testing.T, b Backend) {
+	s := b.Open(t, Options{Cipher: newCipher(t)})
+	as := auditStore(t, s)
+	c := ctx(t)
+	var want, others []store.AuditRecord
+	sample := func(ns string, i int) store.AuditRecord {
+		r := auditSample(ns, i, "a", []string{"echo", "add", "zap"}[i%3], store.AuditAllowed)
+		r.Time = auditAt.Add(time.Duration(i+5*(i%2)) * time.Second) // odd ones later: not in seq order
+		if i%4 == 0 {
+			r.Arguments = json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))
+		}
+		return r
+	}
+	i := 0
+	for _, size := range []int{1000, 7, 1, 5} {
+		var records []store.AuditRecord
+		for range size {
+			r := sample(ns, i)
+			records = append(records, r)
+			want = append(want, r)
+			if i%5 == 0 {
+				o := sample("other/ns", i)
+				records = append(records, o)
+				others = append(others, o)
+			}
+			i++
+		}
+		appendAudit(t, as, records...)
+	}
+	var all []store.AuditRecord
+	for q := (store.AuditQuery{Limit: store.MaxAuditLimit}); ; {
+		page := queryAudit(t, as, ns, q)
+		if len(page) == 0 {
+			break
+		}
+		all = append(all, page...)
+		q.Cursor = page[len(page)-1].Seq
+	}
+	if len(all) != len(want) {
+		t.Fatalf("%d records, want %d", len(all), len(want))
+	}
+	for i := range all {
+		if i > 0 && all[i].Seq <= all[i-1].Seq {
+			t.Fatalf("record %d has seq %d after %d", i, all[i].Seq, all[i-1].Seq)
+		}
+		want[i].Seq = all[i].Seq
+	}
+	if diff := cmp.Diff(want, all); diff != "" {
+		t.Fatalf("records (-want +got):\n%s", diff)
+	}
+	// What q selects of list, as the backend should.
+	selected := func(list []store.AuditRecord, q store.AuditQuery) []store.AuditRecord {
+		out := []store.AuditRecord{}
+		for k := range list {
+			r := list[k]
+			if q.NewestFirst {
+				r = list[len(list)-1-k]
+			}
+			switch {
+			case q.Cursor > 0 && q.NewestFirst && r.Seq >= q.Cursor, q.Cursor > 0 && !q.NewestFirst && r.Seq <= q.Cursor,
+				!q.Since.IsZero() && r.Time.Before(q.Since), !q.Until.IsZero() && !r.Time.Before(q.Until),
+				q.Tool != "" && r.Tool != q.Tool:
+				continue
+			}
+			if out = append(out, r); len(out) == q.Limit {
+				break
+			}
+		}
+		return out
+	}
+	check := func(list []store.AuditRecord) {
+		t.Helper()
+		for _, q := range []store.AuditQuery{
+			{Cursor: want[500].Seq, Limit: 10},
+			{Cursor: want[500].Seq, Limit: 10, NewestFirst: true},
+			{Cursor: want[999].Seq, Limit: 10},
+			{Cursor: want[1000].Seq, Limit: 10, NewestFirst: true},
+			{Cursor: want[1003].Seq, Limit: 3},
+			{Cursor: want[1003].Seq, Limit: 3, NewestFirst: true},
+			{Cursor: want[700].Seq, Limit: 20, Tool: "zap"},
+			{Cursor: want[700].Seq, Limit: 20, Tool: "zap", NewestFirst: true},
+			{Since: want[800].Time, Until: want[802].Time, Limit: 100},
+			{Since: want[998].Time, Limit: 20, NewestFirst: true},
+			{Until: want[1004].Time, Limit: 20, NewestFirst: true, Tool: "add"},
+			{Limit: 1000},
+			{Limit: 1000, NewestFirst: true},
+		} {
+			if diff := cmp.Diff(selected(list, q), queryAudit(t, as, ns, q)); diff != "" {
+				t.Fatalf("QueryAudit(%+v) (-want +got):\n%s", q, diff)
+			}
+		}
+	}
+	check(want)
+	// The count cuts the batch of 1000.
+	n, err := as.PruneAudit(c, ns, len(want)-600, time.Time{})
+	if err != nil || n != 600 {
+		t.Fatalf("PruneAudit(keep %d): %d, %v; want 600", len(want)-600, n, err)
+	}
+	left := want[600:]
+	if diff := cmp.Diff(left, queryAudit(t, as, ns, store.AuditQuery{Limit: store.MaxAuditLimit})); diff != "" {
+		t.Fatalf("after pruning to %d (-want +got):\n%s", len(left), diff)
+	}
+	check(left)
+	// The age cuts the rest of it, every other record (odd ones are
+	// later).
+	before := want[900].Time
+	var kept []store.AuditRecord
+	for _, r := range left {
+		if !r.Time.Before(before) {
+			kept = append(kept, r)
+		}
+	}
+	if n, err = as.PruneAudit(c, ns, 0, before); err != nil || n != int64(len(left)-len(kept)) {
+		t.Fatalf("PruneAudit(before %v): %d, %v; want %d", before, n, err, len(left)-len(kept))
+	}
+	if diff := cmp.Diff(kept, queryAudit(t, as, ns, store.AuditQuery{Limit: store.MaxAuditLimit})); diff != "" {
+		t.Fatalf("after pruning before %v (-want +got):\n%s", before, diff)
+	}
+	check(kept)
+	// Both, inside the later batches.
+	var last []store.AuditRecord
+	for _, r := range kept[len(kept)-10:] {
+		if !r.Time.Before(want[1005].Time) {
+			last = append(last, r)
+		}
+	}
+	if n, err = as.PruneAudit(c, ns, 10, want[1005].Time); err != nil || n != int64(len(kept)-len(last)) {
+		t.Fatalf("PruneAudit(10, before %v): %d, %v; want %d", want[1005].Time, n, err, len(kept)-len(last))
+	}
+	if diff := cmp.Diff(last, queryAudit(t, as, ns, store.AuditQuery{Limit: store.MaxAuditLimit})); diff != "" {
+		t.Fatalf("after pruning both (-want +got):\n%s", diff)
+	}
+	check(last)
+	if got := queryAudit(t, as, "other/ns", store.AuditQuery{Limit: store.MaxAuditLimit}); len(got) != len(others) {
+		t.Errorf("the other agent's log has %d records after pruning, want %d", len(got), len(others))
+	}
+}

@@ -86,6 +86,7 @@ func Run(t *testing.T, b Backend) {
 		{"Audit/Prune", testAuditPrune},
 		{"Audit/Encryption", testAuditEncryption},
 		{"Audit/LargeBatch", testAuditLargeBatch},
+		{"Audit/BatchBoundaries", testAuditBatchBoundaries},
 		{"Batch", testBatch},
 		{"Batch/Invalid", testBatchInvalid},
 		{"Batch/Encryption", testBatchEncryption},
