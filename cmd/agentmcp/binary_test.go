@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,15 +15,7 @@ import (
 // TestBinary builds agentmcp and runs it as a process: what main adds to
 // run (exit statuses, signals) is only visible there.
 func TestBinary(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "agentmcp")
-	build := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	// agentmcp prepares a run of bin, collecting stdout and stderr.
 	agentmcp := func(args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 		cmd := exec.Command(bin, args...)

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -93,31 +92,7 @@ func TestDBBesideServe(t *testing.T) {
 	runCmd(t, "policy", "--db", db, "set", pol).mustSucceed(t)
 
 	// Serve runs an approved call.
-	served := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
-	var servedErr bytes.Buffer
-	served.Stderr = &servedErr
-	out, err := served.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := served.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		served.Process.Kill()
-		served.Wait()
-	})
-	base := ""
-	re := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+)/`)
-	for sc := bufio.NewScanner(out); base == "" && sc.Scan(); {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-		}
-	}
-	if base == "" {
-		t.Fatalf("serve did not start: stderr %q", servedErr.String())
-	}
-	go io.Copy(io.Discard, out)
+	served, base := startServeProcess(t, bin, "--db", db)
 	status, b := postJSON(t, base+"/agents/agentmcp/default/servers/two/tools/call", `{"name":"slow","timeoutMs":100}`)
 	if status != http.StatusAccepted {
 		t.Fatalf("call of an ask tool: %d %s", status, b)
@@ -200,16 +175,7 @@ func buildForDB(t *testing.T) (bin, db string) {
 	t.Setenv("AGENTMCP_SECRET_KEY", "")
 	t.Setenv(envToken, "")
 	t.Setenv(envServer, "")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary: %v", err)
-	}
-	dir := t.TempDir()
-	bin = filepath.Join(dir, "agentmcp")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin, filepath.Join(dir, "agentmcp.db")
+	return buildBinary(t), filepath.Join(t.TempDir(), "agentmcp.db")
 }
 
 // approvalOf returns the one approval of the default agent, as agentmcp

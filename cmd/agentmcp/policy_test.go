@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -103,15 +101,8 @@ func TestApprovalSurvivesKill(t *testing.T) {
 	t.Setenv("AGENTMCP_SECRET_KEY", "")
 	t.Setenv(envToken, "")
 	t.Setenv(envServer, "")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary: %v", err)
-	}
+	bin := buildBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "agentmcp")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	db := filepath.Join(dir, "agentmcp.db")
 	srv, hs := serve(t, mcptest.Stateless)
 	runCmd(t, "add", "--db", db, "--id", "s", "s", hs.URL).mustSucceed(t)
@@ -119,30 +110,7 @@ func TestApprovalSurvivesKill(t *testing.T) {
 
 	start := func() (*exec.Cmd, string) {
 		t.Helper()
-		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
-		re := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+)/`)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				go io.Copy(io.Discard, out)
-				return cmd, m[1]
-			}
-		}
-		t.Fatalf("serve did not start: %v, stderr %q", sc.Err(), stderr.String())
-		return nil, ""
+		return startServeProcess(t, bin, "--db", db)
 	}
 	first, base := start()
 	status, b := postJSON(t, base+"/agents/agentmcp/default/servers/s/tools/call", `{"name":"increment","timeoutMs":100}`)

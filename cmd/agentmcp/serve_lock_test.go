@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -20,41 +18,10 @@ import (
 func TestServeLock(t *testing.T) {
 	t.Setenv("AGENTMCP_SECRET_KEY", "")
 	t.Setenv(envToken, "")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary: %v", err)
-	}
+	bin := buildBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "agentmcp")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	db := filepath.Join(dir, "agentmcp.db")
-	started := regexp.MustCompile(`dashboard at http://127\.0\.0\.1:\d+/`)
-
-	first := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
-	var firstErr bytes.Buffer
-	first.Stderr = &firstErr
-	out, err := first.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		first.Process.Kill()
-		first.Wait()
-	})
-	sc := bufio.NewScanner(out)
-	for sc.Scan() && !started.MatchString(sc.Text()) {
-	}
-	if !started.MatchString(sc.Text()) {
-		first.Process.Kill()
-		first.Wait()
-		t.Fatalf("the first serve did not start: %v, stderr %q", sc.Err(), firstErr.String())
-	}
-	go io.Copy(io.Discard, out)
+	first, _ := startServeProcess(t, bin, "--db", db)
 
 	// The second serve, in-process: it must end by itself, before serving
 	// (if it serves, it is stopped and the test fails).
@@ -71,11 +38,11 @@ func TestServeLock(t *testing.T) {
 	var stdout strings.Builder
 	for lines := bufio.NewScanner(pr); lines.Scan(); {
 		stdout.WriteString(lines.Text() + "\n")
-		if started.MatchString(lines.Text()) {
+		if serveStarted.MatchString(lines.Text()) {
 			cancel()
 		}
 	}
-	err = <-done
+	err := <-done
 	r := result{stdout: stdout.String(), stderr: stderr.String(), err: err, code: exitCode(err)}
 	if r.stdout != "" {
 		t.Fatalf("the second serve printed %q, want nothing", r.stdout)

@@ -27,15 +27,7 @@ import (
 func TestServeSignals(t *testing.T) {
 	t.Setenv("AGENTMCP_SECRET_KEY", "")
 	t.Setenv(envToken, "")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary: %v", err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "agentmcp")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	for _, tt := range []struct {
 		name   string
 		first  syscall.Signal

@@ -276,15 +276,8 @@ func TestStdioServers(t *testing.T) {
 // ignore SIGTERM and stdin, one of them out of its process group.
 func TestStdioServersDieWithServe(t *testing.T) {
 	peers.Require(t)
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary: %v", err)
-	}
+	bin := buildBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "agentmcp")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	db := filepath.Join(dir, "agentmcp.db")
 	ev := peers.EverythingCommand(t)
 	mem := peers.MemoryCommand(t, "")

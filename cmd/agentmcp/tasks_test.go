@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -143,45 +138,13 @@ func TestTaskSurvivesKill(t *testing.T) {
 	t.Setenv("AGENTMCP_SECRET_KEY", "")
 	t.Setenv(envToken, "")
 	t.Setenv(envServer, "")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary: %v", err)
-	}
+	bin := buildBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "agentmcp")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	db := filepath.Join(dir, "agentmcp.db")
 	ts := mcptest.NewTaskServer(false)
 	hs := mcptest.ServeHandler(t, ts)
 
-	first := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
-	var firstErr bytes.Buffer
-	first.Stderr = &firstErr
-	out, err := first.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		first.Process.Kill()
-		first.Wait()
-	})
-	started := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+)/`)
-	var base string
-	for sc := bufio.NewScanner(out); sc.Scan(); {
-		if m := started.FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	if base == "" {
-		t.Fatalf("serve did not start: stderr %q", firstErr.String())
-	}
-	go io.Copy(io.Discard, out)
+	first, base := startServeProcess(t, bin, "--db", db)
 	runCmd(t, "add", "--server", base, "--id", "ts", "ts", hs.URL).mustSucceed(t)
 
 	c, err := client.New(client.AgentURL(base, "agentmcp", "default"), nil)
