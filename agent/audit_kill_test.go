@@ -18,7 +18,6 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/internal/testing/mcptest"
 	"github.com/agentmcp/agentmcp/store"
-	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
 // auditChild runs in a child process: it makes sequential echo calls
@@ -26,14 +25,8 @@ import (
 // once it returned, until it is killed.
 func auditChild() int {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, os.Getenv("AGENTMCP_TEST_DB"), nil)
+	a, err := openChildAgent(ctx, "audit")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	a, err := agent.Open(ctx, st, "TestAgent", "audit", nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	if _, err := a.AddMCPServer(ctx, "s", os.Getenv("AGENTMCP_TEST_URL"), &agent.AddOptions{ID: "s"}); err != nil {

@@ -18,19 +18,27 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// openChildAgent opens, in a child process, agent name of TestAgent on
+// the SQLite file AGENTMCP_TEST_DB names; an error is printed on stderr.
+func openChildAgent(ctx context.Context, name string) (*agent.Agent, error) {
+	st, err := sqlite.Open(ctx, os.Getenv("AGENTMCP_TEST_DB"), nil)
+	if err == nil {
+		var a *agent.Agent
+		if a, err = agent.Open(ctx, st, "TestAgent", name, nil); err == nil {
+			return a, nil
+		}
+	}
+	fmt.Fprintln(os.Stderr, err)
+	return nil, err
+}
+
 // crashChild runs in a child process: it adds servers from many goroutines
 // and prints each id once its AddMCPServer has returned, until it is
 // killed.
 func crashChild() int {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, os.Getenv("AGENTMCP_TEST_DB"), nil)
+	a, err := openChildAgent(ctx, "crash")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	a, err := agent.Open(ctx, st, "TestAgent", "crash", nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	url := os.Getenv("AGENTMCP_TEST_URL")
