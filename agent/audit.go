@@ -246,7 +246,7 @@ func canonicalMap(m map[string]any) (canon json.RawMessage, ok bool) {
 			argsBuffers.Put(p)
 		}
 	}()
-	b, ok := appendPlain((*p)[:0], m, 0)
+	b, ok := jsonrpcwire.AppendPlain((*p)[:0], m)
 	*p = b
 	if !ok || bytes.Contains(b, []byte(`\ufffd`)) {
 		return nil, false
@@ -255,71 +255,6 @@ func canonicalMap(m map[string]any) (canon json.RawMessage, ok bool) {
 		return escapeHTML(b), true
 	}
 	return bytes.Clone(b), true
-}
-
-// appendPlain appends v's JSON as jsonrpcwire.AppendJSON writes it (HTML
-// not escaped), v holding only plain JSON values; ok is false otherwise.
-func appendPlain(dst []byte, v any, depth int) (_ []byte, ok bool) {
-	if depth > 64 {
-		return dst, false
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		var buf [16]string
-		keys := buf[:0]
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, ok = appendKey(dst, k); !ok {
-				return dst, false
-			}
-			if dst, ok = appendPlain(dst, v[k], depth+1); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
-	case []any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, ok = appendPlain(dst, e, depth+1); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
-	case nil, string, bool, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
-		b, err := jsonrpcwire.AppendJSON(dst, v)
-		return b, err == nil
-	}
-	return dst, false
-}
-
-// appendKey appends an object's key and its colon: printable ASCII as is
-// (but what needs an escape), anything else by jsonrpcwire.AppendJSON.
-func appendKey(dst []byte, k string) ([]byte, bool) {
-	for i := 0; i < len(k); i++ {
-		if c := k[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			b, err := jsonrpcwire.AppendJSON(dst, k)
-			return append(b, ':'), err == nil
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, k...)
-	return append(dst, '"', ':'), true
 }
 
 // escapeHTML returns JSON b with <, > and & escaped as json.Marshal

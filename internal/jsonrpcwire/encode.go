@@ -3,6 +3,7 @@ package jsonrpcwire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -25,11 +26,30 @@ const maxEncodeDepth = 200
 // written without reflection; any other value is encoded by encoding/json.
 // FuzzAppendJSON and TestAppendJSON compare the two.
 func AppendJSON(dst []byte, v any) ([]byte, error) {
-	return appendValue(dst, v, 0)
+	return appendValue(dst, v, 0, false)
 }
 
-func appendValue(dst []byte, v any, depth int) ([]byte, error) {
+// AppendPlain is AppendJSON for values made only of the generic shapes
+// (maps, slices, strings, numbers, booleans, nil, json.Number) nested at
+// most maxEncodeDepth deep, written without reflection; ok is false, and
+// dst's new bytes meaningless, for any other value (one AppendJSON would
+// hand to encoding/json) and where encoding/json fails.
+func AppendPlain(dst []byte, v any) (_ []byte, ok bool) {
+	dst, err := appendValue(dst, v, 0, true)
+	return dst, err == nil
+}
+
+// errNotPlain is appendValue's error, when plain, for a value it would
+// otherwise hand to encoding/json.
+var errNotPlain = errors.New("jsonrpcwire: not a plain JSON value")
+
+// appendValue is AppendJSON at depth; plain refuses (errNotPlain) what it
+// would otherwise hand to encoding/json.
+func appendValue(dst []byte, v any, depth int, plain bool) ([]byte, error) {
 	if depth > maxEncodeDepth {
+		if plain {
+			return dst, errNotPlain
+		}
 		return appendStd(dst, v)
 	}
 	switch v := v.(type) {
@@ -64,9 +84,9 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	case uint8:
 		return strconv.AppendUint(dst, uint64(v), 10), nil
 	case map[string]any:
-		return appendMap(dst, v, depth)
+		return appendMap(dst, v, depth, plain)
 	case mcp.Meta:
-		return appendMap(dst, v, depth)
+		return appendMap(dst, v, depth, plain)
 	case []any:
 		if v == nil {
 			return append(dst, "null"...), nil
@@ -77,19 +97,25 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = appendValue(dst, e, depth+1); err != nil {
+			if dst, err = appendValue(dst, e, depth+1, plain); err != nil {
 				return dst, err
 			}
 		}
 		return append(dst, ']'), nil
 	case json.RawMessage:
+		if plain {
+			return dst, errNotPlain
+		}
 		return appendRaw(dst, v)
 	case json.Number:
 		return appendNumber(dst, v)
 	case *mcp.Implementation:
-		if v != nil && sdkLayoutKnown && len(v.Icons) == 0 {
+		if v != nil && sdkLayoutKnown && len(v.Icons) == 0 && !plain {
 			return appendImplementation(dst, v), nil
 		}
+	}
+	if plain {
+		return dst, errNotPlain
 	}
 	return appendStd(dst, v)
 }
@@ -126,7 +152,7 @@ func appendStd(dst []byte, v any) ([]byte, error) {
 }
 
 // appendMap writes an object with its keys sorted, as encoding/json does.
-func appendMap(dst []byte, m map[string]any, depth int) ([]byte, error) {
+func appendMap(dst []byte, m map[string]any, depth int, plain bool) ([]byte, error) {
 	if m == nil {
 		return append(dst, "null"...), nil
 	}
@@ -144,7 +170,7 @@ func appendMap(dst []byte, m map[string]any, depth int) ([]byte, error) {
 		dst = appendString(dst, k)
 		dst = append(dst, ':')
 		var err error
-		if dst, err = appendValue(dst, m[k], depth+1); err != nil {
+		if dst, err = appendValue(dst, m[k], depth+1, plain); err != nil {
 			return dst, err
 		}
 	}
@@ -334,7 +360,7 @@ func AppendParams(dst []byte, params mcp.Params) ([]byte, error) {
 		dst = appendString(dst, p.Name)
 		if p.Arguments != nil {
 			dst = append(dst, `,"arguments":`...)
-			if dst, err = appendValue(dst, p.Arguments, 1); err != nil {
+			if dst, err = appendValue(dst, p.Arguments, 1, false); err != nil {
 				return dst, err
 			}
 		}
@@ -383,6 +409,6 @@ func appendMetaMember(dst []byte, meta mcp.Meta) ([]byte, error) {
 		return dst, nil
 	}
 	dst = append(dst, `"_meta":`...)
-	dst, err := appendMap(dst, meta, 1)
+	dst, err := appendMap(dst, meta, 1, false)
 	return append(dst, ','), err
 }

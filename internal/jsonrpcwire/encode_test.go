@@ -251,3 +251,39 @@ func benchRun(b *testing.B, name string, fn func() error) {
 		}
 	})
 }
+
+// TestAppendPlain: a value of the generic shapes only is written as
+// AppendJSON writes it; any other value (one AppendJSON hands to
+// encoding/json, wherever it is nested), a value encoding/json refuses
+// and one nested too deep are refused.
+func TestAppendPlain(t *testing.T) {
+	plain := map[string]any{
+		"s": "h\u00e9llo <b>&\u2028\xff", "n": nil, "t": true, "f": 1.5, "i": int64(-3), "u": uint8(7),
+		"num": json.Number("1e3"), "list": []any{"a", 1.0, map[string]any{"z": []any{}, "a": nil}}, "empty": map[string]any{},
+		"meta": mcp.Meta{"k": "v"}, "keys": manyKeys(40),
+	}
+	want, err := AppendJSON(nil, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := AppendPlain([]byte("prefix"), plain)
+	if !ok || string(got) != "prefix"+string(want) {
+		t.Errorf("AppendPlain = %s, %v; want prefix%s", got, ok, want)
+	}
+	deep := any("x")
+	for range maxEncodeDepth + 1 {
+		deep = []any{deep}
+	}
+	for name, v := range map[string]any{
+		"raw":            map[string]any{"r": json.RawMessage(`{"b":1,"a":2}`)},
+		"struct":         []any{struct{ A int }{1}},
+		"implementation": map[string]any{"i": &mcp.Implementation{Name: "n", Version: "1"}},
+		"string map":     map[string]any{"m": map[string]string{"a": "b"}},
+		"NaN":            map[string]any{"f": math.NaN()},
+		"too deep":       deep,
+	} {
+		if got, ok := AppendPlain(nil, v); ok {
+			t.Errorf("%s: AppendPlain = %s, true; want refused", name, got)
+		}
+	}
+}
