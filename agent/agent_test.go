@@ -48,6 +48,26 @@ func testCtx(t testing.TB) context.Context {
 	return ctx
 }
 
+// reopener returns a function that opens, each time it is called, the same
+// store of backend ("sqlite": a file of the test's; "postgres": a database
+// of the test's), closed when the test ends: a restart's store.
+func reopener(t *testing.T, backend string) func() store.Store {
+	t.Helper()
+	if backend == "sqlite" {
+		path := filepath.Join(t.TempDir(), "agent.db")
+		return func() store.Store { return openSQLite(t, path) }
+	}
+	dsn := pg.Database(t)
+	return func() store.Store {
+		st, err := postgres.Open(testCtx(t), dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+}
+
 // openSQLite opens a store in a file of the test's, closed when it ends.
 func openSQLite(t testing.TB, path string) store.Store {
 	t.Helper()
@@ -280,22 +300,7 @@ func TestConcurrentAdds(t *testing.T) {
 func TestRestart(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			var open func() store.Store
-			switch backend {
-			case "sqlite":
-				path := filepath.Join(t.TempDir(), "agent.db")
-				open = func() store.Store { return openSQLite(t, path) }
-			case "postgres":
-				dsn := pg.Database(t)
-				open = func() store.Store {
-					st, err := postgres.Open(testCtx(t), dsn, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { st.Close() })
-					return st
-				}
-			}
+			open := reopener(t, backend)
 			plain1, plain2, oauth := serve(t, mcptest.Stateless), serve(t, mcptest.Stateful), serve(t, mcptest.Stateful)
 			ctx := testCtx(t)
 			st := open()

@@ -18,7 +18,6 @@ import (
 	"github.com/agentmcp/agentmcp/agent"
 	"github.com/agentmcp/agentmcp/policy"
 	"github.com/agentmcp/agentmcp/store"
-	"github.com/agentmcp/agentmcp/store/postgres"
 	"github.com/agentmcp/agentmcp/store/sqlite"
 )
 
@@ -92,22 +91,7 @@ func runAuditCalls(t *testing.T, a *agent.Agent) []agent.AuditRecord {
 func TestAudit(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			var open func() store.Store
-			switch backend {
-			case "sqlite":
-				path := filepath.Join(t.TempDir(), "audit.db")
-				open = func() store.Store { return openSQLite(t, path) }
-			case "postgres":
-				dsn := pg.Database(t)
-				open = func() store.Store {
-					st, err := postgres.Open(testCtx(t), dsn, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { st.Close() })
-					return st
-				}
-			}
+			open := reopener(t, backend)
 			clock := newClock()
 			opts := &agent.Options{AuditWindow: time.Hour}
 			a, _ := policyAgent(t, open(), clock, opts)

@@ -51,22 +51,7 @@ func TestDurableTask(t *testing.T) {
 				name = backend + "/2026-07-28"
 			}
 			t.Run(name, func(t *testing.T) {
-				var open func() store.Store
-				switch backend {
-				case "sqlite":
-					path := filepath.Join(t.TempDir(), "agent.db")
-					open = func() store.Store { return openSQLite(t, path) }
-				case "postgres":
-					dsn := pg.Database(t)
-					open = func() store.Store {
-						st, err := postgres.Open(testCtx(t), dsn, nil)
-						if err != nil {
-							t.Fatal(err)
-						}
-						t.Cleanup(func() { st.Close() })
-						return st
-					}
-				}
+				open := reopener(t, backend)
 				ts := mcptest.NewTaskServer(modern)
 				srv := mcptest.ServeHandler(t, ts)
 				opts := &agent.Options{Manager: &mcpclient.Options{Tasks: mcpclient.TaskOptions{MinPollInterval: 5 * time.Millisecond}}}
