@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,7 +69,14 @@ func TestTasksThroughServe(t *testing.T) {
 	// Interrupted (as by Ctrl-C): the task runs on.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { done <- runCtx(ctx, "call", "--server", s.base, "ts", "work") }()
+	// The call is interrupted once it has said which task it runs (its
+	// {"type":"task"} line): before that, it has no task to name.
+	told := &watchedWriter{want: `"type":"task"`, seen: make(chan struct{})}
+	go func() {
+		var stdout bytes.Buffer
+		err := run(ctx, []string{"call", "--server", s.base, "ts", "work"}, &stdout, told)
+		done <- result{stdout: stdout.String(), stderr: told.String(), err: err, code: exitCode(err)}
+	}()
 	waitTaskServer(t, ts, "the second task", func() bool { return len(ts.Tasks()) == 2 })
 	second := "ts:" + ts.Tasks()[1]
 	c, err := client.New(client.AgentURL(s.base, "agentmcp", "default"), nil)
@@ -78,6 +87,11 @@ func TestTasksThroughServe(t *testing.T) {
 		_, err := c.Task(context.Background(), second)
 		return err == nil
 	})
+	select {
+	case <-told.seen:
+	case r = <-done:
+		t.Fatalf("the second call ended before it named its task: code %d, stderr %q", r.code, r.stderr)
+	}
 	cancel()
 	r = <-done
 	if r.code != exitInterrupted || !strings.Contains(r.stderr, "task "+second+" runs on: agentmcp tasks "+second) {
@@ -256,4 +270,31 @@ func TestTasksDB(t *testing.T) {
 	if r := runCmd(t, "tasks", "--db", db, "cancel", task.ID); r.code != exitUsage {
 		t.Errorf("tasks --db cancel: code %d, stderr %q", r.code, r.stderr)
 	}
+}
+
+// watchedWriter keeps what is written to it and closes seen once it holds
+// want; it is safe for concurrent use.
+type watchedWriter struct {
+	want string
+	seen chan struct{}
+
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	once sync.Once
+}
+
+func (w *watchedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+func (w *watchedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
